@@ -1,0 +1,466 @@
+"""IU graph: nodes, prerequisite edges, validation and the derived structure the rules use.
+
+Spec §1.1. The model is lenient on purpose: the paper's own graphs contain cycles and duplicate
+edges and must load and run exactly as the reference ran them, so structural *problems* are
+reported by :meth:`IUGraph.issues` rather than raised. Only data that cannot be read as a graph at
+all (not an object, a missing field, a wrong type) raises :class:`GraphError` on load. Hand edits
+go through the ``with_*`` methods, which refuse to create a new cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import GraphCycleError, GraphError
+
+MAX_DELTA_L = 0.35  # spec §1.1: Δl above this asks for a bridging IU
+DELTA_L_TOLERANCE = 1e-9
+DELTA_L_MISMATCH_TOLERANCE = 1e-6
+
+Severity = Literal["error", "warning", "info"]
+
+
+class IUNode(BaseModel):
+    """One Information Unit."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    concept: str
+    abstraction_level: float
+    description: str
+
+
+class IUEdge(BaseModel):
+    """``from → to``: understanding ``to`` needs ``from``."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    delta_l: float | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphIssue:
+    """One validation finding, with the ids it concerns and what to do about it."""
+
+    severity: Severity
+    code: str
+    message: str
+    ids: tuple[str, ...] = ()
+
+
+def make_label(node_id: str, concept: str) -> str:
+    """The storage key of an IU: ``"IU3: concept"``, or the non-empty part (spec §1.1)."""
+    if node_id and concept:
+        return f"{node_id}: {concept}"
+    return node_id or concept
+
+
+@dataclass(frozen=True, slots=True)
+class GraphIndex:
+    """Derived structure of a graph, computed once and shared by every turn."""
+
+    ids: tuple[str, ...]
+    index_of: dict[str, int]
+    labels: tuple[str, ...]
+    label_of: dict[str, str]
+    prereqs: dict[str, tuple[str, ...]]
+    neighbors: dict[str, frozenset[str]]
+    depth: dict[str, int]
+    update_order: tuple[str, ...]
+    topo_order: tuple[str, ...]
+
+
+class IUGraph(BaseModel):
+    """An IU graph as in spec §1.1 (node and edge order are significant)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    knowledge_areas: tuple[str, ...] = ()
+    nodes: tuple[IUNode, ...]
+    edges: tuple[IUEdge, ...] = ()
+
+    # ------------------------------------------------------------------ loading / saving
+    @classmethod
+    def from_data(cls, data: Any) -> "IUGraph":
+        """Read a graph from parsed JSON.
+
+        Raises:
+            GraphError: naming the field and what a graph needs, when ``data`` is not a graph.
+        """
+        if not isinstance(data, dict):
+            raise GraphError(
+                f"an IU graph must be a JSON object with 'nodes' and 'edges', got {type(data).__name__}"
+            )
+        if "nodes" not in data:
+            raise GraphError("the IU graph has no 'nodes' list; add the list of IU objects")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise GraphError(
+                f"IU graph field {where}: {first['msg'].lower()}; every node needs id, concept, "
+                "abstraction_level (0–1) and description, every edge needs from and to"
+            ) from None
+
+    def to_data(self) -> dict[str, Any]:
+        """The graph as JSON-ready data in the format of spec §1.1."""
+        return {
+            "knowledge_areas": list(self.knowledge_areas),
+            "nodes": [n.model_dump() for n in self.nodes],
+            "edges": [
+                {"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason}
+                for e in self.edges
+            ],
+        }
+
+    # ------------------------------------------------------------------ derived structure
+    @cached_property
+    def index(self) -> GraphIndex:
+        ids = tuple(n.id for n in self.nodes)
+        index_of: dict[str, int] = {}
+        for i, node_id in enumerate(ids):
+            index_of.setdefault(node_id, i)
+        labels = tuple(make_label(n.id, n.concept) for n in self.nodes)
+        label_of = {n.id: lab for n, lab in zip(self.nodes, labels)}
+        prereq_lists: dict[str, list[str]] = {}
+        neighbor_sets: dict[str, set[str]] = {}
+        for e in self.edges:
+            prereq_lists.setdefault(e.to, []).append(e.from_)
+            neighbor_sets.setdefault(e.from_, set()).add(e.to)
+            neighbor_sets.setdefault(e.to, set()).add(e.from_)
+        prereqs = {k: tuple(v) for k, v in prereq_lists.items()}
+        depth = _depths(ids, prereqs)
+        order = sorted(range(len(ids)), key=lambda i: depth[ids[i]])
+        return GraphIndex(
+            ids=ids,
+            index_of=index_of,
+            labels=labels,
+            label_of=label_of,
+            prereqs=prereqs,
+            neighbors={k: frozenset(v) for k, v in neighbor_sets.items()},
+            depth=depth,
+            update_order=tuple(ids[i] for i in order),
+            topo_order=_kahn_order(ids, self.edges),
+        )
+
+    def node(self, node_id: str) -> IUNode:
+        """The node with this id (GraphError naming the known ids otherwise)."""
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise GraphError(f"unknown IU id {node_id!r}; this graph has {', '.join(self.index.ids)}")
+
+    def label(self, node_id: str) -> str:
+        return self.index.label_of.get(node_id, node_id)
+
+    # ------------------------------------------------------------------ validation
+    def issues(self) -> list[GraphIssue]:
+        """Every finding of spec §1.1, errors first."""
+        found = _structural_issues(self) + _edge_issues(self)
+        rank = {"error": 0, "warning": 1, "info": 2}
+        return sorted(found, key=lambda i: rank[i.severity])
+
+    def errors(self) -> list[GraphIssue]:
+        return [i for i in self.issues() if i.severity == "error"]
+
+    def cycles(self) -> list[tuple[str, ...]]:
+        """Each strongly connected component of 2+ nodes, its ids in node order."""
+        g = nx.DiGraph()
+        g.add_nodes_from(self.index.ids)
+        g.add_edges_from((e.from_, e.to) for e in self.edges if e.from_ != e.to)
+        pos = self.index.index_of
+        comps = [
+            tuple(sorted(c, key=lambda v: pos.get(v, len(pos))))
+            for c in nx.strongly_connected_components(g)
+            if len(c) > 1
+        ]
+        return sorted(comps, key=lambda c: pos.get(c[0], len(pos)))
+
+    def require_runnable(self) -> None:
+        """Raise GraphError if the rules cannot run on this graph at all.
+
+        Cycles, dangling edges and duplicate edges are tolerated (the reference runs them);
+        an empty graph or duplicate ids are not.
+        """
+        if not self.nodes:
+            raise GraphError("the IU graph has no nodes; add at least one IU before simulating")
+        dupes = _duplicates(self.index.ids)
+        if dupes:
+            raise GraphError(
+                f"duplicate IU ids {', '.join(dupes)}; give every IU its own id before simulating"
+            )
+
+    def save_blockers(self, parent: "IUGraph | None" = None) -> list[GraphIssue]:
+        """Errors that forbid saving this graph as a new version.
+
+        A cycle already present in ``parent`` does not block (so the paper's cyclic graphs can
+        be fixed one edge at a time); a new one does.
+        """
+        old = {frozenset(c) for c in parent.cycles()} if parent is not None else set()
+        return [
+            i
+            for i in self.errors()
+            if not (i.code == "cycle" and frozenset(i.ids) in old)
+        ]
+
+    # ------------------------------------------------------------------ hand edits
+    def with_node(self, node: IUNode) -> "IUGraph":
+        """Add a node, or replace the node with the same id (keeping its position)."""
+        if node.id in self.index.index_of:
+            nodes = tuple(node if n.id == node.id else n for n in self.nodes)
+        else:
+            nodes = self.nodes + (node,)
+        return self.model_copy(update={"nodes": nodes})
+
+    def without_node(self, node_id: str) -> "IUGraph":
+        """Remove a node and every edge that touches it."""
+        self.node(node_id)
+        return self.model_copy(
+            update={
+                "nodes": tuple(n for n in self.nodes if n.id != node_id),
+                "edges": tuple(e for e in self.edges if node_id not in (e.from_, e.to)),
+            }
+        )
+
+    def with_renamed_node(self, old_id: str, new_id: str) -> "IUGraph":
+        """Rename an IU id everywhere (edges follow)."""
+        node = self.node(old_id)
+        if not new_id.strip():
+            raise GraphError("a new IU id cannot be empty")
+        if new_id != old_id and new_id in self.index.index_of:
+            raise GraphError(f"cannot rename {old_id} to {new_id}: {new_id} already exists")
+        nodes = tuple(node.model_copy(update={"id": new_id}) if n.id == old_id else n for n in self.nodes)
+        edges = tuple(
+            e.model_copy(
+                update={
+                    "from_": new_id if e.from_ == old_id else e.from_,
+                    "to": new_id if e.to == old_id else e.to,
+                }
+            )
+            for e in self.edges
+        )
+        return self.model_copy(update={"nodes": nodes, "edges": edges})
+
+    def with_edge(self, from_id: str, to_id: str, reason: str = "") -> "IUGraph":
+        """Add ``from_id → to_id`` with its Δl.
+
+        Raises:
+            GraphError: an unknown id or a self-loop.
+            GraphCycleError: the edge would close a directed cycle (the cycle is named).
+        """
+        a, b = self.node(from_id), self.node(to_id)
+        if from_id == to_id:
+            raise GraphError(f"an IU cannot be its own prerequisite ({from_id} → {to_id})")
+        g = nx.DiGraph((e.from_, e.to) for e in self.edges)
+        if g.has_node(to_id) and g.has_node(from_id) and nx.has_path(g, to_id, from_id):
+            path = tuple(nx.shortest_path(g, to_id, from_id)) + (to_id,)
+            raise GraphCycleError(
+                f"adding {from_id} → {to_id} would create the cycle {' → '.join(path)}; "
+                "remove one of those edges first or reverse this one",
+                cycle=path,
+            )
+        edge = IUEdge(
+            from_=from_id,
+            to=to_id,
+            delta_l=round(abs(a.abstraction_level - b.abstraction_level), 6),
+            reason=reason,
+        )
+        return self.model_copy(update={"edges": self.edges + (edge,)})
+
+    def without_edge(self, from_id: str, to_id: str) -> "IUGraph":
+        """Remove every ``from_id → to_id`` edge."""
+        edges = tuple(e for e in self.edges if (e.from_, e.to) != (from_id, to_id))
+        if len(edges) == len(self.edges):
+            raise GraphError(f"there is no edge {from_id} → {to_id} to remove")
+        return self.model_copy(update={"edges": edges})
+
+
+# ---------------------------------------------------------------------- helpers
+def _duplicates(values: tuple[str, ...]) -> list[str]:
+    seen: set[str] = set()
+    dupes: list[str] = []
+    for v in values:
+        if v in seen and v not in dupes:
+            dupes.append(v)
+        seen.add(v)
+    return dupes
+
+
+def _depths(ids: tuple[str, ...], prereqs: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Longest prerequisite chain above each node (spec §4.6), cycle-guarded like the reference."""
+    memo: dict[str, int] = {}
+
+    def depth(v: str, visiting: set[str]) -> int:
+        if v in memo:
+            return memo[v]
+        if v in visiting:
+            return 0
+        visiting.add(v)
+        ps = prereqs.get(v, ())
+        d = 0 if not ps else 1 + max(depth(p, visiting) for p in ps)
+        memo[v] = d
+        return d
+
+    for v in ids:
+        depth(v, set())
+    return {v: memo[v] for v in ids}
+
+
+def _kahn_order(ids: tuple[str, ...], edges: tuple[IUEdge, ...]) -> tuple[str, ...]:
+    """Kahn's order over edges between nodes; leftovers (cycles) appended in node order (§2.2)."""
+    known = set(ids)
+    indeg = {v: 0 for v in ids}
+    children: dict[str, list[str]] = {v: [] for v in ids}
+    for e in edges:
+        if e.from_ in known and e.to in known:
+            indeg[e.to] += 1
+            children[e.from_].append(e.to)
+    queue = [v for v in ids if indeg[v] == 0]
+    order: list[str] = []
+    head = 0
+    while head < len(queue):
+        v = queue[head]
+        head += 1
+        order.append(v)
+        for c in children[v]:
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                queue.append(c)
+    placed = set(order)
+    order.extend(v for v in ids if v not in placed)
+    return tuple(order)
+
+
+def _structural_issues(g: IUGraph) -> list[GraphIssue]:
+    out: list[GraphIssue] = []
+    if not g.nodes:
+        out.append(GraphIssue("error", "empty", "the graph has no IUs; add at least one node"))
+    for i, n in enumerate(g.nodes):
+        for field in ("id", "concept", "description"):
+            if not getattr(n, field).strip():
+                out.append(
+                    GraphIssue(
+                        "error",
+                        "missing_field",
+                        f"node #{i + 1} ({n.id or 'no id'}) has an empty {field}; fill it in",
+                        (n.id,) if n.id else (),
+                    )
+                )
+        lvl = n.abstraction_level
+        if not (0.0 <= lvl <= 1.0) or math.isnan(lvl):
+            out.append(
+                GraphIssue(
+                    "error",
+                    "level_range",
+                    f"{n.id}: abstraction_level {lvl} is outside [0, 1]; use 1 for a general "
+                    "principle and 0 for an item-specific computation",
+                    (n.id,),
+                )
+            )
+    for d in _duplicates(g.index.ids):
+        out.append(
+            GraphIssue("error", "duplicate_id", f"IU id {d} is used by more than one node; rename one", (d,))
+        )
+    known = set(g.index.ids)
+    for e in g.edges:
+        missing = [x for x in (e.from_, e.to) if x not in known]
+        if missing:
+            out.append(
+                GraphIssue(
+                    "error",
+                    "dangling_edge",
+                    f"edge {e.from_} → {e.to} names {', '.join(missing)}, which is not a node; "
+                    "add the node or delete the edge",
+                    (e.from_, e.to),
+                )
+            )
+        elif e.from_ == e.to:
+            out.append(
+                GraphIssue(
+                    "error",
+                    "self_loop",
+                    f"edge {e.from_} → {e.to} makes {e.from_} its own prerequisite; delete it",
+                    (e.from_,),
+                )
+            )
+    for comp in g.cycles():
+        out.append(
+            GraphIssue(
+                "error",
+                "cycle",
+                f"prerequisite cycle among {', '.join(comp)}: {_cycle_path(g, comp)}; "
+                "delete or reverse one of these edges",
+                comp,
+            )
+        )
+    return out
+
+
+def _cycle_path(g: IUGraph, comp: tuple[str, ...]) -> str:
+    sub = nx.DiGraph((e.from_, e.to) for e in g.edges if e.from_ in comp and e.to in comp)
+    cyc = nx.find_cycle(sub, source=comp[0])
+    return " → ".join([u for u, _ in cyc] + [cyc[0][0]])
+
+
+def _edge_issues(g: IUGraph) -> list[GraphIssue]:
+    out: list[GraphIssue] = []
+    levels = {n.id: n.abstraction_level for n in g.nodes}
+    seen: set[tuple[str, str]] = set()
+    for e in g.edges:
+        key = (e.from_, e.to)
+        if key in seen:
+            out.append(
+                GraphIssue(
+                    "warning",
+                    "duplicate_edge",
+                    f"edge {e.from_} → {e.to} appears more than once; the rules count it twice "
+                    "in the ceiling's prerequisite list — delete the copy",
+                    key,
+                )
+            )
+        seen.add(key)
+        if e.from_ not in levels or e.to not in levels:
+            continue
+        diff = abs(levels[e.from_] - levels[e.to])
+        dl = diff if e.delta_l is None else e.delta_l
+        if dl > MAX_DELTA_L + DELTA_L_TOLERANCE:
+            out.append(
+                GraphIssue(
+                    "warning",
+                    "delta_l_large",
+                    f"edge {e.from_} → {e.to} jumps Δl = {dl:.2f} > {MAX_DELTA_L}; consider a "
+                    "bridging IU between them",
+                    key,
+                )
+            )
+        if e.delta_l is not None and abs(e.delta_l - diff) > DELTA_L_MISMATCH_TOLERANCE:
+            out.append(
+                GraphIssue(
+                    "warning",
+                    "delta_l_mismatch",
+                    f"edge {e.from_} → {e.to} stores Δl = {e.delta_l:.3f} but the levels differ "
+                    f"by {diff:.3f}; update delta_l",
+                    key,
+                )
+            )
+        if levels[e.from_] < levels[e.to]:
+            out.append(
+                GraphIssue(
+                    "info",
+                    "upward_edge",
+                    f"edge {e.from_} → {e.to} goes from a more specific IU to a more general one",
+                    key,
+                )
+            )
+    return out
