@@ -1,0 +1,200 @@
+"""Aggregation across runs and per-run breakdowns of the failure modes (spec §7, paper Fig. 6 / Tab. 4).
+
+The Failure Modes page answers "*why* did calibration fail?" in two zooms: one run (modes per turn,
+modes per IU × turn with the reason) and many runs (mode shares per knowledge level like the
+paper's Figure 6; mean KG / DC / CO per level and assistant like its Table 4, with the number of
+runs behind every cell so a mean over two runs is not mistaken for a finding). Everything here is
+pure: it takes records or small per-run summaries and returns plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Iterable, Sequence
+
+from .config import LEVELS
+from .failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
+from .records import RunRecord
+
+METRIC_NAMES: tuple[str, ...] = ("KG", "DC", "CO")
+
+
+@dataclass(frozen=True, slots=True)
+class RunFacts:
+    """What the cross-run views need from one run (small, cacheable, built once per run)."""
+
+    run_id: str
+    question_id: str
+    level: str
+    assistant: str
+    preset: str
+    kg: float
+    dc: float
+    co: float
+    turns: int
+    mode_counts: tuple[int, ...]  # in FAILURE_ORDER
+    first_turn: tuple[int | None, ...]  # first turn showing each mode, in FAILURE_ORDER
+
+    def metric(self, name: str) -> float:
+        return {"KG": self.kg, "DC": self.dc, "CO": self.co}[name]
+
+
+def run_facts(run: RunRecord, *, run_id: str | None = None) -> RunFacts:
+    """Summarise one run for aggregation (counts cover every turn played, spec §7)."""
+    counts = [0] * len(FAILURE_ORDER)
+    first: list[int | None] = [None] * len(FAILURE_ORDER)
+    pos = {m: i for i, m in enumerate(FAILURE_ORDER)}
+    for t in run.turns:
+        for _, mode in t.modes:
+            i = pos[mode]
+            counts[i] += 1
+            if first[i] is None:
+                first[i] = t.turn
+    m = run.metrics()
+    return RunFacts(
+        run_id=run_id or run.run_id or "",
+        question_id=run.question_id,
+        level=run.level,
+        assistant=run.adapter.get("assistant", ""),
+        preset=run.params.preset,
+        kg=float(m.knowledge_gain),
+        dc=float(m.delivery_calibration),
+        co=float(m.cognitive_overload),
+        turns=len(run.turns),
+        mode_counts=tuple(counts),
+        first_turn=tuple(first),
+    )
+
+
+# ---------------------------------------------------------------------- one run
+def modes_per_turn(run: RunRecord) -> list[dict[FailureMode, int]]:
+    """For each turn, the count of every mode (zeros included) — the stacked bar per turn."""
+    return [t.mode_counts() for t in run.turns]
+
+
+@dataclass(frozen=True, slots=True)
+class HeatCell:
+    turn: int
+    iu: str
+    mode: FailureMode
+    reason: str
+
+
+def mode_cells(run: RunRecord) -> list[HeatCell]:
+    """Every (IU, turn) with a failure mode and a plain-words reason for the heatmap's hover."""
+    out: list[HeatCell] = []
+    for t in run.turns:
+        q = t.quantities
+        nodes = {n.id: n for n in t.nodes}
+        for iu, mode in t.modes:
+            n = nodes.get(iu)
+            detail = ""
+            if n is not None:
+                detail = (
+                    f"state {n.pre.key} → {n.post.key}; ceiling before the turn {n.ceiling_pre.key}; "
+                    f"load {q.effective_load:.1f} vs capacity {q.overload_threshold}"
+                    f"{' (overloaded)' if q.overload else ''}"
+                )
+            out.append(HeatCell(t.turn, iu, mode, f"{mode.title}: {EXPLANATIONS[mode]}. {detail}".strip()))
+    return out
+
+
+# ---------------------------------------------------------------------- many runs
+def filter_facts(
+    facts: Iterable[RunFacts],
+    *,
+    question_id: str | None = None,
+    level: str | None = None,
+    assistant: str | None = None,
+    preset: str | None = None,
+) -> list[RunFacts]:
+    """Keep the runs matching every given filter (None: any)."""
+    return [
+        f for f in facts
+        if (question_id is None or f.question_id == question_id)
+        and (level is None or f.level == level)
+        and (assistant is None or f.assistant == assistant)
+        and (preset is None or f.preset == preset)
+    ]
+
+
+def _levels(facts: Sequence[RunFacts]) -> list[str]:
+    present = {f.level for f in facts}
+    return [lv for lv in LEVELS if lv in present] + sorted(present - set(LEVELS))
+
+
+@dataclass(frozen=True, slots=True)
+class LevelShares:
+    """Figure 6: for one level, the count and share of each mode over all its runs' explained IUs."""
+
+    level: str
+    runs: int
+    counts: tuple[int, ...]  # FAILURE_ORDER
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    @property
+    def shares(self) -> tuple[float, ...]:
+        t = self.total
+        return tuple(c / t if t else 0.0 for c in self.counts)
+
+
+def shares_by_level(facts: Sequence[RunFacts]) -> list[LevelShares]:
+    """Mode counts and shares per knowledge level, levels in the paper's order."""
+    out = []
+    for lv in _levels(facts):
+        sel = [f for f in facts if f.level == lv]
+        counts = tuple(sum(f.mode_counts[i] for f in sel) for i in range(len(FAILURE_ORDER)))
+        out.append(LevelShares(lv, len(sel), counts))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class MetricCell:
+    """Table 4: one (row, level) cell — the mean of each metric and the runs behind it."""
+
+    row: str
+    level: str
+    run_ids: tuple[str, ...]
+    means: tuple[float, ...]  # METRIC_NAMES
+
+    @property
+    def n(self) -> int:
+        return len(self.run_ids)
+
+
+def metric_table(facts: Sequence[RunFacts], *, row: str = "assistant") -> list[MetricCell]:
+    """Mean KG / DC / CO per (row value, level) with the run ids behind each cell.
+
+    ``row`` is ``"assistant"`` (the paper's strategies), ``"question_id"`` or ``"preset"``.
+    Empty cells are omitted.
+    """
+    rows = sorted({getattr(f, row) for f in facts})
+    out = []
+    for r in rows:
+        for lv in _levels(facts):
+            sel = [f for f in facts if getattr(f, row) == r and f.level == lv]
+            if sel:
+                means = tuple(fmean(f.metric(m) for f in sel) for m in METRIC_NAMES)
+                out.append(MetricCell(r, lv, tuple(f.run_id for f in sel), means))
+    return out
+
+
+def representative_run(facts: Sequence[RunFacts], metric: str) -> RunFacts:
+    """The run whose ``metric`` is the median of the group — what a click on a mean should open."""
+    if not facts:
+        raise ValueError("no runs in this cell")
+    ordered = sorted(facts, key=lambda f: (f.metric(metric), f.run_id))
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def first_occurrence(facts: Sequence[RunFacts], level: str, mode: FailureMode) -> tuple[str, int] | None:
+    """(run id, turn) of the first run of ``level`` in which ``mode`` occurs — a Figure 6 click."""
+    i = FAILURE_ORDER.index(mode)
+    for f in facts:
+        if f.level == level and f.first_turn[i] is not None:
+            return f.run_id, f.first_turn[i]
+    return None

@@ -1,0 +1,110 @@
+"""A standalone, offline HTML picture of an IU graph (pyvis + the vis-network copy it ships).
+
+The file is meant to be mailed or attached to a paper review and opened from disk years later,
+so it must not load anything: vis-network is inlined (``cdn_resources="in_line"``) and the
+bootstrap ``<link>``/``<script>`` that pyvis's template always adds from a CDN are removed.
+Graph text may come from an LLM or a user, so every label and tooltip is HTML-escaped before it
+reaches pyvis (its template switches tooltips to ``innerHTML`` when a title contains ``href``),
+and pyvis's unescaped ``heading`` is never used — our own title is escaped and inserted instead.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Mapping
+
+from ..errors import FormatError
+from ..graph import IUGraph
+
+DEFAULT_HEIGHT_PX = 720
+UNSTATED_COLOR = "#9ecae1"
+# Colour-blind-safe defaults for the four IU states (Okabe–Ito), used when no palette is given.
+DEFAULT_STATE_COLORS: dict[int, str] = {0: "#bbbbbb", 1: "#e69f00", 2: "#56b4e9", 3: "#009e73"}
+STATE_NAMES: dict[int, str] = {0: "unaware", 1: "struggling", 2: "partial", 3: "knows well"}
+# Every reference to an external resource pyvis's template may emit (bootstrap, CDNs).
+_EXTERNAL_TAG = re.compile(
+    r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>"
+    r"|<script\b[^>]*\bsrc\s*=\s*[\"']?(?:https?:)?//[^>]*>\s*</script>",
+    re.IGNORECASE | re.DOTALL,
+)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
+_DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*node_modules(?:(?!-->).)*-->", re.DOTALL)  # template leftovers
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def graph_html(
+    graph: IUGraph,
+    *,
+    title: str = "",
+    states: Mapping[str, int] | None = None,
+    colors: Mapping[int, str] | None = None,
+    height_px: int = DEFAULT_HEIGHT_PX,
+) -> str:
+    """The graph as one self-contained HTML document (no network access when opened).
+
+    Args:
+        graph: the IU graph to draw (cycles and dangling edges are drawn as they are).
+        title: a heading shown above the picture (escaped).
+        states: optional IU id → state (0–3) to colour nodes; absent ids use a neutral colour.
+        colors: optional state → CSS colour, overriding the colour-blind-safe defaults.
+        height_px: canvas height.
+
+    Raises:
+        FormatError: the graph has no nodes (there is nothing to draw).
+    """
+    try:
+        from pyvis.network import Network
+    except ImportError as exc:  # pragma: no cover - pyvis is a runtime requirement
+        raise FormatError("exporting a graph picture needs the 'pyvis' package; pip install pyvis") from exc
+    if not graph.nodes:
+        raise FormatError("the graph has no IUs to draw; add at least one node before exporting")
+    palette = {**DEFAULT_STATE_COLORS, **(colors or {})}
+    net = Network(
+        height=f"{int(height_px)}px", width="100%", directed=True, cdn_resources="in_line", heading=""
+    )
+    depth = graph.index.depth
+    added: set[str] = set()
+    for n in graph.nodes:
+        if n.id in added:
+            continue  # duplicate ids: vis-network would refuse the whole data set
+        added.add(n.id)
+        state = (states or {}).get(n.id)
+        tooltip = f"{n.id}: {n.concept}\nlevel {n.abstraction_level:g}\n{n.description}"
+        if state is not None:
+            tooltip += f"\nstate: {STATE_NAMES.get(int(state), state)}"
+        net.add_node(
+            _esc(n.id),
+            label=_esc(f"{n.id}: {n.concept}"),
+            title=_esc(tooltip),
+            color=palette.get(int(state), UNSTATED_COLOR) if state is not None else UNSTATED_COLOR,
+            level=depth.get(n.id, 0),
+            shape="box",
+        )
+    for e in graph.edges:
+        if e.from_ in added and e.to in added:
+            tip = f"{e.from_} → {e.to}" + (f" (Δl {e.delta_l:g})" if e.delta_l is not None else "")
+            if e.reason:
+                tip += f"\n{e.reason}"
+            net.add_edge(_esc(e.from_), _esc(e.to), title=_esc(tip), arrows="to")
+    net.set_options(json.dumps(_OPTIONS))
+    page = net.generate_html(notebook=False)
+    page = _EXTERNAL_TAG.sub("", page)
+    page = _EMPTY_HEADING.sub("", page)
+    page = _DEAD_COMMENT.sub("", page)
+    if title:
+        page = page.replace("<body>", f"<body>\n<h1 style=\"font-family:sans-serif\">{_esc(title)}</h1>", 1)
+    return page
+
+
+_OPTIONS = {
+    "layout": {"hierarchical": {"enabled": True, "direction": "UD", "sortMethod": "directed", "levelSeparation": 110}},
+    "physics": {"enabled": False},
+    "nodes": {"font": {"size": 14}, "widthConstraint": {"maximum": 220}},
+    "edges": {"smooth": {"type": "cubicBezier"}, "color": {"color": "#777777"}},
+    "interaction": {"hover": True, "tooltipDelay": 150},
+}

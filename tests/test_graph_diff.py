@@ -1,0 +1,72 @@
+"""graph_diff: a readable, exact account of what changed between two graph versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowsim_core.graph import IUEdge, IUGraph, IUNode
+from knowsim_core.graph_diff import diff_graphs
+
+
+def _graph() -> IUGraph:
+    return IUGraph.from_data(
+        {
+            "nodes": [
+                {"id": "A", "concept": "atoms", "abstraction_level": 0.9, "description": "matter is made of atoms"},
+                {"id": "B", "concept": "bonds", "abstraction_level": 0.7, "description": "atoms share electrons"},
+                {"id": "C", "concept": "crystals", "abstraction_level": 0.5, "description": "ordered solids"},
+            ],
+            "edges": [{"from": "A", "to": "B"}, {"from": "B", "to": "C"}],
+        }
+    )
+
+
+def test_identical_graphs_have_an_empty_diff():
+    d = diff_graphs(_graph(), _graph())
+    assert d.empty and d.summary() == "no change" and d.lines() == []
+
+
+def test_added_removed_and_changed_nodes_and_edges():
+    old = _graph()
+    new = (
+        old.without_node("C")
+        .with_node(IUNode(id="D", concept="diamond", abstraction_level=0.4, description="carbon crystal"))
+        .with_node(old.node("B").model_copy(update={"description": "atoms share electron pairs"}))
+        .with_edge("B", "D")
+    )
+    d = diff_graphs(old, new)
+    assert [n.id for n in d.added_nodes] == ["D"]
+    assert [n.id for n in d.removed_nodes] == ["C"]
+    assert [(c.id, [f.field for f in c.changes]) for c in d.changed_nodes] == [("B", ["description"])]
+    assert d.added_edges == (("B", "D"),)
+    assert d.removed_edges == (("B", "C"),)
+    text = "\n".join(d.lines())
+    assert "added IU D: diamond" in text and "removed IU C: crystals" in text
+    assert "IU B: description atoms share electrons → atoms share electron pairs" in text
+    assert "removed edge B → C" in text and "added edge B → D" in text
+    assert d.summary() == "+1 IU, −1 IU, 1 IU changed, +1 edge, −1 edge"
+
+
+def test_removing_one_copy_of_a_duplicate_edge_is_one_removal():
+    old = _graph().model_copy(update={"edges": _graph().edges + (IUEdge(from_="A", to="B"),)})
+    new = _graph()
+    d = diff_graphs(old, new)
+    assert d.removed_edges == (("A", "B"),) and not d.added_edges and not d.changed_edges
+
+
+def test_edge_field_changes_and_rename_show_as_remove_plus_add():
+    old = _graph()
+    new = old.model_copy(update={"edges": (IUEdge(from_="A", to="B", reason="needed"), old.edges[1])})
+    d = diff_graphs(old, new)
+    assert [(c.edge, c.changes[0].field) for c in d.changed_edges] == [(("A", "B"), "reason")]
+    renamed = diff_graphs(old, old.with_renamed_node("C", "C2"))
+    assert [n.id for n in renamed.added_nodes] == ["C2"] and [n.id for n in renamed.removed_nodes] == ["C"]
+    assert renamed.added_edges == (("B", "C2"),) and renamed.removed_edges == (("B", "C"),)
+
+
+@pytest.mark.parametrize("field,value", [("concept", "ATOMS"), ("abstraction_level", 0.8)])
+def test_each_node_field_is_compared(field, value):
+    old = _graph()
+    new = old.with_node(old.node("A").model_copy(update={field: value}))
+    (change,) = diff_graphs(old, new).changed_nodes
+    assert change.id == "A" and change.changes[0].field == field and change.changes[0].new == value
