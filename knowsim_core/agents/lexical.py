@@ -1,0 +1,147 @@
+"""``offline/lexical``: label every IU from the text of the latest turn alone.
+
+Teaching quality is read from the latest assistant message only (spec §9 step 1), the attempt
+type from the latest user message. No model, no download: sentences are matched to IUs through
+the TF-IDF profiles of :mod:`offline_text`, and explanation depth comes from surface cues the
+spec's rubric names — a definition, a reason ("because", "so"), a formula or worked number, an
+example — while a bare naming, a one-liner or a question alone stays ``shallow``. Because it
+needs nothing but text, it also labels real LLM transcripts (imported recordings, typed turns);
+``python -m knowsim_core relabel`` measures its agreement with recorded LLM labels.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..graph import IUGraph
+from ..ports import Extraction, ExtractorContext
+from ..signals import AttemptType, IUSignal, TeachingQuality
+from .offline_text import IUProfiles, content_stems, profiles_for, sentences
+
+_DEFINE = re.compile(r"\b(means?|is called|refers? to|is defined|definition|is the|are the|represents?|counts?|"
+                     r"tells? (?:us|you)|is when|stands for|the idea|the rule|the key)\b")
+_REASON = re.compile(r"\b(because|since|so that|therefore|thus|which means|that's why|this is why|so|hence|"
+                     r"as a result|in other words|that is)\b")
+_EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|imagine|suppose|like when|say)\b")
+_FORMULA = re.compile(r"[=×÷^!]|\d\s*[x*/+\-]\s*\d|\bC\(\s*\d|\\(?:binom|frac)|\d+\s*choose\s*\d+|\(\s*\d+\s*,\s*\d+\s*\)")
+_NUMBER = re.compile(r"\d")
+_HEDGE = re.compile(r"\b(not sure|don't (?:fully )?(?:get|understand|know)|confus|lost|no idea|unsure|"
+                    r"what (?:is|does|are)|how do (?:i|you)|can you explain|could you explain|i haven't|never learned)\b")
+_ATTEMPT = re.compile(r"\b(i think|i guess|i got|i get|i calculated|i computed|so it'?s|that gives|would be|"
+                      r"is it|so the|then the|i'd|i would|my answer|my guess)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalSettings:
+    """The few thresholds of the labeller (tuned on general grounds, see the module docstring)."""
+
+    mention: float = 0.34  # whole-message relevance needed to count as mentioned
+    sentence: float = 0.30  # sentence relevance for a sentence to be "about" the IU
+    depth: float = 1.6  # explanation-depth score needed for well_explained
+    user_mention: float = 0.30  # user-message relevance for an attempt to concern the IU
+    echo: float = 0.6  # share of the user's IU words already in the previous assistant message
+
+
+DEFAULT_SETTINGS = LexicalSettings()
+
+
+def _cue_score(sentence: str) -> float:
+    """How much explaining one sentence does (a question alone does little)."""
+    low = sentence.lower()
+    score = 0.5
+    if _DEFINE.search(low):
+        score += 0.5
+    if _REASON.search(low):
+        score += 0.5
+    if _EXAMPLE.search(low):
+        score += 0.5
+    if _FORMULA.search(sentence):
+        score += 0.6
+    elif _NUMBER.search(sentence):
+        score += 0.2
+    if sentence.rstrip().endswith("?"):
+        score *= 0.5
+    return score
+
+
+def teaching_quality(
+    prof: IUProfiles, message: str, settings: LexicalSettings = DEFAULT_SETTINGS
+) -> dict[str, tuple[str, str]]:
+    """``{iu: (quality, reason)}`` for every IU, from one assistant message."""
+    sents = sentences(message)
+    sent_terms = [set(content_stems(s)) for s in sents]
+    all_terms = set().union(*sent_terms) if sent_terms else set()
+    out: dict[str, tuple[str, str]] = {}
+    for iu in prof.profiles:
+        rel = prof.relevance(iu, all_terms)
+        if rel < settings.mention:
+            out[iu] = (TeachingQuality.NOT_MENTIONED.value, f"not mentioned (relevance {rel:.2f})")
+            continue
+        depth = 0.0
+        n_about = 0
+        for s, terms in zip(sents, sent_terms):
+            r = prof.relevance(iu, terms)
+            if r >= settings.sentence:
+                n_about += 1
+                depth += _cue_score(s) * min(1.0, r / 0.6)
+        if depth >= settings.depth:
+            out[iu] = (TeachingQuality.WELL_EXPLAINED.value,
+                       f"explained across {n_about} sentence(s) with definition/reason/example cues (depth {depth:.2f})")
+        else:
+            out[iu] = (TeachingQuality.SHALLOW.value,
+                       f"mentioned without substantive explanation (relevance {rel:.2f}, depth {depth:.2f})")
+    return out
+
+
+def attempt_types(
+    prof: IUProfiles, user_message: str, prev_assistant: str, settings: LexicalSettings = DEFAULT_SETTINGS
+) -> dict[str, str]:
+    """``{iu: attempt}``: reasoning (new content), articulation (restating), none."""
+    terms = set(content_stems(user_message))
+    low = user_message.lower()
+    prev_terms = set(content_stems(prev_assistant))
+    brings_content = bool(_FORMULA.search(user_message) or _NUMBER.search(user_message) or _ATTEMPT.search(low))
+    only_asks = bool(_HEDGE.search(low)) and not brings_content
+    out: dict[str, str] = {}
+    for iu, p in prof.profiles.items():
+        if prof.relevance(iu, terms) < settings.user_mention or only_asks:
+            out[iu] = AttemptType.NONE.value
+            continue
+        mine = [t for t in terms if t in p.desc_terms]
+        echoed = sum(1 for t in mine if t in prev_terms) / max(1, len(mine))
+        if prev_assistant and echoed >= settings.echo and not brings_content:
+            out[iu] = AttemptType.ARTICULATION.value
+        else:
+            out[iu] = AttemptType.REASONING.value if brings_content else AttemptType.ARTICULATION.value
+    return out
+
+
+def label_turn(
+    graph: IUGraph,
+    user_message: str,
+    assistant_message: str,
+    prev_assistant: str = "",
+    settings: LexicalSettings = DEFAULT_SETTINGS,
+) -> tuple[IUSignal, ...]:
+    """One :class:`IUSignal` per node (node order) from the turn's two messages."""
+    prof = profiles_for(graph)
+    tq = teaching_quality(prof, assistant_message, settings)
+    at = attempt_types(prof, user_message, prev_assistant, settings)
+    return tuple(
+        IUSignal.make(n.id, tq[n.id][0], at[n.id], tq[n.id][1], concept=n.concept) for n in graph.nodes
+    )
+
+
+class LexicalExtractor:
+    """Text-only signal extractor (deterministic; the seed is not needed)."""
+
+    id = "offline/lexical"
+
+    def __init__(self, settings: LexicalSettings = DEFAULT_SETTINGS):
+        self.settings = settings
+
+    def extract(self, ctx: ExtractorContext) -> Extraction:
+        prev = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "")
+        entries = label_turn(ctx.material.graph, ctx.user_message, ctx.assistant_message, prev, self.settings)
+        return Extraction(entries=entries)

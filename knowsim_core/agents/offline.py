@@ -1,0 +1,63 @@
+"""The offline agents, registered on import (``registry.resolve`` imports this module).
+
+Deterministic, seeded and key-free: they are the Studio's embedded default and what every test
+uses. Implementations live in :mod:`offline_assistants`, :mod:`offline_user` and :mod:`lexical`.
+"""
+
+from __future__ import annotations
+
+from .. import registry
+from .lexical import LexicalExtractor, LexicalSettings, label_turn
+from .offline_assistants import (
+    AdaptiveAssistant,
+    ComprehensiveAssistant,
+    OracleAssistant,
+    SimpleAssistant,
+    SocraticAssistant,
+)
+from .offline_user import KnowSimUser
+
+ASSISTANT_IDS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
+STRATEGY_IDS = ASSISTANT_IDS[:4]
+
+registry.register(
+    "assistant", SimpleAssistant.id, SimpleAssistant,
+    "Scripted: answers what the user asked, one step at a time, never the whole answer at once.",
+)
+registry.register(
+    "assistant", AdaptiveAssistant.id, AdaptiveAssistant,
+    "Scripted: infers novice / intermediate / advanced from the user's latest message and sizes "
+    "one teaching unit to it (novice: one concept in plain words; intermediate: confirm, teach, "
+    "direct; advanced: up to two units).",
+)
+registry.register(
+    "assistant", ComprehensiveAssistant.id, ComprehensiveAssistant,
+    "Scripted: a thorough first answer covering the whole solution, then new ground every turn "
+    "(up to ~10 sentences).",
+)
+registry.register(
+    "assistant", SocraticAssistant.id, SocraticAssistant,
+    "Scripted: one reasoning-level question per turn (or a one-sentence hint plus a question); "
+    "never gives the full answer.",
+)
+registry.register(
+    "assistant", OracleAssistant.id, OracleAssistant,
+    "Reference point, not a strategy: reads the true state and teaches the next teachable IU — "
+    "the best a calibrated assistant could do.",
+)
+registry.register(
+    "user", KnowSimUser.id, KnowSimUser,
+    "Template user driven by the knowledge state: asks from its true starting point, never names "
+    "an unaware concept, hedges on struggling ones, attempts and asks to verify known ones.",
+)
+registry.register(
+    "extractor", LexicalExtractor.id, LexicalExtractor,
+    "Text-only labeller (TF-IDF sentence matching + explanation cues): works on any transcript, "
+    "no model needed.",
+)
+
+__all__ = [
+    "ASSISTANT_IDS", "STRATEGY_IDS", "AdaptiveAssistant", "ComprehensiveAssistant", "KnowSimUser",
+    "LexicalExtractor", "LexicalSettings", "OracleAssistant", "SimpleAssistant", "SocraticAssistant",
+    "label_turn",
+]

@@ -1,0 +1,176 @@
+"""How a scripted assistant reads the conversation, and the prose it writes from IU descriptions.
+
+An offline assistant never sees the hidden knowledge state. It forms a *belief* about the user
+from the text alone: IUs the user talks about confidently (shown), hedges on or asks about
+(asked), and IUs the assistant itself already explained well (judged with the lexical labeller
+on its own past messages). Strategies then pick IUs from that belief and write about them with
+:class:`Writer`, which varies phrasing with the per-call seed (same seed ⇒ same words).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..graph import IUGraph
+from ..ports import Message
+from ..signals import TeachingQuality
+from .lexical import teaching_quality
+from .offline_text import content_stems, profiles_for, sentences
+
+HEDGE = re.compile(
+    r"\b(not sure|don't (?:fully |really )?(?:get|understand|know|follow)|confus|lost|no idea|unsure|"
+    r"i haven't|never (?:learned|seen)|what (?:is|does|are)|how (?:do|does|would)|can you|could you|"
+    r"explain|not certain|i'm stuck|help me|where (?:do|should) i)\b"
+)
+CONFIDENT = re.compile(r"\b(i know|i understand|i get|i remember|i'm comfortable|i computed|i calculated|so it'?s|"
+                       r"that gives|which gives|i got|equals|=)")
+MENTION = 0.42  # sentence relevance for an IU to count as what a user sentence is about
+
+
+@dataclass
+class Belief:
+    """What the assistant believes about the user, from the visible conversation only."""
+
+    shown: set[str] = field(default_factory=set)  # ever stated confidently
+    asked: list[str] = field(default_factory=list)  # hedged on / asked about in the latest message
+    latest_shown: list[str] = field(default_factory=list)
+    taught: dict[str, int] = field(default_factory=dict)  # times explained well by the assistant
+    mentioned: set[str] = field(default_factory=set)  # ever mentioned by the assistant
+    level: str = "novice"  # inferred from the latest user message
+
+    def known(self, iu: str) -> bool:
+        return iu in self.shown or self.taught.get(iu, 0) >= 2
+
+
+def _about(graph: IUGraph, sentence: str) -> list[str]:
+    prof = profiles_for(graph)
+    terms = set(content_stems(sentence))
+    scored = [(iu, prof.relevance(iu, terms)) for iu in prof.profiles]
+    scored.sort(key=lambda x: -x[1])
+    return [iu for iu, r in scored[:2] if r >= MENTION]
+
+
+@lru_cache(maxsize=4096)
+def _assistant_labels(graph: IUGraph, text: str) -> tuple[tuple[str, str], ...]:
+    return tuple((iu, q) for iu, (q, _) in teaching_quality(profiles_for(graph), text).items())
+
+
+def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
+    """Build the belief from the conversation (the last message is the user's latest)."""
+    b = Belief()
+    last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
+    for i, m in enumerate(history):
+        if m.role == "assistant":
+            for iu, q in _assistant_labels(graph, m.text):
+                if q == TeachingQuality.WELL_EXPLAINED:
+                    b.taught[iu] = b.taught.get(iu, 0) + 1
+                if q != TeachingQuality.NOT_MENTIONED:
+                    b.mentioned.add(iu)
+            continue
+        hedges = confident = 0
+        for s in sentences(m.text):
+            low = s.lower()
+            ius = _about(graph, s)
+            if HEDGE.search(low) or s.rstrip().endswith("?"):
+                hedges += 1
+                if i == last_user:
+                    b.asked.extend(iu for iu in ius if iu not in b.asked)
+            else:
+                confident += 1 if (CONFIDENT.search(low) or ius) else 0
+                b.shown.update(ius)
+                if i == last_user:
+                    b.latest_shown.extend(iu for iu in ius if iu not in b.latest_shown)
+        if i == last_user:
+            if confident >= 2 and hedges == 0 or len(b.latest_shown) >= 3:
+                b.level = "advanced"
+            elif confident >= 1 and len(b.latest_shown) >= 1:
+                b.level = "intermediate"
+            else:
+                b.level = "novice"
+    return b
+
+
+def next_units(graph: IUGraph, belief: Belief, n: int, *, prefer_asked: bool = True) -> list[str]:
+    """Up to ``n`` IUs to teach next: the earliest not-yet-known prerequisites of what was asked,
+    else the earliest unknown IUs in topological order."""
+    topo = graph.index.topo_order
+    prereqs = graph.index.prereqs
+    picked: list[str] = []
+
+    def root_gap(iu: str, seen: set[str]) -> str:
+        for p in prereqs.get(iu, ()):
+            if p in graph.index.index_of and p not in seen and not belief.known(p):
+                seen.add(p)
+                return root_gap(p, seen)
+        return iu
+
+    if prefer_asked:
+        for iu in belief.asked:
+            if not belief.known(iu):
+                gap = root_gap(iu, {iu})
+                if gap not in picked:
+                    picked.append(gap)
+            if len(picked) >= n:
+                return picked
+    for iu in topo:
+        if len(picked) >= n:
+            break
+        if not belief.known(iu) and iu not in picked:
+            picked.append(iu)
+    return picked
+
+
+class Writer:
+    """Seeded prose from IU descriptions (deterministic for a given seed)."""
+
+    def __init__(self, graph: IUGraph, seed: int):
+        self.graph = graph
+        self.rng = random.Random(seed)
+
+    def pick(self, options: tuple[str, ...] | list[str]) -> str:
+        return options[self.rng.randrange(len(options))]
+
+    def concept(self, iu: str) -> str:
+        return self.graph.node(iu).concept
+
+    def parts(self, iu: str) -> list[str]:
+        return sentences(self.graph.node(iu).description)
+
+    def teach(self, iu: str, *, plain: bool = False) -> list[str]:
+        """A substantive explanation: definition, reason and the problem-specific application."""
+        c = self.concept(iu)
+        parts = self.parts(iu)
+        intro = self.pick((f"Let's look at {_lc(c)}.", f"The key idea here is {_lc(c)}.",
+                           f"Start with {_lc(c)}.", f"Here is how {_lc(c)} works."))
+        body = [parts[0]]
+        if plain:
+            body.append(self.pick(("Put simply, this means ", "In plain words, this means ", "So what this means is ")) + _lc(parts[0]))
+        if len(parts) > 1:
+            body.append(self.pick(("This matters because ", "The reason is that ", "That is why ")) + _lc(parts[1]))
+        if len(parts) > 2:
+            body.append(self.pick(("For example, ", "For instance, ", "In our problem, ")) + _lc(parts[2]))
+        return [intro, *body]
+
+    def brief(self, iu: str) -> str:
+        """One sentence that states the idea without developing it."""
+        return self.parts(iu)[0]
+
+    def point(self, iu: str) -> str:
+        """A bare pointer to an IU (a mention, not an explanation)."""
+        c = _lc(self.concept(iu))
+        return self.pick((f"Next we'll need {c}.", f"After that comes {c}.", f"Keep {c} in mind for the next step."))
+
+    def question(self, iu: str) -> str:
+        c = _lc(self.concept(iu))
+        return self.pick((f"How do you think {c} applies here?", f"Can you try the step on {c} yourself?",
+                          f"What would {c} give you in this problem?", f"Why do you think {c} matters here?"))
+
+
+def _lc(text: str) -> str:
+    """Lower-case the first letter unless it starts an acronym or a symbol."""
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text

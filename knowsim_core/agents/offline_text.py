@@ -1,0 +1,175 @@
+"""Light text analysis shared by the offline agents: tokens, stems, sentences, IU term profiles.
+
+Everything is standard library. An :class:`IUProfiles` holds, for one graph, the TF-IDF weights
+of every IU's concept name and description (IDF over the graph's own IUs, so words shared by
+every IU weigh little) and scores any text against them: how much of an IU's weighted vocabulary
+a sentence or message covers. The assistants use it to read the user's messages, the lexical
+extractor to label teaching quality, and the user simulator to keep unaware concepts out of its
+mouth. Profiles are cached per graph (graphs are frozen and hashable by identity).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
+
+from ..graph import IUGraph
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself just
+    let like me more most my no nor not now of off on once only or other our out over own same
+    she should so some such than that the their them then there these they this those through
+    to too under until up very was we were what when where which while who whom why will with
+    would you your yours one two three get got go going want need make made way ways thing
+    things really right think know see well yes okay ok sure exactly still maybe actually
+    just something anything everything here's that's it's let's i'm you're we're don't doesn't
+    isn't can't won't didn't i've you've what's there's same us via per e g etc""".split()
+)
+
+_TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_LATEX = re.compile(r"\\(?:binom|frac|dfrac|cdot|times|left|right|text|mathrm|quad|le|ge|pmod|equiv)|[\\{}$]")
+_SUFFIXES = ("ational", "ization", "ation", "ingly", "ment", "ness", "ity", "ing", "ied", "edly",
+             "ed", "er", "ly", "al")
+
+
+def stem(word: str) -> str:
+    """A crude, stable suffix stripper ("counting", "counts", "counted" → "count")."""
+    if not word.isalpha() or len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suf in _SUFFIXES:
+        if word.endswith(suf) and len(word) - len(suf) >= 3:
+            word = word[: -len(suf)]
+            break
+    if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "sl":
+        word = word[:-1]  # "cutt" → "cut"
+    if word.endswith("e") and len(word) >= 4:
+        word = word[:-1]
+    if word.endswith("at") and len(word) >= 7:
+        word = word[:-2]  # "vaccinat(ed)" meets "vaccin(ation)"
+    return word
+
+
+def clean(text: str) -> str:
+    """Lower-case text with LaTeX commands and braces removed (``\\binom{6}{3}`` → ``6 3``)."""
+    return _LATEX.sub(" ", text.lower()).replace("’", "'")
+
+
+def words(text: str) -> list[str]:
+    return _TOKEN.findall(clean(text))
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the non-stopword tokens of ``text``, in order (numbers kept as they are)."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences / lines (good enough for chat messages and descriptions)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One IU's weighted vocabulary."""
+
+    id: str
+    concept_terms: dict[str, float]  # stem → idf (concept name)
+    desc_terms: dict[str, float]  # stem → tf·idf (description, concept included)
+    concept_mass: float
+    desc_mass: float
+    distinctive: frozenset[str]  # concept stems no other IU's concept uses
+
+
+class IUProfiles:
+    """TF-IDF term profiles of every IU of one graph, and coverage scores against text."""
+
+    def __init__(self, graph: IUGraph):
+        self.graph = graph
+        docs: dict[str, list[str]] = {}
+        concept_stems: dict[str, list[str]] = {}
+        for n in graph.nodes:
+            concept_stems[n.id] = content_stems(n.concept)
+            docs[n.id] = concept_stems[n.id] * 2 + content_stems(n.description)
+        n_docs = max(1, len(docs))
+        df: dict[str, int] = {}
+        for toks in docs.values():
+            for t in set(toks):
+                df[t] = df.get(t, 0) + 1
+        self.idf = {t: math.log((n_docs + 1) / (c + 1)) + 1.0 for t, c in df.items()}
+        concept_df: dict[str, int] = {}
+        for toks in concept_stems.values():
+            for t in set(toks):
+                concept_df[t] = concept_df.get(t, 0) + 1
+        self.profiles: dict[str, Profile] = {}
+        for n in graph.nodes:
+            ctoks = concept_stems[n.id]
+            cterms = {t: self.idf[t] for t in ctoks}
+            tf: dict[str, int] = {}
+            for t in docs[n.id]:
+                tf[t] = tf.get(t, 0) + 1
+            dterms = {t: (1.0 + math.log(c)) * self.idf[t] for t, c in tf.items()}
+            self.profiles[n.id] = Profile(
+                id=n.id,
+                concept_terms=cterms,
+                desc_terms=dterms,
+                concept_mass=sum(cterms.values()) or 1.0,
+                desc_mass=sum(dterms.values()) or 1.0,
+                distinctive=frozenset(t for t in ctoks if concept_df.get(t, 0) == 1 and not t.isdigit()),
+            )
+
+    def concept_cover(self, iu: str, terms: set[str]) -> float:
+        """Share of the IU's concept-name weight whose stems appear in ``terms`` (0–1)."""
+        p = self.profiles[iu]
+        return sum(w for t, w in p.concept_terms.items() if t in terms) / p.concept_mass
+
+    def desc_cover(self, iu: str, terms: set[str]) -> float:
+        """Share of the IU's description weight whose stems appear in ``terms`` (0–1)."""
+        p = self.profiles[iu]
+        return sum(w for t, w in p.desc_terms.items() if t in terms) / p.desc_mass
+
+    def relevance(self, iu: str, terms: set[str]) -> float:
+        """One 0–1 score: concept-name coverage counts most, description coverage backs it up."""
+        return 0.55 * self.concept_cover(iu, terms) + 0.45 * min(1.0, 2.2 * self.desc_cover(iu, terms))
+
+    def rank(self, text: str) -> list[tuple[str, float]]:
+        """IUs by relevance to ``text``, best first (ties in node order)."""
+        terms = set(content_stems(text))
+        scored = [(n.id, self.relevance(n.id, terms)) for n in self.graph.nodes]
+        return sorted(scored, key=lambda x: -x[1])
+
+
+@lru_cache(maxsize=64)
+def profiles_for(graph: IUGraph) -> IUProfiles:
+    """The (cached) profiles of a graph."""
+    return IUProfiles(graph)
+
+
+def forbidden_stems(graph: IUGraph, unaware: Iterable[str], allowed_text: str) -> set[str]:
+    """Stems that would name an unaware concept: its distinctive concept words.
+
+    A word is distinctive when it is in the unaware IU's concept name but neither in the question
+    the user was given (``allowed_text``) nor in the concept name of an IU the user is aware of.
+    """
+    unaware = set(unaware)
+    allowed = set(content_stems(allowed_text))
+    aware_words: set[str] = set()
+    for n in graph.nodes:
+        if n.id not in unaware:
+            aware_words.update(content_stems(n.concept))
+    out: set[str] = set()
+    for n in graph.nodes:
+        if n.id in unaware:
+            out.update(t for t in content_stems(n.concept) if t not in allowed and t not in aware_words)
+    return out

@@ -1,0 +1,161 @@
+"""``offline/knowsim``: a template user that speaks from its knowledge state (spec §9 rules).
+
+Turn 1 asks from the true starting point (what it knows, what it half-knows, where it is
+stuck). Later turns react to what the assistant just discussed: on known / partial IUs it
+attempts a step and asks to verify; on struggling ones it hedges or makes a visible error; when
+the assistant talked about something it is unaware of, it says it got lost — without naming it.
+It asks about connectable unknowns (``UserContext.askable``), and its phrasing follows the
+articulation mode: Explicit (specific, full concept names), Vague (fuzzy references),
+Compliant (short, deferential). A final filter guarantees that no sentence names an unaware
+concept (neither its name nor its distinctive words): such sentences are dropped.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from ..graph import IUGraph
+from ..ports import UserContext, UserTurn
+from ..state import IUState
+from .offline_text import content_stems, forbidden_stems, profiles_for, sentences
+
+DISCUSSED = 0.40  # relevance of an IU in the assistant's message for the user to react to it
+_NUM = re.compile(r"\b\d+\b")
+
+
+def _lc(text: str) -> str:
+    return text[0].lower() + text[1:] if len(text) > 1 and text[0].isupper() and not text[1].isupper() else text
+
+
+def _err(fact: str, rng: random.Random) -> str:
+    """A plausible mistake: one number nudged, as a struggling learner would (18 for 20)."""
+    nums = list(_NUM.finditer(fact))
+    if not nums:
+        return fact
+    m = nums[rng.randrange(len(nums))]
+    wrong = int(m.group()) + rng.choice((-2, -1, 1, 2))
+    return fact[: m.start()] + str(max(0, wrong)) + fact[m.end():]
+
+
+class _Speaker:
+    def __init__(self, ctx: UserContext):
+        self.ctx = ctx
+        self.graph: IUGraph = ctx.material.graph
+        self.rng = random.Random(ctx.seed)
+        idx = self.graph.index
+        self.state = {v: ctx.state.state_of(idx.label_of[v]) for v in idx.ids}
+        self.unaware = [v for v in idx.ids if self.state[v] == IUState.UNAWARE]
+        self.forbidden = forbidden_stems(self.graph, self.unaware, ctx.material.question)
+        self.unaware_names = [self.graph.node(v).concept.lower() for v in self.unaware]
+        self.mode = ctx.articulation_mode
+
+    def pick(self, options):
+        return options[self.rng.randrange(len(options))]
+
+    def safe(self, text: str) -> bool:
+        low = text.lower()
+        if any(name and name in low for name in self.unaware_names):
+            return False
+        return not (set(content_stems(text)) & self.forbidden)
+
+    def name(self, iu: str) -> str:
+        c = _lc(self.graph.node(iu).concept)
+        if self.mode == "Vague":
+            first = c.split(",")[0].split("(")[0].split()
+            return "that " + " ".join(first[:2]) + " thing"
+        return c
+
+    def fact(self, iu: str) -> str | None:
+        """A safe statement of the IU, preferring one with numbers (something to attempt)."""
+        parts = [p.rstrip(".") for p in sentences(self.graph.node(iu).description) if self.safe(p)]
+        if not parts:
+            return None
+        numeric = [p for p in parts if _NUM.search(p)]
+        return _lc(self.pick(numeric or parts))
+
+    def by_state(self, *states: IUState) -> list[str]:
+        return [v for v in self.graph.index.topo_order if self.state[v] in states]
+
+
+def _first_turn(sp: _Speaker) -> tuple[list[str], bool]:
+    known = sp.by_state(IUState.KNOWS_WELL)
+    partial = sp.by_state(IUState.PARTIAL)
+    struggling = sp.by_state(IUState.STRUGGLING)
+    out: list[str] = []
+    attempt = False
+    if sp.mode == "Compliant":
+        out.append(sp.pick(("I'm not sure how to start this problem.", "I don't really know where to begin here.")))
+        if known:
+            out.append(f"I do know {sp.name(known[0])}.")
+        out.append(sp.pick(("Can you guide me?", "What should I do first?")))
+        return out, attempt
+    if known:
+        out.append("I know " + " and ".join(sp.name(v) for v in known[:2]) + ".")
+    if partial:
+        f = sp.fact(partial[0])
+        if f and sp.mode == "Explicit":
+            out.append(f"I think {f} — is that the right way to start?")
+            attempt = True
+        else:
+            out.append(f"I partly understand {sp.name(partial[0])}.")
+    if struggling:
+        out.append(f"I've seen {sp.name(struggling[0])} before but I'm not sure how it works here.")
+    out.append(sp.pick(("How should I set this up?", "Where do I start?", "Can you explain how to approach it?")))
+    return out, attempt
+
+
+def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
+    ctx = sp.ctx
+    last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "")
+    prof = profiles_for(sp.graph)
+    discussed = [iu for iu, r in prof.rank(last)[:3] if r >= DISCUSSED]
+    out: list[str] = []
+    attempt = False
+    if ctx.stop_hint:
+        out.append("Honestly, I'm lost with all of this and I'd like to stop here.")
+    focus = discussed[0] if discussed else None
+    if focus is None:
+        out.append(sp.pick(("I'm not sure what to do next.", "What's the next step?")))
+    elif sp.state[focus] >= IUState.PARTIAL:
+        f = sp.fact(focus)
+        if f and sp.mode != "Compliant":
+            out.append(sp.pick((f"So {f} — is that right?", f"Let me try: {f}. Did I get that right?",
+                                f"I think {f}, because that's what we need here — correct?")))
+            attempt = True
+        else:
+            out.append(sp.pick(("Okay, that makes sense.", "Got it, thanks.")))
+    elif sp.state[focus] == IUState.STRUGGLING:
+        f = sp.fact(focus)
+        if f and sp.mode == "Explicit":
+            out.append(f"I'm not sure I follow {sp.name(focus)} — is it that {_err(f, sp.rng)}?")
+            attempt = True
+        else:
+            out.append(f"I don't fully get {sp.name(focus)} yet.")
+    else:
+        out.append(sp.pick(("I got lost in that last part; I haven't seen that idea before.",
+                            "Sorry, I don't follow that step yet — could you go slower?",
+                            "That part went over my head; can you say it more simply?")))
+    askable_ids = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in set(ctx.askable)]
+    ask = [v for v in askable_ids if v not in discussed]
+    if ask and sp.mode != "Compliant" and sp.rng.random() < 0.6:
+        out.append(f"Could you also explain {sp.name(sp.pick(ask))}?")
+    return out, attempt
+
+
+class KnowSimUser:
+    """Template user simulator driven by the knowledge state (deterministic for a given seed)."""
+
+    id = "offline/knowsim"
+
+    def respond(self, ctx: UserContext) -> UserTurn:
+        sp = _Speaker(ctx)
+        parts, attempt = _first_turn(sp) if ctx.turn == 1 or not ctx.history else _later_turn(sp)
+        kept = [p for p in parts if sp.safe(p)]
+        if not kept:
+            kept = ["I'm not sure how to go on from here; can you help?"]
+            attempt = False
+        n_known = sum(1 for s in sp.state.values() if s >= IUState.PARTIAL)
+        thought = (f"{n_known}/{len(sp.state)} IUs known; mode {sp.mode}; "
+                   f"{len(sp.unaware)} unaware concepts kept out of the message")
+        return UserTurn(message=" ".join(kept), attempt=attempt, thought=thought)
