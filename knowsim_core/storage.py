@@ -706,7 +706,7 @@ def _unknown_run(run_id: str) -> str:
 
 def _fts_query(text: str) -> str:
     """User text as an FTS5 query: every word quoted (no syntax errors), all must occur."""
-    words = [w.replace('"', '""') for w in text.split()]
+    words = [w.replace('"', '""') for w in text.replace("\x00", " ").split()]
     return " ".join(f'"{w}"' for w in words if w)
 
 def _graph_json(graph: IUGraph) -> str:

@@ -1,0 +1,201 @@
+"""Glue between the registry, :class:`Simulation` and :class:`Store`: runs that are saved as they go.
+
+:func:`start_run` builds the agents by id, fixes s_0, stores the run's setup and returns a
+:class:`LiveRun`; every ``step()`` stores the new turn in its own transaction before returning
+it, so a crash never loses a completed turn. :func:`resume_run` rebuilds the agents from the ids
+recorded with an interrupted or failed run and continues from its last completed turn — with the
+per-turn seeds derived from the run's seed, the continuation is the turn the first attempt would
+have played.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from . import registry
+from .config import LEVELS, preset as get_preset
+from .errors import ConfigError, ProviderError, SessionError, StorageError
+from .ports import QuestionMaterial
+from .records import RunRecord, TurnRecord
+from .session import STOP_EXTRACTOR, STOP_MAX_TURNS, Simulation
+from .state import KnowledgeState
+from .storage import Store
+
+DEFAULT_USER = "offline/knowsim"
+DEFAULT_EXTRACTOR = "offline/lexical"
+RECORDED_PREFIX = "recorded/"  # adapters of imported recordings: nothing to call
+
+
+def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
+    if agent_id.startswith(RECORDED_PREFIX):
+        raise StorageError(
+            f"this run was imported from a recording ({kind} {agent_id!r}); it has no agent to continue it with"
+        )
+    # settings (API keys, base URLs, temperatures) are for LLM agents; offline agents take none
+    if settings and not agent_id.startswith("offline/"):
+        return registry.resolve(kind, agent_id, **settings)
+    return registry.resolve(kind, agent_id)
+
+
+class LiveRun:
+    """A stored run being played: ``step()`` plays and saves one turn."""
+
+    def __init__(self, store: Store, sim: Simulation, run_id: str):
+        self.store = store
+        self.sim = sim
+        self.run_id = run_id
+
+    @property
+    def run(self) -> RunRecord:
+        return self.sim.run
+
+    @property
+    def done(self) -> bool:
+        return self.sim.done
+
+    def step(self) -> TurnRecord:
+        """Play the next turn and store it (one transaction); a finished run is closed.
+
+        Raises:
+            ProviderError: a model call failed; the run is marked ``failed`` with the message and
+                can be resumed later (completed turns are kept).
+            SessionError: an agent returned an empty message; the run is closed with that reason.
+        """
+        try:
+            rec = self.sim.step()
+        except ProviderError as exc:
+            self.store.finish_run(self.run_id, status="failed", stop_reason=None, error=str(exc))
+            raise
+        except SessionError:
+            if self.sim.done:  # an empty message ended the conversation
+                self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason)
+            raise
+        except KeyboardInterrupt:
+            self.store.finish_run(self.run_id, status="interrupted", error="stopped by the user")
+            raise
+        except Exception as exc:  # a bug in an agent: keep the evidence, then surface it
+            self.store.finish_run(self.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+            raise
+        self.store.append_turn(self.run_id, rec)
+        if self.sim.done:
+            self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason)
+        return rec
+
+    def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:
+        """Step until the run ends; an agent's empty message ends it quietly (it is recorded)."""
+        while not self.done:
+            try:
+                rec = self.step()
+            except SessionError:
+                if self.done:
+                    break
+                raise
+            if progress is not None:
+                progress(rec)
+        return self.run
+
+
+def start_run(
+    store: Store,
+    *,
+    question_id: str,
+    level: str,
+    assistant_id: str,
+    user_id: str = DEFAULT_USER,
+    extractor_id: str = DEFAULT_EXTRACTOR,
+    seed: int = 1,
+    preset: str = "paper-final",
+    max_turns: int | None = None,
+    graph_version_id: int | None = None,
+    initial_state: KnowledgeState | None = None,
+    stop_mode: str = "virtual",
+    settings: Mapping[str, Any] | None = None,
+) -> LiveRun:
+    """Create a stored run (status ``running``) ready to be stepped.
+
+    The graph is the given version or the question's latest; s_0 is ``initial_state``, else the
+    stored canonical state for the level (when it names exactly this graph's IUs), else sampled
+    from ``seed``.
+
+    Raises:
+        StorageError: unknown question / graph version, or a question without a graph.
+        ConfigError: unknown level, preset or agent id.
+    """
+    if level not in LEVELS:
+        raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)}")
+    q = store.get_question(question_id)
+    if graph_version_id is not None:
+        gv = store.get_graph_version(graph_version_id)
+        if gv.question_id != question_id:
+            raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
+    else:
+        gv = store.latest_graph_version(question_id)
+        if gv is None:
+            raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
+    params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
+    graph = gv.graph
+    if initial_state is None:
+        cached = store.get_initial_state(question_id, level)
+        if cached is not None and set(cached) == set(graph.index.labels):
+            initial_state = cached
+    elif set(initial_state) != set(graph.index.labels):
+        raise ConfigError("the given initial state does not name exactly the IUs of this graph")
+    sim = Simulation(
+        material=QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain),
+        assistant=_build("assistant", assistant_id, settings),
+        user=_build("user", user_id, settings),
+        extractor=_build("extractor", extractor_id, settings),
+        params=params,
+        level=level,
+        stop_mode=stop_mode,
+    )
+    s0 = sim.reset(seed=seed, initial=initial_state)
+    run_id = store.create_run(sim.run, graph_version_id=gv.id)
+    sim.reset(seed=seed, initial=s0, run_id=run_id)
+    return LiveRun(store, sim, run_id)
+
+
+def _stop_reason_of(run: RunRecord) -> str | None:
+    """Why a stored run (with no stop recorded) had in fact already ended, if it had."""
+    if not run.turns:
+        return None
+    last = run.turns[-1]
+    if last.extractor_failed:
+        return STOP_EXTRACTOR
+    if dict(run.meta).get("stop_mode") == "real" and last.votes.fired:
+        return last.votes.fired
+    if len(run.turns) >= run.params.max_turns:
+        return STOP_MAX_TURNS
+    return None
+
+
+def resume_run(store: Store, run_id: str, *, settings: Mapping[str, Any] | None = None) -> LiveRun:
+    """Continue an interrupted or failed run from its last completed turn.
+
+    Raises:
+        StorageError: unknown run, a finished run, an imported recording, or a run another live
+            process is still writing.
+    """
+    row = store.get_run_row(run_id)
+    if row.status == "finished":
+        raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
+    run = store.load_run(run_id)
+    adapters = run.adapter
+    try:
+        agents = {
+            kind: _build(kind, adapters[kind], settings) for kind in ("assistant", "user", "extractor")
+        }
+    except KeyError as exc:
+        raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
+    store.reopen_run(run_id)
+    sim = Simulation.resume(run, **agents)
+    live = LiveRun(store, sim, run_id)
+    stop = _stop_reason_of(run)
+    if stop is not None:  # the writer died between its last turn and closing the run
+        sim._run = replace(sim.run, stop_reason=stop)  # noqa: SLF001 — the shell exposes no setter
+        store.finish_run(run_id, status="finished", stop_reason=stop)
+    return live
+
+
+__all__ = ["LiveRun", "start_run", "resume_run"]

@@ -1,0 +1,273 @@
+"""Store: round-trips, run lifecycle, questions / graphs / initial states, search, refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from knowsim_core.errors import StorageError
+from knowsim_core.samples import get_sample, load_samples
+from knowsim_core.session import Simulation
+from knowsim_core.state import initial_state
+from knowsim_core.storage import SCHEMA_VERSION, Store
+from tests import storage_fakes as fk
+from knowsim_core import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_sim(question="sample_lava_lamps", seed=3, **kw) -> Simulation:
+    sample = get_sample(question)
+    sim = Simulation(
+        material=sample.material,
+        assistant=registry.resolve("assistant", fk.ASSISTANT),
+        user=registry.resolve("user", fk.USER),
+        extractor=registry.resolve("extractor", fk.EXTRACTOR),
+        **kw,
+    )
+    sim.reset(seed=seed)
+    return sim
+
+
+def stored_run(store: Store, **kw) -> tuple[str, Simulation]:
+    sim = make_sim(**kw)
+    rid = store.create_run(sim.run)
+    while not sim.done:
+        store.append_turn(rid, sim.step())
+    store.finish_run(rid, status="finished", stop_reason=sim.run.stop_reason)
+    return rid, sim
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_run_stored_turn_by_turn_loads_back_identical(db_path):
+    store = Store(db_path)
+    rid, sim = stored_run(store)
+    loaded = store.load_run(rid)
+    assert loaded == replace(sim.run, run_id=rid)
+    row = store.get_run_row(rid)
+    m = sim.run.metrics()
+    assert (row.status, row.turns, row.stop_reason) == ("finished", 15, "max_turns")
+    assert (row.kg, row.dc, row.co) == (m.knowledge_gain, m.delivery_calibration, m.cognitive_overload)
+    assert row.assistant == fk.ASSISTANT and row.question.startswith("Ryan has 3 red")
+    assert store.integrity_check() == "ok"
+
+
+def test_save_run_round_trip_and_id_collision(db_path):
+    store = Store(db_path)
+    rid, sim = stored_run(store)
+    run = store.load_run(rid)
+    rid2 = store.save_run(run)  # same run_id already taken -> a new id
+    assert rid2 != rid
+    assert store.load_run(rid2) == replace(run, run_id=rid2)
+    fresh = store.save_run(replace(run, run_id="my-own-id"), status="interrupted")
+    assert fresh == "my-own-id" and store.get_run_row(fresh).status == "interrupted"
+
+
+def test_append_turn_refuses_gaps_unknown_runs_and_closed_runs(db_path):
+    store = Store(db_path)
+    sim = make_sim()
+    rid = store.create_run(sim.run)
+    t1, t2 = sim.step(), sim.step()
+    with pytest.raises(StorageError, match="next turn must be number 1, got 2"):
+        store.append_turn(rid, t2)
+    store.append_turn(rid, t1)
+    with pytest.raises(StorageError, match="next turn must be number 2, got 1"):
+        store.append_turn(rid, t1)
+    with pytest.raises(StorageError, match="unknown run id 'nope'"):
+        store.append_turn("nope", t1)
+    store.finish_run(rid, status="failed", error="boom")
+    with pytest.raises(StorageError, match="is failed; resume it"):
+        store.append_turn(rid, t2)
+    assert [t.turn for t in store.load_run(rid).turns] == [1]
+    with pytest.raises(StorageError, match="not 'running'"):
+        store.finish_run(rid, status="running")
+
+
+def test_questions_graph_versions_initial_states_and_cache(db_path):
+    store = Store(db_path)
+    assert store.seed_samples() == len(load_samples())
+    assert store.seed_samples() == 0
+    qid = store.add_question(text="Why is the sky blue?", domain="expert", field="Physics")
+    assert store.add_question(text="Why is the sky blue?", question_id=qid) == qid
+    with pytest.raises(StorageError, match="already exists with another text"):
+        store.add_question(text="Other", question_id=qid)
+    with pytest.raises(StorageError, match="non-empty text"):
+        store.add_question(text="  ")
+    assert [q.id for q in store.list_questions(search="sky")] == [qid]
+    assert {q.domain for q in store.list_questions(domain="math")} == {"math"}
+    with pytest.raises(StorageError, match="unknown question id"):
+        store.get_question("missing")
+
+    graph = get_sample("sample_lava_lamps").graph
+    v1 = store.add_graph_version(qid, graph, note="first")
+    smaller = graph.without_node(graph.index.ids[-1])
+    v2 = store.add_graph_version(qid, smaller, note="trimmed", author="openai/gpt-4o", parent_id=v1)
+    versions = store.graph_versions(qid)
+    assert [(v.version, v.parent_id, v.author) for v in versions] == [(1, None, "human"), (2, v1, "openai/gpt-4o")]
+    assert versions[1].graph == smaller and store.get_graph_version(v1).graph == graph
+    assert store.latest_graph_version(qid).id == v2
+    assert store.get_question(qid).n_graph_versions == 2
+    other = store.add_question(text="Another question")
+    with pytest.raises(StorageError, match="is not a version of question"):
+        store.add_graph_version(other, graph, parent_id=v1)
+    with pytest.raises(StorageError, match="unknown question id"):
+        store.add_graph_version("missing", graph)
+    assert store.latest_graph_version(other) is None
+
+    s0 = initial_state(graph, "intermediate", replace_params(), seed=42)
+    assert store.get_initial_state(qid, "intermediate") is None
+    store.set_initial_state(qid, "intermediate", s0)
+    store.set_initial_state(qid, "intermediate", s0)  # upsert
+    assert store.get_initial_state(qid, "intermediate") == s0
+
+    assert store.cache_get("k") is None
+    store.cache_put("k", "v1")
+    store.cache_put("k", "v2")
+    assert store.cache_get("k") == "v2"
+
+
+def replace_params():
+    from knowsim_core.config import preset
+
+    return preset()
+
+
+def test_list_filters_search_order_and_delete(db_path):
+    store = Store(db_path)
+    ids = [stored_run(store, seed=s)[0] for s in (1, 2)]
+    other, _ = stored_run(store, question="sample_herd_immunity", seed=1)
+    assert store.count_runs() == 3
+    assert [r.id for r in store.list_runs()] == [other, ids[1], ids[0]]
+    assert [r.id for r in store.list_runs(order="created_asc", limit=2)] == ids
+    assert [r.id for r in store.list_runs(order="created_asc", offset=2)] == [other]
+    assert {r.id for r in store.list_runs(question_id="sample_lava_lamps")} == set(ids)
+    assert store.count_runs(status="finished", assistant=fk.ASSISTANT, level="novice") == 3
+    assert store.count_runs(status="running") == 0
+    # full-text search over transcripts: the fake assistant writes "zebra<turn>"
+    assert store.count_runs(text="zebra7") == 3
+    assert store.count_runs(text="zebra7 Ryan") == 2  # all words must occur (the lava-lamp runs)
+    assert store.count_runs(text="zebra99") == 0
+    assert store.count_runs(text='"unbalanced ( AND') == 0  # FTS syntax never reaches the user
+    with pytest.raises(StorageError, match="unknown run order"):
+        store.list_runs(order="random")
+    store.delete_run(other)
+    assert store.count_runs(text="zebra7") == 2
+    with pytest.raises(StorageError, match="unknown run id"):
+        store.delete_run(other)
+    with pytest.raises(StorageError, match="unknown run id"):
+        store.load_run(other)
+
+
+def test_judgement(db_path):
+    store = Store(db_path)
+    rid, _ = stored_run(store)
+    assert store.get_judgement(rid) is None
+    store.set_judgement(rid, score=7.5, rationale="clear", model="openai/gpt-4o")
+    assert store.get_judgement(rid) == (7.5, "clear", "openai/gpt-4o")
+    assert store.get_run_row(rid).iq_score == 7.5
+    with pytest.raises(StorageError):
+        store.set_judgement("nope", score=1, rationale="", model="")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=30))
+def test_any_search_text_is_safe(tmp_path_factory, text):
+    store = SEARCH_STORE.setdefault("s", Store(tmp_path_factory.mktemp("fts") / "s.db"))
+    assert store.count_runs(text=text) == 0
+
+
+SEARCH_STORE: dict[str, Store] = {}
+
+
+# ---------------------------------------------------------------------- refusals: file untouched
+def test_non_sqlite_file_is_refused_untouched(tmp_path):
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 20)
+    before = digest(path)
+    with pytest.raises(StorageError, match="is not a SQLite database"):
+        Store(path)
+    assert digest(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
+def test_newer_schema_is_refused_untouched(db_path):
+    Store(db_path)
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    before = digest(db_path)
+    with pytest.raises(StorageError, match=rf"newer KnowSim Studio \(schema {SCHEMA_VERSION + 1}"):
+        Store(db_path)
+    assert digest(db_path) == before
+
+
+def test_foreign_sqlite_database_is_refused_untouched(db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+    conn.commit()
+    conn.close()
+    before = digest(db_path)
+    with pytest.raises(StorageError, match="another application"):
+        Store(db_path)
+    assert digest(db_path) == before
+
+
+def test_damaged_database_is_refused(db_path):
+    Store(db_path)
+    data = bytearray(db_path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # keep the header, wreck the schema page
+    db_path.write_bytes(bytes(data))
+    before = digest(db_path)
+    with pytest.raises(StorageError, match="damaged|malformed|not a database"):
+        Store(db_path)
+    assert digest(db_path) == before
+
+
+def test_folder_and_default_path(tmp_path, monkeypatch):
+    with pytest.raises(StorageError, match="is a folder"):
+        Store(tmp_path)
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "env" / "k.db"))
+    assert Store().path == tmp_path / "env" / "k.db"
+    assert Store().schema_version == SCHEMA_VERSION
+
+
+# ---------------------------------------------------------------------- dead writers
+WRITER = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.test_storage import make_sim
+from knowsim_core.storage import Store
+store = Store({db!r})
+sim = make_sim()
+rid = store.create_run(sim.run)
+store.append_turn(rid, sim.step())
+print(rid)
+"""
+
+
+def test_run_of_a_dead_process_is_marked_interrupted(db_path):
+    store = Store(db_path)
+    out = subprocess.run(
+        [sys.executable, "-c", WRITER.format(root=str(ROOT), db=str(db_path))],
+        capture_output=True, text=True, check=True, timeout=60,
+    )
+    rid = out.stdout.strip()
+    # the writer exited without closing its run: a new opening notices
+    row = Store(db_path).get_run_row(rid)
+    assert (row.status, row.turns) == ("interrupted", 1)
+    assert "stopped before it finished" in row.error
+    # a run written by this (live) process stays running
+    sim = make_sim()
+    mine = store.create_run(sim.run)
+    assert Store(db_path).get_run_row(mine).status == "running"

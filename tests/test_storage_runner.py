@@ -1,0 +1,129 @@
+"""runner: start_run / LiveRun / resume_run against a real store, with test-local agents."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from knowsim_core.errors import ConfigError, ProviderError, StorageError
+from knowsim_core.runner import resume_run, start_run
+from knowsim_core.samples import get_sample
+from knowsim_core.state import initial_state
+from knowsim_core.config import preset
+from knowsim_core.storage import Store
+from tests import storage_fakes as fk
+
+AGENTS = dict(assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
+Q = "sample_lava_lamps"
+
+
+@pytest.fixture()
+def store(db_path) -> Store:
+    s = Store(db_path)
+    s.seed_samples()
+    return s
+
+
+def test_every_step_is_stored_before_it_returns(store):
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
+    assert store.get_run_row(live.run_id).status == "running"
+    seen = []
+    run = live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.get_run_row(live.run_id).turns)))
+    assert seen == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 5)
+    assert store.load_run(live.run_id) == run
+    assert row.graph_version_id == store.latest_graph_version(Q).id
+
+
+def test_initial_state_precedence(store):
+    graph = get_sample(Q).graph
+    canonical = initial_state(graph, "advanced", preset(), seed=99)
+    store.set_initial_state(Q, "advanced", canonical)
+    live = start_run(store, question_id=Q, level="advanced", seed=1, max_turns=1, **AGENTS)
+    assert live.run.initial_state == canonical
+    given = initial_state(graph, "advanced", preset(), seed=7)
+    live = start_run(store, question_id=Q, level="advanced", seed=1, max_turns=1, initial_state=given, **AGENTS)
+    assert live.run.initial_state == given
+    sampled = start_run(store, question_id=Q, level="novice", seed=5, max_turns=1, **AGENTS).run.initial_state
+    assert sampled == initial_state(graph, "novice", preset(), seed=5)
+
+
+def test_pinned_graph_version(store):
+    graph = get_sample(Q).graph
+    smaller = graph.without_node(graph.index.ids[-1])
+    v2 = store.add_graph_version(Q, smaller, note="trimmed")
+    first = store.graph_versions(Q)[0].id
+    live = start_run(store, question_id=Q, level="novice", graph_version_id=first, max_turns=1, **AGENTS)
+    assert live.run.graph == graph
+    assert start_run(store, question_id=Q, level="novice", max_turns=1, **AGENTS).run.graph == smaller
+    other = store.latest_graph_version("sample_herd_immunity").id
+    with pytest.raises(StorageError, match="belongs to 'sample_herd_immunity'"):
+        start_run(store, question_id=Q, level="novice", graph_version_id=other, **AGENTS)
+    assert v2
+
+
+def test_bad_setup_is_refused_before_anything_is_stored(store):
+    with pytest.raises(ConfigError, match="unknown knowledge level 'expert'"):
+        start_run(store, question_id=Q, level="expert", **AGENTS)
+    with pytest.raises(StorageError, match="unknown question id"):
+        start_run(store, question_id="nope", level="novice", **AGENTS)
+    with pytest.raises(ConfigError, match="unknown assistant"):
+        start_run(store, question_id=Q, level="novice", assistant_id="offline/nonexistent-xyz",
+                  user_id=fk.USER, extractor_id=fk.EXTRACTOR)
+    with pytest.raises(ConfigError, match="unknown rule preset"):
+        start_run(store, question_id=Q, level="novice", preset="paper-fanfic", **AGENTS)
+    qid = store.add_question(text="No graph yet")
+    with pytest.raises(StorageError, match="has no IU graph yet"):
+        start_run(store, question_id=qid, level="novice", **AGENTS)
+    assert store.count_runs() == 0
+
+
+def test_provider_error_marks_failed_and_resume_finishes(store):
+    live = start_run(store, question_id=Q, level="novice", seed=2, max_turns=4,
+                     assistant_id=fk.FAILING_ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
+    with pytest.raises(ProviderError, match="rate limited"):
+        live.run_to_end()
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("failed", 1) and "rate limited" in row.error
+    with pytest.raises(ProviderError):  # still failing on resume: failed again, nothing lost
+        resume_run(store, live.run_id).run_to_end()
+    assert store.get_run_row(live.run_id).turns == 1
+
+
+def test_interrupted_run_resumes_into_the_uninterrupted_run(store):
+    live = start_run(store, question_id=Q, level="intermediate", seed=8, max_turns=6, **AGENTS)
+    live.step()
+    live.step()
+    store.finish_run(live.run_id, status="interrupted")
+    resumed = resume_run(store, live.run_id)
+    assert store.get_run_row(live.run_id).status == "running"
+    run = resumed.run_to_end()
+    full = start_run(store, question_id=Q, level="intermediate", seed=8, max_turns=6, **AGENTS).run_to_end()
+    assert replace(run, run_id=None) == replace(full, run_id=None)
+    assert store.load_run(live.run_id) == run
+    with pytest.raises(StorageError, match="already finished"):
+        resume_run(store, live.run_id)
+
+
+def test_resume_of_a_run_that_had_played_its_last_turn_just_closes_it(store):
+    live = start_run(store, question_id=Q, level="novice", seed=1, max_turns=2, **AGENTS)
+    live.step()
+    rec = live.sim.step()  # the process "dies" after storing the last turn, before closing the run
+    store.append_turn(live.run_id, rec)
+    store.finish_run(live.run_id, status="interrupted")
+    resumed = resume_run(store, live.run_id)
+    assert resumed.done
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 2)
+
+
+def test_imported_recording_cannot_be_resumed(store):
+    run = start_run(store, question_id=Q, level="novice", max_turns=2, **AGENTS).run_to_end()
+    recorded = replace(run, run_id=None, adapters=(("assistant", "recorded/adaptive"), ("user", "recorded/x"),
+                                                    ("extractor", "recorded/labels")))
+    rid = store.save_run(recorded, status="interrupted")
+    with pytest.raises(StorageError, match="imported from a recording"):
+        resume_run(store, rid)
+    assert store.get_run_row(rid).status == "interrupted"
