@@ -78,6 +78,10 @@ class GraphIndex:
     depth: dict[str, int]
     update_order: tuple[str, ...]
     topo_order: tuple[str, ...]
+    # (id, label, prerequisite ids, node position) in update order: the rules' hot loop
+    plan: tuple[tuple[str, str, tuple[str, ...], int], ...]
+    # neighbour ids per node, in node order (density)
+    neighbor_lists: tuple[tuple[str, ...], ...]
 
 
 class IUGraph(BaseModel):
@@ -142,16 +146,19 @@ class IUGraph(BaseModel):
         prereqs = {k: tuple(v) for k, v in prereq_lists.items()}
         depth = _depths(ids, prereqs)
         order = sorted(range(len(ids)), key=lambda i: depth[ids[i]])
+        neighbors = {k: frozenset(v) for k, v in neighbor_sets.items()}
         return GraphIndex(
             ids=ids,
             index_of=index_of,
             labels=labels,
             label_of=label_of,
             prereqs=prereqs,
-            neighbors={k: frozenset(v) for k, v in neighbor_sets.items()},
+            neighbors=neighbors,
             depth=depth,
             update_order=tuple(ids[i] for i in order),
             topo_order=_kahn_order(ids, self.edges),
+            plan=tuple((ids[i], labels[i], prereqs.get(ids[i], ()), i) for i in order),
+            neighbor_lists=tuple(tuple(neighbors.get(v, ())) for v in ids),
         )
 
     def node(self, node_id: str) -> IUNode:

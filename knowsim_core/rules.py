@@ -15,13 +15,15 @@ from .config import RuleParams
 from .failures import FailureMode, classify
 from .graph import IUGraph
 from .signals import AttemptType, IUSignal, TeachingQuality
-from .state import IUState, KnowledgeState, LabelState
+from .state import STATES, IUState, KnowledgeState, LabelState
 
 _U, _S, _P, _K = 0, 1, 2, 3
 _NOT_MENTIONED = TeachingQuality.NOT_MENTIONED.value
 _SHALLOW = TeachingQuality.SHALLOW.value
 _WELL = TeachingQuality.WELL_EXPLAINED.value
 _REASONING = AttemptType.REASONING
+_CEILING_OF_MIN = (_S, _S, _P, _K)  # ceiling from the weakest prerequisite's state (§4.7)
+_new_tuple = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot loop)
 _ARTICULATION = AttemptType.ARTICULATION
 
 
@@ -116,8 +118,7 @@ def overall_density(graph: IUGraph, state_by_id: dict[str, int]) -> float:
     if not idx.ids:
         return 1.0
     total = 0.0
-    for v in idx.ids:
-        neigh = idx.neighbors.get(v)
+    for neigh in idx.neighbor_lists:
         if not neigh:
             total += 1.0
             continue
@@ -152,8 +153,10 @@ def apply_turn(
     ws, wr, wa = params.mention_weights, params.reasoning_weights, params.articulation_weight
 
     pre_s: dict[str, int] = {}
-    for v in idx.ids:
-        entry = pre.get(label_of[v])
+    pre_entries: dict[str, LabelState | None] = {}
+    for v, label in zip(idx.ids, idx.labels):
+        entry = pre.get(label)
+        pre_entries[v] = entry
         pre_s[v] = _U if entry is None else int(entry.state)
 
     mentioned = [s for s in signals if s.id is not None and s.teaching_quality != _NOT_MENTIONED]
@@ -195,25 +198,34 @@ def apply_turn(
 
     # §4.6–§4.10 update in depth order with the cascading ceiling
     live = dict(pre_s)
-    ceil_source = live if params.ceiling_source == "live" else pre_s
+    pre_turn_ceiling = params.ceiling_source != "live"
     reset_on_step = params.reset_carry_on_transition
+    dropoff = eta < 1.0
     out: dict[str, LabelState] = dict(pre.items())
-    details: dict[str, tuple] = {}
-    for v in idx.update_order:
+    ceil_pre: dict[str, int] = {}
+    by_position: list[NodeTurn | None] = [None] * len(idx.ids)
+    for v, label, ps, position in idx.plan:
         prev = pre_s[v]
+        if not ps:
+            cp = ceil = _K
+        elif len(ps) == 1:
+            p = ps[0]
+            cp = _CEILING_OF_MIN[pre_s.get(p, _U)]
+            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[live.get(p, _U)]
+        else:
+            cp = _CEILING_OF_MIN[min([pre_s.get(p, _U) for p in ps])]
+            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[min([live.get(p, _U) for p in ps])]
+        ceil_pre[v] = cp
         sig = by_id.get(v)
         tq = sig.teaching_quality if sig is not None else _NOT_MENTIONED
-        ps = prereqs.get(v)
-        ceil = ceiling_of([ceil_source.get(p, _U) for p in ps]) if ps else _K
         if tq == _NOT_MENTIONED or (tq == _SHALLOW and prev != _U):
             proposed = prev
         else:
             proposed = max(prev, min(prev + 1, ceil))
-        label = label_of[v]
-        old = pre.get(label)
+        old = pre_entries[v]
         prior = 0.0 if old is None or old.carry is None else old.carry
         e = None
-        if eta < 1.0 and proposed > prev:
+        if dropoff and proposed > prev:
             e = hinge.get(v, eta)
             total = prior + (proposed - prev) * e
             steps = int(total)
@@ -226,30 +238,21 @@ def apply_turn(
         if new < prev:  # §4.10 guard; unreachable under §4.8
             new = prev
         live[v] = new
-        evidence = sig.reasoning if sig is not None and sig.reasoning is not None else ""
-        out[label] = LabelState(IUState(new), carry, evidence)
-        details[v] = (ceil, tq, sig.attempt if sig is not None else AttemptType.NONE, proposed, e, prior)
+        new_state = STATES[new]
+        if sig is None:
+            out[label] = _new_tuple(LabelState, (new_state, carry, ""))
+            attempt_v = AttemptType.NONE
+        else:
+            reasoning = sig.reasoning
+            out[label] = _new_tuple(LabelState, (new_state, carry, "" if reasoning is None else reasoning))
+            attempt_v = sig.attempt
+        by_position[position] = _new_tuple(
+            NodeTurn,
+            (v, label, STATES[prev], STATES[cp], STATES[ceil], tq, attempt_v, STATES[proposed], e, prior, new_state, carry),
+        )
 
     post_state = KnowledgeState(out)
-    ceil_pre = {v: (ceiling_of([pre_s.get(p, _U) for p in prereqs[v]]) if v in prereqs else _K) for v in idx.ids}
-
-    nodes = tuple(
-        NodeTurn(
-            v,
-            label_of[v],
-            IUState(pre_s[v]),
-            IUState(ceil_pre[v]),
-            IUState(details[v][0]),
-            details[v][1],
-            details[v][2],
-            IUState(details[v][3]),
-            details[v][4],
-            details[v][5],
-            IUState(live[v]),
-            out[label_of[v]].carry,
-        )
-        for v in idx.ids
-    )
+    nodes = tuple(by_position)
     quantities = _quantities(
         graph, mentioned, by_id, pre_s, live, ceil_pre, comprehension, attempt, load, tau,
         overload, eta, n_keep,

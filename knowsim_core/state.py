@@ -46,6 +46,7 @@ class IUState(IntEnum):
 
 _NAMES = ("unaware", "struggling", "partial_understanding", "knows_well")
 _BY_NAME = {n: IUState(i) for i, n in enumerate(_NAMES)}
+STATES: tuple[IUState, ...] = tuple(IUState)  # STATES[i] is IUState(i) without the enum call
 STATE_NAMES: tuple[str, ...] = _NAMES
 
 
@@ -78,6 +79,22 @@ class KnowledgeState(Mapping[str, LabelState]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    # dict-speed overrides of the Mapping mixins (the rules call these in their hot loop)
+    def get(self, label: str, default: LabelState | None = None) -> LabelState | None:
+        return self._items.get(label, default)
+
+    def __contains__(self, label: object) -> bool:
+        return label in self._items
+
+    def items(self):
+        return self._items.items()
+
+    def values(self):
+        return self._items.values()
+
+    def keys(self):
+        return self._items.keys()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KnowledgeState):
