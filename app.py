@@ -1,0 +1,49 @@
+"""KnowSim Studio — the Streamlit frame: page config, navigation by task, the shared sidebar.
+
+Run with ``make app`` (or ``python -m streamlit run app.py``). Pages live in ``pages/``; they are
+thin and call into ``ui/`` and ``knowsim_core``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from knowsim_core.errors import KnowSimError
+from ui.resources import db_path, ensure_vendor, get_store, provider_lines
+
+st.set_page_config(page_title="KnowSim Studio", page_icon=":material/hub:", layout="wide")
+
+PAGES = {
+    "Start": [
+        st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
+    ],
+    "Simulate": [
+        st.Page("pages/questions.py", title="Questions", icon=":material/quiz:", url_path="questions"),
+        st.Page("pages/simulate.py", title="Simulate", icon=":material/play_circle:", url_path="simulate"),
+    ],
+    "Correct & analyse": [
+        st.Page("pages/graph.py", title="Graph editor", icon=":material/account_tree:", url_path="graph"),
+        st.Page("pages/failures.py", title="Failure modes", icon=":material/troubleshoot:", url_path="failures"),
+        st.Page("pages/runs.py", title="Saved runs", icon=":material/history:", url_path="runs"),
+    ],
+}
+
+
+def sidebar() -> None:
+    with st.sidebar:
+        st.caption(f"Database: `{db_path()}`")
+        lines = [f"{'🟢' if ok else '⚪'} {name}" + (f" — {note}" if note else "") for name, ok, note in provider_lines()]
+        st.caption("Providers:  \n" + "  \n".join(lines))
+
+
+ensure_vendor()
+try:
+    get_store()
+except KnowSimError as exc:
+    st.error(f"The database at {db_path()} cannot be opened: {exc}")
+    st.info("Set KNOWSIM_DB to another file (e.g. `KNOWSIM_DB=/tmp/studio.db make app`) or move the damaged file away.")
+    st.stop()
+
+page = st.navigation(PAGES)
+sidebar()
+page.run()

@@ -1,0 +1,51 @@
+"""Home: what KnowSim Studio is, a one-click demo, and the most recent runs."""
+
+import streamlit as st
+
+from knowsim_core.errors import KnowSimError
+from ui import state
+from ui.demo import DEMO_ASSISTANT, start_demo
+from ui.resources import get_store
+
+store = get_store()
+st.title("KnowSim Studio")
+st.markdown(
+    "KnowSim simulates a learner whose knowledge is an explicit state over a graph of information units (IUs), "
+    "so you can watch what an assistant's answer actually does to it. "
+    "Each turn, the assistant's reply is labelled per IU and simple rules — prerequisites, a load capacity, "
+    "partial progress — decide which IUs the learner absorbs. "
+    "Step through a conversation, see which IUs change colour and why, and compare assistants and learners "
+    "with knowledge gain, delivery calibration and cognitive overload."
+)
+
+left, right = st.columns([2, 3])
+with left:
+    st.subheader("Try it")
+    st.write(
+        f"The same comprehensive assistant (`{DEMO_ASSISTANT}`) answers a lymphoma question for a novice and "
+        "an advanced learner, side by side."
+    )
+    if st.button("Start the demo", type="primary", icon=":material/play_arrow:", key="start_demo"):
+        try:
+            live = start_demo(store)
+        except KnowSimError as exc:
+            st.error(f"The demo could not start: {exc}")
+        else:
+            p = state.open_runs(store, tuple(live), live=live)
+            st.switch_page("pages/simulate.py", query_params=state.url_params(p))
+    st.page_link("pages/simulate.py", label="Set up your own simulation", icon=":material/tune:")
+    st.page_link("pages/questions.py", label="Browse the questions", icon=":material/quiz:")
+
+with right:
+    st.subheader("Recent runs")
+    rows = store.list_runs(limit=8)
+    if not rows:
+        st.caption(f"No runs yet. {len(store.list_questions())} sample questions are ready — start the demo.")
+    for r in rows:
+        metrics = "" if r.kg is None else f" · KG {r.kg:.2f}"
+        st.page_link(
+            "pages/simulate.py",
+            label=f"{r.question_id} · {r.level} · {r.assistant} · {r.turns} turns · {r.status}{metrics}",
+            query_params={"run": r.id, "turn": str(r.turns)},
+            icon=":material/chat:",
+        )

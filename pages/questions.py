@@ -1,0 +1,70 @@
+"""Questions: the library — search, filter by domain, add, import the reference items, open or simulate."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from knowsim_core.errors import KnowSimError
+from ui.questions import find_importer, import_summary
+from ui.resources import get_store
+
+store = get_store()
+st.title("Questions")
+
+c1, c2 = st.columns([3, 1])
+search = c1.text_input("Search", key="q_search", placeholder="words in the question or its id")
+domains = sorted({q.domain for q in store.list_questions() if q.domain})
+domain = c2.selectbox("Domain", ["all", *domains], key="q_domain")
+rows = store.list_questions(search=search, domain=None if domain == "all" else domain)
+st.caption(f"{len(rows)} question(s)")
+
+for q in rows[:100]:
+    with st.container(border=True):
+        top, b1, b2 = st.columns([6, 1, 1])
+        top.markdown(f"**{q.id}** · {q.domain or 'no domain'}{' · ' + q.field if q.field else ''} · "
+                     f"{q.n_graph_versions} graph version(s)")
+        top.text(q.text[:400])
+        if b1.button("Graph", key=f"q_graph_{q.id}", icon=":material/account_tree:"):
+            st.switch_page("pages/graph.py", query_params={"question": q.id})
+        if b2.button("Simulate", key=f"q_sim_{q.id}", icon=":material/play_arrow:",
+                     disabled=q.n_graph_versions == 0, help=None if q.n_graph_versions else "add a graph first"):
+            st.switch_page("pages/simulate.py", query_params={"question": q.id})
+if len(rows) > 100:
+    st.caption("Showing the first 100; refine the search to see the others.")
+
+with st.expander("Add a question"):
+    with st.form("q_add", clear_on_submit=True):
+        text = st.text_area("Question", key="q_new_text")
+        ref = st.text_area("Reference answer", key="q_new_ref")
+        c1, c2 = st.columns(2)
+        new_domain = c1.text_input("Domain", key="q_new_domain", placeholder="math, expert, …")
+        new_field = c2.text_input("Field", key="q_new_field")
+        if st.form_submit_button("Add"):
+            if not text.strip():
+                st.error("The question text is empty; type the question first.")
+            else:
+                try:
+                    qid = store.add_question(text=text.strip(), reference_answer=ref.strip(), domain=new_domain.strip(),
+                                             field=new_field.strip())
+                except KnowSimError as exc:
+                    st.error(str(exc))
+                else:
+                    st.success(f"Added {qid}. Open it in the Graph editor to add or extract its IU graph.")
+
+with st.expander("Import the reference items and IU caches from a folder"):
+    folder = st.text_input("Folder", key="q_import_dir", placeholder="…/reference (with items/*.jsonl and iu_cache/)")
+    importer = find_importer()
+    if importer is None:
+        st.info("The reference importer is not installed in this build (knowsim_core.formats.importers).")
+    elif st.button("Import", key="q_import", disabled=not folder.strip()):
+        path = Path(folder).expanduser()
+        if not path.is_dir():
+            st.error(f"{path} is not a folder; give the folder that holds the reference items and iu_cache/.")
+        else:
+            try:
+                with st.spinner("Importing…"):
+                    result = importer(store, path)
+            except KnowSimError as exc:
+                st.error(f"Nothing was imported: {exc}")
+            else:
+                st.success(import_summary(result))

@@ -1,0 +1,115 @@
+// KnowSim IU graph: vis-network kept on the element; a rerun only re-colours nodes in place.
+// Every text (ids, concepts, descriptions) arrives in `data` and reaches the page only through
+// textContent or vis-network's canvas labels — never innerHTML.
+const LOADING = (window.__ksVisLoading = window.__ksVisLoading || {});
+const REGISTRY = (window.__knowsim = window.__knowsim || {});
+const TWEEN_MS = 180;
+
+function loadVis(url) {
+  if (window.vis && window.vis.Network) return Promise.resolve(window.vis);
+  if (!LOADING[url]) {
+    LOADING[url] = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = url;
+      s.onload = () => resolve(window.vis);
+      s.onerror = () => { delete LOADING[url]; reject(new Error("could not load " + url)); };
+      document.head.appendChild(s);
+    });
+  }
+  return LOADING[url];
+}
+
+function hexToRgb(h) { const n = parseInt(h.slice(1), 16); return [(n >> 16) & 255, (n >> 8) & 255, n & 255]; }
+function mix(a, b, t) {
+  const x = hexToRgb(a), y = hexToRgb(b);
+  return "#" + x.map((v, i) => Math.round(v + (y[i] - v) * t).toString(16).padStart(2, "0")).join("");
+}
+
+function item(d, n, i) {
+  const st = d.states ? d.states[i] : null;
+  const sty = st === null ? d.plain : d.styles[st];
+  const changed = d.changed.includes(n[0]);
+  const selected = d.selected === n[0];
+  const ring = selected ? d.selectedColour : changed ? d.changedColour : d.borderColour;
+  return {
+    id: n[0], x: n[4], y: n[5], state: st, changed: changed,
+    label: (sty.g ? sty.g + " " : "") + n[0] + "\n" + n[1],
+    color: { background: sty.c, border: ring, highlight: { background: sty.c, border: d.selectedColour },
+             hover: { background: sty.c, border: ring } },
+    font: { color: sty.f },
+    borderWidth: sty.bw + (changed ? 3 : 0) + (selected ? 2 : 0),
+    shapeProperties: { borderDashes: sty.d ? [5, 4] : false },
+    shadow: changed ? { enabled: true, color: d.changedColour, size: 12, x: 0, y: 0 } : false,
+  };
+}
+
+function describe(d, id) {
+  const n = d.nodes.find((m) => m[0] === id);
+  return n ? n[0] + ": " + n[2] + " — " + n[3] : "";
+}
+
+function build(vis, box, info, d, setStateValue) {
+  const nodes = new vis.DataSet(d.nodes.map((n, i) => item(d, n, i)));
+  const edges = new vis.DataSet(d.edges.map((e, i) => ({ id: i, from: e[0], to: e[1], arrows: "to" })));
+  const net = new vis.Network(box, { nodes, edges }, {
+    physics: false, layout: { hierarchical: false },
+    interaction: { hover: true, keyboard: false, dragNodes: false, selectable: d.selectable, zoomView: true },
+    nodes: { shape: "box", margin: 8, widthConstraint: { maximum: 150 }, font: { size: 13, face: "sans-serif" } },
+    edges: { color: { color: d.edgeColour }, smooth: { type: "cubicBezier", forceDirection: "vertical", roundness: 0.4 } },
+  });
+  const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null };
+  net.on("click", (p) => {
+    if (g.data.selectable && p.nodes.length) {
+      info.textContent = describe(g.data, p.nodes[0]);
+      setStateValue("selected", p.nodes[0]);
+    }
+  });
+  net.on("hoverNode", (p) => { info.textContent = describe(g.data, p.node); });
+  net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : g.data.hint; });
+  net.once("afterDrawing", () => net.fit({ animation: false }));
+  return g;
+}
+
+function recolour(g, d) {
+  const target = d.nodes.map((n, i) => item(d, n, i));
+  const before = new Map(g.nodes.get().map((n) => [n.id, n.color.background]));
+  const moving = target.filter((t) => before.get(t.id) && before.get(t.id) !== t.color.background);
+  const finish = () => {
+    g.nodes.update(target);
+    g.rev = d.rev;
+    g.appliedAt = performance.now();
+  };
+  if (!moving.length || document.hidden) { finish(); return; }
+  g.nodes.update(target.map((t) => ({ ...t, color: { ...t.color, background: before.get(t.id) || t.color.background } })));
+  const t0 = performance.now();
+  const frame = (now) => {
+    const k = Math.min(1, (now - t0) / TWEEN_MS);
+    if (k >= 1 || g.data !== d) { if (g.data === d) finish(); return; }
+    g.nodes.update(moving.map((t) => ({ id: t.id, color: { ...t.color, background: mix(before.get(t.id), t.color.background, k) } })));
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  const box = parentElement.querySelector(".ks-canvas");
+  const info = parentElement.querySelector(".ks-info");
+  box.style.height = data.height + "px";
+  loadVis(data.lib).then((vis) => {
+    let g = box.__ks;
+    if (!g || g.sig !== data.sig) {
+      if (g) g.network.destroy();
+      g = box.__ks = build(vis, box, info, data, setStateValue);
+      g.rev = data.rev;
+      g.appliedAt = performance.now();
+    } else {
+      g.data = data;
+      recolour(g, data);
+    }
+    g.data = data;
+    REGISTRY[data.key] = g;
+    box.dataset.rev = data.rev;
+    info.textContent = data.selected ? describe(data, data.selected) : data.hint;
+  }).catch((e) => { info.textContent = "The graph could not be drawn: " + e.message; });
+}

@@ -1,0 +1,88 @@
+"""The load gauge (L_t against the capacity τ) and the per-turn load chart (plotly).
+
+The gauge's bands are shares of τ: comfortable below 75 %, near capacity up to τ, overloaded
+above; the red line marks τ itself. The title carries the overload flag and η so the state is
+readable without the colours.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from knowsim_core.records import TurnRecord
+
+from .theme import GAUGE_BAR, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER, GAUGE_THRESHOLD, NEAR_SHARE
+
+GAUGE_HEIGHT = 230
+CHART_HEIGHT = 180
+
+
+def gauge_figure(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None) -> go.Figure:
+    """The gauge for one turn (turn 0: an empty gauge at 0)."""
+    load = rec.quantities.effective_load if rec is not None else 0.0
+    top = max(2.0 * tau, load * 1.15, 1.0)
+    if rec is None:
+        title = "load before the first turn"
+    else:
+        q = rec.quantities
+        flag = "OVERLOADED" if q.overload else "within capacity"
+        title = f"turn {rec.turn}: {flag} · η = {q.efficiency:.2f}"
+    mode = "gauge+number+delta" if previous is not None else "gauge+number"
+    fig = go.Figure(
+        go.Indicator(
+            mode=mode,
+            value=load,
+            number={"valueformat": ".1f", "suffix": f" / τ {tau}"},
+            delta={"reference": previous.quantities.effective_load, "valueformat": ".1f"} if previous else None,
+            title={"text": title, "font": {"size": 14}},
+            gauge={
+                "axis": {"range": [0, top]},
+                "bar": {"color": GAUGE_BAR, "thickness": 0.3},
+                "steps": [
+                    {"range": [0, NEAR_SHARE * tau], "color": GAUGE_OK},
+                    {"range": [NEAR_SHARE * tau, tau], "color": GAUGE_NEAR},
+                    {"range": [tau, top], "color": GAUGE_OVER},
+                ],
+                "threshold": {"line": {"color": GAUGE_THRESHOLD, "width": 4}, "thickness": 0.9, "value": tau},
+            },
+        )
+    )
+    fig.update_layout(height=GAUGE_HEIGHT, margin={"l": 20, "r": 20, "t": 50, "b": 10})
+    return fig
+
+
+def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int) -> go.Figure:
+    """Load per turn as bars (hatched when overloaded), τ as a line, the shown turn outlined."""
+    xs = [t.turn for t in turns]
+    ys = [t.quantities.effective_load for t in turns]
+    fig = go.Figure(
+        go.Bar(
+            x=xs, y=ys, name="load",
+            marker={
+                "color": [GAUGE_THRESHOLD if t.quantities.overload else GAUGE_BAR for t in turns],
+                "pattern": {"shape": ["/" if t.quantities.overload else "" for t in turns]},
+                "line": {"width": [3 if t.turn == current else 0 for t in turns], "color": "#000000"},
+            },
+            hovertemplate="turn %{x}: load %{y:.1f}<extra></extra>",
+        )
+    )
+    fig.add_hline(y=tau, line={"color": GAUGE_THRESHOLD, "dash": "dash"}, annotation_text=f"τ = {tau}")
+    fig.update_layout(
+        height=CHART_HEIGHT, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
+        xaxis={"title": "turn", "dtick": 1}, yaxis={"title": "load"},
+    )
+    return fig
+
+
+def render_gauge(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, key: str) -> None:
+    st.plotly_chart(gauge_figure(rec, tau=tau, previous=previous), key=key, config={"displayModeBar": False})
+
+
+def render_load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, key: str) -> None:
+    if not turns:
+        st.caption("The per-turn load chart fills in as the conversation goes.")
+        return
+    st.plotly_chart(load_chart(turns, tau=tau, current=current), key=key, config={"displayModeBar": False})

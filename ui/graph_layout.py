@@ -1,0 +1,73 @@
+"""Fixed node positions for the IU graph view (pure: no streamlit).
+
+Rows by prerequisite depth (roots on top), order within a row by the mean x of each node's
+prerequisites (a single barycentre pass keeps edges short), then spread evenly. Computed once
+per graph and sent with the data, so the browser never runs physics and nodes never move
+between turns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+
+from knowsim_core.graph import IUGraph
+
+ROW_GAP = 120
+COL_GAP = 170
+LABEL_WRAP = 18  # characters per label line on the canvas
+LABEL_MAX = 42  # characters of the concept shown on the node (the rest is in the info line)
+
+
+def positions(graph: IUGraph) -> dict[str, tuple[int, int]]:
+    """``{id: (x, y)}`` in vis-network pixels, centred on x = 0."""
+    return dict(_positions(graph.model_dump_json()))
+
+
+@lru_cache(maxsize=64)
+def _positions(graph_json: str) -> tuple[tuple[str, tuple[int, int]], ...]:
+    graph = IUGraph.model_validate_json(graph_json)
+    idx = graph.index
+    rows: dict[int, list[str]] = {}
+    for v in idx.ids:
+        rows.setdefault(idx.depth.get(v, 0), []).append(v)
+    x_of: dict[str, float] = {}
+    out: list[tuple[str, tuple[int, int]]] = []
+    for depth in sorted(rows):
+        members = rows[depth]
+        def bary(v: str) -> tuple[float, int]:
+            xs = [x_of[p] for p in idx.prereqs.get(v, ()) if p in x_of]
+            return (sum(xs) / len(xs) if xs else 0.0, idx.index_of[v])
+        if depth > 0:
+            members = sorted(members, key=bary)
+        width = (len(members) - 1) * COL_GAP
+        for i, v in enumerate(members):
+            x = int(i * COL_GAP - width / 2)
+            x_of[v] = x
+            out.append((v, (x, depth * ROW_GAP)))
+    return tuple(out)
+
+
+def wrap(text: str, width: int = LABEL_WRAP, limit: int = LABEL_MAX) -> str:
+    """Short multi-line label text for the canvas (the full text is in the info line)."""
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    if line:
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def signature(graph: IUGraph) -> str:
+    """A short stable hash of the graph's structure and text: the browser rebuilds only when it changes."""
+    blob = json.dumps(graph.to_data(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]

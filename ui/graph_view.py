@@ -1,0 +1,147 @@
+"""The interactive IU graph: vis-network inside a Streamlit v2 component.
+
+Public API (also used by the Graph editor, Failure modes and Saved runs pages):
+
+* :func:`render_graph` — draw a graph, optionally coloured by state, and return the IU id the
+  user clicked (or ``None``). Positions are computed here once per graph (rows by prerequisite
+  depth), so nodes never move; on a rerun with new states the browser re-colours nodes in place
+  with a short transition, and nodes in ``changed`` get a reddish-purple ring.
+* :func:`render_legend` — the four state colours with their non-colour cues.
+* :func:`selected_iu` — the IU currently selected in a graph with the given key.
+
+Why a v2 component: only the element's data crosses the websocket on each rerun (a few KB), and
+the vis-network library is loaded once from the app's own static folder (never a CDN). All text
+goes through ``data`` and reaches the page via ``textContent`` or canvas labels, never as HTML.
+Tests read the browser-side DataSet at ``window.__knowsim[key].nodes``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Mapping
+from functools import lru_cache
+from pathlib import Path
+
+import streamlit as st
+
+from knowsim_core.graph import IUGraph
+from knowsim_core.state import IUState
+
+from .graph_layout import positions, signature, wrap
+from .resources import vis_url
+from .theme import BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, SELECTED_COLOUR, STATE_STYLE
+
+_ASSETS = Path(__file__).resolve().parent / "assets"
+_HTML = '<div class="ks-graph"><div class="ks-canvas"></div><div class="ks-info" aria-live="polite"></div></div>'
+_CSS = """
+.ks-graph { font-family: sans-serif; }
+.ks-canvas { width: 100%; border: 1px solid #e3e3e3; border-radius: 6px; background: #ffffff; }
+.ks-info { min-height: 1.4em; padding: 4px 2px; font-size: 0.85rem; color: #333333; white-space: pre-wrap; }
+"""
+HINT = "Hover over an IU to read it; click it to select it."
+_PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
+
+
+@lru_cache(maxsize=1)
+def _component():
+    return st.components.v2.component(
+        "knowsim.iu_graph", html=_HTML, css=_CSS, js=(_ASSETS / "graph_view.js").read_text(encoding="utf-8")
+    )
+
+
+@lru_cache(maxsize=64)
+def _structure(graph_json: str) -> tuple[str, list, list]:
+    graph = IUGraph.model_validate_json(graph_json)
+    pos = positions(graph)
+    nodes = [[n.id, wrap(n.concept), n.concept, n.description, *pos[n.id]] for n in graph.nodes]
+    edges = [[e.from_, e.to] for e in graph.edges if e.from_ in pos and e.to in pos]
+    return signature(graph), nodes, edges
+
+
+def graph_data(
+    graph: IUGraph,
+    *,
+    states: Mapping[str, IUState] | None,
+    changed: Collection[str],
+    selected: str | None,
+    key: str,
+    height: int,
+    selectable: bool,
+) -> dict:
+    """The exact payload sent to the browser (exposed for tests and the benchmark)."""
+    sig, nodes, edges = _structure(graph.model_dump_json())
+    st_list = None if states is None else [int(states.get(n[0], IUState.UNAWARE)) for n in nodes]
+    changed_ids = sorted(set(changed))
+    rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected]).encode()).hexdigest()[:10]
+    return {
+        "key": key,
+        "lib": vis_url(),
+        "sig": sig,
+        "rev": rev,
+        "height": height,
+        "selectable": selectable,
+        "hint": HINT,
+        "nodes": nodes,
+        "edges": edges,
+        "states": st_list,
+        "changed": changed_ids,
+        "selected": selected,
+        "styles": {
+            int(s): {"c": v.colour, "f": v.font, "g": v.glyph, "bw": v.border_width, "d": v.dashed}
+            for s, v in STATE_STYLE.items()
+        },
+        "plain": _PLAIN,
+        "borderColour": BORDER_COLOUR,
+        "changedColour": CHANGED_COLOUR,
+        "selectedColour": SELECTED_COLOUR,
+        "edgeColour": EDGE_COLOUR,
+    }
+
+
+def selected_iu(key: str) -> str | None:
+    """The IU id last clicked in the graph with this key (None before any click)."""
+    value = st.session_state.get(key)
+    if isinstance(value, Mapping):
+        sel = value.get("selected")
+        return sel if isinstance(sel, str) else None
+    return None
+
+
+def render_graph(
+    graph: IUGraph,
+    *,
+    states: Mapping[str, IUState] | None = None,
+    changed: Collection[str] = (),
+    key: str,
+    height: int = 480,
+    selectable: bool = True,
+) -> str | None:
+    """Draw ``graph`` and return the selected IU id (or None).
+
+    Args:
+        graph: the IU graph; its node positions are fixed by prerequisite depth.
+        states: ``{IU id: IUState}`` to colour nodes (missing ids are unaware); None draws the
+            graph uncoloured (e.g. in the editor).
+        changed: IU ids to highlight (e.g. the ones that moved this turn).
+        key: a unique widget key; the selection is kept in ``st.session_state[key]``.
+        height: canvas height in pixels.
+        selectable: whether clicking a node selects it.
+
+    Returns:
+        The id of the IU the user clicked last, if it is still in the graph.
+    """
+    current = selected_iu(key)
+    if current is not None and current not in graph.index.label_of:
+        current = None
+    data = graph_data(
+        graph, states=states, changed=changed, selected=current, key=key, height=height, selectable=selectable
+    )
+    _component()(data=data, key=key, default={"selected": None}, on_selected_change=lambda: None)
+    return current
+
+
+def render_legend() -> None:
+    """One caption line: glyph + name per state (the colours are in the graph itself)."""
+    parts = [f"{v.glyph} {v.name}" for v in STATE_STYLE.values()]
+    st.caption(" · ".join(parts) + " · ringed: changed this turn · dashed border: unaware")

@@ -1,0 +1,42 @@
+"""Shared by the Graph, Failure Modes and Runs pages: the store and "open this run at this turn".
+
+Opening a run hands over to the Simulate page through its deep link (``?run=…&turn=…``), so the
+part-1 player shows exactly that view; the target is also kept in session state so a page that
+cannot switch (a single-page test) still says where it would go.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+SIMULATE_PAGE = "pages/simulate.py"
+OPEN_TARGET_KEY = "open_target"
+
+
+def store():
+    """The shared store (part 1's cached one when available, else a fresh one on ``$KNOWSIM_DB``)."""
+    try:
+        from ui.resources import get_store
+    except ImportError:  # part 1 not present: same behaviour, uncached
+        from knowsim_core.storage import Store
+
+        s = Store(os.environ.get("KNOWSIM_DB") or Path.home() / ".knowsim" / "studio.db")
+        s.seed_samples()
+        return s
+    return get_store()
+
+
+def open_in_simulate(run_id: str, turn: int) -> None:
+    """Switch to the Simulate page at ``run_id``, turn ``turn`` (0 = the initial state)."""
+    st.session_state[OPEN_TARGET_KEY] = {"run": run_id, "turn": int(turn)}
+    try:
+        st.switch_page(SIMULATE_PAGE, query_params={"run": run_id, "turn": str(int(turn))})
+    except st.errors.StreamlitAPIException:
+        st.info(f"Open run {run_id} at turn {turn} on the Simulate page (it is not registered in this view).")
+
+
+def short_id(run_id: str) -> str:
+    return run_id[:8]

@@ -1,0 +1,117 @@
+"""The Simulate view's model: one run (or a pair side by side) and the turn being shown (no streamlit).
+
+Stepping forward past the last stored turn plays a new turn through :class:`runner.LiveRun`
+(which stores it before returning); stepping back or scrubbing only moves the cursor, because
+every turn is stored. A run opened from a link in a fresh session is read from the store and,
+if it is not finished, continued with :func:`runner.resume_run` the first time a new turn is
+needed — so reloading the page or losing the connection resumes the run.
+"""
+
+from __future__ import annotations
+
+from knowsim_core.errors import KnowSimError
+from knowsim_core.records import RunRecord, TurnRecord
+
+
+class Player:
+    """Cursor over up to two stored runs; ``turn`` 0 shows the starting state."""
+
+    def __init__(self, store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None):
+        if not run_ids:
+            raise ValueError("a player needs at least one run id")
+        self.store = store
+        self.run_ids = tuple(run_ids)
+        self.live: dict = dict(live or {})
+        self.runs: dict[str, RunRecord] = {rid: self._fresh(rid) for rid in self.run_ids}
+        self.error: str = ""
+        self.turn = max(0, min(int(turn), self.stored_turns))
+
+    # ------------------------------------------------------------------ reading
+    def _fresh(self, rid: str) -> RunRecord:
+        live = self.live.get(rid)
+        return live.run if live is not None else self.store.load_run(rid)
+
+    @property
+    def primary(self) -> RunRecord:
+        return self.runs[self.run_ids[0]]
+
+    @property
+    def stored_turns(self) -> int:
+        """The furthest turn any of the runs has reached."""
+        return max(len(r.turns) for r in self.runs.values())
+
+    def finished(self, rid: str) -> bool:
+        return self.runs[rid].stop_reason is not None
+
+    @property
+    def all_finished(self) -> bool:
+        return all(self.finished(r) for r in self.run_ids)
+
+    @property
+    def can_forward(self) -> bool:
+        return self.turn < self.stored_turns or not self.all_finished
+
+    def record(self, rid: str, turn: int | None = None) -> TurnRecord | None:
+        """The record of ``turn`` (default: the shown turn) for run ``rid``; None at turn 0 or past its end."""
+        t = self.turn if turn is None else turn
+        turns = self.runs[rid].turns
+        return turns[t - 1] if 1 <= t <= len(turns) else None
+
+    def states(self, rid: str, turn: int | None = None) -> dict:
+        """``{IU id: IUState}`` after ``turn`` (the last state reached if the run ended earlier)."""
+        run = self.runs[rid]
+        t = self.turn if turn is None else turn
+        turns = run.turns[: max(0, t)]
+        state = turns[-1].state_after if turns else run.initial_state
+        return {v: state.state_of(run.graph.index.label_of[v]) for v in run.graph.index.ids}
+
+    def changed(self, rid: str) -> tuple[str, ...]:
+        rec = self.record(rid)
+        return tuple(i for i, _, _ in rec.transitions) if rec is not None else ()
+
+    # ------------------------------------------------------------------ moving
+    def _live(self, rid: str):
+        from knowsim_core.runner import resume_run
+
+        live = self.live.get(rid)
+        if live is None:
+            live = resume_run(self.store, rid)
+            self.live[rid] = live
+        return live
+
+    def forward(self) -> bool:
+        """Show the next turn, playing it first where it is not stored yet. False when nothing moved."""
+        target = self.turn + 1
+        self.error = ""
+        for rid in self.run_ids:
+            if len(self.runs[rid].turns) >= target or self.finished(rid):
+                continue
+            try:
+                live = self._live(rid)
+                if not live.done:
+                    live.step()
+            except KnowSimError as exc:
+                self.error = str(exc)
+            finally:
+                live = self.live.get(rid)
+                if live is not None:
+                    self.runs[rid] = live.run
+        if self.stored_turns >= target:
+            self.turn = target
+            return True
+        return False
+
+    def back(self) -> bool:
+        if self.turn == 0:
+            return False
+        self.turn -= 1
+        return True
+
+    def goto(self, turn: int) -> None:
+        self.turn = max(0, min(int(turn), self.stored_turns))
+
+    def reload(self) -> None:
+        """Re-read runs nobody is stepping here (another tab may have added turns)."""
+        for rid in self.run_ids:
+            if rid not in self.live:
+                self.runs[rid] = self.store.load_run(rid)

@@ -1,0 +1,123 @@
+"""Shared resources: the store, the vendored vis-network, provider status (cached per process).
+
+A :class:`~knowsim_core.storage.Store` opens a fresh SQLite connection per call, so one object
+per database path can be shared by every session and thread; it is cached by path so tests that
+point ``KNOWSIM_DB`` at a new file get a new store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC_VENDOR = ROOT / "static" / "vendor"
+VIS_FILE = "vis-network.min.js"
+DEFAULT_DB = Path.home() / ".knowsim" / "studio.db"
+
+
+def db_path() -> Path:
+    """The database this process uses: ``$KNOWSIM_DB`` or ``~/.knowsim/studio.db``."""
+    return Path(os.environ.get("KNOWSIM_DB") or DEFAULT_DB).expanduser()
+
+
+@st.cache_resource(show_spinner=False)
+def _store(path: str):
+    from knowsim_core.storage import Store
+
+    store = Store(path)
+    store.seed_samples()  # the first screen is never empty
+    return store
+
+
+def get_store():
+    """The shared store for the current database path (seeded with the sample questions)."""
+    return _store(str(db_path()))
+
+
+def ensure_vendor() -> Path:
+    """Copy pyvis's bundled vis-network into ./static/vendor/ (served at /app/static/vendor/).
+
+    Idempotent; the file is not committed (it belongs to pyvis, Apache-2.0/MIT).
+    """
+    target = STATIC_VENDOR / VIS_FILE
+    if not target.exists():
+        import pyvis
+
+        source = Path(pyvis.__file__).parent / "lib" / "vis-9.1.2" / VIS_FILE
+        STATIC_VENDOR.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        shutil.copyfile(source, tmp)
+        tmp.replace(target)
+    return target
+
+
+def vis_url() -> str:
+    """Where the browser loads vis-network from: this app's own static route."""
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    prefix = f"/{base}" if base else ""
+    return f"{prefix}/app/static/vendor/{VIS_FILE}"
+
+
+# ---------------------------------------------------------------------- providers (LLM issue)
+def _secrets() -> dict[str, Any]:
+    """st.secrets as a dict; {} when there is no secrets file (reading it would raise)."""
+    try:
+        return dict(st.secrets)
+    except Exception:  # noqa: BLE001 — no secrets file is the normal offline case
+        return {}
+
+
+def llm_settings():
+    """The LLM settings from env + secrets + session overrides, or None before the LLM module exists."""
+    try:
+        from knowsim_core.llm.settings import LLMSettings
+    except ImportError:
+        return None
+    try:
+        return LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
+    except Exception as exc:  # noqa: BLE001 — a bad setting must not take the app down
+        st.session_state["_llm_settings_error"] = str(exc)
+        return None
+
+
+def provider_lines() -> list[tuple[str, bool, str]]:
+    """(provider, available, note) rows for the sidebar; offline is always available."""
+    rows = [("offline", True, "built-in scripted agents")]
+    settings = llm_settings()
+    if settings is None:
+        return rows
+    try:
+        from knowsim_core.llm.settings import provider_status
+
+        status = provider_status(settings)
+    except Exception:  # noqa: BLE001
+        return rows
+    items = status.items() if isinstance(status, dict) else [(getattr(s, "name", str(s)), s) for s in status]
+    for name, value in items:
+        ok = bool(getattr(value, "available", value if isinstance(value, bool) else False))
+        note = str(getattr(value, "note", getattr(value, "detail", "")) or "")
+        rows.append((str(name), ok, note))
+    return rows
+
+
+def agent_ids(kind: str) -> list[str]:
+    """Offline ids of ``kind`` first, then the LLM ids configured providers offer."""
+    from knowsim_core import registry
+
+    ids = [e.id for e in registry.available(kind)]
+    settings = llm_settings()
+    if settings is not None:
+        try:
+            from knowsim_core.llm.settings import llm_agent_ids
+
+            extra = llm_agent_ids(settings)
+            extra = extra.get(kind, []) if isinstance(extra, dict) else extra
+            ids += [i for i in extra if i not in ids]
+        except Exception:  # noqa: BLE001
+            pass
+    return ids

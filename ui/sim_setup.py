@@ -1,0 +1,102 @@
+"""The Simulate page's setup form: question, graph version, level or custom start, agents, rules."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from knowsim_core.config import LEVELS, PRESETS, preset as get_preset
+from knowsim_core.errors import KnowSimError
+from knowsim_core.state import STATE_NAMES, IUState, KnowledgeState, initial_state
+
+from . import state
+from .resources import agent_ids
+
+CUSTOM = "custom"
+DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
+
+
+def _pick(label: str, kind: str, key: str) -> str | None:
+    try:
+        ids = agent_ids(kind)
+    except KnowSimError as exc:
+        st.error(f"No {kind} is available: {exc}")
+        return None
+    if not ids:
+        st.error(f"No {kind} is registered; the offline agents module is missing.")
+        return None
+    default = DEFAULTS[kind]
+    return st.selectbox(label, ids, index=ids.index(default) if default in ids else 0, key=key)
+
+
+def _custom_state(graph, params, seed: int) -> KnowledgeState:
+    """Per-IU starting states in an editable table (prefilled with a sampled novice)."""
+    base = initial_state(graph, "novice", params, seed=seed)
+    rows = [
+        {"IU": n.id, "concept": n.concept, "state": base.state_of(graph.index.label_of[n.id]).key}
+        for n in graph.nodes
+    ]
+    edited = st.data_editor(
+        rows,
+        key="setup_custom_states",
+        hide_index=True,
+        disabled=["IU", "concept"],
+        column_config={"state": st.column_config.SelectboxColumn("starting state", options=list(STATE_NAMES), required=True)},
+    )
+    return KnowledgeState.from_ids(graph, {r["IU"]: IUState.parse(r["state"]) for r in edited})
+
+
+def render_setup(store) -> None:
+    """The form; "Start" creates a stored run and opens it in the player."""
+    from knowsim_core.runner import start_run
+
+    questions = store.list_questions()
+    if not questions:
+        st.info("There are no questions yet; add one on the Questions page.")
+        return
+    ids = [q.id for q in questions]
+    wanted = st.query_params.get("question")
+    text_of = {q.id: q.text for q in questions}
+    c1, c2 = st.columns([3, 1])
+    qid = c1.selectbox(
+        "Question", ids, index=ids.index(wanted) if wanted in ids else 0, key="setup_question",
+        format_func=lambda i: f"{i} — {text_of[i][:90]}",
+    )
+    versions = store.graph_versions(qid)
+    if not versions:
+        st.warning("This question has no IU graph yet; open it in the Graph editor to add or extract one.")
+        return
+    gv = c2.selectbox(
+        "Graph version", versions[::-1], key=f"setup_graph_{qid}",
+        format_func=lambda v: f"v{v.version} ({v.author}{', ' + v.note[:30] if v.note else ''})",
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    level = c1.radio("Learner level", [*LEVELS, CUSTOM], key="setup_level", horizontal=False)
+    preset_name = c2.selectbox("Rule preset", sorted(PRESETS), key="setup_preset")
+    seed = int(c3.number_input("Seed", min_value=0, value=1, step=1, key="setup_seed"))
+    max_turns = int(
+        c4.number_input("Max turns", min_value=1, max_value=200, value=get_preset(preset_name).max_turns, key="setup_max_turns")
+    )
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        assistant = _pick("Assistant", "assistant", "setup_assistant")
+    with c2:
+        user = _pick("Simulated user", "user", "setup_user")
+    with c3:
+        extractor = _pick("Signal extractor", "extractor", "setup_extractor")
+    initial = None
+    if level == CUSTOM:
+        st.caption("Set each IU's starting state (prefilled with a sampled novice).")
+        initial = _custom_state(gv.graph, get_preset(preset_name), seed)
+    if st.button("Start", type="primary", icon=":material/play_arrow:", key="setup_start",
+                 disabled=None in (assistant, user, extractor)):
+        try:
+            live = start_run(
+                store, question_id=qid, level="novice" if level == CUSTOM else level, assistant_id=assistant,
+                user_id=user, extractor_id=extractor, seed=seed, preset=preset_name, max_turns=max_turns,
+                graph_version_id=gv.id, initial_state=initial,
+            )
+        except KnowSimError as exc:
+            st.error(f"The run could not start: {exc}")
+            return
+        state.open_runs(store, (live.run_id,), live={live.run_id: live})
+        st.rerun()

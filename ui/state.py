@@ -1,0 +1,105 @@
+"""Typed access to the session state the pages share (one place for every key).
+
+The Simulate view keeps one :class:`~ui.player.Player` per session; the URL (``?run=…&pair=…
+&turn=…``) is the source of truth when a page is opened, so a deep link or a reload shows the
+same run and turn.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from .player import Player
+
+PLAYER = "_ks_player"
+PLAYBACK = "_ks_playback"
+SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.5 s)": 0.5}
+DEFAULT_SPEED = "normal (1 s)"
+
+
+@dataclass
+class Playback:
+    """Auto-play settings; ``last_step`` is a clock time so only elapsed time makes a step."""
+
+    playing: bool = False
+    speed: float = SPEEDS[DEFAULT_SPEED]
+    last_step: float = field(default_factory=time.monotonic)
+
+    def due(self, now: float | None = None) -> bool:
+        now = time.monotonic() if now is None else now
+        # a little slack: the fragment timer and the clock are not perfectly in phase
+        return self.playing and now - self.last_step >= self.speed * 0.8
+
+    def mark(self) -> None:
+        self.last_step = time.monotonic()
+
+
+def playback() -> Playback:
+    if PLAYBACK not in st.session_state:
+        st.session_state[PLAYBACK] = Playback()
+    return st.session_state[PLAYBACK]
+
+
+def url_run_ids() -> tuple[str, ...]:
+    qp = st.query_params
+    ids = [qp.get("run", ""), qp.get("pair", "")]
+    return tuple(i for i in ids if i)
+
+
+def url_turn() -> int | None:
+    raw = st.query_params.get("turn")
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def player(store) -> Player | None:
+    """The session's player, (re)built from the URL when the URL names other runs."""
+    current: Player | None = st.session_state.get(PLAYER)
+    wanted = url_run_ids()
+    if wanted and (current is None or current.run_ids != wanted):
+        turn = url_turn()
+        current = Player(store, wanted, turn=0 if turn is None else turn)
+        st.session_state[PLAYER] = current
+    elif current is not None and not wanted:
+        sync_url(current)
+    return current
+
+
+def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None) -> Player:
+    """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them."""
+    p = Player(store, run_ids, turn=turn, live=live)
+    st.session_state[PLAYER] = p
+    playback().playing = False
+    sync_url(p)
+    return p
+
+
+def close_runs() -> None:
+    st.session_state.pop(PLAYER, None)
+    playback().playing = False
+    for k in ("run", "pair", "turn"):
+        if k in st.query_params:
+            del st.query_params[k]
+
+
+def url_params(p: Player) -> dict[str, str]:
+    """The deep-link parameters of what ``p`` shows."""
+    want = {"run": p.run_ids[0], "turn": str(p.turn)}
+    if len(p.run_ids) > 1:
+        want["pair"] = p.run_ids[1]
+    return want
+
+
+def sync_url(p: Player) -> None:
+    """Write the shown runs and turn into the URL (only the keys that changed)."""
+    want = url_params(p)
+    if "pair" not in want and "pair" in st.query_params:
+        del st.query_params["pair"]
+    for k, v in want.items():
+        if st.query_params.get(k) != v:
+            st.query_params[k] = v

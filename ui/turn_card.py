@@ -1,0 +1,108 @@
+"""The turn card: messages, per-IU labels, transitions, failure modes, stop votes, running metrics.
+
+Every text here is model or user text, so it is shown with Streamlit elements that escape HTML
+(markdown without ``unsafe_allow_html``, dataframes, captions) — never raw HTML.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from knowsim_core.failures import EXPLANATIONS
+from knowsim_core.metrics import summary
+from knowsim_core.records import RunRecord, TurnRecord
+
+from .explain import iu_history, why
+from .theme import state_badge
+
+
+def running_metrics(run: RunRecord, turn: int):
+    """KG / DC / CO over the first ``turn`` turns."""
+    turns = run.turns[:turn]
+    final = turns[-1].state_after if turns else run.initial_state
+    return summary(run.initial_state, final, [t.quantities for t in turns])
+
+
+def render_metrics(run: RunRecord, turn: int) -> None:
+    m = running_metrics(run, turn)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Knowledge gain (KG)", _fmt(m.knowledge_gain), help="share of the possible state steps gained so far")
+    c2.metric("Delivery calibration (DC)", _fmt(m.delivery_calibration), help="how well teaching matched what was teachable")
+    c3.metric("Cognitive overload (CO)", _fmt(m.cognitive_overload), help="share of turns over capacity")
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else f"{v:.2f}"
+
+
+def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> None:
+    """The card for one turn of ``run`` (turn 0: the question and the starting state)."""
+    if rec is None:
+        st.markdown("**Question.** " + run.question.replace("\n", " "))
+        st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+        return
+    with st.chat_message("user"):
+        st.markdown(rec.user_message)
+    with st.chat_message("assistant"):
+        st.markdown(rec.assistant_message)
+    if rec.extractor_failed:
+        st.warning("The extractor returned no usable labels this turn; every IU was treated as not mentioned.")
+    for note in rec.notes:
+        st.caption(note)
+    graph = run.graph
+    source = run.params.ceiling_source
+    modes = dict(rec.modes)
+    rows = [
+        {
+            "IU": n.id,
+            "concept": graph.node(n.id).concept,
+            "teaching": n.quality or "not_mentioned",
+            "attempt": n.attempt.value,
+            "before": state_badge(n.pre),
+            "after": state_badge(n.post),
+            "mode": modes[n.id].title if n.id in modes else "",
+            "why": why(n, rec, graph, ceiling_source=source),
+        }
+        for n in rec.nodes
+    ]
+    mentioned = [r for r in rows if r["teaching"] != "not_mentioned" or r["attempt"] != "none"]
+    tab_sig, tab_all, tab_modes = st.tabs(["Signals this turn", "All IUs", "Failure modes & stop votes"])
+    with tab_sig:
+        if mentioned:
+            st.dataframe(mentioned, hide_index=True, key=f"{key}_signals")
+        else:
+            st.caption("No IU was mentioned or attempted this turn.")
+        moves = [f"{i}: {state_badge(a)} → {state_badge(b)}" for i, a, b in rec.transitions]
+        st.markdown("**Transitions:** " + ("; ".join(moves) if moves else "none"))
+    with tab_all:
+        st.dataframe(rows, hide_index=True, key=f"{key}_all")
+    with tab_modes:
+        if rec.modes:
+            for iu, mode in rec.modes:
+                st.markdown(f"- **{mode.title}** {iu}: {EXPLANATIONS[mode]}")
+        else:
+            st.caption("No IU was explained this turn, so no failure mode applies.")
+        st.markdown("**Termination votes:** " + rec.votes.explain())
+        if rec.votes.fired:
+            st.markdown(f"The stop rule fired this turn: **{rec.votes.fired}**.")
+
+
+def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> None:
+    """The selected IU: description, state over time, labels per turn, why it moved or not."""
+    node = run.graph.node(node_id)
+    st.markdown(f"**{node.id} — {node.concept}**")
+    st.caption(node.description)
+    prereqs = run.graph.index.prereqs.get(node_id, ())
+    st.caption("Prerequisites: " + (", ".join(prereqs) if prereqs else "none (a root IU)"))
+    rows = iu_history(run, node_id, upto=turn)
+    current = rows[-1]
+    st.markdown(f"**Turn {current.turn}:** {current.reason}")
+    st.dataframe(
+        [
+            {"turn": r.turn, "state": state_badge(r.state), "teaching": r.teaching, "attempt": r.attempt,
+             "mode": r.mode, "why": r.reason}
+            for r in rows
+        ],
+        hide_index=True,
+        key=f"{key}_history",
+    )
