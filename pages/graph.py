@@ -1,6 +1,69 @@
-"""IU graph editor (issue 6). Minimal placeholder while the editor is built."""
+"""IU graph: view, hand-correct, validate, version, export and import a question's IU graph.
+
+The graphs set every metric's denominator, and LLM-extracted ones (the paper's included) contain
+cycles and duplicate edges; this page is where a researcher fixes them and keeps the history.
+"""
 
 import streamlit as st
 
+from knowsim_core.errors import KnowSimError
+from ui import graph_tools
+from ui.nav import store
+
 st.title("IU graph")
-st.info("The graph editor is being built; this page will let you view, edit, validate and version IU graphs.")
+db = store()
+questions = db.list_questions()
+if not questions:
+    st.info("No questions yet: add one on the Questions page.")
+    st.stop()
+qids = [q.id for q in questions]
+wanted = st.query_params.get("question")
+qid = st.selectbox(
+    "Question", qids, index=qids.index(wanted) if wanted in qids else 0, key="graph_question",
+    format_func=lambda i: f"{i} — {next(q.text for q in questions if q.id == i)[:90]}",
+)
+question = db.get_question(qid)
+versions = db.graph_versions(qid)
+if not versions:
+    st.info("This question has no IU graph yet: import one below or extract one with an LLM.")
+if flash := st.session_state.pop(graph_tools.FLASH_KEY, None):
+    st.success(flash)
+
+if versions:
+    vids = [v.id for v in versions]
+    picked = st.session_state.pop(graph_tools.NEXT_VERSION_KEY, None) or st.session_state.get("graph_version_pick")
+    if picked in vids:
+        st.session_state["graph_version_pick"] = picked
+    else:
+        st.session_state["graph_version_pick"] = vids[-1]
+    vid = st.selectbox(
+        "Version", vids, key="graph_version_pick",
+        format_func=lambda i: next(f"v{v.version} · {v.author} · {v.note or '—'}" for v in versions if v.id == i),
+    )
+    version = db.get_graph_version(vid)
+    g = version.graph
+    cycles = g.cycles()
+    if cycles:
+        st.warning(
+            "This graph has prerequisite cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
+            + ". Delete or reverse one edge of each in the edge table below, then save."
+        )
+    try:
+        from ui.graph_view import render_graph
+
+        render_graph(g, key=f"graph_view_{vid}", height=420)
+    except ImportError:
+        st.caption(f"{len(g.nodes)} IUs, {len(g.edges)} edges (graph drawing unavailable).")
+
+    tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"])
+    with tab_edit:
+        try:
+            graph_tools.render_editor(db, version)
+        except KnowSimError as exc:
+            st.error(str(exc))
+    with tab_hist:
+        graph_tools.render_history(db, qid)
+    with tab_io:
+        graph_tools.render_export(qid, version)
+        graph_tools.render_import(db, version)
+        graph_tools.render_extract(db, question, version)

@@ -46,9 +46,13 @@ def render_editor(store, version) -> IUGraph:
             "description": st.column_config.TextColumn("description", width="large", required=True),
         },
     )
-    node_result = apply_edits(base, st.session_state.get(nkey), None)
-    ids = sorted({n.id for n in node_result.graph.nodes} | set(base.index.ids)) if node_result.graph else []
-    st.markdown("**Prerequisite edges** — `from → to`: understanding *to* needs *from*")
+    # The endpoint options are the saved version's ids and stay fixed while editing: changing a
+    # column's options makes Streamlit rebuild the table and drop the edits made so far.
+    ids = sorted(set(base.index.ids))
+    st.markdown(
+        "**Prerequisite edges** — `from → to`: understanding *to* needs *from*. "
+        "Endpoints list the saved IUs: save new IUs first, then connect them."
+    )
     st.data_editor(
         edge_rows(base), key=ekey, num_rows="dynamic", hide_index=True, width="stretch",
         column_order=EDGE_COLUMNS,

@@ -1,0 +1,156 @@
+"""AppTest: the Graph page — live validation of injected table edits, saving, history diff, import."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.graph import IUEdge
+from knowsim_core.storage import Store
+
+PAGE = "../pages/graph.py"
+QID = "sample_lava_lamps"
+
+
+@pytest.fixture()
+def db(db_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    store = Store(db_path)
+    store.seed_samples()
+    return store
+
+
+def _open(db, qid: str = QID) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.query_params["question"] = qid
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _keys(db, qid: str = QID) -> tuple[str, str, int]:
+    v = db.latest_graph_version(qid)
+    return f"nodes_{v.id}_0", f"edges_{v.id}_0", v.id
+
+
+def _save_button(at: AppTest):
+    return next(b for b in at.button if b.label == "Save as new version")
+
+
+def test_page_renders_the_sample_graph_tables(db):
+    at = _open(db)
+    g = db.latest_graph_version(QID).graph
+    frames = at.dataframe
+    assert len(frames) == 2
+    nodes = frames[0].value
+    assert list(nodes["id"]) == [n.id for n in g.nodes]
+    assert len(frames[1].value) == len(g.edges)
+    assert not at.error
+
+
+def test_an_edit_that_closes_a_cycle_is_refused_with_the_cycle_named(db):
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    edge = db.latest_graph_version(QID).graph.edges[0]
+    at.session_state[ekey] = {"edited_rows": {}, "added_rows": [{"from": edge.to, "to": edge.from_}], "deleted_rows": []}
+    at.run()
+    errors = [e.value for e in at.error]
+    assert any("cycle" in e and edge.from_ in e and edge.to in e for e in errors), errors
+    assert _save_button(at).disabled
+    assert len(db.graph_versions(QID)) == 1
+
+
+def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(db):
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    g = db.latest_graph_version(QID).graph
+    first = g.nodes[0]
+    at.session_state[nkey] = {"edited_rows": {0: {"description": "Wax melts when heated from below."}},
+                              "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.error and not _save_button(at).disabled
+    at.text_input[0].input("clarified IU description")
+    _save_button(at).click().run()
+    versions = db.graph_versions(QID)
+    assert [v.version for v in versions] == [1, 2]
+    assert versions[1].note == "clarified IU description" and versions[1].parent_id == vid
+    assert versions[1].graph.node(first.id).description == "Wax melts when heated from below."
+    assert any("Saved version 2" in s.value for s in at.success)
+    history = "\n".join(c.value for c in at.code)
+    assert f"IU {first.id}: description" in history and "Wax melts when heated from below." in history
+    assert any("1 IU changed" in m.value for m in at.markdown)
+
+
+def test_an_inherited_cycle_does_not_block_and_can_be_fixed(db):
+    g = db.latest_graph_version(QID).graph
+    e = g.edges[0]
+    cyclic = g.model_copy(update={"edges": g.edges + (IUEdge(from_=e.to, to=e.from_),)})
+    db.add_graph_version(QID, cyclic, note="as extracted (cyclic)", author="llm")
+    at = _open(db)
+    assert any("prerequisite cycles" in w.value for w in at.warning)
+    nkey, ekey, vid = _keys(db)
+    # deleting the closing edge (the last row) removes the cycle; the save is allowed
+    at.session_state[ekey] = {"edited_rows": {}, "added_rows": [], "deleted_rows": [len(cyclic.edges) - 1]}
+    at.run()
+    assert not at.error and not _save_button(at).disabled
+    _save_button(at).click().run()
+    assert db.latest_graph_version(QID).graph.cycles() == []
+
+
+def test_large_level_jump_warns_with_a_bridging_suggestion(db):
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    g = db.latest_graph_version(QID).graph
+    hi = max(g.nodes, key=lambda n: n.abstraction_level)
+    lo = min(g.nodes, key=lambda n: n.abstraction_level)
+    assert hi.abstraction_level - lo.abstraction_level > 0.35
+    at.session_state[ekey] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [{"from": hi.id, "to": lo.id}]}
+    at.run()
+    warnings = [w.value for w in at.warning]
+    assert any(f"{hi.id} → {lo.id}" in w and "bridging" in w and "between" in w for w in warnings), warnings
+    assert not at.error and not _save_button(at).disabled
+
+
+def test_a_new_iu_is_added_and_its_missing_level_is_named(db):
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    at.session_state[nkey] = {"edited_rows": {}, "deleted_rows": [],
+                              "added_rows": [{"id": "IUX", "concept": "bridge", "description": "a bridging idea"}]}
+    at.run()
+    assert any("new IU row 1: fill in abstraction_level" in e.value for e in at.error)
+    assert _save_button(at).disabled
+
+
+@pytest.mark.parametrize(
+    "payload,expected",
+    [
+        (b"{not json", "not valid JSON"),
+        (json.dumps({"format": "something-else", "items": []}).encode(), "not an IU graph"),
+        (json.dumps([1, 2, 3]).encode(), "not an IU graph"),
+        (json.dumps({"format": "knowsim-studio-run"}).encode(), "saved run"),
+    ],
+)
+def test_bad_imports_give_a_clear_message(payload, expected):
+    from knowsim_core.errors import FormatError
+    from ui.graph_editor import parse_graph_file
+
+    with pytest.raises(FormatError, match=expected):
+        parse_graph_file(payload, name="upload.json")
+
+
+def test_html_in_every_text_field_is_refused_and_nothing_is_stored(db):
+    from knowsim_core.errors import FormatError
+    from ui.graph_editor import parse_graph_file
+
+    evil = "<img src=x onerror=alert(1)>"
+    data = {"knowledge_areas": [evil],
+            "nodes": [{"id": f"IU{i}{evil}", "concept": evil, "abstraction_level": 0.5, "description": evil}
+                      for i in range(2)],
+            "edges": [{"from": f"IU0{evil}", "to": f"IU1{evil}", "reason": evil}]}
+    before = [(v.id, v.graph) for v in db.graph_versions(QID)]
+    with pytest.raises(FormatError, match="HTML or script markup") as info:
+        parse_graph_file(json.dumps(data).encode(), name="evil.json")
+    assert "concept" in str(info.value) and "description" in str(info.value)
+    assert [(v.id, v.graph) for v in db.graph_versions(QID)] == before
