@@ -24,6 +24,7 @@ import json
 import os
 import socket
 import sqlite3
+import threading
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -209,6 +210,7 @@ class Store:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path).expanduser() if path is not None else default_path()
+        self._local = threading.local()
         self._check_file()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -253,8 +255,29 @@ class Store:
             )
 
     @contextmanager
+    def transaction(self) -> Iterator["Store"]:
+        """Group many calls of this thread into one write transaction (bulk imports).
+
+        Inside the block every method of this store, on this thread, shares one connection and
+        one ``BEGIN IMMEDIATE`` transaction: all of it is committed at the end, or none of it.
+        """
+        if getattr(self._local, "db", None) is not None:
+            yield self
+            return
+        with self._write() as db:
+            self._local.db = db
+            try:
+                yield self
+            finally:
+                self._local.db = None
+
+    @contextmanager
     def _db(self) -> Iterator[Database]:
         """A fresh connection in autocommit mode; sqlite errors become StorageError."""
+        shared = getattr(self._local, "db", None)
+        if shared is not None:  # inside transaction(): reuse its connection
+            yield shared
+            return
         conn = None
         try:
             conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -270,6 +293,9 @@ class Store:
     @contextmanager
     def _write(self) -> Iterator[Database]:
         """One ``BEGIN IMMEDIATE`` … ``COMMIT`` transaction (rolled back on any error)."""
+        if getattr(self._local, "db", None) is not None:  # already inside transaction()
+            yield self._local.db
+            return
         with self._db() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -379,17 +405,22 @@ class Store:
         from .samples import load_samples
 
         added = 0
-        for s in load_samples():
-            with self._write() as db:
-                if db.execute("SELECT 1 FROM questions WHERE id = ?", [s.id]).fetchone():
-                    continue
-                db["questions"].insert(
-                    {"id": s.id, "text": s.question, "reference_answer": s.reference_answer,
-                     "domain": s.domain, "field": s.field, "source": s.source or "sample", "created": _now()}
-                )
-                self._insert_graph(db, s.id, s.graph, note="sample graph", author="human", parent_id=None)
-                added += 1
+        with self.transaction():
+            for s in load_samples():
+                added += self._seed_one(s)
         return added
+
+    def _seed_one(self, sample: Any) -> int:
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM questions WHERE id = ?", [sample.id]).fetchone():
+                return 0
+            db["questions"].insert(
+                {"id": sample.id, "text": sample.question, "reference_answer": sample.reference_answer,
+                 "domain": sample.domain, "field": sample.field, "source": sample.source or "sample",
+                 "created": _now()}
+            )
+            self._insert_graph(db, sample.id, sample.graph, note="sample graph", author="human", parent_id=None)
+            return 1
 
     # ------------------------------------------------------------------ graphs
     @staticmethod

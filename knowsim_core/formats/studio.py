@@ -1,0 +1,64 @@
+"""Studio JSON: one run with all its turn records; ``read(write(run)) == run`` exactly.
+
+The format is :meth:`RunRecord.to_data` (``"format": "knowsim-studio-run"``, a ``turns`` list of
+turn records each with its 1-based ``turn``). A file may also hold a list of such runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import FormatError
+from ..records import RunRecord
+
+FORMAT = "knowsim-studio-run"
+
+
+def dumps(run: RunRecord, *, indent: int | None = 2) -> str:
+    """The run as Studio JSON text."""
+    return run.to_json(indent=indent)
+
+
+def loads(text: str) -> RunRecord:
+    """One run from Studio JSON text.
+
+    Raises:
+        FormatError: not JSON (e.g. a truncated export), another format, or damaged fields.
+    """
+    runs = runs_from_data(_parse(text))
+    if len(runs) != 1:
+        raise FormatError(f"expected one run in this Studio file, found {len(runs)}")
+    return runs[0]
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            f"not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); was the file truncated?"
+        ) from None
+
+
+def is_studio(data: Any) -> bool:
+    if isinstance(data, dict):
+        return data.get("format") == FORMAT
+    return isinstance(data, list) and bool(data) and all(isinstance(d, dict) and d.get("format") == FORMAT for d in data)
+
+
+def runs_from_data(data: Any) -> list[RunRecord]:
+    """A run or a list of runs (already parsed JSON)."""
+    items = data if isinstance(data, list) else [data]
+    out = []
+    for i, d in enumerate(items):
+        where = f"run #{i + 1}: " if len(items) > 1 else ""
+        try:
+            run = RunRecord.from_data(d)
+        except FormatError as exc:
+            raise FormatError(f"{where}{exc}") from None
+        for n, t in enumerate(run.turns, 1):
+            if t.turn != n:
+                raise FormatError(f"{where}turn numbers must be 1, 2, 3, …; found {t.turn} at position {n}")
+        out.append(run)
+    return out
