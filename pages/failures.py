@@ -1,6 +1,79 @@
-"""Failure-mode breakdowns (issue 6). Minimal placeholder while the page is built."""
+"""Failure modes: why calibration failed — per turn and per IU for one run, per level across runs.
+
+The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
+Clicking a bar, a heatmap cell or a table cell opens that run and turn on the Simulate page.
+"""
 
 import streamlit as st
 
+from knowsim_core.analysis import filter_facts
+from knowsim_core.config import LEVELS
+from knowsim_core.errors import KnowSimError
+from ui import failure_views as fv
+from ui.nav import open_in_simulate, store
+
 st.title("Failure modes")
-st.info("Per-turn and across-run failure-mode breakdowns will appear here.")
+db = store()
+one, many = st.tabs(["One run", "Across runs"])
+
+with one:
+    recent = db.list_runs(limit=200)
+    if not recent:
+        st.info("No saved runs yet: start one on the Simulate page or open the demo on Home.")
+    else:
+        ids = [r.id for r in recent]
+        wanted = st.query_params.get("run")
+        if wanted and wanted not in ids:
+            try:
+                recent.insert(0, db.get_run_row(wanted))
+                ids.insert(0, wanted)
+            except KnowSimError as exc:
+                st.error(str(exc))
+        rows = {r.id: r for r in recent}
+        label = {i: f"{i[:12]} · {rows[i].question_id} · {rows[i].level} · {rows[i].assistant} · {rows[i].turns} turns" for i in ids}
+        back = {v: k for k, v in label.items()}
+        picked = st.selectbox("Run", [label[i] for i in ids], index=ids.index(wanted) if wanted in ids else 0, key="fm_run")
+        rid = back[picked]
+        run = db.load_run(rid)
+        st.subheader("Modes per turn")
+        st.plotly_chart(fv.turn_bars_figure(run), key="fm_bars", on_select="rerun", selection_mode="points")
+        st.subheader("IU × turn")
+        st.caption("Hover a cell for the reason; blank cells: the IU was not explained that turn.")
+        st.plotly_chart(fv.heatmap_figure(run), key="fm_heat", on_select="rerun", selection_mode="points")
+        for key in ("fm_bars", "fm_heat"):
+            p = fv.selected_point(key)
+            if p is not None and p.get("x") is not None:
+                open_in_simulate(rid, int(p["x"]))
+
+with many:
+    questions = [q.id for q in db.list_questions()]
+    c1, c2, c3, c4 = st.columns(4)
+    q = c1.selectbox("Question", [None, *questions], key="fm_q", format_func=lambda v: v or "all")
+    lv = c2.selectbox("Level", [None, *LEVELS], key="fm_level", format_func=lambda v: v or "all")
+    rows = db.list_runs(question_id=q, level=lv, limit=fv.FACTS_LIMIT)
+    assistants = sorted({r.assistant for r in rows})
+    presets = sorted({r.preset for r in rows})
+    asst = c3.selectbox("Assistant", [None, *assistants], key="fm_asst", format_func=lambda v: v or "all")
+    pre = c4.selectbox("Preset", [None, *presets], key="fm_preset", format_func=lambda v: v or "all")
+    rows = [r for r in rows if (asst is None or r.assistant == asst) and (pre is None or r.preset == pre)]
+    rows = [r for r in rows if r.turns > 0]
+    facts = filter_facts([fv.cached_facts(str(db.path), r.id, r.updated) for r in rows])
+    if not facts:
+        st.info("No runs with turns match these filters.")
+    else:
+        st.caption(f"{len(facts)} runs" + (" (the newest shown; narrow the filters)" if len(rows) >= fv.FACTS_LIMIT else ""))
+        st.subheader("Shares by knowledge level")
+        st.plotly_chart(fv.shares_figure(facts), key="fm_shares", on_select="rerun", selection_mode="points")
+        st.subheader("KG / DC / CO by level")
+        by = st.radio("Rows", ["assistant", "question_id", "preset"], horizontal=True, key="fm_rows")
+        fig, table = fv.table_figure(facts, row=by)
+        st.plotly_chart(fig, key="fm_table", on_select="rerun", selection_mode="points")
+        st.dataframe(
+            [dict(zip([by, "level", "n runs", "KG", "DC", "CO"], r)) for r in table], hide_index=True, key="fm_table_df"
+        )
+        p = fv.selected_point("fm_shares")
+        target = fv.target_from_shares(p, facts) if p else None
+        p = fv.selected_point("fm_table")
+        target = target or (fv.target_from_table(p, facts, row=by) if p else None)
+        if target:
+            open_in_simulate(*target)

@@ -1,0 +1,100 @@
+"""AppTest: the Failure Modes page's numbers equal those computed from the stored records."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.failures import FAILURE_ORDER
+from knowsim_core.storage import Store
+
+from .part2_support import make_run
+
+PAGE = "../pages/failures.py"
+QID = "sample_lava_lamps"
+
+
+@pytest.fixture()
+def db(db_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    store = Store(db_path)
+    store.seed_samples()
+    g = store.latest_graph_version(QID).graph
+    ids = []
+    for seed, lv, asst in [(1, "novice", "a1"), (2, "novice", "a2"), (3, "advanced", "a1"), (4, "intermediate", "a1")]:
+        ids.append(store.save_run(make_run(g, question_id=QID, level=lv, assistant_id=asst, seed=seed, max_turns=5)))
+    store.ids = ids
+    return store
+
+
+def _charts(at: AppTest) -> dict[str, dict]:
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        out[el.proto.id if not getattr(el, "key", None) else el.key] = spec
+    return out
+
+
+def _specs(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def test_per_run_bars_and_heatmap_match_the_stored_turns(db):
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.query_params["run"] = db.ids[2]
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = db.load_run(db.ids[2])
+    bars, heat = _specs(at)[:2]
+    by_mode = {t["name"]: t["y"] for t in bars["data"]}
+    for m in FAILURE_ORDER:
+        assert by_mode[m.title] == [t.mode_counts()[m] for t in run.turns]
+    z = heat["data"][0]["z"]
+    assert sum(v is not None for row in z for v in row) == sum(len(t.modes) for t in run.turns)
+    hover = " ".join(x for row in heat["data"][0]["text"] for x in row)
+    assert "already known well" in hover or "could not advance" in hover or "advanced this turn" in hover
+
+
+def test_across_runs_shares_and_table_match_the_records(db):
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs = [db.load_run(i) for i in db.ids]
+    shares, table = _specs(at)[2:4]
+    for trace in shares["data"]:
+        for level_label, share, (level, mode, count) in zip(trace["y"], trace["x"], trace["customdata"]):
+            direct = Counter(m.value for r in runs if r.level == level for t in r.turns for _, m in t.modes)
+            assert count == direct[mode]
+            assert share == pytest.approx(direct[mode] / sum(direct.values()))
+            assert level_label == f"{level} (n={sum(r.level == level for r in runs)})"
+    cells = {(row, col): t for row, line in zip(table["data"][0]["y"], table["data"][0]["text"]) for col, t in zip(table["data"][0]["x"], line)}
+    a1_novice = [r for r in runs if r.level == "novice" and r.adapter["assistant"] == "a1"]
+    dc = sum(r.metrics().delivery_calibration for r in a1_novice) / len(a1_novice)
+    assert cells[("a1", "novice DC")] == f"{dc:.2f}<br>n=1"
+    assert cells[("a1", "advanced KG")].endswith("n=1")
+
+
+def test_filters_narrow_the_runs_and_a_click_opens_the_run(db):
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    at.session_state["fm_level"] = "novice"
+    at.run()
+    specs = _specs(at)
+    assert [t["y"] for t in specs[2]["data"]][0] == ["novice (n=2)"]
+    # a click on the novice PREREQ-BLOCKED segment opens the first novice run showing that mode
+    at.session_state["fm_shares"] = {"selection": {"points": [{"customdata": ["novice", "prereq_blocked", 1]}],
+                                                   "point_indices": [0], "box": [], "lasso": []}}
+    at.run()
+    target = at.session_state["open_target"]
+    run = db.load_run(target["run"])
+    assert run.level == "novice"
+    first = next(t.turn for t in run.turns if any(m.value == "prereq_blocked" for _, m in t.modes))
+    assert target["turn"] == first
+
+
+def test_empty_database_shows_guidance(db_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    assert not at.exception
+    assert any("No saved runs" in i.value for i in at.info)

@@ -1,0 +1,158 @@
+"""Failure-mode charts: one run (modes per turn, IU × turn heatmap) and many runs (Fig. 6, Tab. 4).
+
+Every chart is a plotly figure with ``on_select="rerun"``; a click resolves to a (run, turn) that
+the page opens on the Simulate view. Figures are built by pure functions (``*_figure``) so tests
+can compare their numbers with the stored records.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from knowsim_core.analysis import (
+    METRIC_NAMES, RunFacts, first_occurrence, metric_table, mode_cells, modes_per_turn,
+    representative_run, run_facts, shares_by_level,
+)
+from knowsim_core.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
+from knowsim_core.records import RunRecord
+
+# Okabe–Ito, colour-blind-safe; the same colour means the same mode in every chart.
+MODE_COLOURS: dict[FailureMode, str] = {
+    FailureMode.REDUNDANT: "#999999",
+    FailureMode.PREREQ_BLOCKED: "#D55E00",
+    FailureMode.EFFECTIVE: "#009E73",
+    FailureMode.OVERLOAD_WASTED: "#CC79A7",
+    FailureMode.UNDER_ABSORBED: "#E69F00",
+}
+FACTS_LIMIT = 5000  # runs read for the cross-run views (the newest first)
+
+
+# ---------------------------------------------------------------------- one run
+def turn_bars_figure(run: RunRecord) -> go.Figure:
+    per_turn = modes_per_turn(run)
+    turns = [t.turn for t in run.turns]
+    fig = go.Figure()
+    for m in FAILURE_ORDER:
+        fig.add_bar(
+            x=turns, y=[c[m] for c in per_turn], name=m.title, marker_color=MODE_COLOURS[m],
+            hovertemplate=f"turn %{{x}}: %{{y}} × {m.title}<br>{EXPLANATIONS[m]}<extra></extra>",
+        )
+    fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=30), xaxis_title="turn",
+                      yaxis_title="explained IUs", legend_orientation="h", clickmode="event+select")
+    return fig
+
+
+def heatmap_figure(run: RunRecord) -> go.Figure:
+    """IU × turn: colour = mode, hover = the reason in plain words; blank = not explained."""
+    ids = list(run.graph.index.ids)
+    turns = [t.turn for t in run.turns]
+    pos = {m: i for i, m in enumerate(FAILURE_ORDER)}
+    z: list[list[Any]] = [[None] * len(turns) for _ in ids]
+    text: list[list[str]] = [[f"{i} · turn {t}: not explained" for t in turns] for i in ids]
+    row = {v: k for k, v in enumerate(ids)}
+    col = {t: k for k, t in enumerate(turns)}
+    for c in mode_cells(run):
+        if c.iu in row:
+            z[row[c.iu]][col[c.turn]] = pos[c.mode]
+            text[row[c.iu]][col[c.turn]] = f"{c.iu} · turn {c.turn}<br>{c.reason}"
+    n = len(FAILURE_ORDER)
+    scale = []
+    for i, m in enumerate(FAILURE_ORDER):
+        scale += [(i / n, MODE_COLOURS[m]), ((i + 1) / n, MODE_COLOURS[m])]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=turns, y=ids, text=text, hovertemplate="%{text}<extra></extra>", colorscale=scale,
+            zmin=-0.5, zmax=n - 0.5, xgap=1, ygap=1,
+            colorbar=dict(tickvals=list(range(n)), ticktext=[m.title for m in FAILURE_ORDER]),
+        )
+    )
+    fig.update_layout(height=max(260, 22 * len(ids) + 80), margin=dict(t=30, b=30), xaxis_title="turn",
+                      yaxis=dict(autorange="reversed", type="category"), xaxis=dict(dtick=1))
+    return fig
+
+
+# ---------------------------------------------------------------------- many runs
+@st.cache_data(show_spinner=False, max_entries=20000)
+def cached_facts(db_path: str, run_id: str, updated: str) -> RunFacts:
+    """Facts of one stored run; the ``updated`` stamp makes a changed run recompute."""
+    from ui.nav import store
+
+    return run_facts(store().load_run(run_id), run_id=run_id)
+
+
+def shares_figure(facts: Sequence[RunFacts]) -> go.Figure:
+    rows = shares_by_level(facts)
+    levels = [f"{r.level} (n={r.runs})" for r in rows]
+    fig = go.Figure()
+    for i, m in enumerate(FAILURE_ORDER):
+        fig.add_bar(
+            y=levels, x=[r.shares[i] for r in rows], orientation="h", name=m.title, marker_color=MODE_COLOURS[m],
+            customdata=[[r.level, m.value, r.counts[i]] for r in rows],
+            hovertemplate="%{customdata[0]}: %{x:.1%} " + m.title + " (%{customdata[2]} IU-turns)<extra></extra>",
+        )
+    fig.update_layout(barmode="stack", height=120 + 50 * len(rows), margin=dict(t=30, b=30),
+                      xaxis=dict(tickformat=".0%", range=[0, 1]), legend_orientation="h")
+    return fig
+
+
+def table_figure(facts: Sequence[RunFacts], *, row: str) -> tuple[go.Figure, list[list[Any]]]:
+    """Table 4 as a clickable grid: one column per (level, metric), one row per ``row`` value."""
+    cells = metric_table(facts, row=row)
+    rows = sorted({c.row for c in cells})
+    levels = list(dict.fromkeys(c.level for c in cells))
+    cols = [(lv, m) for lv in levels for m in METRIC_NAMES]
+    z = [[None] * len(cols) for _ in rows]
+    text = [[""] * len(cols) for _ in rows]
+    custom: list[list[Any]] = [[None] * len(cols) for _ in rows]
+    records = []
+    for c in cells:
+        r = rows.index(c.row)
+        for k, m in enumerate(METRIC_NAMES):
+            j = cols.index((c.level, m))
+            mean = c.means[k]
+            z[r][j] = mean if m != "KG" else None
+            text[r][j] = f"{mean:.2f}<br>n={c.n}"
+            custom[r][j] = [c.row, c.level, m]
+        records.append([c.row, c.level, c.n, *(round(v, 3) for v in c.means)])
+    fig = go.Figure(
+        go.Heatmap(
+            z=[[v if v is not None else 0.0 for v in line] for line in z], x=[f"{lv} {m}" for lv, m in cols],
+            y=rows, text=text, texttemplate="%{text}", customdata=custom, colorscale="Blues", showscale=False,
+            zmin=0, zmax=1, hovertemplate="%{y} · %{x}<br>%{text}<br>click: open the median run<extra></extra>",
+            xgap=2, ygap=2,
+        )
+    )
+    fig.update_layout(height=90 + 45 * len(rows), margin=dict(t=30, b=30), yaxis=dict(type="category"),
+                      xaxis=dict(type="category", side="top"))
+    return fig, records
+
+
+# ---------------------------------------------------------------------- clicks
+def selected_point(key: str) -> dict[str, Any] | None:
+    """The first clicked point of a plotly chart (dict-style access; AppTest has no attributes)."""
+    ev = st.session_state.get(key)
+    try:
+        points = ev["selection"]["points"]
+    except (KeyError, TypeError):
+        return None
+    return points[0] if points else None
+
+
+def target_from_shares(point: dict[str, Any], facts: Sequence[RunFacts]) -> tuple[str, int] | None:
+    data = point.get("customdata")
+    if not data:
+        return None
+    return first_occurrence(facts, data[0], FailureMode(data[1]))
+
+
+def target_from_table(point: dict[str, Any], facts: Sequence[RunFacts], *, row: str) -> tuple[str, int] | None:
+    data = point.get("customdata")
+    if not data or data[0] is None:
+        return None
+    sel = [f for f in facts if getattr(f, row) == data[0] and f.level == data[1]]
+    if not sel:
+        return None
+    return representative_run(sel, data[2]).run_id, 1
