@@ -1,0 +1,246 @@
+"""One small chat interface over every provider: :meth:`ChatModel.complete`.
+
+``complete(messages, json_schema=Model)`` returns the reply text, the validated pydantic object
+and one :class:`~knowsim_core.records.Usage` (tokens, latency, cost — summed over a repair call).
+Structured output goes: cache → schema request (or JSON mode) → validation → one repair request
+→ :class:`MalformedOutputError`. With ``structured="auto"`` a server that rejects the schema
+request (400/422, common on local servers) is switched to JSON mode for the rest of the process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from ..ports import Message
+from ..records import Usage
+from .cache import ResponseCache, request_key
+from .errors import MalformedOutputError, ProviderCallError, redact, translate
+from .jsontext import validate_reply
+from .providers import RawReply, call, gate_for, get_client, sdk_errors
+from .settings import PROVIDERS, LLMSettings
+
+JSON_INSTRUCTION = (
+    "Reply with one JSON object only — no prose, no code fences — that matches this JSON schema:\n{schema}"
+)
+REPAIR_INSTRUCTION = (
+    "Your previous reply could not be used: {error}. Reply again with only the corrected JSON object, "
+    "complete, matching the schema you were given."
+)
+_JSON_ONLY_ENDPOINTS: set[tuple[str, str, str]] = set()  # endpoints found to reject schema requests
+_MODE_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """A parsed model id: ``openai/gpt-4o-mini``, ``compat/llama3:8b@http://localhost:11434/v1``."""
+
+    provider: str
+    model: str
+    base_url: str = ""  # an endpoint given in the id itself (compat)
+
+    @property
+    def id(self) -> str:
+        tail = f"@{self.base_url}" if self.base_url else ""
+        return f"{self.provider}/{self.model}{tail}"
+
+    @classmethod
+    def parse(cls, provider: str, spec: str) -> "ModelRef":
+        """Read ``<model>`` or ``<model>@<base_url>`` for a provider.
+
+        Raises:
+            ConfigError: unknown provider or an empty model name.
+        """
+        if provider not in PROVIDERS:
+            raise ConfigError(f"unknown LLM provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+        model, _, url = spec.strip().partition("@")
+        if not model.strip():
+            raise ConfigError(
+                f"missing model name in {provider}/{spec!r}; write e.g. {provider}/"
+                + ("llama3.1@http://localhost:11434/v1" if provider == "compat" else "<model>")
+            )
+        return cls(provider, model.strip(), url.strip().rstrip("/"))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    text: str
+    parsed: BaseModel | None
+    usage: Usage
+    cached: bool = False
+    finish: str = ""
+
+
+def as_messages(system: str, history: Sequence[Message] = (), user: str | None = None) -> list[dict[str, str]]:
+    """System prompt + conversation (+ a final user message) in the wire's role/content form."""
+    out = [{"role": "system", "content": system}] if system else []
+    out += [{"role": m.role, "content": m.text} for m in history]
+    if user is not None:
+        out.append({"role": "user", "content": user})
+    return out
+
+
+class ChatModel:
+    """A model at a provider, with settings, an optional response cache and a usage role."""
+
+    def __init__(self, ref: ModelRef, *, settings: LLMSettings | None = None, cache: ResponseCache | None = None):
+        self.ref = ref
+        self.settings = settings or LLMSettings.from_env()
+        self.cache = cache if self.settings.cache_enabled else None
+        self.base_url = ref.base_url or self.settings.base_url(ref.provider)
+        if not self.base_url:
+            raise ConfigError(
+                f"{ref.id}: no base URL for the compatible server; set KNOWSIM_COMPAT_BASE_URL "
+                "(e.g. http://localhost:11434/v1) or write compat/<model>@<base_url>"
+            )
+        if ref.provider != "compat" and not self.settings.api_key(ref.provider):
+            var = f"{ref.provider.upper()}_API_KEY"
+            raise ConfigError(f"{ref.id}: no API key; set {var} or type the key in the sidebar")
+
+    @property
+    def id(self) -> str:
+        return self.ref.id
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        json_schema: type[BaseModel] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        role: str = "",
+    ) -> ChatResult:
+        """Send a chat; with ``json_schema`` the reply is validated into that model.
+
+        Raises:
+            ProviderCallError: the call failed (one clear line; the key is never in it).
+            MalformedOutputError: the reply did not fit ``json_schema`` even after one repair.
+        """
+        schema = json_schema.model_json_schema() if json_schema is not None else None
+        key = request_key(
+            provider=self.ref.provider, base_url=self.base_url, model=self.ref.model, messages=messages,
+            schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
+        )
+        hit = self._from_cache(key, json_schema, role)
+        if hit is not None:
+            return hit
+        mode = self._mode(json_schema)
+        sent = self._with_instruction(messages, schema) if mode == "json" else messages
+        get_client(self.ref.provider, base_url=self.base_url, settings=self.settings)  # SDK import: not latency
+        started = time.perf_counter()
+        raws: list[RawReply] = []
+        try:
+            raw = self._send(sent, json_schema, mode, temperature, max_tokens, seed)
+        except ProviderCallError as exc:
+            if not (mode == "schema" and self.settings.structured == "auto" and exc.reason == "bad_request"):
+                raise
+            with _MODE_LOCK:  # the server does not take schema requests: JSON mode from now on
+                _JSON_ONLY_ENDPOINTS.add((self.ref.provider, self.base_url, self.ref.model))
+            mode, sent = "json", self._with_instruction(messages, schema)
+            raw = self._send(sent, json_schema, mode, temperature, max_tokens, seed)
+        raws.append(raw)
+        parsed, error = self._validate(raw, json_schema)
+        if error:
+            repair = [*sent, {"role": "assistant", "content": raw.text or "(empty)"},
+                      {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)}]
+            raw = self._send(repair, json_schema, mode, temperature, max_tokens, seed)
+            raws.append(raw)
+            parsed, error = self._validate(raw, json_schema)
+        usage = self._usage(raws, role, time.perf_counter() - started)
+        if error:
+            raise MalformedOutputError(
+                f"{self.id}: the reply did not match the expected JSON after one repair request ({error}); "
+                "try another model or KNOWSIM_LLM_STRUCTURED=json",
+                provider=self.ref.provider, text=redact(raw.text, self.settings.secrets()), usage=usage,
+            ) from None
+        if self.cache is not None:
+            self.cache.cache_put(key, json.dumps(
+                {"text": raw.text, "finish": raw.finish, "input_tokens": usage.input_tokens,
+                 "output_tokens": usage.output_tokens}, ensure_ascii=False,
+            ))
+        return ChatResult(raw.text, parsed, usage, cached=False, finish=raw.finish)
+
+    # ------------------------------------------------------------------ internals
+    def _mode(self, json_schema: type[BaseModel] | None) -> str:
+        if json_schema is None:
+            return "text"
+        if self.settings.structured == "json":
+            return "json"
+        if (self.ref.provider, self.base_url, self.ref.model) in _JSON_ONLY_ENDPOINTS and self.settings.structured == "auto":
+            return "json"
+        return "schema"
+
+    @staticmethod
+    def _with_instruction(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> list[dict[str, str]]:
+        note = JSON_INSTRUCTION.format(schema=json.dumps(schema, ensure_ascii=False))
+        out = [dict(m) for m in messages]
+        if out and out[0]["role"] == "system":
+            out[0]["content"] = f"{out[0]['content']}\n\n{note}"
+        else:
+            out.insert(0, {"role": "system", "content": note})
+        return out
+
+    def _send(self, messages: list[dict[str, str]], json_schema: type[BaseModel] | None, mode: str,
+              temperature: float | None, max_tokens: int | None, seed: int | None) -> RawReply:
+        s = self.settings
+        client = get_client(self.ref.provider, base_url=self.base_url, settings=s)
+        try:
+            with gate_for(self.ref.provider, self.base_url, s):
+                return call(self.ref.provider, client, model=self.ref.model, messages=messages,
+                            schema_model=json_schema, mode=mode, temperature=temperature,
+                            max_tokens=max_tokens, seed=seed)
+        except sdk_errors(self.ref.provider) as exc:
+            raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
+                            timeout_s=s.timeout_s, retries=s.max_retries, secrets=s.secrets()) from None
+
+    @staticmethod
+    def _validate(raw: RawReply, json_schema: type[BaseModel] | None) -> tuple[BaseModel | None, str]:
+        if json_schema is None:
+            return None, ""
+        if raw.parsed is not None:
+            return raw.parsed, ""
+        try:
+            return validate_reply(raw.text, json_schema), ""
+        except ValueError as exc:
+            truncated = " (the reply was cut off: raise max_tokens)" if raw.finish in ("length", "max_tokens") else ""
+            return None, f"{exc}{truncated}"
+
+    def _usage(self, raws: list[RawReply], role: str, seconds: float) -> Usage:
+        tin = sum(r.input_tokens for r in raws)
+        tout = sum(r.output_tokens for r in raws)
+        return Usage(
+            role=role, model=self.id, input_tokens=tin, output_tokens=tout,
+            latency_ms=round(seconds * 1000.0, 1),
+            cost_usd=self.settings.prices.cost(self.ref.model, tin, tout),
+        )
+
+    def _from_cache(self, key: str, json_schema: type[BaseModel] | None, role: str) -> ChatResult | None:
+        if self.cache is None:
+            return None
+        blob = self.cache.cache_get(key)
+        if blob is None:
+            return None
+        try:
+            data = json.loads(blob)
+            raw = RawReply(text=str(data["text"]), finish=str(data.get("finish", "")))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            return None  # a damaged entry: just call again
+        parsed, error = self._validate(raw, json_schema)
+        if error:
+            return None
+        usage = Usage(role=role, model=self.id, cached=True)  # no tokens spent, nothing billed
+        return ChatResult(raw.text, parsed, usage, cached=True, finish=raw.finish)
+
+    def describe(self) -> dict[str, Any]:
+        """The model's identity and call settings (no key), for a run's metadata."""
+        d: dict[str, Any] = {"model": self.id, "provider": self.ref.provider, **self.settings.describe()}
+        if self.ref.provider == "compat":
+            d["base_url"] = redact(self.base_url, self.settings.secrets())
+        return d

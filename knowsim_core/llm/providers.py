@@ -1,0 +1,205 @@
+"""The only code that touches the ``openai`` and ``anthropic`` SDKs (imported lazily, here).
+
+Three providers, two wire formats: ``openai`` and ``compat`` speak Chat Completions, ``anthropic``
+speaks Messages. Structured output uses what each SDK sends for its parse API:
+
+* Chat Completions: ``chat.completions.parse(response_format=Model)`` (through
+  ``with_raw_response`` so the reply text is still at hand when validation fails and we need to
+  ask the model for a repair);
+* Messages: the ``output_config.format`` json_schema that ``messages.parse(output_format=Model)``
+  sends (built with the SDK's own ``transform_schema``), sent through ``messages.create`` because
+  ``messages.parse`` raises on an invalid reply without returning its text.
+
+JSON mode (``response_format={"type": "json_object"}``; for Anthropic an instruction only) is the
+fallback for servers without schema support. Clients are cached per endpoint+key+timeouts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from .settings import LLMSettings
+
+ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
+NO_KEY = "no-key"  # local compatible servers ignore the key but the SDK wants a string
+
+
+@dataclass(frozen=True, slots=True)
+class RawReply:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    finish: str = ""
+    parsed: BaseModel | None = None  # set when the SDK's parse API validated the reply
+
+
+_CLIENTS: dict[tuple[Any, ...], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def get_client(provider: str, *, base_url: str, settings: LLMSettings) -> Any:
+    """A cached SDK client for this endpoint, with explicit timeouts and retries."""
+    api_key = settings.api_key(provider) or (NO_KEY if provider == "compat" else "")
+    ident = (provider, base_url, api_key, settings.timeout_s, settings.connect_timeout_s, settings.max_retries)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(ident)
+        if client is None:
+            client = _build_client(provider, base_url=base_url, api_key=api_key, settings=settings)
+            _CLIENTS[ident] = client
+        return client
+
+
+def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSettings) -> Any:
+    if provider == "anthropic":
+        import anthropic
+
+        return anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            max_retries=settings.max_retries,
+        )
+    import openai
+
+    return openai.OpenAI(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+        max_retries=settings.max_retries,
+    )
+
+
+def sdk_errors(provider: str) -> tuple[type[BaseException], ...]:
+    """The SDK's base exception classes (for translation into ProviderError)."""
+    if provider == "anthropic":
+        import anthropic
+
+        return (anthropic.AnthropicError,)
+    import openai
+
+    return (openai.OpenAIError,)
+
+
+def call(
+    provider: str,
+    client: Any,
+    *,
+    model: str,
+    messages: list[dict[str, str]],
+    schema_model: type[BaseModel] | None,
+    mode: str,
+    temperature: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+) -> RawReply:
+    """One request. ``mode``: "schema" (structured output), "json" (JSON mode) or "text"."""
+    if provider == "anthropic":
+        return _anthropic(client, model=model, messages=messages, schema_model=schema_model, mode=mode,
+                          max_tokens=max_tokens)
+    return _chat_completions(provider, client, model=model, messages=messages, schema_model=schema_model,
+                             mode=mode, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+
+def _chat_completions(provider: str, client: Any, *, model: str, messages: list[dict[str, str]],
+                      schema_model: type[BaseModel] | None, mode: str, temperature: float | None,
+                      max_tokens: int | None, seed: int | None) -> RawReply:
+    kw: dict[str, Any] = {"model": model, "messages": messages}
+    if temperature is not None:
+        kw["temperature"] = temperature
+    if max_tokens:
+        # OpenAI's current name; local servers (llama.cpp, older vLLM/Ollama) know max_tokens
+        kw["max_completion_tokens" if provider == "openai" else "max_tokens"] = max_tokens
+    if seed is not None:
+        kw["seed"] = seed
+    if mode == "schema" and schema_model is not None:
+        raw = client.chat.completions.with_raw_response.parse(response_format=schema_model, **kw)
+        body = raw.http_response.json()
+        parsed = None
+        try:
+            parsed = raw.parse().choices[0].message.parsed
+        except Exception:  # noqa: BLE001 — invalid/truncated output: we validate and repair ourselves
+            parsed = None
+        return _from_chat_body(body, parsed)
+    if mode == "json":
+        kw["response_format"] = {"type": "json_object"}
+    raw = client.chat.completions.with_raw_response.create(**kw)
+    return _from_chat_body(raw.http_response.json(), None)
+
+
+def _from_chat_body(body: Any, parsed: BaseModel | None) -> RawReply:
+    choice = (body.get("choices") or [{}])[0] if isinstance(body, dict) else {}
+    msg = choice.get("message") or {}
+    text = msg.get("content")
+    if not text and msg.get("refusal"):
+        text = f"(refused) {msg['refusal']}"
+    usage = (body.get("usage") or {}) if isinstance(body, dict) else {}
+    return RawReply(
+        text=text or "",
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        finish=str(choice.get("finish_reason") or ""),
+        parsed=parsed,
+    )
+
+
+def _anthropic(client: Any, *, model: str, messages: list[dict[str, str]], schema_model: type[BaseModel] | None,
+               mode: str, max_tokens: int | None) -> RawReply:
+    import anthropic
+
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+    kw: dict[str, Any] = {"model": model, "max_tokens": max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS, "messages": turns}
+    if system:
+        kw["system"] = system
+    if mode == "schema" and schema_model is not None:
+        schema = anthropic.transform_schema(TypeAdapter(schema_model).json_schema())
+        kw["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    msg = client.messages.create(**kw)
+    text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", "") == "text")
+    return RawReply(
+        text=text,
+        input_tokens=int(getattr(msg.usage, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(msg.usage, "output_tokens", 0) or 0),
+        finish=str(msg.stop_reason or ""),
+    )
+
+
+class Gate:
+    """At most ``limit`` calls in flight per endpoint, and optionally at most ``rpm`` per minute."""
+
+    def __init__(self, limit: int, rpm: float = 0.0):
+        self._sem = threading.BoundedSemaphore(limit)
+        self._interval = 60.0 / rpm if rpm > 0 else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "Gate":
+        self._sem.acquire()
+        if self._interval:
+            with self._lock:
+                now = time.monotonic()
+                wait = max(0.0, self._next - now)
+                self._next = max(now, self._next) + self._interval
+            if wait:
+                time.sleep(wait)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sem.release()
+
+
+_GATES: dict[tuple[str, str, int, float], Gate] = {}
+
+
+def gate_for(provider: str, base_url: str, settings: LLMSettings) -> Gate:
+    ident = (provider, base_url, settings.max_concurrency, settings.requests_per_minute)
+    with _CLIENTS_LOCK:
+        g = _GATES.get(ident)
+        if g is None:
+            g = _GATES[ident] = Gate(settings.max_concurrency, settings.requests_per_minute)
+        return g

@@ -1,0 +1,312 @@
+"""LLM settings: keys, base URLs, timeouts, retries, cache switch, prices — from env and secrets.
+
+Keys live in memory only. They are wrapped in :class:`Secret`, whose ``repr``/``str`` print
+``***``, so a settings object can be logged, shown in a debugger or put in an error message
+without leaking them; :meth:`LLMSettings.describe` (what a run records) never includes them.
+
+Sources, later ones win: built-in defaults < environment < a secrets mapping (``st.secrets``,
+read by the app and passed in as a plain mapping) < values typed into the sidebar
+(:meth:`LLMSettings.with_overrides`). This module imports no streamlit and no SDK.
+
+Variables (same names in the environment and in secrets)::
+
+    OPENAI_API_KEY, OPENAI_BASE_URL          openai/<model>
+    ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL    anthropic/<model>
+    KNOWSIM_COMPAT_BASE_URL, KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
+    KNOWSIM_LLM_TIMEOUT (s), KNOWSIM_LLM_MAX_RETRIES, KNOWSIM_LLM_CACHE (1/0),
+    KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
+    KNOWSIM_LLM_STRUCTURED (auto | schema | json),
+    KNOWSIM_OPENAI_MODELS, KNOWSIM_ANTHROPIC_MODELS, KNOWSIM_COMPAT_MODELS (comma lists),
+    KNOWSIM_LLM_PRICES (JSON {"model": [usd_per_1M_input, usd_per_1M_output]})
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from ..errors import ConfigError
+from .prices import DEFAULT_PRICES, PriceTable
+
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
+STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
+
+DEFAULT_TIMEOUT_S = 60.0  # the SDKs default to 600 s; a stuck local server should fail sooner
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+DEFAULT_MAX_RETRIES = 2  # the SDKs' own retries (429, 5xx, connection errors), with backoff
+DEFAULT_MAX_CONCURRENCY = 4  # parallel calls per provider endpoint during batches
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MODELS: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-4o-mini", "gpt-4o"),
+    "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5"),
+    "compat": (),  # whatever the local server serves; the user types the name
+}
+ASSISTANT_STRATEGIES: tuple[str, ...] = ("adaptive", "simple", "comprehensive", "socratic")
+
+
+class Secret:
+    """A string that never prints itself."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('***')" if self._value else "Secret('')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __reduce__(self):  # pickling (session state) keeps the value in memory only
+        return (Secret, (self._value,))
+
+
+_EMPTY = Secret("")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Everything the LLM layer needs; immutable, cheap to copy with :meth:`with_overrides`."""
+
+    openai_api_key: Secret = _EMPTY
+    openai_base_url: str = ""
+    anthropic_api_key: Secret = _EMPTY
+    anthropic_base_url: str = ""
+    compat_api_key: Secret = _EMPTY
+    compat_base_url: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
+    max_retries: int = DEFAULT_MAX_RETRIES
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    requests_per_minute: float = 0.0
+    cache_enabled: bool = True
+    structured: str = "auto"
+    models: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_MODELS))
+    prices: PriceTable = field(default_factory=lambda: PriceTable(DEFAULT_PRICES))
+    key_sources: Mapping[str, str] = field(default_factory=dict)  # provider -> "env" / "secrets" / "session"
+
+    def __post_init__(self) -> None:
+        for name in ("openai_api_key", "anthropic_api_key", "compat_api_key"):
+            value = getattr(self, name)
+            if isinstance(value, str):  # accept plain strings, store them wrapped
+                object.__setattr__(self, name, Secret(value.strip()))
+        if self.timeout_s <= 0 or self.connect_timeout_s <= 0:
+            raise ConfigError(f"LLM timeouts must be positive seconds, got {self.timeout_s} / {self.connect_timeout_s}")
+        if not 0 <= self.max_retries <= 10:
+            raise ConfigError(f"KNOWSIM_LLM_MAX_RETRIES must be between 0 and 10, got {self.max_retries}")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"KNOWSIM_LLM_MAX_CONCURRENCY must be at least 1, got {self.max_concurrency}")
+        if self.requests_per_minute < 0:
+            raise ConfigError(f"KNOWSIM_LLM_RPM must be 0 (unlimited) or positive, got {self.requests_per_minute}")
+        if self.structured not in STRUCTURED_MODES:
+            raise ConfigError(
+                f"KNOWSIM_LLM_STRUCTURED must be one of {', '.join(STRUCTURED_MODES)}, got {self.structured!r}"
+            )
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "LLMSettings":
+        """Settings from environment variables (``os.environ`` when None)."""
+        return cls.from_sources(env=os.environ if environ is None else environ, secrets=None)
+
+    @classmethod
+    def from_sources(
+        cls, *, env: Mapping[str, str] | None = None, secrets: Mapping[str, Any] | None = None
+    ) -> "LLMSettings":
+        """Merge the environment and a secrets mapping (secrets win). ``secrets=None`` is fine.
+
+        Raises:
+            ConfigError: a number or JSON value that cannot be read, naming the variable.
+        """
+        env = os.environ if env is None else env
+        merged: dict[str, str] = {}
+        origin: dict[str, str] = {}
+        for source_name, source in (("env", env), ("secrets", _safe_mapping(secrets))):
+            for k, v in source.items():
+                if isinstance(k, str) and (k.startswith(("OPENAI_", "ANTHROPIC_", "KNOWSIM_"))):
+                    if v is None or isinstance(v, (dict, list)):
+                        continue
+                    merged[k] = str(v).strip()
+                    origin[k] = source_name
+        kw: dict[str, Any] = {}
+        key_sources: dict[str, str] = {}
+        for provider, key_var, url_var in (
+            ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+            ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+            ("compat", "KNOWSIM_COMPAT_API_KEY", "KNOWSIM_COMPAT_BASE_URL"),
+        ):
+            if merged.get(key_var):
+                kw[f"{provider}_api_key"] = Secret(merged[key_var])
+                key_sources[provider] = origin[key_var]
+            if merged.get(url_var):
+                kw[f"{provider}_base_url"] = merged[url_var].rstrip("/")
+        numbers = {
+            "KNOWSIM_LLM_TIMEOUT": ("timeout_s", float),
+            "KNOWSIM_LLM_MAX_RETRIES": ("max_retries", int),
+            "KNOWSIM_LLM_MAX_CONCURRENCY": ("max_concurrency", int),
+            "KNOWSIM_LLM_RPM": ("requests_per_minute", float),
+        }
+        for var, (attr, conv) in numbers.items():
+            if merged.get(var):
+                try:
+                    kw[attr] = conv(merged[var])
+                except ValueError:
+                    raise ConfigError(f"{var} must be a number, got {merged[var]!r}") from None
+        if merged.get("KNOWSIM_LLM_CACHE"):
+            kw["cache_enabled"] = merged["KNOWSIM_LLM_CACHE"].lower() not in ("0", "false", "no", "off")
+        if merged.get("KNOWSIM_LLM_STRUCTURED"):
+            kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
+        models = dict(DEFAULT_MODELS)
+        for provider in PROVIDERS:
+            var = f"KNOWSIM_{provider.upper()}_MODELS"
+            if var in merged:
+                models[provider] = tuple(m.strip() for m in merged[var].split(",") if m.strip())
+        kw["models"] = models
+        prices = PriceTable(DEFAULT_PRICES)
+        if merged.get("KNOWSIM_LLM_PRICES"):
+            try:
+                prices = prices.updated(json.loads(merged["KNOWSIM_LLM_PRICES"]))
+            except (json.JSONDecodeError, ValueError, TypeError) as exc:
+                raise ConfigError(
+                    f'KNOWSIM_LLM_PRICES must be JSON like {{"gpt-4o-mini": [0.15, 0.6]}} (USD per 1M tokens): {exc}'
+                ) from None
+        kw["prices"] = prices
+        kw["key_sources"] = key_sources
+        return cls(**kw)
+
+    def with_overrides(self, **changes: Any) -> "LLMSettings":
+        """A copy with some fields changed, e.g. a key typed into the sidebar for this session.
+
+        Empty strings for keys or base URLs are ignored (an empty sidebar box keeps the env value).
+        """
+        clean: dict[str, Any] = {}
+        sources = dict(self.key_sources)
+        for k, v in changes.items():
+            if k.endswith(("_api_key", "_base_url")) and (v is None or (isinstance(v, str) and not v.strip())):
+                continue
+            if k.endswith("_api_key"):
+                v = v if isinstance(v, Secret) else Secret(str(v).strip())
+                sources[k.removesuffix("_api_key")] = "session"
+            if k.endswith("_base_url"):
+                v = str(v).strip().rstrip("/")
+            clean[k] = v
+        clean.setdefault("key_sources", sources)
+        try:
+            return replace(self, **clean)
+        except TypeError as exc:
+            raise ConfigError(f"unknown LLM setting in {sorted(changes)}: {exc}") from None
+
+    # ------------------------------------------------------------------ lookups
+    def api_key(self, provider: str) -> str:
+        """The key for a provider (revealed; use only to build a client)."""
+        return getattr(self, f"{provider}_api_key").reveal()
+
+    def base_url(self, provider: str) -> str:
+        if provider == "openai":
+            return self.openai_base_url or DEFAULT_OPENAI_BASE_URL
+        if provider == "anthropic":
+            return self.anthropic_base_url or DEFAULT_ANTHROPIC_BASE_URL
+        return self.compat_base_url
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured key, for redaction."""
+        return tuple(k.reveal() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
+
+    def describe(self) -> dict[str, Any]:
+        """Non-secret settings, safe to store with a run or show in the UI."""
+        return {
+            "timeout_s": self.timeout_s,
+            "connect_timeout_s": self.connect_timeout_s,
+            "max_retries": self.max_retries,
+            "max_concurrency": self.max_concurrency,
+            "requests_per_minute": self.requests_per_minute,
+            "cache_enabled": self.cache_enabled,
+            "structured": self.structured,
+        }
+
+
+def _safe_mapping(secrets: Any) -> dict[str, Any]:
+    """Read a secrets object defensively: st.secrets raises on *any* access when no file exists."""
+    if secrets is None:
+        return {}
+    try:
+        return {k: secrets[k] for k in list(secrets.keys())}
+    except Exception:  # noqa: BLE001 — a missing/broken secrets file means "no secrets", not a crash
+        return {}
+
+
+# ---------------------------------------------------------------------- status for the app
+@dataclass(frozen=True, slots=True)
+class ProviderStatus:
+    name: str
+    available: bool
+    detail: str
+
+
+def _sdk_installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
+    """One line per provider for the sidebar: offline always; others when configured.
+
+    No network call is made: "available" means the SDK is installed and a key (or, for
+    compat, a base URL) is set. A wrong key shows up as a clear error on the first call.
+    """
+    out = [ProviderStatus("offline", True, "built-in deterministic agents; no model calls")]
+    for provider, sdk in (("openai", "openai"), ("anthropic", "anthropic"), ("compat", "openai")):
+        if not _sdk_installed(sdk):
+            out.append(ProviderStatus(provider, False, f"the {sdk} package is not installed (pip install {sdk})"))
+            continue
+        if provider == "compat":
+            url = settings.compat_base_url
+            if url:
+                out.append(ProviderStatus(provider, True, f"OpenAI-compatible server at {url}"))
+            else:
+                out.append(ProviderStatus(
+                    provider, False,
+                    "set KNOWSIM_COMPAT_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or type it in the sidebar",
+                ))
+            continue
+        var = f"{provider.upper()}_API_KEY"
+        if settings.api_key(provider):
+            src = settings.key_sources.get(provider, "session")
+            out.append(ProviderStatus(provider, True, f"key from {src}; {settings.base_url(provider)}"))
+        else:
+            out.append(ProviderStatus(provider, False, f"no key: set {var} or type one in the sidebar"))
+    return out
+
+
+def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
+    """Suggested LLM ids per agent kind for the app's selectors (available providers only).
+
+    Assistants get one id per strategy (``openai/gpt-4o-mini:socratic``). Any other model name
+    can be typed: every ``<provider>/<model>`` resolves.
+    """
+    ok = {s.name for s in provider_status(settings) if s.available}
+    kinds: dict[str, list[str]] = {k: [] for k in ("assistant", "user", "extractor", "graph_extractor", "judge")}
+    for provider in PROVIDERS:
+        if provider not in ok:
+            continue
+        for model in settings.models.get(provider, ()):
+            base = f"{provider}/{model}"
+            kinds["assistant"].extend(f"{base}:{s}" for s in ASSISTANT_STRATEGIES)
+            for kind in ("user", "extractor", "graph_extractor", "judge"):
+                kinds[kind].append(base)
+    return kinds

@@ -1,0 +1,266 @@
+"""A local LLM server speaking the OpenAI Chat Completions and Anthropic Messages wire formats.
+
+Both SDKs ship their own HTTP stack, so request-mocking libraries do not see their traffic; a
+real socket on 127.0.0.1 does. The server records every request and answers with:
+
+* a queue of scripted actions (``server.push(Fault(status=500), Fault(delay=2.0), ...)``), each
+  consumed by one request — HTTP errors in each provider's error format, delays (timeouts),
+  or a fixed reply text (e.g. malformed JSON);
+* otherwise ``reply(request) -> str | Reply``, a function of the parsed request (default: echo).
+
+Usage: ``with FakeLLMServer(reply=fn) as srv: ... srv.openai_url / srv.anthropic_url``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+
+@dataclass
+class Request:
+    """One received request, parsed: enough to route a reply and to assert on prompts."""
+
+    wire: str  # "openai" | "anthropic"
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", ""))
+
+    @property
+    def system(self) -> str:
+        if self.wire == "anthropic":
+            sys = self.body.get("system") or ""
+            return sys if isinstance(sys, str) else "\n".join(b.get("text", "") for b in sys)
+        return "\n".join(m["content"] for m in self.body.get("messages", []) if m.get("role") == "system")
+
+    @property
+    def turns(self) -> list[dict[str, str]]:
+        """Non-system messages as {role, content} with text content."""
+        out = []
+        for m in self.body.get("messages", []):
+            if m.get("role") == "system":
+                continue
+            c = m.get("content")
+            if isinstance(c, list):
+                c = "".join(b.get("text", "") for b in c if isinstance(b, dict))
+            out.append({"role": m["role"], "content": c or ""})
+        return out
+
+    @property
+    def text(self) -> str:
+        """Everything the model was shown, for 'the prompt contains …' assertions."""
+        return self.system + "\n" + "\n".join(t["content"] for t in self.turns)
+
+    @property
+    def last_user(self) -> str:
+        users = [t["content"] for t in self.turns if t["role"] == "user"]
+        return users[-1] if users else ""
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """The structured-output JSON schema sent, if any (either wire format)."""
+        rf = self.body.get("response_format")
+        if isinstance(rf, dict) and rf.get("type") == "json_schema":
+            return rf["json_schema"]["schema"]
+        fmt = (self.body.get("output_config") or {}).get("format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            return fmt["schema"]
+        return None
+
+    @property
+    def json_mode(self) -> bool:
+        rf = self.body.get("response_format")
+        return isinstance(rf, dict) and rf.get("type") == "json_object"
+
+    @property
+    def api_key(self) -> str:
+        auth = self.headers.get("authorization", "")
+        return auth.removeprefix("Bearer ").strip() or self.headers.get("x-api-key", "")
+
+
+@dataclass
+class Reply:
+    text: str
+    input_tokens: int | None = None  # None: a word count of the prompt
+    output_tokens: int | None = None
+    finish: str = ""  # "" → "stop" / "end_turn"
+
+
+@dataclass
+class Fault:
+    """One scripted answer. ``status`` ≠ 200 returns an error; ``delay`` sleeps first; ``text``
+    replaces the reply text (status 200)."""
+
+    status: int = 200
+    delay: float = 0.0
+    text: str | None = None
+    message: str = ""
+    retry_after_ms: int | None = 5  # keeps SDK retries fast in tests
+
+
+@dataclass
+class FakeLLMServer:
+    reply: Callable[[Request], "str | Reply"] | None = None
+    requests: list[Request] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._script: deque[Fault] = deque()
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "FakeLLMServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802
+                server._handle(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "FakeLLMServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "start() the server first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def openai_url(self) -> str:  # what OpenAI(base_url=...) and compat ids take
+        return self.url + "/v1"
+
+    @property
+    def anthropic_url(self) -> str:  # Anthropic(base_url=...) appends /v1/messages itself
+        return self.url
+
+    # ------------------------------------------------------------------ knobs
+    def push(self, *actions: Fault) -> None:
+        with self._lock:
+            self._script.extend(actions)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    # ------------------------------------------------------------------ handling
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        n = int(h.headers.get("content-length") or 0)
+        raw = h.rfile.read(n)
+        wire = "openai" if h.path.rstrip("/").endswith("/chat/completions") else (
+            "anthropic" if h.path.rstrip("/").endswith("/messages") else "")
+        if not wire:
+            return self._send(h, 404, {"error": {"message": f"no route {h.path}", "type": "not_found"}})
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return self._error(h, wire, Fault(status=400, message="body is not JSON"), "")
+        req = Request(wire, h.path, {k.lower(): v for k, v in h.headers.items()}, body)
+        with self._lock:
+            self.requests.append(req)
+            action = self._script.popleft() if self._script else None
+        if action is not None and action.delay:
+            time.sleep(action.delay)
+        if action is not None and action.status != 200:
+            return self._error(h, wire, action, req.api_key)
+        if action is not None and action.text is not None:
+            rep = Reply(action.text)
+        else:
+            out = self.reply(req) if self.reply else Reply(req.last_user)
+            rep = out if isinstance(out, Reply) else Reply(str(out))
+        tin = rep.input_tokens if rep.input_tokens is not None else len(req.text.split())
+        tout = rep.output_tokens if rep.output_tokens is not None else len(rep.text.split())
+        if wire == "openai":
+            payload = {
+                "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 1700000000,
+                "model": req.model,
+                "choices": [{"index": 0, "finish_reason": rep.finish or "stop",
+                             "message": {"role": "assistant", "content": rep.text, "refusal": None}}],
+                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+            }
+        else:
+            payload = {
+                "id": f"msg_{len(self.requests)}", "type": "message", "role": "assistant", "model": req.model,
+                "content": [{"type": "text", "text": rep.text}],
+                "stop_reason": rep.finish or "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": tin, "output_tokens": tout},
+            }
+        self._send(h, 200, payload)
+
+    def _error(self, h: BaseHTTPRequestHandler, wire: str, f: Fault, key: str) -> None:
+        kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+                 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error"}
+        msg = f.message or {
+            401: f"Incorrect API key provided: {key}. You can find your API key in your account settings.",
+            404: "The model does not exist or you do not have access to it.",
+            429: "Rate limit reached for requests.",
+        }.get(f.status, "The server had an error while processing your request.")
+        kind = kinds.get(f.status, "api_error")
+        if wire == "openai":
+            payload = {"error": {"message": msg, "type": kind, "param": None, "code": None}}
+        else:
+            payload = {"type": "error", "error": {"type": kind, "message": msg}}
+        extra = {"retry-after-ms": str(f.retry_after_ms)} if f.retry_after_ms is not None else {}
+        self._send(h, f.status, payload, extra)
+
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, payload: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            h.send_response(status)
+            h.send_header("content-type", "application/json")
+            h.send_header("content-length", str(len(data)))
+            for k, v in (extra or {}).items():
+                h.send_header(k, v)
+            h.end_headers()
+            h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+            pass
+
+
+# ---------------------------------------------------------------------- pytest fixture
+try:
+    import pytest
+except ImportError:  # pragma: no cover — the server itself needs only the stdlib
+    pytest = None
+
+if pytest is not None:
+
+    @pytest.fixture()
+    def llm_server():
+        """A started :class:`FakeLLMServer` (echo replies until a test sets ``.reply``)."""
+        srv = FakeLLMServer().start()
+        try:
+            yield srv
+        finally:
+            srv.stop()
