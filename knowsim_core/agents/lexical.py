@@ -36,10 +36,10 @@ _ATTEMPT = re.compile(r"\b(i think|i guess|i got|i get|i calculated|i computed|s
 class LexicalSettings:
     """The few thresholds of the labeller (tuned on general grounds, see the module docstring)."""
 
-    mention: float = 0.34  # whole-message relevance needed to count as mentioned
-    sentence: float = 0.30  # sentence relevance for a sentence to be "about" the IU
+    mention: float = 0.36  # whole-message relevance needed to count as mentioned
+    sentence: float = 0.35  # sentence relevance for a sentence to be "about" the IU
     depth: float = 1.6  # explanation-depth score needed for well_explained
-    user_mention: float = 0.30  # user-message relevance for an attempt to concern the IU
+    user_mention: float = 0.4  # user-message relevance for an attempt to concern the IU
     echo: float = 0.6  # share of the user's IU words already in the previous assistant message
 
 
@@ -65,10 +65,24 @@ def _cue_score(sentence: str) -> float:
     return score
 
 
+_TQ_CACHE_SIZE = 4096
+
+
 def teaching_quality(
     prof: IUProfiles, message: str, settings: LexicalSettings = DEFAULT_SETTINGS
 ) -> dict[str, tuple[str, str]]:
-    """``{iu: (quality, reason)}`` for every IU, from one assistant message."""
+    """``{iu: (quality, reason)}`` for every IU, from one assistant message (memoised: the
+    assistants re-read their own past messages every turn)."""
+    key = ("tq", message, settings)
+    hit = prof.memo.get(key)
+    if hit is None:
+        if len(prof.memo) >= _TQ_CACHE_SIZE:
+            prof.memo.clear()
+        hit = prof.memo[key] = _teaching_quality(prof, message, settings)
+    return hit
+
+
+def _teaching_quality(prof: IUProfiles, message: str, settings: LexicalSettings) -> dict[str, tuple[str, str]]:
     sents = sentences(message)
     sent_terms = [set(content_stems(s)) for s in sents]
     all_terms = set().union(*sent_terms) if sent_terms else set()
@@ -110,8 +124,8 @@ def attempt_types(
             continue
         mine = [t for t in terms if t in p.desc_terms]
         echoed = sum(1 for t in mine if t in prev_terms) / max(1, len(mine))
-        if prev_assistant and echoed >= settings.echo and not brings_content:
-            out[iu] = AttemptType.ARTICULATION.value
+        if prev_assistant and echoed >= settings.echo:
+            out[iu] = AttemptType.ARTICULATION.value  # the user's words for it are the assistant's
         else:
             out[iu] = AttemptType.REASONING.value if brings_content else AttemptType.ARTICULATION.value
     return out

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from ..ports import AssistantContext, AssistantTurn
 from ..config import preset
+from ..signals import TeachingQuality
 from ..state import IUState
+from .lexical import teaching_quality
+from .offline_text import profiles_for
 from .offline_reading import Belief, Writer, next_units, read_user
 
 COMPREHENSIVE_MAX_SENTENCES = 10
@@ -86,7 +89,7 @@ class AdaptiveAssistant(_Scripted):
             return [confirm, *w.teach(iu)[1:], w.question(iu)]
         opener = w.pick(("Let's take this one small step at a time.", "No problem — let's start simple.",
                          "Let's build this up slowly."))
-        return [opener, *w.teach(iu, plain=True)[1:3]]
+        return [opener, *w.teach(iu, plain=True)[:4]]
 
 
 class ComprehensiveAssistant(_Scripted):
@@ -101,8 +104,8 @@ class ComprehensiveAssistant(_Scripted):
         if ctx.turn == 1 or not belief.mentioned:
             out.append(w.pick(("Here is the complete picture.", "Let me walk you through the whole solution.",
                                "Here's a full answer, step by step.")))
-            step = max(1, len(order) // (COMPREHENSIVE_MAX_SENTENCES - 1))
-            for iu in order[::step][: COMPREHENSIVE_MAX_SENTENCES - 1]:
+            step = max(1, len(order) // (COMPREHENSIVE_MAX_SENTENCES - 2))
+            for iu in order[::step][: COMPREHENSIVE_MAX_SENTENCES - 2]:
                 out.append(w.brief(iu))
             return out
         fresh = [iu for iu in order if belief.taught.get(iu, 0) == 0 and iu not in belief.shown]
@@ -155,17 +158,31 @@ class OracleAssistant:
         zpd = [v for v in idx.update_order if state[v] < IUState.KNOWS_WELL and ceiling(v) > state[v]]
         if not zpd:
             return AssistantTurn(message="You understand every part of this now. Try restating the full solution.")
-        budget = 0.45 * len(graph.nodes) * 0.55
-        chosen, load = [], 0.0
-        for v in zpd:
-            cost = MENTION_WEIGHTS[int(state[v])] * 1.8
-            if chosen and (load + cost > budget or len(chosen) >= 2):
+        tau = preset().capacity(len(graph.nodes))
+        prof = profiles_for(graph)
+
+        def score(parts: list[str]) -> tuple[float, float]:
+            """Credit for teachable IUs taught well, minus what the text spills onto other IUs."""
+            labels = teaching_quality(prof, _join(parts))
+            gain = load = 0.0
+            for v, (q, _) in labels.items():
+                if q == TeachingQuality.NOT_MENTIONED:
+                    continue
+                load += MENTION_WEIGHTS[int(state[v])]
+                if v in zpd:
+                    gain += 1.0 if q == TeachingQuality.WELL_EXPLAINED else 0.2
+                else:
+                    gain -= 0.5
+            return gain, load
+
+        options = [(v, w.teach(v, plain=state[v] == IUState.UNAWARE)) for v in zpd[:6]]
+        scored = sorted(((score(p), i, v, p) for i, (v, p) in enumerate(options)), key=lambda x: (-x[0][0], x[1]))
+        (best_gain, best_load), _, _, out = scored[0]
+        for (g2, _), _, v2, p2 in scored[1:]:
+            gain, load = score(out + p2)
+            if gain > best_gain + 0.5 and load <= 0.6 * tau:
+                out = out + p2
                 break
-            chosen.append(v)
-            load += cost
-        out = []
-        for v in chosen:
-            out.extend(w.teach(v, plain=state[v] == IUState.UNAWARE))
         return AssistantTurn(message=_join(out))
 
 

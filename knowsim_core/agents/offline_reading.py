@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..graph import IUGraph
 from ..ports import Message
@@ -53,7 +52,6 @@ def _about(graph: IUGraph, sentence: str) -> list[str]:
     return [iu for iu, r in scored[:2] if r >= MENTION]
 
 
-@lru_cache(maxsize=4096)
 def _assistant_labels(graph: IUGraph, text: str) -> tuple[tuple[str, str], ...]:
     return tuple((iu, q) for iu, (q, _) in teaching_quality(profiles_for(graph), text).items())
 
@@ -140,19 +138,20 @@ class Writer:
         return sentences(self.graph.node(iu).description)
 
     def teach(self, iu: str, *, plain: bool = False) -> list[str]:
-        """A substantive explanation: definition, reason and the problem-specific application."""
+        """A substantive explanation: named idea, definition, reason and the problem's application."""
         c = self.concept(iu)
         parts = self.parts(iu)
         intro = self.pick((f"Let's look at {_lc(c)}.", f"The key idea here is {_lc(c)}.",
                            f"Start with {_lc(c)}.", f"Here is how {_lc(c)} works."))
-        body = [parts[0]]
+        out = [intro, parts[0]]
         if plain:
-            body.append(self.pick(("Put simply, this means ", "In plain words, this means ", "So what this means is ")) + _lc(parts[0]))
+            out.append(self.pick(("Put simply: ", "In plain words: ", "In short: ")) + _plain(parts[0], c))
         if len(parts) > 1:
-            body.append(self.pick(("This matters because ", "The reason is that ", "That is why ")) + _lc(parts[1]))
+            out.append(self.pick(("This matters because ", "The reason is that ", "That is why ")) + _lc(parts[1]))
         if len(parts) > 2:
-            body.append(self.pick(("For example, ", "For instance, ", "In our problem, ")) + _lc(parts[2]))
-        return [intro, *body]
+            last = parts[2]
+            out.append(last if _APPLIED.match(last) else self.pick(("For example, ", "For instance, ")) + _lc(last))
+        return out
 
     def brief(self, iu: str) -> str:
         """One sentence that states the idea without developing it."""
@@ -167,6 +166,17 @@ class Writer:
         c = _lc(self.concept(iu))
         return self.pick((f"How do you think {c} applies here?", f"Can you try the step on {c} yourself?",
                           f"What would {c} give you in this problem?", f"Why do you think {c} matters here?"))
+
+
+_APPLIED = re.compile(r"^(in (this|our|the) (problem|question|case)|here|for (example|instance)|so )", re.I)
+
+
+def _plain(sentence: str, concept: str) -> str:
+    """A shorter restatement for a novice: the main clause of a long sentence."""
+    clause = sentence.rsplit(", ", 1)[-1].strip().rstrip(".")
+    if clause != sentence.strip().rstrip(".") and len(clause.split()) >= 5:
+        return clause[0].upper() + clause[1:] + "."
+    return f"{concept} is the piece we need for this step."
 
 
 def _lc(text: str) -> str:

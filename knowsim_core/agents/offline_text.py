@@ -22,13 +22,21 @@ STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
     further had has have having he her here hers him his how i if in into is it its itself just
-    let like me more most my no nor not now of off on once only or other our out over own same
+    let like me my no nor not now of off on once only or other our out over own same
     she should so some such than that the their them then there these they this those through
     to too under until up very was we were what when where which while who whom why will with
     would you your yours one two three get got go going want need make made way ways thing
     things really right think know see well yes okay ok sure exactly still maybe actually
     just something anything everything here's that's it's let's i'm you're we're don't doesn't
     isn't can't won't didn't i've you've what's there's same us via per e g etc""".split()
+)
+# Words that frame a concept rather than carry it ("Meaning of ...", "Compute the ... value"):
+# they would match any message that merely uses "means" or "compute".
+META_WORDS = frozenset(
+    """mean meaning means interpret interpretation interpreting identify identifying compute computing
+    computed calculate calculating calculation evaluate evaluation form forming formula final result
+    value values step steps problem question answer concept idea basic basics understanding apply
+    applying application use using given general specific context""".split()
 )
 
 _TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
@@ -38,6 +46,7 @@ _SUFFIXES = ("ational", "ization", "ation", "ingly", "ment", "ness", "ity", "ing
              "ed", "er", "ly", "al")
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A crude, stable suffix stripper ("counting", "counts", "counted" → "count")."""
     if not word.isalpha() or len(word) <= 3:
@@ -70,9 +79,45 @@ def words(text: str) -> list[str]:
     return _TOKEN.findall(clean(text))
 
 
-def content_stems(text: str) -> list[str]:
-    """Stems of the non-stopword tokens of ``text``, in order (numbers kept as they are)."""
-    return [stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+# A few general synonyms folded onto one stem, so "pick 2 of 4" meets "choose k from n".
+SYNONYMS = {"pick": "choos", "select": "choos", "chos": "choos", "chosen": "choos",
+            "product": "multipl", "multiply": "multipl", "times": "multipl",
+            "sum": "add", "addition": "add", "plus": "add", "total": "add",
+            "subtract": "minus", "differenc": "minus", "ratio": "divid", "division": "divid", "quotient": "divid",
+            "chanc": "probabil", "likelihood": "probabil", "likely": "probabil"}
+_BINOM = re.compile(r"\\binom\{\s*(\w+)\s*\}\{\s*(\w+)\s*\}|\bC\(\s*(\w+)\s*,\s*(\w+)\s*\)|\b(\w+)\s+choose\s+(\w+)")
+_FRACTION = re.compile(r"\b(\d+)\s*/\s*(\d+)\b")
+
+
+def formula_tokens(text: str) -> list[str]:
+    """Notation-independent tokens: C(6,3), \\binom{6}{3} and "6 choose 3" all give ``binom:6,3``;
+    a simple fraction 1/10 also gives its decimal 0.1."""
+    out = []
+    for m in _BINOM.finditer(text):
+        a, b = [g for g in m.groups() if g is not None][:2]
+        out.append(f"binom:{a.lower()},{b.lower()}")
+    for m in _FRACTION.finditer(text):
+        num, den = int(m.group(1)), int(m.group(2))
+        if den:
+            out.append(f"{num / den:g}")
+    return out
+
+
+def content_stems(text: str) -> tuple[str, ...]:
+    """Stems of the non-stopword tokens of ``text``, in order (numbers kept), plus formula tokens."""
+    return _content_stems(text)
+
+
+@lru_cache(maxsize=16384)
+def _content_stems(text: str) -> tuple[str, ...]:
+    out = []
+    for w in words(text):
+        if w in STOPWORDS or w in META_WORDS or (len(w) < 2 and not w.isdigit()):
+            continue
+        st = stem(w)
+        out.append(SYNONYMS.get(w, SYNONYMS.get(st, st)))
+    out.extend(formula_tokens(text))
+    return tuple(out)
 
 
 def sentences(text: str) -> list[str]:
@@ -97,6 +142,7 @@ class IUProfiles:
 
     def __init__(self, graph: IUGraph):
         self.graph = graph
+        self.memo: dict = {}  # per-graph results of the agents (e.g. labels of a message)
         docs: dict[str, list[str]] = {}
         concept_stems: dict[str, list[str]] = {}
         for n in graph.nodes:
@@ -150,10 +196,18 @@ class IUProfiles:
         return sorted(scored, key=lambda x: -x[1])
 
 
-@lru_cache(maxsize=64)
+_PROFILE_CACHE: dict[int, IUProfiles] = {}
+_PROFILE_CACHE_SIZE = 64
+
+
 def profiles_for(graph: IUGraph) -> IUProfiles:
-    """The (cached) profiles of a graph."""
-    return IUProfiles(graph)
+    """The (cached) profiles of a graph, keyed by identity (hashing a pydantic graph is slow)."""
+    prof = _PROFILE_CACHE.get(id(graph))
+    if prof is None or prof.graph is not graph:
+        if len(_PROFILE_CACHE) >= _PROFILE_CACHE_SIZE:
+            _PROFILE_CACHE.pop(next(iter(_PROFILE_CACHE)))
+        prof = _PROFILE_CACHE[id(graph)] = IUProfiles(graph)
+    return prof
 
 
 def forbidden_stems(graph: IUGraph, unaware: Iterable[str], allowed_text: str) -> set[str]:

@@ -136,7 +136,8 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
         out.append(sp.pick(("I got lost in that last part; I haven't seen that idea before.",
                             "Sorry, I don't follow that step yet — could you go slower?",
                             "That part went over my head; can you say it more simply?")))
-    askable_ids = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in set(ctx.askable)]
+    askable = set(ctx.askable)
+    askable_ids = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable]
     ask = [v for v in askable_ids if v not in discussed]
     if ask and sp.mode != "Compliant" and sp.rng.random() < 0.6:
         out.append(f"Could you also explain {sp.name(sp.pick(ask))}?")

@@ -1,0 +1,127 @@
+"""``relabel RUNS.json --graphs IU_CACHE.json --extractor ID``: an extractor against recorded labels.
+
+Runs the extractor over every recorded turn of a reference run file (the same two messages,
+pre-turn state and history the recorded extractor saw) and compares its teaching-quality and
+attempt-type labels with the recorded ones: confusion matrices, accuracy, macro-F1. A research
+tool as much as a test: it compares extractors on the same transcripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Iterable
+
+from .. import registry
+from ..errors import FormatError
+from ..formats.reference import iter_structured, load_iu_cache, load_run_file
+from ..ports import ExtractorContext, Message, QuestionMaterial
+from ..signals import AttemptType, TeachingQuality, normalize_entries
+from ..state import KnowledgeState
+
+NAME = "relabel"
+HELP = "label every recorded turn of a reference run file with an extractor and compare with the recorded labels"
+
+QUALITIES = tuple(q.value for q in TeachingQuality)
+ATTEMPTS = tuple(a.value for a in AttemptType)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", metavar="RUNS.json", help="reference run file (a JSON list of records)")
+    p.add_argument("--graphs", required=True, metavar="IU_CACHE.json", help="the IU cache the runs used")
+    p.add_argument("--extractor", default="offline/lexical", metavar="ID", help="extractor id (default offline/lexical)")
+    p.add_argument("--json", action="store_true", help="print the new labels as JSON")
+
+
+def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list[dict[str, Any]]:
+    """``[{problem_id, turns: [{turn, labels: {id: {...}}, recorded: {id: {...}}}]}]``."""
+    graphs = load_iu_cache(graphs_path)
+    extractor = registry.resolve("extractor", extractor_id)
+    out = []
+    for rec in iter_structured(load_run_file(runs_path)):
+        pid = rec["problem_id"]
+        if pid not in graphs:
+            raise FormatError(f"{graphs_path} has no graph for {pid}; pass the IU cache of this run file")
+        graph = graphs[pid]
+        material = QuestionMaterial(pid, rec.get("problem", ""), rec.get("reference_answer", ""), graph, rec.get("task", ""))
+        convo = rec.get("conversation") or []
+        states = rec.get("knowledge_state_history") or []
+        history: list[Message] = []
+        turns = []
+        for i, raw in enumerate(rec["iu_analysis_history"]):
+            if 2 * i + 1 >= len(convo):
+                break
+            user, assistant = convo[2 * i][1], convo[2 * i + 1][1]
+            state = KnowledgeState.from_data(states[i] if i < len(states) else rec["initial_knowledge_state"])
+            ex = extractor.extract(ExtractorContext(
+                turn=i + 1, material=material, state=state, history=tuple(history),
+                user_message=user, assistant_message=assistant, seed=i + 1,
+            ))
+            labels = {s.id: {"teaching_quality": s.teaching_quality, "user_attempt_type": s.attempt.value}
+                      for s in ex.entries if s.id}
+            recorded = {s.id: {"teaching_quality": s.teaching_quality, "user_attempt_type": s.attempt.value}
+                        for s in normalize_entries(raw or []) if s.id}
+            turns.append({"turn": i + 1, "labels": labels, "recorded": recorded})
+            history += [Message("user", user), Message("assistant", assistant)]
+        out.append({"problem_id": pid, "turns": turns})
+    return out
+
+
+def agreement(pairs: Iterable[tuple[str, str]], classes: tuple[str, ...]) -> dict[str, Any]:
+    """Confusion matrix (rows recorded, columns predicted), accuracy and macro-F1 over ``classes``."""
+    pairs = list(pairs)
+    matrix = {g: {p: 0 for p in classes} for g in classes}
+    for g, p in pairs:
+        if g in matrix and p in matrix[g]:
+            matrix[g][p] += 1
+    f1s = []
+    for c in classes:
+        tp = matrix[c][c]
+        fp = sum(matrix[g][c] for g in classes if g != c)
+        fn = sum(matrix[c][p] for p in classes if p != c)
+        prec = tp / (tp + fp) if tp + fp else 0.0
+        rec = tp / (tp + fn) if tp + fn else 0.0
+        f1s.append(2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+    n = sum(sum(row.values()) for row in matrix.values())
+    acc = sum(matrix[c][c] for c in classes) / n if n else 0.0
+    return {"n": n, "accuracy": acc, "macro_f1": sum(f1s) / len(f1s), "f1": dict(zip(classes, f1s)), "matrix": matrix}
+
+
+def compare(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    tq, at = [], []
+    for r in records:
+        for t in r["turns"]:
+            for iu, rec in t["recorded"].items():
+                new = t["labels"].get(iu)
+                if new is None:
+                    new = {"teaching_quality": "not_mentioned", "user_attempt_type": "none"}
+                tq.append((rec["teaching_quality"], new["teaching_quality"]))
+                at.append((rec["user_attempt_type"], new["user_attempt_type"]))
+    return {"teaching_quality": agreement(tq, QUALITIES), "user_attempt_type": agreement(at, ATTEMPTS)}
+
+
+def _print_matrix(title: str, stats: dict[str, Any], classes: tuple[str, ...]) -> None:
+    print(f"\n{title}: accuracy {stats['accuracy']:.3f}, macro-F1 {stats['macro_f1']:.3f} over {stats['n']} labels")
+    width = max(len(c) for c in classes) + 2
+    print("recorded \\ new".ljust(width + 2) + "".join(c.rjust(width) for c in classes))
+    for g in classes:
+        print(f"  {g.ljust(width)}" + "".join(str(stats["matrix"][g][p]).rjust(width) for p in classes))
+    print("  per-class F1: " + ", ".join(f"{c} {f:.3f}" for c, f in stats["f1"].items()))
+
+
+def run(args: argparse.Namespace) -> int:
+    records = relabel_records(args.runs, args.graphs, args.extractor)
+    if args.json:
+        slim = [{"problem_id": r["problem_id"], "turns": [{"turn": t["turn"], "labels": t["labels"]} for t in r["turns"]]}
+                for r in records]
+        print(json.dumps({"records": slim}, ensure_ascii=False))
+        return 0
+    if not records:
+        print("no structured records in this file (baseline records carry no recorded labels)")
+        return 0
+    for r in records:
+        print(f"{r['problem_id']}: {len(r['turns'])} turns relabelled with {args.extractor}")
+    stats = compare(records)
+    _print_matrix("teaching quality", stats["teaching_quality"], QUALITIES)
+    _print_matrix("user attempt type", stats["user_attempt_type"], ATTEMPTS)
+    return 0
