@@ -80,8 +80,13 @@ def _early_stop_metrics(run: RunRecord, stop: int | None, full: dict[str, Any]) 
     return m
 
 
-def to_reference(run: RunRecord, *, judgement: tuple[float, str, str] | None = None) -> dict[str, Any]:
-    """The run as one reference run record (a dict ready for ``json.dumps``)."""
+def to_reference(
+    run: RunRecord, *, judgement: tuple[float, str, str] | None = None, domain: str = ""
+) -> dict[str, Any]:
+    """The run as one reference run record (a dict ready for ``json.dumps``).
+
+    ``domain`` (the question's: math / expert) names the reference ``task`` for Studio runs.
+    """
     meta = dict(run.meta)
     adapters = run.adapter
     imported = meta.get("source") == "reference-run"
@@ -98,7 +103,7 @@ def to_reference(run: RunRecord, *, judgement: tuple[float, str, str] | None = N
         lines.append(f"- You: {t.user_message}\n- AI Tutor: {t.assistant_message}\n")
     record: dict[str, Any] = {
         "problem_id": run.question_id,
-        "task": meta.get("task") or TASKS.get(str(meta.get("domain", "")), "") or _task_guess(run.question_id),
+        "task": meta.get("task") or TASKS.get(domain, domain) or _task_guess(run.question_id),
         "problem": run.question,
         "reference_answer": run.reference_answer,
         "knowledge_level": run.level,

@@ -1,0 +1,36 @@
+"""``export RUN_ID --format studio-json|reference-json|csv``: a stored run on standard output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..formats import csv_export, reference_export, studio
+from .runs import add_db_argument, open_store
+
+NAME = "export"
+HELP = "print a stored run as Studio JSON, reference run-record JSON or CSV of turns"
+FORMATS = ("studio-json", "reference-json", "csv")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_id", metavar="RUN_ID", help="a run id (see the runs command)")
+    p.add_argument("--format", required=True, choices=FORMATS, help="output format")
+    add_db_argument(p)
+
+
+def render(store, run_id: str, fmt: str) -> str:
+    run = store.load_run(run_id)
+    if fmt == "studio-json":
+        return studio.dumps(run) + "\n"
+    if fmt == "reference-json":
+        domain = store.get_question(run.question_id).domain
+        record = reference_export.to_reference(run, judgement=store.get_judgement(run_id), domain=domain)
+        return json.dumps([record], ensure_ascii=False, indent=2) + "\n"
+    return csv_export.dumps(run)
+
+
+def run(args: argparse.Namespace) -> int:
+    sys.stdout.write(render(open_store(args), args.run_id, args.format))
+    return 0

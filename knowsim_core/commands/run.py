@@ -1,0 +1,98 @@
+"""``run --question ID --level L --assistant ID …``: one stored simulation, printed turn by turn."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..config import DEFAULT_PRESET, LEVELS, PRESETS
+from ..errors import ConfigError, StorageError
+from ..failures import FAILURE_ORDER
+from ..records import RunRecord, TurnRecord
+from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER, resume_run, start_run
+from ..samples import load_samples
+from ..state import IUState
+from ..storage import Store
+from .runs import add_db_argument, open_store
+
+NAME = "run"
+HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
+# modes: R redundant, B prereq-blocked, E effective, W overload-wasted, A under-absorbed
+HEADER = f"{'turn':>4}  {'load':>6}  {'tau':>3}  {'over':>4}  {'eta':>5}  {'up':>2}  {'U/S/P/K':>9}  {'R/B/E/W/A':>9}  vote"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--question", metavar="ID", help="question id (a sample id such as sample_lava_lamps, or an imported one)")
+    p.add_argument("--level", choices=LEVELS, help="the simulated learner's knowledge level")
+    p.add_argument("--assistant", metavar="ID", help="assistant id, e.g. offline/adaptive or openai/gpt-4o-mini")
+    p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator id (default {DEFAULT_USER})")
+    p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"signal extractor id (default {DEFAULT_EXTRACTOR})")
+    p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of the run (default 1)")
+    p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
+    p.add_argument("--max-turns", type=int, default=None, metavar="N", help="override the preset's max turns")
+    p.add_argument("--stop-mode", choices=("virtual", "real"), default="virtual",
+                   help="virtual: play all turns and record where the stop rule fired (paper); real: stop there")
+    p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted or failed run instead")
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true", help="print the finished run as Studio JSON")
+
+
+def ensure_question(store: Store, question_id: str) -> None:
+    """Sample questions are seeded on first use, so a fresh database can run them at once."""
+    try:
+        store.get_question(question_id)
+    except StorageError:
+        if not any(s.id == question_id for s in load_samples()):
+            raise
+        store.seed_samples()
+
+
+def format_turn(t: TurnRecord) -> str:
+    q = t.quantities
+    counts = t.state_after.counts()
+    modes = t.mode_counts()
+    mode_str = "/".join(str(modes.get(m, 0)) for m in FAILURE_ORDER)
+    return (
+        f"{t.turn:>4}  {q.effective_load:>6.2f}  {q.overload_threshold:>3}  {'yes' if q.overload else 'no':>4}  "
+        f"{q.efficiency:>5.2f}  {q.n_upward_transitions:>2}  {'/'.join(str(counts[s]) for s in IUState):>9}  "
+        f"{mode_str:>9}  {t.votes.fired or ''}"
+    )
+
+
+def format_summary(run: RunRecord, run_id: str, db: str) -> str:
+    m = run.metrics()
+    stop, reason = run.virtual_stop
+    where = "none" if stop is None else f"after turn {stop + 1} ({reason})"
+    return (
+        f"stop: {run.stop_reason}; virtual early stop: {where}\n"
+        f"KG {m.knowledge_gain}  DC {m.delivery_calibration:.4f}  CO {m.cognitive_overload:.4f}  ({m.turns} turns)\n"
+        f"stored as run {run_id} in {db}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    if args.resume:
+        live = resume_run(store, args.resume)
+    else:
+        missing = [f"--{n}" for n in ("question", "level", "assistant") if not getattr(args, n)]
+        if missing:
+            raise ConfigError(f"run needs {', '.join(missing)} (or --resume RUN_ID)")
+        ensure_question(store, args.question)
+        live = start_run(
+            store, question_id=args.question, level=args.level, assistant_id=args.assistant,
+            user_id=args.user, extractor_id=args.extractor, seed=args.seed, preset=args.preset,
+            max_turns=args.max_turns, stop_mode=args.stop_mode,
+        )
+    out = sys.stderr if args.json else sys.stdout
+    r = live.run
+    print(f"run {live.run_id}: {r.question_id} · {r.level} · {r.adapter.get('assistant')} · seed {r.seed}", file=out)
+    print(HEADER, file=out)
+    for t in r.turns:  # already played (resume)
+        print(format_turn(t), file=out)
+    final = live.run_to_end(progress=lambda t: print(format_turn(t), file=out, flush=True))
+    if args.json:
+        print(final.to_json(indent=2))
+    else:
+        print(format_summary(final, live.run_id, str(store.path)))
+    return 0

@@ -1,0 +1,68 @@
+"""``runs [--db PATH] [--json]``: list stored runs (newest first), with filters and search.
+
+Also home of the ``--db`` option every storage command shares (a module here is a command, so
+the helper lives with the command that lists what the database holds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from ..storage import ENV_DB, Store
+
+NAME = "runs"
+HELP = "list the runs stored in the database"
+
+
+def add_db_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--db", metavar="PATH", default=None,
+        help=f"database file (default: ${ENV_DB} or ~/.knowsim/studio.db)",
+    )
+
+
+def open_store(args: argparse.Namespace) -> Store:
+    return Store(args.db)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true", help="print a JSON list of run objects")
+    p.add_argument("--status", choices=("running", "finished", "failed", "interrupted"), help="only this status")
+    p.add_argument("--question", metavar="ID", help="only runs of this question")
+    p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
+    p.add_argument("--assistant", metavar="ID", help="only this assistant id")
+    p.add_argument("--search", metavar="TEXT", help="full-text search in the transcripts (all words)")
+    p.add_argument("--limit", type=int, default=200, metavar="N", help="at most N runs (default 200)")
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def run(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    rows = store.list_runs(
+        question_id=args.question, level=args.level, assistant=args.assistant, status=args.status,
+        text=args.search, limit=args.limit,
+    )
+    if args.json:
+        print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print(f"no runs in {store.path}")
+        return 0
+    print(f"{'id':<12}  {'status':<11}  {'turns':>5}  {'level':<12}  {'assistant':<22}  {'KG':>4}  {'DC':>6}  {'CO':>6}  question")
+    for r in rows:
+        q = r.question if len(r.question) <= 50 else r.question[:49] + "…"
+        print(
+            f"{r.id:<12}  {r.status:<11}  {r.turns:>5}  {r.level:<12}  {r.assistant:<22}  {_fmt(r.kg, '.0f'):>4}  "
+            f"{_fmt(r.dc, '.3f'):>6}  {_fmt(r.co, '.3f'):>6}  {q}"
+        )
+    total = store.count_runs(question_id=args.question, level=args.level, assistant=args.assistant,
+                             status=args.status, text=args.search)
+    if total > len(rows):
+        print(f"… {total - len(rows)} more (use --limit)")
+    return 0
