@@ -1,6 +1,59 @@
-"""Saved runs (issue 6). Minimal placeholder while the page is built."""
+"""Saved runs: filter and search, open at any turn, compare two, what-if, export / import, delete, resume.
+
+Select one row for its actions, two rows to compare them side by side.
+"""
 
 import streamlit as st
 
+from knowsim_core.errors import KnowSimError
+from ui import run_list
+from ui.compare import render_compare
+from ui.nav import open_in_simulate, store
+from ui.whatif import render_whatif
+
 st.title("Saved runs")
-st.info("Browse, compare, export and import saved runs here.")
+db = store()
+if flash := st.session_state.pop("runs_flash", None):
+    st.success(flash)
+
+f = run_list.filters(db)
+page = st.number_input("Page", 1, value=1, key="runs_page") - 1
+try:
+    rows, total = run_list.fetch(db, f, page=page)
+except KnowSimError as exc:
+    st.error(str(exc))
+    st.stop()
+cost = sum(r.cost_usd or 0.0 for r in rows)
+st.caption(
+    f"{total} runs match · showing {len(rows)} · tokens on this page: "
+    f"{sum(r.tokens_in for r in rows):,} in / {sum(r.tokens_out for r in rows):,} out · cost ${cost:.4f}"
+)
+st.dataframe(run_list.table_rows(rows), key="runs_table", on_select="rerun", selection_mode="multi-row", hide_index=True)
+chosen = [rows[i] for i in run_list.selected_rows("runs_table") if i < len(rows)]
+
+if len(chosen) == 1:
+    r = chosen[0]
+    st.subheader(f"Run {r.id[:12]} · {r.question_id} · {r.level} · {r.assistant} · {r.status}")
+    if r.error:
+        st.error(r.error)
+    c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
+    turn = c1.number_input("Turn", 0, max(r.turns, 0), r.turns, key="runs_open_turn")
+    if c2.button("Open in Simulate", key="runs_open"):
+        open_in_simulate(r.id, int(turn))
+    if r.status in run_list.BAD_STATUSES and c3.button("Resume", key="runs_resume"):
+        run_list.resume(db, r.id)
+    if c4.button("Delete…", key="runs_delete"):
+        st.session_state[run_list.CONFIRM_KEY] = r.id
+    if st.session_state.get(run_list.CONFIRM_KEY) == r.id:
+        run_list.confirm_delete(db, r.id)
+    run_list.exports(db, r.id)
+    with st.expander("What-if: relabel a turn or use another graph version"):
+        render_whatif(db, db.load_run(r.id), key="wi")
+elif len(chosen) == 2:
+    st.subheader("Compare")
+    render_compare(db.load_run(chosen[0].id), db.load_run(chosen[1].id), key="cmp")
+elif len(chosen) > 2:
+    st.info("Select one run for its actions or two runs to compare them.")
+
+with st.expander("Import runs"):
+    run_list.import_runs(db)

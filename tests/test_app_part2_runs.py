@@ -1,0 +1,163 @@
+"""AppTest: the Runs page — list and filters, compare, what-if, delete, export, import, resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.session import what_if
+from knowsim_core.storage import Store
+
+from .part2_support import make_run
+
+PAGE = "../pages/runs.py"
+QID = "sample_lava_lamps"
+
+
+@pytest.fixture()
+def db(db_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    store = Store(db_path)
+    store.seed_samples()
+    g = store.latest_graph_version(QID).graph
+    store.ids = [
+        store.save_run(make_run(g, question_id=QID, level="novice", seed=1, max_turns=5)),
+        store.save_run(make_run(g, question_id=QID, level="advanced", seed=2, max_turns=5), status="interrupted"),
+    ]
+    return store
+
+
+def _select(at: AppTest, *rows: int) -> AppTest:
+    at.session_state["runs_table"] = {"selection": {"rows": list(rows), "columns": [], "cells": []}}
+    return at.run()
+
+
+def _row_of(at: AppTest, run_id: str) -> int:
+    table = at.dataframe[0].value
+    return list(table["run"]).index(run_id[:12])
+
+
+def _open() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_list_shows_every_run_and_the_bad_only_filter(db):
+    at = _open()
+    assert len(at.dataframe[0].value) == 2 and "2 runs match" in at.caption[0].value
+    at.toggle(key="runs_bad").set_value(True).run()
+    table = at.dataframe[0].value
+    assert list(table["status"]) == ["interrupted"]
+    at.toggle(key="runs_bad").set_value(False).run()
+    at.text_input(key="runs_text").input("no-such-word-anywhere").run()
+    assert len(at.dataframe[0].value) == 0
+
+
+def test_compare_two_runs_shows_the_right_deltas(db):
+    at = _open()
+    at = _select(at, 0, 1)
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    ids = [db.list_runs()[i].id for i in (0, 1)]
+    a, b = db.load_run(ids[0]), db.load_run(ids[1])
+    metrics = at.dataframe[1].value.set_index("metric")
+    assert metrics.loc["KG", "B − A"] == pytest.approx(b.metrics().knowledge_gain - a.metrics().knowledge_gain)
+    assert metrics.loc["DC", "B − A"] == pytest.approx(round(b.metrics().delivery_calibration - a.metrics().delivery_calibration, 4))
+    states = at.dataframe[2].value.set_index("IU")
+    v = a.graph.index.ids[0]
+    lab = a.graph.index.label_of[v]
+    assert states.loc[v, "B − A"] == int(b.final_state.state_of(lab)) - int(a.final_state.state_of(lab))
+    assert len(at.dataframe[3].value) == 5  # aligned turns
+
+
+def test_what_if_changes_exactly_the_turns_from_the_edit_on(db):
+    at = _open()
+    rid = db.ids[0]
+    at = _select(at, _row_of(at, rid))
+    run = db.load_run(rid)
+    k = 3
+    at.session_state["wi_turn"] = k
+    at.run()
+    i = next(j for j, s in enumerate(run.turns[k - 1].signals) if s.teaching_quality == "not_mentioned")
+    at.session_state[f"wi_signals_{rid}_{k}"] = {"edited_rows": {i: {"teaching_quality": "well_explained"}},
+                                                 "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    side = at.dataframe[-1].value
+    changed = dict(zip(side["turn"], side["changed"]))
+    assert all(not changed[t] for t in range(1, k)) and changed[k]
+    # the page's numbers are the engine's what-if
+    sig = list(run.turns[k - 1].signals)
+    from dataclasses import replace
+    sig[i] = replace(sig[i], teaching_quality="well_explained")
+    alt = what_if(run, k, signals=sig)
+    assert list(side["what-if load"]) == [round(t.quantities.effective_load, 2) for t in alt.turns]
+    assert db.load_run(rid) == run  # nothing stored changed
+
+
+def test_delete_needs_confirmation(db):
+    at = _open()
+    rid = db.ids[0]
+    at = _select(at, _row_of(at, rid))
+    at.button(key="runs_delete").click().run()
+    assert len(db.list_runs()) == 2  # the dialog asks first
+    at.button(key="del_yes").click().run()
+    assert [r.id for r in db.list_runs()] == [db.ids[1]]
+
+
+def test_open_in_simulate_targets_the_chosen_turn(db):
+    at = _open()
+    rid = db.ids[0]
+    at = _select(at, _row_of(at, rid))
+    at.number_input(key="runs_open_turn").set_value(2).run()
+    at.button(key="runs_open").click().run()
+    assert at.session_state["open_target"] == {"run": rid, "turn": 2}
+
+
+def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
+    from knowsim_core.formats import studio
+
+    run = db.load_run(db.ids[0])
+    at = _open()
+    before = len(db.list_runs())
+    from ui import run_list  # the page's import path, driven directly (AppTest has no file upload)
+
+    good = tmp_path / "run.json"
+    good.write_text(studio.dumps(run))
+    from knowsim_core.formats.importers import read_runs
+
+    runs, _ = read_runs(good)
+    assert runs[0].turns == run.turns
+    for name, payload in [("bad.json", "{not json"), ("other.json", json.dumps({"format": "zip", "x": 1}))]:
+        p = tmp_path / name
+        p.write_text(payload)
+        with pytest.raises(Exception) as info:
+            read_runs(p)
+        assert name in str(info.value)
+    assert len(db.list_runs()) == before and run_list.PAGE_SIZE > 0
+
+
+def test_resume_an_interrupted_run_finishes_it(db):
+    from knowsim_core.runner import start_run
+
+    live = start_run(db, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=3, max_turns=4)
+    live.step()
+    live.step()
+    db.finish_run(live.run_id, status="interrupted")
+    at = _open()
+    at = _select(at, _row_of(at, live.run_id))
+    at.button(key="runs_resume").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    row = db.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("finished", 4)
+    assert any("resumed" in s.value for s in at.success)
+
+
+def test_the_cost_and_token_totals_are_shown(db):
+    at = _open()
+    table = at.dataframe[0].value
+    assert {"tokens in", "tokens out", "cost $"} <= set(table.columns)
+    assert "tokens on this page: 0 in / 0 out · cost $0.0000" in at.caption[0].value

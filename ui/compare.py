@@ -1,0 +1,82 @@
+"""Two runs side by side: metric deltas, aligned turns, per-IU state diff, the two graphs.
+
+Typical use: the same question and assistant for a novice and an advanced learner (the paper's
+Figure 1), or two assistants, or the same run on two graph versions. The numbers come from pure
+helpers (:func:`metric_deltas`, :func:`state_diff`) so tests can check them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from knowsim_core.records import RunRecord
+from knowsim_core.state import IUState
+
+
+def metric_deltas(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
+    """One row per metric: A, B and B − A."""
+    ma, mb = a.metrics(), b.metrics()
+    rows = []
+    for name, attr in (("KG", "knowledge_gain"), ("DC", "delivery_calibration"), ("CO", "cognitive_overload"), ("turns", "turns")):
+        va, vb = getattr(ma, attr), getattr(mb, attr)
+        rows.append({"metric": name, "A": round(va, 4), "B": round(vb, 4), "B − A": round(vb - va, 4)})
+    return rows
+
+
+def _state_at(run: RunRecord, turn: int) -> dict[str, IUState]:
+    state = run.initial_state if turn == 0 else run.turns[min(turn, len(run.turns)) - 1].state_after
+    return {v: state.state_of(run.graph.index.label_of[v]) for v in run.graph.index.ids}
+
+
+def state_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
+    """Every IU of either graph with its state after ``turn`` in A and in B (turn 0: s_0)."""
+    sa, sb = _state_at(a, turn), _state_at(b, turn)
+    ids = list(dict.fromkeys([*a.graph.index.ids, *b.graph.index.ids]))
+    rows = []
+    for v in ids:
+        x, y = sa.get(v), sb.get(v)
+        rows.append({
+            "IU": v,
+            "A": x.key if x is not None else "—",
+            "B": y.key if y is not None else "—",
+            "B − A": (int(y) - int(x)) if x is not None and y is not None else None,
+        })
+    return rows
+
+
+def aligned_turns(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
+    """Turn by turn: load, η, transitions and the assistant's first words, for A and B."""
+    out = []
+    for t in range(1, max(len(a.turns), len(b.turns)) + 1):
+        row: dict[str, Any] = {"turn": t}
+        for side, run in (("A", a), ("B", b)):
+            rec = run.turns[t - 1] if t <= len(run.turns) else None
+            row[f"{side} load"] = round(rec.quantities.effective_load, 2) if rec else None
+            row[f"{side} η"] = round(rec.quantities.efficiency, 2) if rec else None
+            row[f"{side} moved"] = ", ".join(v for v, _, _ in rec.transitions) if rec else ""
+            row[f"{side} assistant"] = (rec.assistant_message[:80] if rec else "")
+        out.append(row)
+    return out
+
+
+def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp") -> None:
+    st.markdown(f"**A** {a.run_id} · {a.level} · {a.adapter.get('assistant')} — **B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}")
+    st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics")
+    longest = max(len(a.turns), len(b.turns))
+    turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
+    ca, cb = st.columns(2)
+    try:
+        from ui.graph_view import render_graph
+    except ImportError:
+        render_graph = None
+    for col, side, run in ((ca, "A", a), (cb, "B", b)):
+        with col:
+            st.caption(f"{side}: state after turn {turn}")
+            if render_graph is not None:
+                render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360, selectable=False)
+    st.markdown("**Per-IU states** (B − A > 0: B knows more)")
+    st.dataframe(state_diff(a, b, turn), hide_index=True, key=f"{key}_states")
+    st.markdown("**Aligned turns**")
+    st.dataframe(aligned_turns(a, b), hide_index=True, key=f"{key}_turns")
