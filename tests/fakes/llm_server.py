@@ -135,7 +135,7 @@ class FakeLLMServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -264,3 +264,63 @@ if pytest is not None:
             yield srv
         finally:
             srv.stop()
+
+
+# ---------------------------------------------------------------------- rule-based KnowSim replies
+class KnowSimReplies:
+    """A reply function playing every KnowSim role, recognised by the system prompt it was sent.
+
+    Extractor: the first ``explain`` IUs of the prompt's graph ``well_explained``, the rest not
+    mentioned. User: a fixed confused question (``attempt_verify`` from turn 2 on). Graph
+    extractor: ``graph`` (a dict in the LLM output format). Judge: ``score``. Anything else is the
+    assistant: a numbered explanation. Counters record how often each role was asked.
+    """
+
+    def __init__(self, *, explain: int = 3, graph: dict | None = None, score: int = 7):
+        from knowsim_core.prompts import extractor, graph as graph_prompt, judge, user
+
+        self._systems = {
+            "extractor": extractor.SYSTEM, "user": user.SYSTEM,
+            "graph_extractor": graph_prompt.SYSTEM, "judge": judge.SYSTEM,
+        }
+        self.explain = explain
+        self.graph = graph
+        self.score = score
+        self.calls: dict[str, int] = {}
+
+    def role_of(self, req: Request) -> str:
+        for role, system in self._systems.items():
+            if req.system.startswith(system):
+                return role
+        return "assistant"
+
+    def __call__(self, req: Request) -> str:
+        import re
+
+        role = self.role_of(req)
+        n = self.calls[role] = self.calls.get(role, 0) + 1
+        if role == "extractor":
+            ids = list(dict.fromkeys(re.findall(r'"id": "([^"]+)"', req.last_user)))
+            return json.dumps({"iu_analysis": [
+                {"id": i, "concept": "", "teaching_quality_reasoning": f"turn {n}",
+                 "teaching_quality": "well_explained" if k < self.explain else "not_mentioned",
+                 "user_attempt_reasoning": "", "user_attempt_type": "reasoning" if k == 0 else "none",
+                 "assistant_response_role": "not_applicable"} for k, i in enumerate(ids)]})
+        if role == "user":
+            return json.dumps({"thought": "I am lost", "message": f"I don't really get step {n}, can you explain?",
+                               "attempt_verify": n > 1, "terminate": False})
+        if role == "graph_extractor":
+            return json.dumps(self.graph or chain_graph(10))
+        if role == "judge":
+            return json.dumps({"rationale": "Clear, well paced explanations.", "score": self.score})
+        return f"Explanation number {n}: one idea at a time."
+
+
+def chain_graph(n: int, *, cycle: bool = False) -> dict:
+    """A valid n-IU chain in the LLM output format (levels 0.9 → 0.0 in small steps)."""
+    nodes = [{"id": f"IU{i}", "concept": f"Concept {i}", "abstraction_level": round(0.9 - 0.9 * (i - 1) / (n - 1), 3),
+              "description": f"What concept {i} means here. It builds on the previous one."} for i in range(1, n + 1)]
+    edges = [{"prerequisite": f"IU{i}", "dependent": f"IU{i + 1}", "reason": "needed"} for i in range(1, n)]
+    if cycle:
+        edges.append({"prerequisite": "IU3", "dependent": "IU2", "reason": "loops back"})
+    return {"knowledge_areas": ["Area A", "Area B"], "nodes": nodes, "edges": edges}
