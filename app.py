@@ -9,9 +9,10 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui.resources import db_path, ensure_vendor, get_store, provider_lines
+from ui.resources import LOGO, db_path, ensure_vendor, get_store, llm_session_settings, provider_lines
 
-st.set_page_config(page_title="KnowSim Studio", page_icon=":material/hub:", layout="wide")
+# a local file: an emoji or material icon as page_icon makes the browser fetch it from a CDN
+st.set_page_config(page_title="KnowSim Studio", page_icon=str(LOGO), layout="wide")
 
 PAGES = {
     "Start": [
@@ -32,8 +33,13 @@ PAGES = {
 def sidebar() -> None:
     with st.sidebar:
         st.caption(f"Database: `{db_path()}`")
-        lines = [f"{'🟢' if ok else '⚪'} {name}" + (f" — {note}" if note else "") for name, ok, note in provider_lines()]
+        lines = [
+            f"{':material/check_circle:' if ok else ':material/radio_button_unchecked:'} **{name}**"
+            + (f" — {note}" if note else "")
+            for name, ok, note in provider_lines()
+        ]
         st.caption("Providers:  \n" + "  \n".join(lines))
+        llm_session_settings()
 
 
 ensure_vendor()

@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from knowsim_core.graph import IUGraph
 
-ROW_GAP = 120
-COL_GAP = 170
+ROW_GAP = 85
+COL_GAP = 165
 LABEL_WRAP = 18  # characters per label line on the canvas
 LABEL_MAX = 42  # characters of the concept shown on the node (the rest is in the info line)
 

@@ -17,6 +17,7 @@ import streamlit as st
 ROOT = Path(__file__).resolve().parent.parent
 STATIC_VENDOR = ROOT / "static" / "vendor"
 VIS_FILE = "vis-network.min.js"
+LOGO = ROOT / "assets" / "logo.png"
 DEFAULT_DB = Path.home() / ".knowsim" / "studio.db"
 
 
@@ -79,7 +80,9 @@ def llm_settings():
     except ImportError:
         return None
     try:
-        return LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
+        settings = LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
+        typed = {f: st.session_state.get(f"_llm_{f}", "") for f, _, _ in _SESSION_FIELDS}
+        return settings.with_overrides(**{k: v for k, v in typed.items() if v})
     except Exception as exc:  # noqa: BLE001 — a bad setting must not take the app down
         st.session_state["_llm_settings_error"] = str(exc)
         return None
@@ -87,22 +90,36 @@ def llm_settings():
 
 def provider_lines() -> list[tuple[str, bool, str]]:
     """(provider, available, note) rows for the sidebar; offline is always available."""
-    rows = [("offline", True, "built-in scripted agents")]
+    offline = [("offline", True, "built-in deterministic agents; no model calls")]
     settings = llm_settings()
     if settings is None:
-        return rows
+        return offline
     try:
         from knowsim_core.llm.settings import provider_status
 
-        status = provider_status(settings)
-    except Exception:  # noqa: BLE001
-        return rows
-    items = status.items() if isinstance(status, dict) else [(getattr(s, "name", str(s)), s) for s in status]
-    for name, value in items:
-        ok = bool(getattr(value, "available", value if isinstance(value, bool) else False))
-        note = str(getattr(value, "note", getattr(value, "detail", "")) or "")
-        rows.append((str(name), ok, note))
-    return rows
+        rows = [(s.name, bool(s.available), s.detail) for s in provider_status(settings)]
+    except Exception:  # noqa: BLE001 — the sidebar must render even if the LLM module misbehaves
+        return offline
+    return rows if any(r[0] == "offline" for r in rows) else offline + rows
+
+
+_SESSION_FIELDS = (
+    ("openai_api_key", "OpenAI API key", True),
+    ("anthropic_api_key", "Anthropic API key", True),
+    ("compat_base_url", "OpenAI-compatible base URL", False),
+)
+
+
+def llm_session_settings() -> None:
+    """Sidebar boxes for keys / a base URL used by this browser session only (kept in memory)."""
+    try:
+        from knowsim_core.llm.settings import LLMSettings  # noqa: F401
+    except ImportError:
+        return
+    with st.expander("Model keys (this session only)"):
+        st.caption("Kept in memory for this session; never stored in the database or in exports.")
+        for field, label, secret in _SESSION_FIELDS:
+            st.text_input(label, key=f"_llm_{field}", type="password" if secret else "default")
 
 
 def agent_ids(kind: str) -> list[str]:

@@ -9,7 +9,7 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.state import STATE_NAMES, IUState, KnowledgeState, initial_state
 
 from . import state
-from .resources import agent_ids
+from .resources import agent_ids, llm_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
@@ -89,11 +89,13 @@ def render_setup(store) -> None:
         initial = _custom_state(gv.graph, get_preset(preset_name), seed)
     if st.button("Start", type="primary", icon=":material/play_arrow:", key="setup_start",
                  disabled=None in (assistant, user, extractor)):
+        llm = any(not a.startswith("offline/") for a in (assistant, user, extractor))
         try:
             live = start_run(
                 store, question_id=qid, level="novice" if level == CUSTOM else level, assistant_id=assistant,
                 user_id=user, extractor_id=extractor, seed=seed, preset=preset_name, max_turns=max_turns,
                 graph_version_id=gv.id, initial_state=initial,
+                settings={"settings": llm_settings()} if llm else None,
             )
         except KnowSimError as exc:
             st.error(f"The run could not start: {exc}")

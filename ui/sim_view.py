@@ -45,14 +45,15 @@ def _speed() -> None:
 
 def _transport(p: Player) -> None:
     pb = state.playback()
-    c = st.columns([1, 1, 1, 1.3, 1.6, 5])
-    c[0].button("⏮", key="sim_rewind", help="back to the start", on_click=_rewind, args=(p,), disabled=p.turn == 0)
-    c[1].button("◀", key="sim_back", help="step back (←)", on_click=_back, args=(p,), shortcut="Left",
-                disabled=p.turn == 0)
-    c[2].button("▶", key="sim_step", help="step forward (→)", on_click=_forward, args=(p,), shortcut="Right",
-                disabled=not p.can_forward)
-    label = "⏸ Pause" if pb.playing else "⏵ Play"
-    if c[3].button(label, key="sim_play", help="play / pause (space)", shortcut="Space",
+    c = st.columns([1.1, 1.1, 1.1, 1.2, 1.5, 4])
+    c[0].button("Start", key="sim_rewind", icon=":material/first_page:", help="back to the starting state",
+                on_click=_rewind, args=(p,), disabled=p.turn == 0)
+    c[1].button("Back", key="sim_back", icon=":material/chevron_left:", help="step back (←)", on_click=_back,
+                args=(p,), shortcut="Left", disabled=p.turn == 0)
+    c[2].button("Step", key="sim_step", icon=":material/chevron_right:", help="step forward (→)", on_click=_forward,
+                args=(p,), shortcut="Right", disabled=not p.can_forward, type="primary")
+    label, icon = ("Pause", ":material/pause:") if pb.playing else ("Play", ":material/play_arrow:")
+    if c[3].button(label, key="sim_play", icon=icon, help="play / pause (space)", shortcut="Space",
                    disabled=not pb.playing and not p.can_forward):
         pb.playing = not pb.playing
         pb.mark()
@@ -82,7 +83,7 @@ def _panel(p: Player, index: int, rid: str, *, compact: bool) -> None:
     adapters = run.adapter
     st.markdown(f"**{run.level.capitalize()} learner** · {adapters.get('assistant', '?')} · τ = {run.tau}")
     key = GRAPH_KEY.format(index)
-    selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=key, height=380 if compact else 460)
+    selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=key, height=440 if compact else 520)
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
     if rec is None and p.turn > len(run.turns) and p.turn > 0:

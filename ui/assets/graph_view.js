@@ -54,7 +54,7 @@ function build(vis, box, info, d, setStateValue) {
   const net = new vis.Network(box, { nodes, edges }, {
     physics: false, layout: { hierarchical: false },
     interaction: { hover: true, keyboard: false, dragNodes: false, selectable: d.selectable, zoomView: true },
-    nodes: { shape: "box", margin: 8, widthConstraint: { maximum: 150 }, font: { size: 13, face: "sans-serif" } },
+    nodes: { shape: "box", margin: 8, widthConstraint: { maximum: 150 }, font: { size: 15, face: "sans-serif" } },
     edges: { color: { color: d.edgeColour }, smooth: { type: "cubicBezier", forceDirection: "vertical", roundness: 0.4 } },
   });
   const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null };
