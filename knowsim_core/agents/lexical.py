@@ -94,11 +94,15 @@ def _teaching_quality(prof: IUProfiles, message: str, settings: LexicalSettings)
             continue
         depth = 0.0
         n_about = 0
+        previous_about = False
         for s, terms in zip(sents, sent_terms):
             r = prof.relevance(iu, terms)
-            if r >= settings.sentence:
+            # a sentence that continues an explanation rarely repeats the concept's name
+            about = r >= settings.sentence or (previous_about and r >= settings.sentence / 2)
+            if about:
                 n_about += 1
-                depth += _cue_score(s) * min(1.0, r / 0.6)
+                depth += _cue_score(s) * min(1.0, max(r, settings.sentence) / 0.6)
+            previous_about = about
         if depth >= settings.depth:
             out[iu] = (TeachingQuality.WELL_EXPLAINED.value,
                        f"explained across {n_about} sentence(s) with definition/reason/example cues (depth {depth:.2f})")
@@ -117,6 +121,7 @@ def attempt_types(
     prev_terms = set(content_stems(prev_assistant))
     brings_content = bool(_FORMULA.search(user_message) or _NUMBER.search(user_message) or _ATTEMPT.search(low))
     only_asks = bool(_HEDGE.search(low)) and not brings_content
+    new_numbers = any(t[0].isdigit() and t not in prev_terms for t in terms)
     out: dict[str, str] = {}
     for iu, p in prof.profiles.items():
         if prof.relevance(iu, terms) < settings.user_mention or only_asks:
@@ -124,7 +129,7 @@ def attempt_types(
             continue
         mine = [t for t in terms if t in p.desc_terms]
         echoed = sum(1 for t in mine if t in prev_terms) / max(1, len(mine))
-        if prev_assistant and echoed >= settings.echo:
+        if prev_assistant and echoed >= settings.echo and not new_numbers:
             out[iu] = AttemptType.ARTICULATION.value  # the user's words for it are the assistant's
         else:
             out[iu] = AttemptType.REASONING.value if brings_content else AttemptType.ARTICULATION.value

@@ -1,0 +1,80 @@
+"""The lexical extractor: one label per IU, from the text alone, fast."""
+
+from __future__ import annotations
+
+import time
+
+from knowsim_core import registry
+from knowsim_core.agents.lexical import label_turn
+from knowsim_core.ports import ExtractorContext, Message
+from knowsim_core.samples import get_sample, load_samples
+from knowsim_core.state import initial_state
+from knowsim_core.config import preset
+
+
+def labels(sample_id, user, assistant, prev=""):
+    g = get_sample(sample_id).graph
+    return {s.id: s for s in label_turn(g, user, assistant, prev)}
+
+
+def test_labels_every_iu_once_in_node_order():
+    s = get_sample("sample_follicular_lymphoma")
+    sig = label_turn(s.graph, "hello", "Some unrelated reply about the weather.")
+    assert [x.id for x in sig] == list(s.graph.index.ids)
+    assert all(x.teaching_quality == "not_mentioned" and x.attempt.value == "none" for x in sig)
+
+
+def test_a_worked_explanation_is_well_explained_a_bare_naming_is_shallow():
+    teach = ("Let's look at the multiplication principle. If a process happens in stages and the options at a later "
+             "stage do not depend on earlier ones, the total count is the product of the stage counts. "
+             "This works because every choice at one stage combines with every choice at the next. "
+             "For example, 20 colour patterns times 20 on/off patterns gives 20 × 20 = 400 outcomes.")
+    got = labels("sample_lava_lamps", "How do I count?", teach)
+    assert got["IU3"].teaching_quality == "well_explained"
+    bare = labels("sample_lava_lamps", "How do I count?", "You could use the multiplication principle here, maybe?")
+    assert bare["IU3"].teaching_quality == "shallow"
+    assert bare["IU13"].teaching_quality == "not_mentioned"
+
+
+def test_attempt_types_reasoning_articulation_none():
+    prev = "The number of red/blue patterns is C(6,3) = 20, because we choose which 3 of the 6 positions are red."
+    reasoning = labels("sample_lava_lamps", "I think the red/blue patterns are C(6,3) = 18, because 6·3 = 18?", "ok", prev)
+    assert reasoning["IU6"].attempt.value == "reasoning"
+    echo = labels("sample_lava_lamps", "So the number of red/blue patterns is C(6,3), we choose which positions are red.", "ok", prev)
+    assert echo["IU6"].attempt.value == "articulation"
+    ask = labels("sample_lava_lamps", "I don't understand the red/blue patterns, can you explain?", "ok", prev)
+    assert ask["IU6"].attempt.value == "none"
+
+
+def test_same_notation_in_any_form_is_recognised():
+    a = labels("sample_lava_lamps", "", r"The count of shelf colourings is \binom{6}{3} = 20.")
+    b = labels("sample_lava_lamps", "", "The count of shelf colourings is 6 choose 3 = 20.")
+    assert a["IU6"].teaching_quality != "not_mentioned"
+    assert a["IU6"].teaching_quality == b["IU6"].teaching_quality
+
+
+def test_extractor_port_uses_the_previous_assistant_message():
+    s = get_sample("sample_lava_lamps")
+    ex = registry.resolve("extractor", "offline/lexical")
+    prev = s.graph.node("IU6").description
+    ctx = ExtractorContext(turn=2, material=s.material, state=initial_state(s.graph, "novice", preset(), seed=1),
+                           history=(Message("user", "hi"), Message("assistant", prev)),
+                           user_message="So the number of red/blue patterns is C(6,3), one of the factors of the total.",
+                           assistant_message="Yes.", seed=1)
+    out = ex.extract(ctx)
+    assert not out.failed and len(out.entries) == len(s.graph.nodes)
+    assert {e.id: e for e in out.entries}["IU6"].attempt.value == "articulation"
+
+
+def test_labelling_is_fast():
+    """Target: well under 5 ms per turn on an 18-IU graph (fresh messages, no memo hits)."""
+    s = max(load_samples(), key=lambda x: len(x.graph.nodes))
+    descs = [n.description for n in s.graph.nodes]
+    label_turn(s.graph, "warm", "up")
+    n = 60
+    start = time.perf_counter()
+    for i in range(n):
+        msg = f"Turn {i}. " + " ".join(descs[i % len(descs): i % len(descs) + 4])
+        label_turn(s.graph, f"I think {i} is right because of {descs[(i * 7) % len(descs)][:80]}?", msg)
+    per_turn_ms = (time.perf_counter() - start) * 1000 / n
+    assert per_turn_ms < 5.0, per_turn_ms

@@ -1,0 +1,60 @@
+"""``python -m knowsim_core relabel``: agreement of an extractor with recorded LLM labels."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from knowsim_core.cli import main
+from knowsim_core.commands.relabel import ATTEMPTS, QUALITIES, agreement, compare, relabel_records
+
+
+def test_agreement_by_hand():
+    pairs = [("shallow", "shallow"), ("shallow", "not_mentioned"), ("well_explained", "well_explained"),
+             ("not_mentioned", "not_mentioned")]
+    a = agreement(pairs, QUALITIES)
+    assert a["n"] == 4 and a["accuracy"] == 0.75
+    assert a["matrix"]["shallow"]["not_mentioned"] == 1
+    # F1: well 1.0, shallow 2/3 (p 1, r .5), not_mentioned 2/3 (p .5, r 1)
+    assert a["macro_f1"] == pytest.approx((1 + 2 / 3 + 2 / 3) / 3)
+
+
+@pytest.fixture(scope="module")
+def paths(reference_dir):
+    return (str(reference_dir / "examples" / "mathqa_structured_adaptive_novice.json"),
+            str(reference_dir / "iu_cache" / "math.json"))
+
+
+def test_json_output_format(paths, capsys):
+    runs, graphs = paths
+    assert main(["relabel", runs, "--graphs", graphs, "--extractor", "offline/lexical", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["problem_id"] for r in data["records"]] == ["math_003", "math_004"]
+    first = data["records"][0]["turns"][0]
+    assert first["turn"] == 1 and set(first) == {"turn", "labels"}
+    assert set(first["labels"]["IU1"]) == {"teaching_quality", "user_attempt_type"}
+    assert len(data["records"][0]["turns"]) == 15 and len(first["labels"]) == 15
+    assert {lab["teaching_quality"] for t in data["records"][0]["turns"] for lab in t["labels"].values()} <= set(QUALITIES)
+
+
+def test_text_report_and_agreement_floor(paths, capsys):
+    runs, graphs = paths
+    assert main(["relabel", runs, "--graphs", graphs]) == 0
+    out = capsys.readouterr().out
+    assert "teaching quality" in out and "macro-F1" in out and "well_explained" in out
+    stats = compare(relabel_records(runs, graphs, "offline/lexical"))
+    # A keyword-overlap baseline reaches ~0.41; keep the lexical extractor clearly above it.
+    assert stats["teaching_quality"]["macro_f1"] > 0.45
+    assert stats["user_attempt_type"]["n"] == stats["teaching_quality"]["n"] == 435
+    assert set(stats["user_attempt_type"]["matrix"]) == set(ATTEMPTS)
+
+
+def test_bad_input_is_reported(paths, capsys, tmp_path):
+    runs, graphs = paths
+    assert main(["relabel", runs, "--graphs", graphs, "--extractor", "offline/lexcal"]) == 2
+    assert "did you mean 'offline/lexical'" in capsys.readouterr().err
+    other = tmp_path / "cache.json"
+    other.write_text("{}")
+    assert main(["relabel", runs, "--graphs", str(other)]) == 2
+    assert "has no graph for math_003" in capsys.readouterr().err
