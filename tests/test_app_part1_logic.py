@@ -1,0 +1,126 @@
+"""The Studio's pure helpers: plain-words reasons, fixed layout, graph payload, the player cursor.
+
+Turns are played by the engine on hand-made graphs, so each reason is checked against a case
+whose outcome follows from the rules (spec §4), not against the helper's own output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from knowsim_core.config import preset
+from knowsim_core.graph import IUGraph
+from knowsim_core.session import play_turn
+from knowsim_core.signals import IUSignal
+from knowsim_core.state import IUState, KnowledgeState
+from ui.explain import why
+from ui.graph_layout import ROW_GAP, positions, wrap
+
+U, S, P, K = IUState
+
+
+def graph(n: int, edges: list[tuple[str, str]]) -> IUGraph:
+    return IUGraph.from_data({
+        "nodes": [{"id": f"IU{i}", "concept": f"concept {i}", "abstraction_level": 0.5, "description": f"d{i}"}
+                  for i in range(1, n + 1)],
+        "edges": [{"from": a, "to": b} for a, b in edges],
+    })
+
+
+def play(g: IUGraph, start: dict[str, IUState], signals: list[IUSignal]):
+    params = preset()
+    rec = play_turn(g, KnowledgeState.from_ids(g, start), signals, turn=1,
+                    tau=params.capacity(len(g.nodes)), params=params)
+    return rec, {n.id: why(n, rec, g) for n in rec.nodes}
+
+
+def test_reasons_follow_the_update_rules():
+    g = graph(10, [("IU1", "IU2"), ("IU2", "IU3")])  # τ = 6: four mentions stay under capacity
+    rec, reason = play(g, {"IU1": K, "IU2": U, "IU3": S, "IU4": P, "IU5": K}, [
+        IUSignal.make("IU2", "well_explained"),  # prerequisite known: U → S
+        IUSignal.make("IU3", "well_explained"),  # IU2 is only struggling after its own step: ceiling S
+        IUSignal.make("IU4", "shallow"),  # shallow cannot move a partial IU
+        IUSignal.make("IU5", "well_explained"),  # already known well
+    ])
+    assert reason["IU2"].startswith("advanced: unaware → struggling")
+    assert reason["IU3"].startswith("blocked: prerequisite IU2 is only struggling")
+    assert reason["IU4"].startswith("only taught shallowly")
+    assert reason["IU5"].startswith("already known well") and "redundant" in reason["IU5"]
+    assert reason["IU1"].startswith("already known well") and "redundant" not in reason["IU1"]
+
+
+def test_not_mentioned_and_overload_reasons_quote_the_numbers():
+    g = graph(3, [])
+    rec, reason = play(g, {}, [IUSignal.make(f"IU{i}", "well_explained") for i in (1, 2, 3)])
+    q = rec.quantities
+    assert q.overload and q.efficiency < 1 and q.overload_threshold == 2
+    stuck = [n for n in rec.nodes if n.post == n.pre]
+    assert stuck, "three unaware mentions overload a 3-IU graph (τ = 2)"
+    text = reason[stuck[0].id]
+    assert text.startswith("overloaded:")
+    assert f"load {q.effective_load:.1f} vs capacity 2" in text and f"η = {q.efficiency:.2f}" in text
+    assert f"{stuck[0].carry:.2f} of a step carried forward" in text
+    _, quiet = play(g, {}, [IUSignal.make("IU1", "well_explained")])
+    assert quiet["IU2"] == "not mentioned this turn; stays unaware"
+
+
+def test_layout_is_by_depth_and_stable():
+    g = graph(4, [("IU1", "IU2"), ("IU2", "IU3"), ("IU1", "IU4")])
+    pos = positions(g)
+    assert pos["IU1"][1] == 0 and pos["IU2"][1] == ROW_GAP and pos["IU3"][1] == 2 * ROW_GAP
+    assert pos == positions(IUGraph.from_data(g.to_data()))  # same graph → same picture
+    assert len({p for p in pos.values()}) == 4  # nobody on top of anybody
+
+
+def test_wrap_shortens_long_concepts():
+    text = wrap("a very long concept name that goes on and on well beyond the node width")
+    assert all(len(line) <= 18 for line in text.split("\n")) and text.endswith("…")
+
+
+def test_graph_payload_carries_states_and_text_as_data():
+    pytest.importorskip("streamlit")
+    from ui.graph_view import graph_data
+
+    g = graph(3, [("IU1", "IU2")])
+    data = graph_data(g, states={"IU1": K, "IU2": S}, changed=["IU2"], selected="IU1", key="k",
+                      height=300, selectable=True)
+    assert data["states"] == [3, 1, 0]  # a missing id is unaware
+    assert data["changed"] == ["IU2"] and data["edges"] == [["IU1", "IU2"]]
+    again = graph_data(g, states={"IU1": K, "IU2": S}, changed=["IU2"], selected="IU1", key="k",
+                       height=300, selectable=True)
+    assert again == data  # byte-identical when nothing changed (the browser can skip it)
+    other = graph_data(g, states={"IU1": K, "IU2": P}, changed=["IU2"], selected="IU1", key="k",
+                       height=300, selectable=True)
+    assert other["sig"] == data["sig"] and other["rev"] != data["rev"]  # same layout, new colours
+
+
+class _Store:
+    """Just enough of a Store for the player: runs kept in memory."""
+
+    def __init__(self, runs):
+        self.runs = runs
+
+    def load_run(self, rid):
+        return self.runs[rid]
+
+
+def test_player_moves_over_stored_turns_without_playing():
+    from knowsim_core import registry
+    from knowsim_core.samples import get_sample
+    from knowsim_core.session import Simulation
+    from ui.player import Player
+
+    sample = get_sample("sample_lava_lamps")
+    sim = Simulation(material=sample.material, assistant=registry.resolve("assistant", "offline/adaptive"),
+                     user=registry.resolve("user", "offline/knowsim"),
+                     extractor=registry.resolve("extractor", "offline/lexical"), params=preset(max_turns=3))
+    sim.reset(seed=3)
+    run = sim.run_to_end()
+    p = Player(_Store({"r": run}), ("r",), turn=99)
+    assert p.turn == 3 and not p.can_forward  # clamped; finished and at the end
+    assert not p.forward() and p.back() and p.turn == 2
+    assert p.states("r") == {v: run.turns[1].state_after.state_of(run.graph.index.label_of[v])
+                             for v in run.graph.index.ids}
+    assert p.changed("r") == tuple(i for i, _, _ in run.turns[1].transitions)
+    p.goto(0)
+    assert p.record("r") is None and not p.back()
