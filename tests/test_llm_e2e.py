@@ -1,0 +1,126 @@
+"""The paper's full loop with LLM agents (compat/<model> at the local wire-format server):
+Simulation, stored runs through the runner (timeout mid-run → failed, resumable), the cache on
+re-runs, and the command line in a subprocess (run, judge, extract-graph)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from knowsim_core import registry
+from knowsim_core.config import preset
+from knowsim_core.errors import ProviderError
+from knowsim_core.llm import LLMSettings, MemoryCache
+from knowsim_core.runner import resume_run, start_run
+from knowsim_core.samples import get_sample
+from knowsim_core.session import Simulation
+from knowsim_core.storage import Store
+from tests.fakes.llm_server import Fault, KnowSimReplies, chain_graph, llm_server  # noqa: F401
+
+ROOT = Path(__file__).resolve().parent.parent
+QID = "sample_lava_lamps"
+IDS = {"assistant": "compat/fake:adaptive", "user": "compat/fake", "extractor": "compat/fake"}
+
+
+def llm_kwargs(srv, cache=None, **env):
+    base = {"KNOWSIM_COMPAT_BASE_URL": srv.openai_url, **env}
+    return {"settings": LLMSettings.from_sources(env=base), "cache": cache}
+
+
+def test_full_llm_loop_in_a_simulation_and_cached_rerun(llm_server):
+    replies = KnowSimReplies(explain=4)
+    llm_server.reply = replies
+    cache = MemoryCache()
+
+    def play():
+        kw = llm_kwargs(llm_server, cache)
+        sim = Simulation(material=get_sample(QID).material, params=preset(max_turns=3),
+                         **{k: registry.resolve(k, v, **kw) for k, v in IDS.items()})
+        sim.reset(seed=4)
+        return sim.run_to_end()
+
+    run = play()
+    assert run.stop_reason == "max_turns" and len(run.turns) == 3
+    assert dict(run.adapters) == IDS
+    assert replies.calls == {"user": 3, "assistant": 3, "extractor": 3}
+    for t in run.turns:
+        assert [u.role for u in t.usage] == ["user", "assistant", "extractor"]
+        assert all(u.input_tokens > 0 and not u.cached for u in t.usage)
+        assert not t.extractor_failed and sum(1 for s in t.signals if s.teaching_quality == "well_explained") == 4
+    assert run.turns[0].user_message == "I don't really get step 1, can you explain?"
+    assert run.metrics().knowledge_gain > 0
+    n = len(llm_server.requests)
+    again = play()  # the identical configuration: every answer comes from the cache
+    assert len(llm_server.requests) == n
+    assert [t.state_after for t in again.turns] == [t.state_after for t in run.turns]
+    assert all(u.cached for t in again.turns for u in t.usage)
+
+
+def test_runner_stores_usage_and_a_timeout_leaves_a_resumable_failed_run(llm_server, tmp_path):
+    llm_server.reply = KnowSimReplies()
+    store = Store(tmp_path / "s.db")
+    store.seed_samples()
+    kw = llm_kwargs(llm_server, store, KNOWSIM_LLM_TIMEOUT="0.4", KNOWSIM_LLM_MAX_RETRIES="0")
+    live = start_run(store, question_id=QID, level="novice", assistant_id=IDS["assistant"], user_id=IDS["user"],
+                     extractor_id=IDS["extractor"], seed=2, max_turns=3, settings=kw)
+    live.step()
+    llm_server.push(Fault(delay=1.2))  # turn 2's first call (the user) times out
+    with pytest.raises(ProviderError, match="no answer .* within 0.4 s"):
+        live.step()
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("failed", 1) and "KNOWSIM_LLM_TIMEOUT" in row.error
+    assert row.tokens_in > 0 and row.tokens_out > 0
+    resumed = resume_run(store, live.run_id, settings=kw)
+    final = resumed.run_to_end()
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns, final.stop_reason) == ("finished", 3, "max_turns")
+    assert [t.turn for t in store.load_run(live.run_id).turns] == [1, 2, 3]
+
+
+def cli(args: list[str], srv, db: Path, **env) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "KNOWSIM_"))}
+    full_env.update({"KNOWSIM_COMPAT_BASE_URL": srv.openai_url, "KNOWSIM_DB": str(db), "PYTHONPATH": str(ROOT)}, **env)
+    return subprocess.run([sys.executable, "-m", "knowsim_core", *args], cwd=ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_command_line_runs_judges_and_extracts_with_a_compatible_server(llm_server, tmp_path):
+    replies = KnowSimReplies(score=6, graph=chain_graph(11))
+    llm_server.reply = replies
+    db = tmp_path / "cli.db"
+    p = cli(["run", "--question", QID, "--level", "novice", "--assistant", "compat/fake:socratic",
+             "--user", "compat/fake", "--extractor", "compat/fake", "--max-turns", "2", "--json"], llm_server, db)
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)
+    assert run["adapters"]["assistant"] == "compat/fake:socratic" and len(run["turns"]) == 2
+    assert "SOCRATIC" in llm_server.requests[1].system
+    run_id = run["run_id"]
+
+    p = cli(["judge", run_id, "--model", "compat/fake", "--json"], llm_server, db)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)[0]["score"] == 6.0
+    row = Store(db).get_run_row(run_id)
+    assert row.iq_score == 6.0
+
+    p = cli(["extract-graph", "--question", QID, "--model", "compat/fake", "--base-url", llm_server.openai_url],
+            llm_server, db, KNOWSIM_COMPAT_BASE_URL="")
+    assert p.returncode == 0, p.stderr
+    versions = Store(db).graph_versions(QID)
+    assert versions[-1].author == "compat/fake" and len(versions[-1].graph.nodes) == 11
+    assert "saved as graph version" in p.stdout
+
+
+def test_command_line_bad_key_is_one_line_without_the_key(llm_server, tmp_path):
+    llm_server.push(*[Fault(status=401)] * 3)
+    key = "sk-compat-CLI-SECRET-0123456789"
+    p = cli(["run", "--question", QID, "--level", "novice", "--assistant", "compat/fake", "--user", "compat/fake",
+             "--max-turns", "1"], llm_server, tmp_path / "k.db", KNOWSIM_COMPAT_API_KEY=key)
+    assert p.returncode == 2
+    assert "compat rejected the API key (401)" in p.stderr and "KNOWSIM_COMPAT_API_KEY" in p.stderr
+    assert key not in p.stderr + p.stdout and "CLI-SECRET" not in p.stderr + p.stdout
+    assert "Traceback" not in p.stderr
