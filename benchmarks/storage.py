@@ -1,0 +1,104 @@
+"""Storage speed: append one turn, save a 15-turn run, list and full-text-search 10,000 runs.
+
+Every figure goes through the public :class:`Store` API with a fresh connection per call (as the
+app uses it) on a real file in a temporary folder, with SQLite's default durable commits
+(``synchronous=FULL`` in WAL: each commit waits for the disk).
+
+The 10,000-run database is built with ``save_run`` inside one ``Store.transaction()`` from a
+pool of real offline runs (every sample question × every offline assistant), shortened to
+``BULK_TURNS`` turns each so the build stays well under two minutes (a 15-turn run is
+~135 KB of JSON; 10,000 of them would be 1.3 GB).
+
+Run: .venv/bin/python benchmarks/storage.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from knowsim_core import registry  # noqa: E402
+from knowsim_core.runner import start_run  # noqa: E402
+from knowsim_core.samples import load_samples  # noqa: E402
+from knowsim_core.storage import Store  # noqa: E402
+
+N_RUNS = 10_000
+BULK_TURNS = 2
+CHUNK = 500  # runs per transaction while building (keeps the WAL small)
+APPENDS = 60
+SAVES = 20
+REPEATS = 5
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def timed(fn, repeats: int = REPEATS) -> float:
+    """Median wall time of ``repeats`` calls."""
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "bench.db")
+        store.seed_samples()
+        full = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive").run_to_end()
+        print(f"one 15-turn run: {len(full.to_json()) / 1024:.0f} KB of JSON, {len(full.turns)} turns")
+
+        # append one turn: a run kept open, its turns appended one transaction each
+        per_append = []
+        for k in range(APPENDS // len(full.turns)):
+            rid = store.create_run(replace(full, turns=(), run_id=None, stop_reason=None))
+            for turn in full.turns:
+                t = time.perf_counter()
+                store.append_turn(rid, turn)
+                per_append.append(time.perf_counter() - t)
+        print(f"append one turn (own transaction)    {ms(statistics.median(per_append))}   "
+              f"(p90 {ms(sorted(per_append)[int(0.9 * len(per_append))]).strip()}, n={len(per_append)})")
+
+        saves = [timed(lambda: store.save_run(replace(full, run_id=None)), 1) for _ in range(SAVES)]
+        print(f"save a 15-turn run (one transaction) {ms(statistics.median(saves))}   (n={SAVES})")
+
+        t = time.perf_counter()
+        pool = [
+            start_run(store, question_id=s.id, level="novice", assistant_id=a.id, max_turns=BULK_TURNS).run_to_end()
+            for s in load_samples() for a in registry.available("assistant")
+        ]
+        missing = N_RUNS - store.count_runs()
+        for start in range(0, missing, CHUNK):
+            with store.transaction():
+                for i in range(start, min(missing, start + CHUNK)):
+                    store.save_run(replace(pool[i % len(pool)], run_id=None))
+        build = time.perf_counter() - t
+        size = (Path(tmp) / "bench.db").stat().st_size / 1e6
+        print(f"built {store.count_runs():,} runs ({BULK_TURNS} turns each, {size:.0f} MB) in {build:.1f} s")
+
+        print(f"count all runs                       {ms(timed(lambda: store.count_runs()))}")
+        print(f"list first page (200 runs)           {ms(timed(lambda: store.list_runs(limit=200)))}")
+        rows = store.list_runs(limit=N_RUNS + 100)
+        assert len(rows) >= N_RUNS
+        print(f"list all {len(rows):,} runs                 {ms(timed(lambda: store.list_runs(limit=N_RUNS + 100)))}")
+        print(f"filter (question+assistant), page    {ms(timed(lambda: store.list_runs(question_id='sample_lava_lamps', assistant='offline/oracle')))}")
+        for word in ("guide", "lamps", "vaccinating herd", "zzyzx"):
+            n = store.count_runs(text=word)
+            page = timed(lambda: store.list_runs(text=word, limit=200))
+            count = timed(lambda: store.count_runs(text=word))
+            print(f"search {word!r:18} {n:>6,} runs  count {ms(count).strip():>9}, first page {ms(page).strip():>9}")
+        print(f"load one 15-turn run                 {ms(timed(lambda: store.load_run(full.run_id)))}")
+
+
+if __name__ == "__main__":
+    main()

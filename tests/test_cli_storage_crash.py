@@ -1,0 +1,139 @@
+"""Real subprocesses: a batch killed with SIGKILL, four writers at once, no secret in any output."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from knowsim_core.formats import csv_export, reference_export, studio
+from knowsim_core.runner import resume_run, start_run
+from knowsim_core.storage import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def cli_cmd(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "knowsim_core", *argv]
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if k != "KNOWSIM_DB"}
+    e["PYTHONPATH"] = str(ROOT)
+    e.update(extra)
+    return e
+
+
+def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
+    Store(db_path).seed_samples()
+    proc = subprocess.Popen(
+        cli_cmd("batch", "--questions", "sample_lava_lamps,sample_herd_immunity,sample_crispr_gene_editing",
+                "--levels", "all", "--assistants", "offline", "--seeds", "2", "--workers", "2", "--db", str(db_path)),
+        cwd=ROOT, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while Store(db_path).count_runs(status="finished") < 4:  # let it get well into the batch
+            assert proc.poll() is None, "the batch ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the batch and its worker processes, no clean-up
+        proc.wait(timeout=30)
+
+    store = Store(db_path)  # reopening marks the dead writers' runs
+    assert store.integrity_check() == "ok"
+    rows = store.list_runs(limit=1000)
+    assert rows and store.count_runs(status="running") == 0
+    assert {r.status for r in rows} <= {"finished", "interrupted"}
+    for r in rows:
+        run = store.load_run(r.id)
+        assert [t.turn for t in run.turns] == list(range(1, r.turns + 1))  # contiguous, all present
+        if r.status == "finished":
+            assert r.turns == 15
+    interrupted = [r for r in rows if r.status == "interrupted"]
+    assert interrupted, "the kill landed between runs; no run was left half-way"
+
+    # an interrupted run resumes from its last completed turn and becomes the uninterrupted run
+    r = interrupted[0]
+    before = store.load_run(r.id)
+    done = subprocess.run(cli_cmd("run", "--resume", r.id, "--db", str(db_path)), cwd=ROOT, env=env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    resumed = store.load_run(r.id)
+    assert store.get_run_row(r.id).status == "finished" and len(resumed.turns) == 15
+    assert resumed.turns[: len(before.turns)] == before.turns
+    fresh_store = Store(db_path.parent / "fresh.db")
+    fresh_store.seed_samples()
+    fresh = start_run(fresh_store, question_id=r.question_id, level=r.level,
+                      assistant_id=r.assistant, seed=r.seed).run_to_end()
+    assert replace(resumed, run_id=None) == replace(fresh, run_id=None)
+    for other in interrupted[1:]:
+        resume_run(store, other.id).run_to_end()
+    assert store.count_runs(status="interrupted") == 0
+
+
+def test_four_processes_writing_at_once_lose_nothing(db_path):
+    # no pre-created database: the four also race to create and migrate it
+    procs = [
+        subprocess.Popen(
+            cli_cmd("batch", "--questions", "sample_lava_lamps", "--levels", "novice", "--assistants",
+                    f"offline/{a}", "--seeds", "25", "--max-turns", "2", "--db", str(db_path)),
+            cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for a in ("simple", "adaptive", "socratic", "oracle")
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outputs):
+        assert p.returncode == 0, err
+        assert "locked" not in err.lower() and "locked" not in out.lower()
+        assert "25 of 25 runs finished" in out
+    store = Store(db_path)
+    assert store.integrity_check() == "ok"
+    assert store.count_runs() == 100 and store.count_runs(status="finished") == 100
+    assert all(r.turns == 2 for r in store.list_runs(limit=200))
+    assert {r.assistant for r in store.list_runs(limit=200)} == {f"offline/{a}" for a in ("simple", "adaptive", "socratic", "oracle")}
+
+
+SECRETS = {
+    "OPENAI_API_KEY": "sk-test-SENTINEL-4b1d9e0c7a",
+    "ANTHROPIC_API_KEY": "sk-ant-SENTINEL-93f2aa81c5",
+}
+
+
+def test_api_keys_never_reach_the_database_or_an_export(db_path, tmp_path, monkeypatch):
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    e = env(**SECRETS)
+    for argv in (
+        ("run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant", "offline/adaptive",
+         "--max-turns", "3", "--db", str(db_path)),
+        ("batch", "--questions", "sample_herd_immunity", "--levels", "novice", "--assistants", "offline/oracle",
+         "--seeds", "2", "--max-turns", "2", "--db", str(db_path)),
+    ):
+        subprocess.run(cli_cmd(*argv), cwd=ROOT, env=e, check=True, capture_output=True, timeout=120)
+    store = Store(db_path)
+    rid = store.list_runs()[0].id
+    store.cache_put("some-key", "some cached response")
+    exports = []
+    for fmt in ("studio-json", "reference-json", "csv"):
+        out = subprocess.run(cli_cmd("export", rid, "--format", fmt, "--db", str(db_path)), cwd=ROOT, env=e,
+                             check=True, capture_output=True, timeout=60)
+        exports.append(out.stdout)
+    for row in store.list_runs():
+        run = store.load_run(row.id)
+        exports += [studio.dumps(run).encode(), csv_export.dumps(run).encode(),
+                    reference_export.dumps(run).encode()]
+    files = [p.read_bytes() for p in tmp_path.glob("studio.db*")]
+    assert files and exports
+    for value in SECRETS.values():
+        needle = value.encode()
+        assert not any(needle in blob for blob in files + exports)
+        assert not any(b"SENTINEL" in blob for blob in files + exports)
