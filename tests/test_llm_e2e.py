@@ -89,7 +89,7 @@ def cli(args: list[str], srv, db: Path, **env) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_command_line_runs_judges_and_extracts_with_a_compatible_server(llm_server, tmp_path):
+def test_command_line_runs_judges_and_extracts_with_a_compatible_server(llm_server, tmp_path, monkeypatch, capsys):
     replies = KnowSimReplies(score=6, graph=chain_graph(11))
     llm_server.reply = replies
     db = tmp_path / "cli.db"
@@ -101,26 +101,46 @@ def test_command_line_runs_judges_and_extracts_with_a_compatible_server(llm_serv
     assert "SOCRATIC" in llm_server.requests[1].system
     run_id = run["run_id"]
 
-    p = cli(["judge", run_id, "--model", "compat/fake", "--json"], llm_server, db)
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)[0]["score"] == 6.0
-    row = Store(db).get_run_row(run_id)
-    assert row.iq_score == 6.0
+    # judge and extract-graph run in-process (same parser and commands; a subprocess costs seconds)
+    code, out, err = main_in_process(["judge", run_id, "--model", "compat/fake", "--json", "--db", str(db)],
+                                     monkeypatch, capsys, llm_server)
+    assert code == 0, err
+    assert json.loads(out)[0]["score"] == 6.0
+    assert Store(db).get_run_row(run_id).iq_score == 6.0
 
-    p = cli(["extract-graph", "--question", QID, "--model", "compat/fake", "--base-url", llm_server.openai_url],
-            llm_server, db, KNOWSIM_COMPAT_BASE_URL="")
-    assert p.returncode == 0, p.stderr
+    code, out, err = main_in_process(["extract-graph", "--question", QID, "--model", "compat/fake", "--db", str(db),
+                                      "--base-url", llm_server.openai_url], monkeypatch, capsys, llm_server,
+                                     KNOWSIM_COMPAT_BASE_URL="")
+    assert code == 0, err
     versions = Store(db).graph_versions(QID)
     assert versions[-1].author == "compat/fake" and len(versions[-1].graph.nodes) == 11
-    assert "saved as graph version" in p.stdout
+    assert "saved as graph version" in out
 
 
-def test_command_line_bad_key_is_one_line_without_the_key(llm_server, tmp_path):
+def main_in_process(argv, monkeypatch, capsys, srv, **env):
+    from knowsim_core.cli import main
+
+    for k in list(os.environ):
+        if k.startswith(("OPENAI_", "ANTHROPIC_", "KNOWSIM_")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", srv.openai_url)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_command_line_bad_key_is_one_line_without_the_key(llm_server, tmp_path, monkeypatch, capsys):
     llm_server.push(*[Fault(status=401)] * 3)
     key = "sk-compat-CLI-SECRET-0123456789"
-    p = cli(["run", "--question", QID, "--level", "novice", "--assistant", "compat/fake", "--user", "compat/fake",
-             "--max-turns", "1"], llm_server, tmp_path / "k.db", KNOWSIM_COMPAT_API_KEY=key)
-    assert p.returncode == 2
-    assert "compat rejected the API key (401)" in p.stderr and "KNOWSIM_COMPAT_API_KEY" in p.stderr
-    assert key not in p.stderr + p.stdout and "CLI-SECRET" not in p.stderr + p.stdout
-    assert "Traceback" not in p.stderr
+    code, out, err = main_in_process(
+        ["run", "--question", QID, "--level", "novice", "--assistant", "compat/fake", "--user", "compat/fake",
+         "--max-turns", "1", "--db", str(tmp_path / "k.db")], monkeypatch, capsys, llm_server,
+        KNOWSIM_COMPAT_API_KEY=key)
+    assert code == 2
+    assert err.strip().splitlines()[-1].startswith("error: compat rejected the API key (401)")
+    assert "KNOWSIM_COMPAT_API_KEY" in err and key not in err + out and "CLI-SECRET" not in err + out
+    row = Store(tmp_path / "k.db").list_runs()[0]
+    assert row.status == "failed" and key not in row.error
