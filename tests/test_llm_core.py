@@ -280,3 +280,57 @@ def test_connection_refused_names_the_endpoint():
     with pytest.raises(ProviderCallError, match=f"cannot connect to http://127.0.0.1:{port}/v1") as err:
         ChatModel(ModelRef.parse("compat", "m"), settings=settings).complete(as_messages("s", user="q"))
     assert err.value.reason == "connection"
+
+
+def test_concurrency_limit_holds_for_batches(llm_server):
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    lock, inflight, peak = threading.Lock(), [0], [0]
+
+    def slow(req):
+        with lock:
+            inflight[0] += 1
+            peak[0] = max(peak[0], inflight[0])
+        time.sleep(0.15)
+        with lock:
+            inflight[0] -= 1
+        return "ok"
+
+    llm_server.reply = slow
+    m = model(llm_server, "compat", name="batch-model", KNOWSIM_LLM_MAX_CONCURRENCY="2")
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        texts = list(pool.map(lambda i: m.complete(as_messages("s", user=f"q{i}")).text, range(6)))
+    assert texts == ["ok"] * 6 and peak[0] == 2
+
+
+def test_requests_per_minute_spaces_calls(llm_server):
+    import time
+
+    llm_server.reply = lambda req: "ok"
+    m = model(llm_server, "compat", name="rpm-model", KNOWSIM_LLM_RPM="600")  # one call per 0.1 s
+    m.complete(as_messages("s", user="warm-up"))
+    start = time.perf_counter()
+    for i in range(3):
+        m.complete(as_messages("s", user=f"q{i}"))
+    assert time.perf_counter() - start >= 0.25
+
+
+def test_sdks_are_imported_lazily_inside_functions():
+    """Importing the LLM layer must not import an SDK: only function bodies in llm/ may."""
+    import ast
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parent.parent / "knowsim_core"
+    offenders = []
+    for path in [*(pkg / "llm").glob("*.py"), pkg / "agents" / "llm.py"]:
+        tree = ast.parse(path.read_text())
+        for node in tree.body:  # module level only
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("openai", "anthropic")]
+    assert offenders == []
