@@ -10,7 +10,6 @@ have played.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from . import registry
@@ -25,6 +24,23 @@ from .storage import Store
 DEFAULT_USER = "offline/knowsim"
 DEFAULT_EXTRACTOR = "offline/lexical"
 RECORDED_PREFIX = "recorded/"  # adapters of imported recordings: nothing to call
+
+
+def _llm_defaults(store: Store) -> dict[str, Any]:
+    """Settings for LLM agents when the caller gives none: the environment, and the store as cache."""
+    from .llm import LLMSettings  # lazy: offline runs never import the LLM layer
+
+    settings = LLMSettings.from_env()
+    return {"settings": settings, "cache": store if settings.cache_enabled else None}
+
+
+def _agents(
+    store: Store, ids: Mapping[str, str], settings: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Build assistant, user and extractor by id; LLM ids get ``settings`` (default: env + cache)."""
+    if settings is None and any(not i.startswith(("offline/", RECORDED_PREFIX)) for i in ids.values()):
+        settings = _llm_defaults(store)
+    return {kind: _build(kind, agent_id, settings) for kind, agent_id in ids.items()}
 
 
 def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
@@ -141,11 +157,10 @@ def start_run(
             initial_state = cached
     elif set(initial_state) != set(graph.index.labels):
         raise ConfigError("the given initial state does not name exactly the IUs of this graph")
+    agents = _agents(store, {"assistant": assistant_id, "user": user_id, "extractor": extractor_id}, settings)
     sim = Simulation(
         material=QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain),
-        assistant=_build("assistant", assistant_id, settings),
-        user=_build("user", user_id, settings),
-        extractor=_build("extractor", extractor_id, settings),
+        **agents,
         params=params,
         level=level,
         stop_mode=stop_mode,
@@ -183,9 +198,7 @@ def resume_run(store: Store, run_id: str, *, settings: Mapping[str, Any] | None 
     run = store.load_run(run_id)
     adapters = run.adapter
     try:
-        agents = {
-            kind: _build(kind, adapters[kind], settings) for kind in ("assistant", "user", "extractor")
-        }
+        agents = _agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
     except KeyError as exc:
         raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
     store.reopen_run(run_id)
@@ -193,7 +206,7 @@ def resume_run(store: Store, run_id: str, *, settings: Mapping[str, Any] | None 
     live = LiveRun(store, sim, run_id)
     stop = _stop_reason_of(run)
     if stop is not None:  # the writer died between its last turn and closing the run
-        sim._run = replace(sim.run, stop_reason=stop)  # noqa: SLF001 — the shell exposes no setter
+        sim.end(stop)
         store.finish_run(run_id, status="finished", stop_reason=stop)
     return live
 

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import replace
 from typing import Callable, Mapping, Sequence
@@ -186,9 +187,22 @@ class Simulation:
                 ("extractor", self.extractor.id),
             ),
             run_id=run_id,
-            meta=(("stop_mode", self.stop_mode),),
+            meta=(("stop_mode", self.stop_mode), *self._agent_settings()),
         )
         return s0
+
+    def _agent_settings(self) -> tuple[tuple[str, str], ...]:
+        """Model ids, prompt versions and sampling of agents that describe themselves (LLM agents)."""
+        described = {
+            role: agent.describe()
+            for role, agent in (("assistant", self.assistant), ("user", self.user), ("extractor", self.extractor))
+            if callable(getattr(agent, "describe", None))
+        }
+        return (("agents", json.dumps(described, sort_keys=True)),) if described else ()
+
+    def end(self, stop_reason: str) -> None:
+        """Mark the conversation as ended (e.g. a stored run found already complete)."""
+        self._run = replace(self.run, stop_reason=stop_reason)
 
     @classmethod
     def resume(cls, run: RunRecord, **kwargs) -> "Simulation":

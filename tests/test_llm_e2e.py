@@ -47,6 +47,10 @@ def test_full_llm_loop_in_a_simulation_and_cached_rerun(llm_server):
     run = play()
     assert run.stop_reason == "max_turns" and len(run.turns) == 3
     assert dict(run.adapters) == IDS
+    described = json.loads(dict(run.meta)["agents"])  # model ids, prompt versions, sampling per role
+    assert set(described) == {"assistant", "user", "extractor"}
+    assert all(d["prompt_version"] and d["model"] == "compat/fake" for d in described.values())
+    assert described["assistant"]["strategy"] == "adaptive" and "temperature" in described["user"]
     assert replies.calls == {"user": 3, "assistant": 3, "extractor": 3}
     for t in run.turns:
         assert [u.role for u in t.usage] == ["user", "assistant", "extractor"]
