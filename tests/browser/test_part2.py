@@ -1,0 +1,103 @@
+"""Browser: the exported graph opens from disk offline; Failure Modes and Compare render; a graph edit saves."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowsim_core.samples import load_samples
+from knowsim_core.storage import Store
+
+from ..part2_support import make_run
+from .conftest import wait_idle
+
+QID = "sample_lava_lamps"
+
+
+def test_standalone_html_opens_from_disk_without_network(browser, tmp_path):
+    from knowsim_core.formats.graph_html import graph_html
+
+    g = next(s for s in load_samples() if s.id == QID).graph
+    path = tmp_path / "graph.html"
+    path.write_text(graph_html(g, title="Lava lamps <script>window.__pwned = 1</script>"), encoding="utf-8")
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_function("typeof network !== 'undefined' && network.body && Object.keys(network.body.nodes).length > 0")
+    ids = page.evaluate("nodes.get().map(n => n.id)")
+    assert ids == [n.id for n in g.nodes]
+    assert page.locator("canvas").count() >= 1
+    assert page.evaluate("window.__pwned === undefined")
+    assert [u for u in requests if not u.startswith("file://")] == []
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def seeded(studio):
+    store = Store(studio.db)
+    store.seed_samples()
+    g = store.latest_graph_version(QID).graph
+    ids = [store.save_run(make_run(g, question_id=QID, level=lv, seed=i, max_turns=4))
+           for i, lv in enumerate(["novice", "advanced"], 1)]
+    return store, ids
+
+
+def test_failure_modes_for_a_run(page, studio, seeded):
+    store, ids = seeded
+    page.goto(f"{studio.url}/failures?run={ids[0]}")
+    wait_idle(page)
+    page.get_by_text("Modes per turn").wait_for()
+    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
+    assert page.locator(".js-plotly-plot").count() >= 2
+    assert page.locator(".js-plotly-plot .legendtext", has_text="PREREQ-BLOCKED").count() >= 1
+    assert [u for u in page.requests if not u.startswith(studio.url) and not u.startswith("ws://127.0.0.1")] == []
+
+
+def test_compare_two_runs(page, studio, seeded):
+    store, ids = seeded
+    page.goto(f"{studio.url}/runs")
+    wait_idle(page)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for()
+    box = grid.bounding_box()
+    # the row-selection checkboxes sit in the first column; rows are ~35 px below a ~35 px header
+    for row in (0, 1):
+        page.mouse.click(box["x"] + 15, box["y"] + 35 + 35 * row + 17)
+        wait_idle(page)
+    page.get_by_text("Compare", exact=True).wait_for(timeout=30_000)
+    page.get_by_text("Per-IU states").wait_for()
+    assert page.get_by_text("B − A").count() >= 1
+
+
+def test_edit_a_node_description_and_save(page, studio, seeded):
+    store, _ = seeded
+    before = len(store.graph_versions(QID))
+    page.goto(f"{studio.url}/graph?question={QID}")
+    wait_idle(page)
+    page.locator(".vis-network canvas").first.wait_for(timeout=30_000)  # the graph above the table has its height
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.wait_for()
+    page.wait_for_timeout(500)
+    box = grid.bounding_box()
+    # click the first data row's id cell, move right to the description column and type over it
+    page.mouse.click(box["x"] + 60, box["y"] + 35 + 17)
+    page.wait_for_timeout(300)  # the grid takes focus after the click settles
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)  # the cell editor overlay opens
+    page.keyboard.press("Control+A")
+    page.keyboard.type("Edited in the browser.")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.get_by_text("Unsaved changes").wait_for(timeout=30_000)
+    page.get_by_role("button", name="Save as new version").click()
+    wait_idle(page)
+    page.get_by_text("Saved version").wait_for(timeout=30_000)
+    versions = store.graph_versions(QID)
+    assert len(versions) == before + 1
+    from knowsim_core.graph_diff import diff_graphs
+
+    change = diff_graphs(versions[-2].graph, versions[-1].graph).lines()
+    assert versions[-1].graph.nodes[0].description == "Edited in the browser.", change
