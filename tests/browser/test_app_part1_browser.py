@@ -1,0 +1,147 @@
+"""The Simulate page in a real browser (Debian's chromium): demo, steps, colours, clicks, no network, no XSS."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from knowsim_core.graph import IUGraph
+from knowsim_core.runner import start_run
+from knowsim_core.storage import Store
+from ui.theme import STATE_STYLE
+
+from .conftest import ARTIFACTS, graph_nodes, wait_idle
+
+pytestmark = pytest.mark.browser
+EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def expected_nodes(run, turn: int) -> dict[str, tuple[int, str, bool]]:
+    state = run.turns[turn - 1].state_after if turn else run.initial_state
+    moved = {i for i, _, _ in run.turns[turn - 1].transitions} if turn else set()
+    out = {}
+    for v in run.graph.index.ids:
+        s = state.state_of(run.graph.index.label_of[v])
+        out[v] = (int(s), STATE_STYLE[s].colour, v in moved)
+    return out
+
+
+def shown_nodes(page, key: str) -> dict[str, tuple[int, str, bool]]:
+    return {n["id"]: (n["state"], n["colour"], n["changed"]) for n in graph_nodes(page, key) or []}
+
+
+def wait_graph(page, key: str, want: dict, timeout_ms: int = 15_000) -> None:
+    """Poll the browser's DataSet until it shows ``want`` (the colour tween takes ~0.2 s)."""
+    deadline = page.evaluate("performance.now()") + timeout_ms
+    while page.evaluate("performance.now()") < deadline:
+        if shown_nodes(page, key) == want:
+            return
+        page.wait_for_timeout(50)
+    shown = shown_nodes(page, key)
+    if shown != want:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"failed-{key}.png"))
+    assert shown == want, ({k: (shown.get(k), v) for k, v in want.items() if shown.get(k) != v}, page.console_errors)
+
+
+def test_demo_three_steps_colours_match_the_stored_records(studio, page):
+    page.goto(studio.url)
+    wait_idle(page)
+    page.get_by_role("button", name="Start the demo").click()
+    page.wait_for_url("**/simulate?*")
+    wait_idle(page)
+    store = Store(studio.db)
+    ids = query(page)
+    runs = {"sim_graph_0": ids["run"], "sim_graph_1": ids["pair"]}
+    for key, rid in runs.items():
+        wait_graph(page, key, expected_nodes(store.load_run(rid), 0))
+    for turn in (1, 2, 3):
+        page.get_by_role("button", name="Step").click()
+        page.wait_for_function(f"() => new URLSearchParams(location.search).get('turn') === '{turn}'")
+        for key, rid in runs.items():
+            run = store.load_run(rid)
+            assert len(run.turns) == turn  # stored as it was played
+            wait_graph(page, key, expected_nodes(run, turn))
+    # the keyboard: ← steps back, → forward again
+    page.locator("body").press("ArrowLeft")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '2'")
+    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(runs["sim_graph_0"]), 2))
+    page.locator("body").press("ArrowRight")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '3'")
+    wait_idle(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "simulate.png"), full_page=True)
+    outside = [u for u in page.requests if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "blob:", "data:"))]
+    assert outside == [], f"requests left localhost: {outside}"
+    assert any("/app/static/vendor/vis-network.min.js" in u for u in page.requests)
+
+
+def test_clicking_a_node_selects_it_and_a_reload_keeps_the_view(studio, page):
+    store = Store(studio.db)
+    store.seed_samples()  # idempotent; the app does it too on its first page
+    live = start_run(store, question_id="sample_transformer_attention", level="intermediate",
+                     assistant_id="offline/adaptive", seed=5)
+    for _ in range(2):
+        live.step()
+    page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
+    wait_idle(page)
+    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(live.run_id), 2))
+    node = live.run.graph.nodes[3]
+    _click_node(page, "sim_graph_0", node.id)
+    page.get_by_text(f"{node.id} — {node.concept}").first.wait_for()
+    page.get_by_text("Turn 2:").first.wait_for()
+    page.reload()
+    wait_idle(page)
+    assert query(page)["turn"] == "2"
+    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(live.run_id), 2))
+
+
+def _click_node(page, key: str, node_id: str) -> None:
+    point = page.evaluate(
+        """([key, id]) => { const g = window.__knowsim[key];
+              const p = g.network.canvasToDOM(g.network.getPosition(id)); return [p.x, p.y]; }""",
+        [key, node_id],
+    )
+    box = page.locator(".ks-canvas canvas").first.bounding_box()
+    page.mouse.click(box["x"] + point[0], box["y"] + point[1])
+    wait_idle(page)
+
+
+def test_markup_in_iu_text_renders_as_text_everywhere(studio, page):
+    store = Store(studio.db)
+    qid = store.add_question(text=f"Question {EVIL}", reference_answer=EVIL, domain="security")
+    data = store.latest_graph_version("sample_lava_lamps").graph.to_data()
+    data["nodes"][0]["concept"] = EVIL
+    data["nodes"][0]["description"] = EVIL
+    gv = store.add_graph_version(qid, IUGraph.from_data(data), note=EVIL)
+    live = start_run(store, question_id=qid, level="novice", assistant_id="offline/comprehensive",
+                     graph_version_id=gv)
+    live.step()
+    page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=1")
+    wait_idle(page)
+    page.wait_for_function("() => window.__knowsim && window.__knowsim.sim_graph_0")
+    first = live.run.graph.nodes[0].id
+    page.locator(".ks-canvas canvas").first.hover()
+    _click_node(page, "sim_graph_0", first)
+    page.get_by_text(EVIL).first.wait_for()  # shown literally in the IU panel
+    _assert_no_script_ran(page)
+    page.goto(f"{studio.url}/questions")
+    wait_idle(page)
+    page.get_by_text(f"Question {EVIL}").first.wait_for()
+    _assert_no_script_ran(page)
+    page.goto(f"{studio.url}/simulate?question={qid}")
+    wait_idle(page)
+    _assert_no_script_ran(page)
+    page.goto(studio.url)  # Home lists the run under its question id
+    wait_idle(page)
+    _assert_no_script_ran(page)
+
+
+def _assert_no_script_ran(page) -> None:
+    page.wait_for_timeout(300)  # a failing <img> fires onerror almost at once
+    assert page.evaluate("window.__pwned") is None
