@@ -44,8 +44,12 @@ def test_text_report_and_agreement_floor(paths, capsys):
     out = capsys.readouterr().out
     assert "teaching quality" in out and "macro-F1" in out and "well_explained" in out
     stats = compare(relabel_records(runs, graphs, "offline/lexical"))
-    # A keyword-overlap baseline reaches ~0.41; keep the lexical extractor clearly above it.
-    assert stats["teaching_quality"]["macro_f1"] > 0.45
+    # A keyword-overlap baseline reaches ~0.41. The honest held-out figure of the lexical labeller
+    # (thresholds chosen on one record, scored on the other) is ~0.52 (0.579 on math_004, 0.469 on
+    # math_003); keep the floor just below it, overall and per record.
+    assert stats["teaching_quality"]["macro_f1"] > 0.51
+    for r in relabel_records(runs, graphs, "offline/lexical"):
+        assert compare([r])["teaching_quality"]["macro_f1"] > 0.45, r["problem_id"]
     assert stats["user_attempt_type"]["n"] == stats["teaching_quality"]["n"] == 435
     assert set(stats["user_attempt_type"]["matrix"]) == set(ATTEMPTS)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..graph import IUGraph
 from ..ports import Extraction, ExtractorContext
 from ..signals import AttemptType, IUSignal, TeachingQuality
-from .offline_text import IUProfiles, content_stems, cosine, profiles_for, sentences, tfidf_vector
+from .offline_text import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
 
 _DEFINE = re.compile(r"\b(means?|is called|refers? to|is defined|definition|is the|are the|represents?|counts?|"
                      r"tells? (?:us|you)|is when|stands for|the idea|the rule|the key)\b")
@@ -39,8 +39,9 @@ class LexicalSettings:
 
     mention: float = 0.36  # whole-message relevance needed to count as mentioned
     sentence: float = 0.35  # sentence relevance for a sentence to be "about" the IU
-    depth: float = 1.3  # depth + COSINE_WEIGHT·(best sentence cosine) needed for well_explained
+    depth: float = 1.6  # depth + COSINE_WEIGHT·(best sentence cosine) needed for well_explained
     explain_cosine: float = 0.4  # some sentence must resemble the IU's own description this much
+    min_depth: float = 0.6  # and the cue depth must reach this (a bare one-sentence naming has <= 0.5)
     user_mention: float = 0.4  # user-message relevance for an attempt to concern the IU
     echo: float = 0.6  # share of the user's IU words already in the previous assistant message
 
@@ -70,10 +71,12 @@ def _cue_score(sentence: str) -> float:
 # How well_explained is decided (measured with ``relabel`` on the two structured MathQA records;
 # see tests/test_relabel.py). Cue depth alone confuses "mentions a lot" with "explains": a sentence
 # that actually teaches an IU restates its content, so one sentence must reach a TF-IDF cosine of
-# ``explain_cosine`` with the IU's description, and depth + COSINE_WEIGHT·cosine must reach
-# ``depth``. Chosen on a plateau that improved BOTH records (explain_cosine 0.35–0.45, depth
-# 1.0–1.6 all beat the cue-only rule); tuned on math_003 alone the same values are picked, and
-# they score math_004 at 0.579 (cue-only: 0.537).
+# ``explain_cosine`` with the IU's description, the cue depth must reach ``min_depth`` (a bare
+# naming in one cue-less sentence never does, however close its words are to the concept name),
+# and depth + COSINE_WEIGHT·cosine must reach ``depth``. Values from a plateau that improved BOTH
+# records (explain_cosine 0.35–0.45 with depth 1.0–1.6 all beat the cue-only rule); choosing on
+# math_003 alone picks explain_cosine 0.4 and scores math_004 at 0.579 (cue-only rule: 0.537);
+# choosing on math_004 alone picks 0.45 and scores math_003 at 0.469 (cue-only: 0.455).
 COSINE_WEIGHT = 2.0
 _TQ_CACHE_SIZE = 4096
 
@@ -97,8 +100,7 @@ def _teaching_quality(prof: IUProfiles, message: str, settings: LexicalSettings)
     sent_stems = [content_stems(s) for s in sents]
     sent_terms = [set(st) for st in sent_stems]
     all_terms = set().union(*sent_terms) if sent_terms else set()
-    sent_vecs = [tfidf_vector(st, prof.idf) for st in sent_stems]
-    norms = _description_norms(prof)
+    closest = _closest_sentence_cosines(prof, sent_stems)
     out: dict[str, tuple[str, str]] = {}
     for iu in prof.profiles:
         rel = prof.relevance(iu, all_terms)
@@ -116,8 +118,7 @@ def _teaching_quality(prof: IUProfiles, message: str, settings: LexicalSettings)
                 n_about += 1
                 depth += _cue_score(s) * min(1.0, max(r, settings.sentence) / 0.6)
             previous_about = about
-        desc = prof.profiles[iu].desc_terms
-        best = max((cosine(v, desc, norms[iu]) for v in sent_vecs), default=0.0)
+        best = closest.get(iu, 0.0) if depth >= settings.min_depth else 0.0
         if best >= settings.explain_cosine and depth + COSINE_WEIGHT * best >= settings.depth:
             out[iu] = (TeachingQuality.WELL_EXPLAINED.value,
                        f"explained across {n_about} sentence(s) with definition/reason/example cues "
@@ -129,13 +130,39 @@ def _teaching_quality(prof: IUProfiles, message: str, settings: LexicalSettings)
     return out
 
 
-def _description_norms(prof: IUProfiles) -> dict[str, float]:
-    """Euclidean norms of every IU's description vector (cached on the graph's profiles)."""
-    norms = prof.memo.get("desc-norms")
-    if norms is None:
-        norms = prof.memo["desc-norms"] = {
-            iu: math.sqrt(sum(w * w for w in p.desc_terms.values())) for iu, p in prof.profiles.items()}
-    return norms
+def _postings(prof: IUProfiles) -> dict[str, list[tuple[str, float]]]:
+    """term → [(iu, weight / |description vector|)]: an inverted index of the IUs' normalised
+    description vectors (cached on the graph's profiles), so a sentence meets only the IUs that
+    share a term with it."""
+    post = prof.memo.get("desc-postings")
+    if post is None:
+        post = {}
+        for iu, p in prof.profiles.items():
+            norm = math.sqrt(sum(w * w for w in p.desc_terms.values())) or 1.0
+            for t, w in p.desc_terms.items():
+                post.setdefault(t, []).append((iu, w / norm))
+        prof.memo["desc-postings"] = post
+    return post
+
+
+def _closest_sentence_cosines(prof: IUProfiles, sent_stems: list[tuple[str, ...]]) -> dict[str, float]:
+    """``{iu: max over sentences of cosine(sentence TF-IDF, IU description TF-IDF)}``."""
+    post = _postings(prof)
+    best: dict[str, float] = {}
+    for stems in sent_stems:
+        vec = tfidf_vector(stems, prof.idf)
+        norm = math.sqrt(sum(w * w for w in vec.values()))
+        if not norm:
+            continue
+        dots: dict[str, float] = {}
+        for t, w in vec.items():
+            for iu, dw in post.get(t, ()):
+                dots[iu] = dots.get(iu, 0.0) + w * dw
+        for iu, d in dots.items():
+            c = d / norm
+            if c > best.get(iu, 0.0):
+                best[iu] = c
+    return best
 
 
 def attempt_types(

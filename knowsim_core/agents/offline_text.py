@@ -206,18 +206,6 @@ def tfidf_vector(stems: Iterable[str], idf: dict[str, float]) -> dict[str, float
     return {t: (1.0 + math.log(c)) * idf[t] for t, c in tf.items()}
 
 
-def cosine(a: dict[str, float], b: dict[str, float], b_norm: float | None = None) -> float:
-    """Cosine similarity of two sparse vectors (0 when either is empty)."""
-    if len(a) > len(b):
-        a, b, b_norm = b, a, None
-    dot = sum(w * b.get(t, 0.0) for t, w in a.items())
-    if not dot:
-        return 0.0
-    na = math.sqrt(sum(w * w for w in a.values()))
-    nb = b_norm if b_norm is not None else math.sqrt(sum(w * w for w in b.values()))
-    return dot / (na * nb) if na and nb else 0.0
-
-
 _PROFILE_CACHE: dict[int, IUProfiles] = {}
 _PROFILE_CACHE_SIZE = 64
 
