@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 from knowsim_core import registry
 from knowsim_core.agents.lexical import label_turn
@@ -64,22 +63,6 @@ def test_extractor_port_uses_the_previous_assistant_message():
     out = ex.extract(ctx)
     assert not out.failed and len(out.entries) == len(s.graph.nodes)
     assert {e.id: e for e in out.entries}["IU6"].attempt.value == "articulation"
-
-
-def test_labelling_is_fast():
-    """Target: well under 5 ms per turn on an 18-IU graph (fresh messages, no memo hits)."""
-    s = max(load_samples(), key=lambda x: len(x.graph.nodes))
-    descs = [n.description for n in s.graph.nodes]
-    label_turn(s.graph, "warm", "up")
-    n = 60
-    timings = []
-    for rep in range(3):  # best of three: a busy CI machine must not make the bar flaky
-        start = time.perf_counter()
-        for i in range(n):
-            msg = f"Turn {i}.{rep} " + " ".join(descs[i % len(descs): i % len(descs) + 4])
-            label_turn(s.graph, f"I think {i} is right because of {descs[(i * 7) % len(descs)][:80]}?", msg)
-        timings.append((time.perf_counter() - start) * 1000 / n)
-    assert min(timings) < 5.0, timings
 
 
 def test_on_expert_prose_teaching_beats_bare_naming(expert_graphs):
