@@ -67,6 +67,18 @@ def run_facts(run: RunRecord, *, run_id: str | None = None) -> RunFacts:
     )
 
 
+def facts_from_summary(
+    *, run_id: str, question_id: str, level: str, assistant: str, preset: str, kg: float, dc: float, co: float,
+    turns: int, mode_counts: Sequence[int], first_turn: Sequence[int | None],
+) -> RunFacts:
+    """RunFacts from stored scalars (run metrics + per-turn mode columns), without the records."""
+    return RunFacts(
+        run_id=run_id, question_id=question_id, level=level, assistant=assistant, preset=preset,
+        kg=float(kg), dc=float(dc), co=float(co), turns=turns,
+        mode_counts=tuple(mode_counts), first_turn=tuple(first_turn),
+    )
+
+
 # ---------------------------------------------------------------------- one run
 def modes_per_turn(run: RunRecord) -> list[dict[FailureMode, int]]:
     """For each turn, the count of every mode (zeros included) — the stacked bar per turn."""

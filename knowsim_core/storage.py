@@ -709,6 +709,23 @@ class Store:
         with self._db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 
+    def mode_summaries(self, run_ids: list[str]) -> dict[str, tuple[tuple[int, ...], tuple[int | None, ...]]]:
+        """Per run: failure-mode totals and the first turn showing each mode (FailureMode order),
+        from the per-turn scalar columns — no turn record is parsed."""
+        cols = ("redundant", "prereq_blocked", "effective", "overload_wasted", "under_absorbed")
+        sums = ", ".join(f"SUM({c})" for c in cols)
+        firsts = ", ".join(f"MIN(CASE WHEN {c} > 0 THEN turn END)" for c in cols)
+        out: dict[str, tuple[tuple[int, ...], tuple[int | None, ...]]] = {}
+        with self._db() as db:
+            for i in range(0, len(run_ids), 500):  # stay under SQLite's bound-parameter limit
+                chunk = run_ids[i : i + 500]
+                marks = ", ".join("?" * len(chunk))
+                for row in db.execute(
+                    f"SELECT run_id, {sums}, {firsts} FROM turns WHERE run_id IN ({marks}) GROUP BY run_id", chunk
+                ):
+                    out[row[0]] = (tuple(int(v) for v in row[1:6]), tuple(row[6:11]))
+        return out
+
     def delete_run(self, run_id: str) -> None:
         with self._write() as db:
             if db.execute("DELETE FROM runs WHERE id = ?", [run_id]).rowcount == 0:

@@ -57,7 +57,7 @@ with many:
     pre = c4.selectbox("Preset", [None, *presets], key="fm_preset", format_func=lambda v: v or "all")
     rows = [r for r in rows if (asst is None or r.assistant == asst) and (pre is None or r.preset == pre)]
     rows = [r for r in rows if r.turns > 0]
-    facts = filter_facts([fv.cached_facts(str(db.path), r.id, r.updated) for r in rows])
+    facts = filter_facts(fv.facts_for_rows(db, rows))
     if not facts:
         st.info("No runs with turns match these filters.")
     else:
