@@ -50,7 +50,9 @@ def gauge_figure(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | Non
             },
         )
     )
-    fig.update_layout(height=GAUGE_HEIGHT, margin={"l": 20, "r": 20, "t": 50, "b": 10})
+    # template "none": plotly's default template is ~3.6 KB of JSON re-sent on every step;
+    # Streamlit's own theme styles the chart anyway
+    fig.update_layout(template="none", height=GAUGE_HEIGHT, margin={"l": 20, "r": 20, "t": 50, "b": 10})
     return fig
 
 
@@ -71,7 +73,7 @@ def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int) -> go.Fig
     )
     fig.add_hline(y=tau, line={"color": GAUGE_THRESHOLD, "dash": "dash"}, annotation_text=f"τ = {tau}")
     fig.update_layout(
-        height=CHART_HEIGHT, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
+        template="none", height=CHART_HEIGHT, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False,
         xaxis={"title": "turn", "dtick": 1}, yaxis={"title": "load"},
     )
     return fig

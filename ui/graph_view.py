@@ -9,8 +9,10 @@ Public API (also used by the Graph editor, Failure modes and Saved runs pages):
 * :func:`render_legend` — the four state colours with their non-colour cues.
 * :func:`selected_iu` — the IU currently selected in a graph with the given key.
 
-Why a v2 component: only the element's data crosses the websocket on each rerun (a few KB), and
-the vis-network library is loaded once from the app's own static folder (never a CDN). All text
+Why a v2 component: only the element's data crosses the websocket on each rerun (a few KB). The
+component's own JS is a three-line loader; the real code (``ui/assets/graph_view.js``) and
+vis-network are ES module / script files on the app's own static route (never a CDN), loaded
+once per browser. All text
 goes through ``data`` and reaches the page via ``textContent`` or canvas labels, never as HTML.
 Tests read the browser-side DataSet at ``window.__knowsim[key].nodes``.
 """
@@ -21,7 +23,6 @@ import hashlib
 import json
 from collections.abc import Collection, Mapping
 from functools import lru_cache
-from pathlib import Path
 
 import streamlit as st
 
@@ -29,10 +30,9 @@ from knowsim_core.graph import IUGraph
 from knowsim_core.state import IUState
 
 from .graph_layout import positions, signature, wrap
-from .resources import vis_url
+from .resources import graph_module_url, vis_url
 from .theme import BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, SELECTED_COLOUR, STATE_STYLE
 
-_ASSETS = Path(__file__).resolve().parent / "assets"
 _HTML = '<div class="ks-graph"><div class="ks-canvas"></div><div class="ks-info" aria-live="polite"></div></div>'
 _CSS = """
 .ks-graph { font-family: sans-serif; }
@@ -43,18 +43,28 @@ HINT = "Hover over an IU to read it; click it to select it."
 _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
 
 
+# The component source is re-sent on every rerun, so it only imports the real module.
+_LOADER = """export default function (component) {
+  // the loader runs from a blob: URL, so the module path is resolved against the page's origin
+  import(new URL(component.data.module, window.location.origin).href).then((m) => m.default(component)).catch((e) => {
+    const info = component.parentElement.querySelector(".ks-info");
+    if (info) info.textContent = "The graph could not be drawn: " + e.message;
+  });
+}"""
+
+
 @lru_cache(maxsize=1)
 def _component():
-    return st.components.v2.component(
-        "knowsim.iu_graph", html=_HTML, css=_CSS, js=(_ASSETS / "graph_view.js").read_text(encoding="utf-8")
-    )
+    return st.components.v2.component("knowsim.iu_graph", html=_HTML, css=_CSS, js=_LOADER)
 
 
 @lru_cache(maxsize=64)
-def _structure(graph_json: str) -> tuple[str, list, list]:
+def _structure(graph_json: str, descriptions: bool) -> tuple[str, list, list]:
     graph = IUGraph.model_validate_json(graph_json)
     pos = positions(graph)
-    nodes = [[n.id, wrap(n.concept), n.concept, n.description, *pos[n.id]] for n in graph.nodes]
+    nodes = [
+        [n.id, wrap(n.concept), n.concept, n.description if descriptions else "", *pos[n.id]] for n in graph.nodes
+    ]
     edges = [[e.from_, e.to] for e in graph.edges if e.from_ in pos and e.to in pos]
     return signature(graph), nodes, edges
 
@@ -68,15 +78,17 @@ def graph_data(
     key: str,
     height: int,
     selectable: bool,
+    descriptions: bool = True,
 ) -> dict:
     """The exact payload sent to the browser (exposed for tests and the benchmark)."""
-    sig, nodes, edges = _structure(graph.model_dump_json())
+    sig, nodes, edges = _structure(graph.model_dump_json(), descriptions)
     st_list = None if states is None else [int(states.get(n[0], IUState.UNAWARE)) for n in nodes]
     changed_ids = sorted(set(changed))
     rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected]).encode()).hexdigest()[:10]
     return {
         "key": key,
         "lib": vis_url(),
+        "module": graph_module_url(),
         "sig": sig,
         "rev": rev,
         "height": height,
@@ -116,6 +128,7 @@ def render_graph(
     key: str,
     height: int = 480,
     selectable: bool = True,
+    descriptions: bool = True,
 ) -> str | None:
     """Draw ``graph`` and return the selected IU id (or None).
 
@@ -127,6 +140,8 @@ def render_graph(
         key: a unique widget key; the selection is kept in ``st.session_state[key]``.
         height: canvas height in pixels.
         selectable: whether clicking a node selects it.
+        descriptions: include IU descriptions in the hover line; the Simulate player leaves them
+            out (they are in its IU panel) to keep each step's payload small.
 
     Returns:
         The id of the IU the user clicked last, if it is still in the graph.
@@ -135,7 +150,8 @@ def render_graph(
     if current is not None and current not in graph.index.label_of:
         current = None
     data = graph_data(
-        graph, states=states, changed=changed, selected=current, key=key, height=height, selectable=selectable
+        graph, states=states, changed=changed, selected=current, key=key, height=height, selectable=selectable,
+        descriptions=descriptions,
     )
     _component()(data=data, key=key, default={"selected": None}, on_selected_change=lambda: None)
     return current

@@ -7,8 +7,10 @@ point ``KNOWSIM_DB`` at a new file get a new store.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import streamlit as st
 ROOT = Path(__file__).resolve().parent.parent
 STATIC_VENDOR = ROOT / "static" / "vendor"
 VIS_FILE = "vis-network.min.js"
+GRAPH_MODULE_SOURCE = ROOT / "ui" / "assets" / "graph_view.js"
 LOGO = ROOT / "assets" / "logo.png"
 DEFAULT_DB = Path.home() / ".knowsim" / "studio.db"
 
@@ -40,28 +43,49 @@ def get_store():
     return _store(str(db_path()))
 
 
-def ensure_vendor() -> Path:
-    """Copy pyvis's bundled vis-network into ./static/vendor/ (served at /app/static/vendor/).
-
-    Idempotent; the file is not committed (it belongs to pyvis, Apache-2.0/MIT).
-    """
-    target = STATIC_VENDOR / VIS_FILE
+def _copy(source: Path, target: Path) -> None:
     if not target.exists():
-        import pyvis
-
-        source = Path(pyvis.__file__).parent / "lib" / "vis-9.1.2" / VIS_FILE
         STATIC_VENDOR.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
+        tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
         shutil.copyfile(source, tmp)
-        tmp.replace(target)
-    return target
+        tmp.replace(target)  # atomic: two app processes may start at once
+
+
+def ensure_vendor() -> Path:
+    """Put the browser code in ./static/vendor/ (served at /app/static/vendor/).
+
+    vis-network is copied from the installed pyvis package (Apache-2.0/MIT; not committed); the
+    graph component's module is copied under a content-hashed name, so browsers cache it for good
+    and a new version is never served stale. Idempotent.
+    """
+    import pyvis
+
+    _copy(Path(pyvis.__file__).parent / "lib" / "vis-9.1.2" / VIS_FILE, STATIC_VENDOR / VIS_FILE)
+    _copy(GRAPH_MODULE_SOURCE, STATIC_VENDOR / graph_module_name())
+    return STATIC_VENDOR / VIS_FILE
+
+
+@lru_cache(maxsize=1)
+def graph_module_name() -> str:
+    digest = hashlib.sha1(GRAPH_MODULE_SOURCE.read_bytes()).hexdigest()[:10]
+    return f"graph_view.{digest}.js"
+
+
+def _static_url(name: str) -> str:
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    prefix = f"/{base}" if base else ""
+    return f"{prefix}/app/static/vendor/{name}"
 
 
 def vis_url() -> str:
     """Where the browser loads vis-network from: this app's own static route."""
-    base = (st.get_option("server.baseUrlPath") or "").strip("/")
-    prefix = f"/{base}" if base else ""
-    return f"{prefix}/app/static/vendor/{VIS_FILE}"
+    return _static_url(VIS_FILE)
+
+
+def graph_module_url() -> str:
+    """The graph component's ES module (content-hashed) on the app's static route."""
+    ensure_vendor()
+    return _static_url(graph_module_name())
 
 
 # ---------------------------------------------------------------------- providers (LLM issue)

@@ -83,7 +83,8 @@ def _panel(p: Player, index: int, rid: str, *, compact: bool) -> None:
     adapters = run.adapter
     st.markdown(f"**{run.level.capitalize()} learner** · {adapters.get('assistant', '?')} · τ = {run.tau}")
     key = GRAPH_KEY.format(index)
-    selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=key, height=440 if compact else 520)
+    selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=key, height=440 if compact else 520,
+                            descriptions=False)
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
     if rec is None and p.turn > len(run.turns) and p.turn > 0:

@@ -66,7 +66,7 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
         for n in rec.nodes
     ]
     mentioned = [r for r in rows if r["teaching"] != "not_mentioned" or r["attempt"] != "none"]
-    tab_sig, tab_all, tab_modes = st.tabs(["Signals this turn", "All IUs", "Failure modes & stop votes"])
+    tab_sig, tab_modes = st.tabs(["Signals this turn", "Failure modes & stop votes"])
     with tab_sig:
         if mentioned:
             st.dataframe(mentioned, hide_index=True, key=f"{key}_signals")
@@ -74,8 +74,9 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
             st.caption("No IU was mentioned or attempted this turn.")
         moves = [f"{i}: {state_badge(a)} → {state_badge(b)}" for i, a, b in rec.transitions]
         st.markdown("**Transitions:** " + ("; ".join(moves) if moves else "none"))
-    with tab_all:
-        st.dataframe(rows, hide_index=True, key=f"{key}_all")
+        # every IU is a larger table re-sent on each step: only on request
+        if st.toggle("Show every IU", key=f"{key}_show_all"):
+            st.dataframe(rows, hide_index=True, key=f"{key}_all")
     with tab_modes:
         if rec.modes:
             for iu, mode in rec.modes:

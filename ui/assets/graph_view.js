@@ -1,9 +1,9 @@
-// KnowSim IU graph: vis-network kept on the element; a rerun only re-colours nodes in place.
+// KnowSim IU graph (ES module served from /app/static/vendor/, imported by a tiny loader): vis-network kept on the element; a rerun only re-colours nodes in place.
 // Every text (ids, concepts, descriptions) arrives in `data` and reaches the page only through
 // textContent or vis-network's canvas labels — never innerHTML.
 const LOADING = (window.__ksVisLoading = window.__ksVisLoading || {});
 const REGISTRY = (window.__knowsim = window.__knowsim || {});
-const TWEEN_MS = 180;
+const TWEEN_MS = 150;
 
 function loadVis(url) {
   if (window.vis && window.vis.Network) return Promise.resolve(window.vis);
@@ -45,7 +45,7 @@ function item(d, n, i) {
 
 function describe(d, id) {
   const n = d.nodes.find((m) => m[0] === id);
-  return n ? n[0] + ": " + n[2] + " — " + n[3] : "";
+  return n ? n[0] + ": " + n[2] + (n[3] ? " — " + n[3] : "") : "";
 }
 
 function build(vis, box, info, d, setStateValue) {
@@ -104,6 +104,7 @@ export default function (component) {
       g.rev = data.rev;
       g.appliedAt = performance.now();
     } else {
+      g.receivedAt = performance.now();
       g.data = data;
       recolour(g, data);
     }

@@ -1,0 +1,148 @@
+"""Studio responsiveness in headless chromium: cold start, step latency, websocket bytes per step.
+
+Usage: ``.venv/bin/python benchmarks/app.py [--steps 10]``. Starts ``streamlit run app.py`` on
+127.0.0.1 with a temporary database, opens a run of the largest sample graph on the Simulate page
+and clicks "Step" repeatedly. For each step it records, in the browser's clock:
+
+* data — click → the graph component receives the new states (the rerun's round trip);
+* colours — click → the colour transition has finished (data + the 150 ms tween);
+* the websocket bytes received and sent between the click and the end of the rerun.
+
+Targets (issue 5): ≤ 300 ms per step, ≤ 50 KB per step. Needs /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from knowsim_core.samples import load_samples  # noqa: E402
+from knowsim_core.runner import start_run  # noqa: E402
+from knowsim_core.storage import Store  # noqa: E402
+from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS, StudioServer, wait_idle  # noqa: E402
+
+KEY = "sim_graph_0"
+ASSISTANT = "offline/adaptive"
+# Arrival time of every websocket message, to split the server's share from the browser's.
+WS_TIMES_JS = """(() => { const Orig = window.WebSocket; window.__wsTimes = [];
+  window.WebSocket = function (...a) { const ws = new Orig(...a);
+    ws.addEventListener('message', () => window.__wsTimes.push(performance.now())); return ws; };
+  window.WebSocket.prototype = Orig.prototype; Object.assign(window.WebSocket, Orig); })();"""
+# Click "Step" and watch, frame by frame, for the graph's new colours and the URL's new turn.
+# A turn where no IU moves sends byte-identical graph data: it is timed by the URL update only.
+STEP_JS = """([key, turn]) => new Promise((resolve) => {
+  const g0 = window.__knowsim[key], rev = g0.rev, t0 = performance.now();
+  let tUrl = null;
+  document.querySelector('.st-key-sim_step button').click();
+  const tick = () => {
+    const g = window.__knowsim[key], now = performance.now();
+    if (tUrl === null && new URLSearchParams(location.search).get('turn') === String(turn)) tUrl = now;
+    if (g.rev !== rev && g.appliedAt > t0 && tUrl !== null)
+      return resolve({t0, recv: g.receivedAt, applied: g.appliedAt, url: tUrl, changed: true});
+    if (tUrl !== null && now - tUrl > 600) return resolve({t0, url: tUrl, changed: false});
+    if (now - t0 > 30000) return resolve({t0, url: now, changed: false, timeout: true});
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
+
+
+def largest_sample():
+    return max(load_samples(), key=lambda s: (len(s.graph.nodes), len(s.graph.edges), s.id))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=10)
+    args = ap.parse_args()
+    if not CHROMIUM.exists():
+        print(f"{CHROMIUM} is missing; install Debian's chromium (make test does)", file=sys.stderr)
+        return 2
+    sample = largest_sample()
+    db = Path(tempfile.mkdtemp(prefix="ks-bench-")) / "studio.db"
+    t_spawn = time.monotonic()
+    server = StudioServer(db)
+    t_healthy = time.monotonic() - t_spawn
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 2200})
+            frames = {"in": 0, "out": 0}
+
+            def on_ws(ws):
+                ws.on("framereceived", lambda f: frames.__setitem__("in", frames["in"] + len(f)))
+                ws.on("framesent", lambda f: frames.__setitem__("out", frames["out"] + len(f)))
+
+            page.on("websocket", on_ws)
+            page.add_init_script(WS_TIMES_JS)
+            t0 = time.monotonic()
+            page.goto(server.url)
+            page.get_by_role("heading", name="KnowSim Studio").wait_for()
+            t_home = time.monotonic() - t0
+            fcp = page.evaluate("(performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime")
+            wait_idle(page)
+
+            store = Store(db)
+            live = start_run(store, question_id=sample.id, level="novice", assistant_id=ASSISTANT, seed=1)
+            # hand the run over to the app: this process will not write it (the app resumes it)
+            store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+            t0 = time.monotonic()
+            page.goto(f"{server.url}/simulate?run={live.run_id}&turn=0")
+            page.wait_for_function(f"() => window.__knowsim && window.__knowsim.{KEY} && window.__knowsim.{KEY}.rev")
+            t_graph = time.monotonic() - t0
+            wait_idle(page)
+
+            data_ms, colour_ms, turn_ms, kb_in, kb_out, first_msg, last_msg = [], [], [], [], [], [], []
+            for turn in range(1, args.steps + 1):
+                before = dict(frames)
+                got = page.evaluate(STEP_JS, [KEY, turn])
+                wait_idle(page)
+                turn_ms.append(got["url"] - got["t0"])
+                times = [t for t in page.evaluate("window.__wsTimes") if t >= got["t0"]]
+                if times:
+                    first_msg.append(times[0] - got["t0"])
+                    last_msg.append(times[-1] - got["t0"])
+                if got["changed"]:
+                    data_ms.append(got["recv"] - got["t0"])
+                    colour_ms.append(got["applied"] - got["t0"])
+                kb_in.append((frames["in"] - before["in"]) / 1024)
+                kb_out.append((frames["out"] - before["out"]) / 1024)
+            runs = store.load_run(live.run_id)
+            browser.close()
+    finally:
+        server.stop()
+
+    def line(name, xs, unit):
+        return f"  {name:<34} median {statistics.median(xs):7.1f} {unit}   max {max(xs):7.1f} {unit}"
+
+    print(f"KnowSim Studio app benchmark — {sample.id} ({len(sample.graph.nodes)} IUs, "
+          f"{len(sample.graph.edges)} edges), {args.steps} steps, {len(runs.turns)} turns stored")
+    print("cold start")
+    print(f"  process start → /_stcore/health      {t_healthy * 1000:7.0f} ms")
+    print(f"  navigation → Home title visible      {t_home * 1000:7.0f} ms   (first contentful paint {fcp or 0:.0f} ms)")
+    print(f"  open Simulate run → graph drawn      {t_graph * 1000:7.0f} ms   (loads vis-network once)")
+    print(f"per step (click 'Step' → …), {ASSISTANT}, novice; {len(colour_ms)} of {args.steps} steps changed colours")
+    print(line("first websocket message back", first_msg, "ms"))
+    print(line("last websocket message of the rerun", last_msg, "ms"))
+    print(line("turn shown (URL updated)", turn_ms, "ms"))
+    if colour_ms:
+        print(line("graph receives new states", data_ms, "ms"))
+        print(line("colours shown (incl. 150 ms tween)", colour_ms, "ms"))
+    print(line("websocket bytes received", kb_in, "KB"))
+    print(line("websocket bytes sent", kb_out, "KB"))
+    ok = statistics.median(colour_ms or turn_ms) <= 300 and max(kb_in) <= 50
+    print(f"targets (≤ 300 ms/step, ≤ 50 KB/step): {'met' if ok else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
