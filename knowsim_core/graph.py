@@ -81,7 +81,7 @@ class GraphIndex:
     # (id, label, prerequisite ids, node position) in update order: the rules' hot loop
     plan: tuple[tuple[str, str, tuple[str, ...], int], ...]
     # neighbour ids per node, in node order (density)
-    neighbor_lists: tuple[tuple[str, ...], ...]
+    neighbor_lists: tuple[frozenset[str], ...]
 
 
 class IUGraph(BaseModel):
@@ -158,7 +158,7 @@ class IUGraph(BaseModel):
             update_order=tuple(ids[i] for i in order),
             topo_order=_kahn_order(ids, self.edges),
             plan=tuple((ids[i], labels[i], prereqs.get(ids[i], ()), i) for i in order),
-            neighbor_lists=tuple(tuple(neighbors.get(v, ())) for v in ids),
+            neighbor_lists=tuple(neighbors.get(v, frozenset()) for v in ids),
         )
 
     def node(self, node_id: str) -> IUNode:

@@ -117,16 +117,10 @@ def overall_density(graph: IUGraph, state_by_id: dict[str, int]) -> float:
     idx = graph.index
     if not idx.ids:
         return 1.0
+    known = {v for v, s in state_by_id.items() if s >= _P}
     total = 0.0
-    for neigh in idx.neighbor_lists:
-        if not neigh:
-            total += 1.0
-            continue
-        known = 0
-        for w in neigh:
-            if state_by_id.get(w, _U) >= _P:
-                known += 1
-        total += known / len(neigh)
+    for neigh in idx.neighbor_lists:  # node order: the float sum is sequential as in the reference
+        total += len(neigh & known) / len(neigh) if neigh else 1.0
     return total / len(idx.ids)
 
 
