@@ -208,7 +208,7 @@ def test_setup_form_starts_a_stored_run(db):
 def test_custom_initial_state_is_used(db):
     at = ok(app(SIMULATE, question="sample_dice_reroll_game"))
     at.radio(key="setup_level").set_value("custom").run()
-    editor_key = "setup_custom_states"
+    editor_key = "setup_custom_states_0"
     at.session_state[editor_key] = {"edited_rows": {0: {"state": "knows_well"}, 1: {"state": "unaware"}},
                                     "added_rows": [], "deleted_rows": []}
     at.run()
@@ -257,3 +257,42 @@ def test_hostile_text_only_travels_as_data(db):
     comp = elements(at, "bidi_component")[0].proto
     assert evil not in comp.js_content and evil not in comp.html_content and evil not in comp.css_content
     assert json.loads(comp.json)["nodes"][0][2] == evil
+
+
+def test_custom_start_by_clicking_an_iu(db):
+    at = ok(app(SIMULATE, question="sample_dice_reroll_game"))
+    at.radio(key="setup_level").set_value("custom").run()
+    graph = Store(db).latest_graph_version("sample_dice_reroll_game").graph
+    target = graph.index.ids[-1]  # a deep IU, unaware in a sampled novice
+    at.session_state["setup_custom_graph"] = {"selected": target}
+    at.run()
+    ok(at)
+    at.button_group(key=f"setup_pick_{target}").set_value("partial").run()
+    ok(at)
+    at.button(key="setup_start").click().run()
+    run = Store(db).load_run(at.query_params["run"])
+    assert run.initial_state.state_of(run.graph.index.label_of[target]) == 2
+
+
+def test_scrubber_moves_to_a_turn_and_play_toggles(db):
+    at = start_demo()
+    for _ in range(3):
+        at.button(key="sim_step").click().run()
+    at.slider(key="sim_scrub").set_value(1).run()
+    ok(at)
+    assert at.query_params["turn"] == "1" and status_line(at).startswith("Turn **1** of 3")
+    at.button(key="sim_play").click().run()
+    ok(at)
+    assert at.button(key="sim_play").label == "Pause"
+    at.button(key="sim_play").click().run()
+    assert at.button(key="sim_play").label == "Play"
+
+
+def test_playback_steps_on_elapsed_time_only():
+    from ui.state import Playback
+
+    pb = Playback(playing=True, speed=1.0, last_step=100.0)
+    assert not pb.due(now=100.5)  # a full rerun half a second later must not step
+    assert pb.due(now=101.0)
+    pb.playing = False
+    assert not pb.due(now=200.0)

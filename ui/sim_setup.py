@@ -6,9 +6,9 @@ import streamlit as st
 
 from knowsim_core.config import LEVELS, PRESETS, preset as get_preset
 from knowsim_core.errors import KnowSimError
-from knowsim_core.state import STATE_NAMES, IUState, KnowledgeState, initial_state
 
 from . import state
+from .custom_start import render_custom_start
 from .resources import agent_ids, llm_settings
 
 CUSTOM = "custom"
@@ -26,23 +26,6 @@ def _pick(label: str, kind: str, key: str) -> str | None:
         return None
     default = DEFAULTS[kind]
     return st.selectbox(label, ids, index=ids.index(default) if default in ids else 0, key=key)
-
-
-def _custom_state(graph, params, seed: int) -> KnowledgeState:
-    """Per-IU starting states in an editable table (prefilled with a sampled novice)."""
-    base = initial_state(graph, "novice", params, seed=seed)
-    rows = [
-        {"IU": n.id, "concept": n.concept, "state": base.state_of(graph.index.label_of[n.id]).key}
-        for n in graph.nodes
-    ]
-    edited = st.data_editor(
-        rows,
-        key="setup_custom_states",
-        hide_index=True,
-        disabled=["IU", "concept"],
-        column_config={"state": st.column_config.SelectboxColumn("starting state", options=list(STATE_NAMES), required=True)},
-    )
-    return KnowledgeState.from_ids(graph, {r["IU"]: IUState.parse(r["state"]) for r in edited})
 
 
 def render_setup(store) -> None:
@@ -86,7 +69,7 @@ def render_setup(store) -> None:
     initial = None
     if level == CUSTOM:
         st.caption("Set each IU's starting state (prefilled with a sampled novice).")
-        initial = _custom_state(gv.graph, get_preset(preset_name), seed)
+        initial = render_custom_start(gv.graph, scope=f"{qid}:{gv.id}", params=get_preset(preset_name), seed=seed)
     if st.button("Start", type="primary", icon=":material/play_arrow:", key="setup_start",
                  disabled=None in (assistant, user, extractor)):
         llm = any(not a.startswith("offline/") for a in (assistant, user, extractor))

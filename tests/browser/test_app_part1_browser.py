@@ -145,3 +145,23 @@ def test_markup_in_iu_text_renders_as_text_everywhere(studio, page):
 def _assert_no_script_ran(page) -> None:
     page.wait_for_timeout(300)  # a failing <img> fires onerror almost at once
     assert page.evaluate("window.__pwned") is None
+
+
+def test_play_advances_on_its_own_and_pause_stops_it(studio, page):
+    store = Store(studio.db)
+    store.seed_samples()
+    live = start_run(store, question_id="sample_herd_immunity", level="novice", assistant_id="offline/simple",
+                     seed=2, max_turns=6)
+    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")  # the app resumes it
+    page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=0")
+    wait_idle(page)
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function("() => Number(new URLSearchParams(location.search).get('turn')) >= 2", timeout=20_000)
+    page.get_by_role("button", name="Pause").click()
+    wait_idle(page)
+    stopped = int(query(page)["turn"])
+    page.wait_for_timeout(2500)  # more than two ticks at the default speed
+    assert int(query(page)["turn"]) == stopped
+    run = store.load_run(live.run_id)
+    assert len(run.turns) >= stopped  # every played turn was stored
+    wait_graph(page, "sim_graph_0", expected_nodes(run, stopped))
