@@ -51,15 +51,16 @@ with st.expander("Add a question"):
                 else:
                     st.success(f"Added {qid}. Open it in the Graph editor to add or extract its IU graph.")
 
-with st.expander("Import the reference items and IU caches from a folder"):
-    folder = st.text_input("Folder", key="q_import_dir", placeholder="…/reference (with items/*.jsonl and iu_cache/)")
+with st.expander("Import reference items, IU caches or runs from a file or folder"):
+    folder = st.text_input("File or folder", key="q_import_dir",
+                           placeholder="…/reference (paper_subset/*.jsonl, iu_cache/, init_ks_cache.json)")
     importer = find_importer()
     if importer is None:
         st.info("The reference importer is not installed in this build (knowsim_core.formats.importers).")
     elif st.button("Import", key="q_import", disabled=not folder.strip()):
         path = Path(folder).expanduser()
-        if not path.is_dir():
-            st.error(f"{path} is not a folder; give the folder that holds the reference items and iu_cache/.")
+        if not path.exists():
+            st.error(f"{path} does not exist; give the reference folder (or an items, IU-cache or run file).")
         else:
             try:
                 with st.spinner("Importing…"):

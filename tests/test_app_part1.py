@@ -296,3 +296,25 @@ def test_playback_steps_on_elapsed_time_only():
     assert pb.due(now=101.0)
     pb.playing = False
     assert not pb.due(now=200.0)
+
+
+def test_import_the_reference_folder(db, reference_dir):
+    at = ok(app(QUESTIONS))
+    before = len(Store(db).list_questions())
+    at.text_input(key="q_import_dir").set_value(str(reference_dir)).run()
+    at.button(key="q_import").click().run()
+    ok(at)
+    assert at.success, [e.value for e in at.error]
+    after = Store(db).list_questions()
+    assert len(after) > before
+    imported = next(q for q in after if q.source.startswith("reference"))
+    assert Store(db).latest_graph_version(imported.id) is not None
+
+
+def test_import_of_a_missing_path_says_so_and_changes_nothing(db, tmp_path):
+    at = ok(app(QUESTIONS))
+    before = len(Store(db).list_questions())
+    at.text_input(key="q_import_dir").set_value(str(tmp_path / "nope")).run()
+    at.button(key="q_import").click().run()
+    assert any("does not exist" in e.value for e in at.error)
+    assert len(Store(db).list_questions()) == before

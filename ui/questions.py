@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 # names the storage helper's importer module may expose for "a folder of reference data"
-_IMPORTER_NAMES = ("import_reference_folder", "import_reference_dir", "import_reference", "import_folder")
+_IMPORTER_NAMES = ("import_path", "import_reference_folder", "import_reference_dir", "import_reference", "import_folder")
 
 
 def find_importer() -> Callable[..., Any] | None:
@@ -23,6 +23,9 @@ def find_importer() -> Callable[..., Any] | None:
 
 def import_summary(result: Any) -> str:
     """One line from whatever the importer returns (a count, a mapping of counts, or a report)."""
+    summary = getattr(result, "summary", None)
+    if callable(summary):
+        return str(summary())
     if isinstance(result, int):
         return f"Imported {result} item(s)."
     if isinstance(result, dict):
