@@ -14,7 +14,7 @@ import streamlit as st
 
 from knowsim_core.records import TurnRecord
 
-from .theme import GAUGE_BAR, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER, GAUGE_THRESHOLD, NEAR_SHARE
+from .theme import GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER, GAUGE_THRESHOLD, NEAR_SHARE
 
 GAUGE_HEIGHT = 230
 CHART_HEIGHT = 180
@@ -36,7 +36,9 @@ def gauge_figure(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | Non
             mode=mode,
             value=load,
             number={"valueformat": ".1f", "suffix": f" / τ {tau}"},
-            delta={"reference": previous.quantities.effective_load, "valueformat": ".1f"} if previous else None,
+            # more load than last turn is the worrying direction
+            delta={"reference": previous.quantities.effective_load, "valueformat": ".1f",
+                   "increasing": {"color": GAUGE_THRESHOLD}, "decreasing": {"color": GAUGE_BETTER}} if previous else None,
             title={"text": title, "font": {"size": 14}},
             gauge={
                 "axis": {"range": [0, top]},

@@ -45,7 +45,7 @@ def _speed() -> None:
 
 def _transport(p: Player) -> None:
     pb = state.playback()
-    c = st.columns([1.1, 1.1, 1.1, 1.2, 1.5, 4])
+    c = st.columns([1.1, 1.1, 1.1, 1.4, 1.5, 3.8])
     c[0].button("Start", key="sim_rewind", icon=":material/first_page:", help="back to the starting state",
                 on_click=_rewind, args=(p,), disabled=p.turn == 0)
     c[1].button("Back", key="sim_back", icon=":material/chevron_left:", help="step back (←)", on_click=_back,

@@ -38,7 +38,8 @@ GAUGE_OK = "#E8F4EC"
 GAUGE_NEAR = "#FCEFD2"
 GAUGE_OVER = "#F8D9CC"
 GAUGE_BAR = "#0072B2"
-GAUGE_THRESHOLD = "#D55E00"  # vermillion line at τ
+GAUGE_THRESHOLD = "#D55E00"  # vermillion line at τ (and a load rise)
+GAUGE_BETTER = "#009E73"  # bluish green: a load fall
 NEAR_SHARE = 0.75
 
 

@@ -26,9 +26,12 @@ def running_metrics(run: RunRecord, turn: int):
 def render_metrics(run: RunRecord, turn: int) -> None:
     m = running_metrics(run, turn)
     c1, c2, c3 = st.columns(3)
-    c1.metric("Knowledge gain (KG)", _fmt(m.knowledge_gain), help="share of the possible state steps gained so far")
-    c2.metric("Delivery calibration (DC)", _fmt(m.delivery_calibration), help="how well teaching matched what was teachable")
-    c3.metric("Cognitive overload (CO)", _fmt(m.cognitive_overload), help="share of turns over capacity")
+    c1.metric("Knowledge gain (KG)", str(m.knowledge_gain),
+              help="state steps gained since the start, summed over IUs (paper eq. 1)")
+    c2.metric("Delivery calibration (DC)", _fmt(m.delivery_calibration),
+              help="F1 of IUs absorbed vs. IUs taught and IUs teachable so far (paper eq. 2)")
+    c3.metric("Cognitive overload (CO)", _fmt(m.cognitive_overload),
+              help="mean over turns of min(1, load / capacity) (paper eq. 3)")
 
 
 def _fmt(v) -> str:
