@@ -124,3 +124,16 @@ def test_player_moves_over_stored_turns_without_playing():
     assert p.changed("r") == tuple(i for i, _, _ in run.turns[1].transitions)
     p.goto(0)
     assert p.record("r") is None and not p.back()
+
+
+def test_theme_config_uses_the_state_colours_in_state_order():
+    import tomllib
+    from pathlib import Path
+
+    from ui.theme import STATE_STYLE
+
+    cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    assert cfg["theme"]["chartCategoricalColors"][:4] == [STATE_STYLE[s].colour for s in IUState]
+    assert cfg["server"]["enableStaticServing"] is True  # the graph's code is served from ./static
+    glyphs = {v.glyph for v in STATE_STYLE.values()}
+    assert len(glyphs) == 4  # each state readable without colour
