@@ -1,6 +1,10 @@
-"""Streamlit-side helpers shared by the pages (the only code besides pages/ and app.py that imports streamlit).
+"""Streamlit-side code shared by the pages (the only code besides pages/ and app.py that imports streamlit).
 
-Modules: ``theme`` (state colours and cues, no streamlit), ``explain`` (plain-words reasons, no
-streamlit), ``resources`` (store, static files, providers), ``state`` (typed session state),
-``graph_view`` (the vis-network component), ``gauge`` (load gauge and chart), ``turn_card``.
+Part 1 (Home, Questions, Simulate): ``theme`` (state colours + non-colour cues), ``graph_view``
+(the vis-network v2 component; its browser module is ``assets/graph_view.js``), ``graph_layout``
+(fixed positions), ``gauge`` (load gauge + per-turn chart), ``turn_card`` (turn card, IU panel,
+running metrics), ``explain`` (plain-words reasons), ``player`` / ``state`` / ``sim_view`` /
+``sim_setup`` / ``custom_start`` (the Simulate player and its setup), ``demo``, ``questions``,
+``resources`` (store, static files, providers). Modules without streamlit in their imports
+(``theme``, ``explain``, ``graph_layout``, ``player``, ``demo``, ``questions``) are plain Python.
 """
