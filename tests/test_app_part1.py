@@ -318,3 +318,33 @@ def test_import_of_a_missing_path_says_so_and_changes_nothing(db, tmp_path):
     at.button(key="q_import").click().run()
     assert any("does not exist" in e.value for e in at.error)
     assert len(Store(db).list_questions()) == before
+
+
+def test_llm_ids_appear_when_a_provider_is_configured_and_keys_never_show(db, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = ok(app(SIMULATE))
+    assert not any(o.startswith("openai/") for o in at.selectbox(key="setup_assistant").options)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-secret-123")
+    at = ok(app(SIMULATE))
+    assert any(o.startswith("openai/") for o in at.selectbox(key="setup_assistant").options)
+    assert at.selectbox(key="setup_assistant").value == "offline/adaptive"  # offline stays the default
+    shown = " ".join(e.value for e in (*at.markdown, *at.caption))
+    assert "sk-env-secret-123" not in shown
+
+
+def test_a_key_typed_in_the_sidebar_enables_the_provider_for_the_session(db, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    def providers(at: AppTest) -> str:
+        return next(c.value for c in at.sidebar.caption if c.value.startswith("Providers"))
+
+    assert ":material/radio_button_unchecked: **openai**" in providers(ok(app()))
+    # AppTest runs the frame (and so the sidebar) on a session's first run only: type the key
+    # into the sidebar box's state before it
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["_llm_openai_api_key"] = "sk-typed-secret-456"
+    ok(at.run())
+    assert at.sidebar.text_input(key="_llm_openai_api_key").value == "sk-typed-secret-456"
+    assert ":material/check_circle: **openai** — key from session" in providers(at)
+    shown = " ".join(e.value for e in (*at.markdown, *at.caption, *at.sidebar.caption))
+    assert "sk-typed-secret-456" not in shown

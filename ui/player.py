@@ -16,12 +16,15 @@ from knowsim_core.records import RunRecord, TurnRecord
 class Player:
     """Cursor over up to two stored runs; ``turn`` 0 shows the starting state."""
 
-    def __init__(self, store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None):
+    def __init__(
+        self, store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None, settings: dict | None = None
+    ):
         if not run_ids:
             raise ValueError("a player needs at least one run id")
         self.store = store
         self.run_ids = tuple(run_ids)
         self.live: dict = dict(live or {})
+        self.settings = settings  # for rebuilding LLM agents on resume (keys stay in memory)
         self.runs: dict[str, RunRecord] = {rid: self._fresh(rid) for rid in self.run_ids}
         self.error: str = ""
         self.turn = max(0, min(int(turn), self.stored_turns))
@@ -75,7 +78,7 @@ class Player:
 
         live = self.live.get(rid)
         if live is None:
-            live = resume_run(self.store, rid)
+            live = resume_run(self.store, rid, settings=self.settings)
             self.live[rid] = live
         return live
 

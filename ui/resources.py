@@ -146,6 +146,14 @@ def llm_session_settings() -> None:
             st.text_input(label, key=f"_llm_{field}", type="password" if secret else "default")
 
 
+def agent_settings(store) -> dict[str, Any] | None:
+    """Keyword settings for building LLM agents (runner ``settings=``); None when there is no LLM module."""
+    settings = llm_settings()
+    if settings is None:
+        return None
+    return {"settings": settings, "cache": store if getattr(settings, "cache_enabled", False) else None}
+
+
 def agent_ids(kind: str) -> list[str]:
     """Offline ids of ``kind`` first, then the LLM ids configured providers offer."""
     from knowsim_core import registry

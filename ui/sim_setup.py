@@ -9,7 +9,7 @@ from knowsim_core.errors import KnowSimError
 
 from . import state
 from .custom_start import render_custom_start
-from .resources import agent_ids, llm_settings
+from .resources import agent_ids, agent_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
@@ -78,7 +78,7 @@ def render_setup(store) -> None:
                 store, question_id=qid, level="novice" if level == CUSTOM else level, assistant_id=assistant,
                 user_id=user, extractor_id=extractor, seed=seed, preset=preset_name, max_turns=max_turns,
                 graph_version_id=gv.id, initial_state=initial,
-                settings={"settings": llm_settings()} if llm else None,
+                settings=agent_settings(store) if llm else None,
             )
         except KnowSimError as exc:
             st.error(f"The run could not start: {exc}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from .player import Player
+from .resources import agent_settings
 
 PLAYER = "_ks_player"
 PLAYBACK = "_ks_playback"
@@ -63,7 +64,7 @@ def player(store) -> Player | None:
     wanted = url_run_ids()
     if wanted and (current is None or current.run_ids != wanted):
         turn = url_turn()
-        current = Player(store, wanted, turn=0 if turn is None else turn)
+        current = Player(store, wanted, turn=0 if turn is None else turn, settings=agent_settings(store))
         st.session_state[PLAYER] = current
     elif current is not None and not wanted:
         sync_url(current)
@@ -72,7 +73,7 @@ def player(store) -> Player | None:
 
 def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None) -> Player:
     """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them."""
-    p = Player(store, run_ids, turn=turn, live=live)
+    p = Player(store, run_ids, turn=turn, live=live, settings=agent_settings(store))
     st.session_state[PLAYER] = p
     playback().playing = False
     sync_url(p)
