@@ -31,6 +31,24 @@ def env(**extra: str) -> dict[str, str]:
     return e
 
 
+def wait_until_writers_dead(db_path: Path, timeout: float = 30.0) -> None:
+    """SIGKILL is asynchronous: wait until every process recorded as writing a run has died
+    (a zombie counts as dead — in a container nobody may ever reap it)."""
+    import sqlite3
+
+    from knowsim_core.storage import _pid_alive
+
+    deadline = time.monotonic() + timeout
+    while True:
+        with sqlite3.connect(db_path) as conn:  # a normal connection recovers a WAL left by a killed writer
+            writers = conn.execute("SELECT pid, pid_start FROM runs WHERE status = 'running'").fetchall()
+        alive = [pid for pid, start in writers if _pid_alive(pid, start or "")]
+        if not alive:
+            return
+        assert time.monotonic() < deadline, f"writers {alive} survived SIGKILL"
+        time.sleep(0.05)
+
+
 def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
     Store(db_path).seed_samples()
     proc = subprocess.Popen(
@@ -47,6 +65,7 @@ def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the batch and its worker processes, no clean-up
         proc.wait(timeout=30)
+        wait_until_writers_dead(db_path)
 
     store = Store(db_path)  # reopening marks the dead writers' runs
     assert store.integrity_check() == "ok"
