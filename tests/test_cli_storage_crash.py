@@ -40,8 +40,11 @@ def wait_until_writers_dead(db_path: Path, timeout: float = 30.0) -> None:
 
     deadline = time.monotonic() + timeout
     while True:
-        with sqlite3.connect(db_path) as conn:  # a normal connection recovers a WAL left by a killed writer
+        conn = sqlite3.connect(db_path)  # a normal connection recovers a WAL left by a killed writer
+        try:
             writers = conn.execute("SELECT pid, pid_start FROM runs WHERE status = 'running'").fetchall()
+        finally:
+            conn.close()
         alive = [pid for pid, start in writers if _pid_alive(pid, start or "")]
         if not alive:
             return
