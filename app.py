@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from ui.frame import mark_framed
 from ui.resources import LOGO, db_path, ensure_vendor, get_store, llm_session_settings, provider_lines
 
 # a local file: an emoji or material icon as page_icon makes the browser fetch it from a CDN
@@ -51,5 +52,6 @@ except KnowSimError as exc:
     st.stop()
 
 page = st.navigation(PAGES)
+mark_framed()
 sidebar()
 page.run()

@@ -11,6 +11,9 @@ from knowsim_core.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
 from ui.nav import open_in_simulate, store
+from ui.frame import ensure_frame
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 st.title("Failure modes")
 db = store()

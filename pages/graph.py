@@ -9,6 +9,9 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from ui import graph_tools
 from ui.nav import store
+from ui.frame import ensure_frame
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 st.title("IU graph")
 db = store()

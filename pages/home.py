@@ -6,6 +6,9 @@ from knowsim_core.errors import KnowSimError
 from ui import state
 from ui.demo import DEMO_ASSISTANT, start_demo
 from ui.resources import get_store
+from ui.frame import ensure_frame
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
 st.title("KnowSim Studio")

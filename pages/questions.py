@@ -7,6 +7,9 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from ui.questions import find_importer, import_summary
 from ui.resources import get_store
+from ui.frame import ensure_frame
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
 st.title("Questions")

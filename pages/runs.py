@@ -10,6 +10,9 @@ from ui import run_list
 from ui.compare import render_compare
 from ui.nav import open_in_simulate, store
 from ui.whatif import render_whatif
+from ui.frame import ensure_frame
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 st.title("Saved runs")
 db = store()

@@ -7,6 +7,9 @@ from ui import state
 from ui.resources import get_store
 from ui.sim_setup import render_setup
 from ui.sim_view import render_player
+from ui.frame import ensure_frame
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
 st.title("Simulate")
