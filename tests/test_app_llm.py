@@ -1,0 +1,54 @@
+"""AppTest end to end with LLM agents: ``compat/<model>`` pointed at the local wire-format server.
+
+The Simulate page offers the configured model ids, a run with an LLM user, assistant and extractor
+is stepped from the page, and each turn is stored with its token accounting and the agents'
+descriptions — the HTTP requests really went over a socket to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.storage import Store
+from tests.fakes.llm_server import KnowSimReplies, llm_server  # noqa: F401
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_simulate_a_run_with_compat_agents_from_the_app(llm_server, tmp_path, monkeypatch):
+    db = tmp_path / "studio.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(db))
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", llm_server.openai_url)
+    monkeypatch.setenv("KNOWSIM_COMPAT_MODELS", "fake")
+    llm_server.reply = KnowSimReplies(explain=3)
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["question"] = "sample_lava_lamps"
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "compat/fake:socratic" in at.selectbox(key="setup_assistant").options
+    at.selectbox(key="setup_assistant").set_value("compat/fake:socratic")
+    at.selectbox(key="setup_user").set_value("compat/fake")
+    at.selectbox(key="setup_extractor").set_value("compat/fake")
+    at.number_input(key="setup_max_turns").set_value(2)
+    at.button(key="setup_start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.query_params["run"]
+    for _ in range(2):
+        at.button(key="sim_step").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+
+    store = Store(db)
+    row = store.get_run_row(run_id)
+    assert (row.status, row.turns, row.assistant) == ("finished", 2, "compat/fake:socratic")
+    assert row.tokens_in > 0 and row.tokens_out > 0
+    run = store.load_run(run_id)
+    assert all({u.role for u in t.usage} == {"user", "assistant", "extractor"} for t in run.turns)
+    described = json.loads(dict(run.meta)["agents"])
+    assert described["assistant"]["strategy"] == "socratic"
+    paths = [r.path for r in llm_server.requests]
+    assert paths and all(p.endswith("/chat/completions") for p in paths)
