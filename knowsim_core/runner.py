@@ -23,7 +23,8 @@ from .storage import Store
 
 DEFAULT_USER = "offline/knowsim"
 DEFAULT_EXTRACTOR = "offline/lexical"
-RECORDED_PREFIX = "recorded/"  # adapters of imported recordings: nothing to call
+RECORDED_PREFIX = "recorded/"
+CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios  # adapters of imported recordings: nothing to call
 
 
 def _llm_defaults(store: Store) -> dict[str, Any]:
@@ -138,8 +139,10 @@ def start_run(
         StorageError: unknown question / graph version, or a question without a graph.
         ConfigError: unknown level, preset or agent id.
     """
-    if level not in LEVELS:
-        raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)}")
+    if level == CUSTOM_LEVEL and initial_state is None:
+        raise ConfigError("level 'custom' needs the initial state to start from")
+    if level not in LEVELS and level != CUSTOM_LEVEL:
+        raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)} or custom")
     q = store.get_question(question_id)
     if graph_version_id is not None:
         gv = store.get_graph_version(graph_version_id)

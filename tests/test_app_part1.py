@@ -215,6 +215,7 @@ def test_custom_initial_state_is_used(db):
     at.button(key="setup_start").click().run()
     ok(at)
     run = Store(db).load_run(at.query_params["run"])
+    assert run.level == "custom"  # labelled as a hand-set start, not as a level's ratios
     first, second = run.graph.index.ids[:2]
     assert run.initial_state.state_of(run.graph.index.label_of[first]) == 3
     assert run.initial_state.state_of(run.graph.index.label_of[second]) == 0

@@ -75,7 +75,7 @@ def render_setup(store) -> None:
         llm = any(not a.startswith("offline/") for a in (assistant, user, extractor))
         try:
             live = start_run(
-                store, question_id=qid, level="novice" if level == CUSTOM else level, assistant_id=assistant,
+                store, question_id=qid, level=level, assistant_id=assistant,
                 user_id=user, extractor_id=extractor, seed=seed, preset=preset_name, max_turns=max_turns,
                 graph_version_id=gv.id, initial_state=initial,
                 settings=agent_settings(store) if llm else None,
