@@ -85,6 +85,7 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
     # row's description (whatever the click hit), open the cell editor and type over it. A click
     # that lands while the grid is still settling loses focus, so the gesture is retried (the
     # assertion is on the saved version, not on the gesture).
+    log = []
     for attempt in range(3):
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 35 + 17)
         page.wait_for_timeout(300 + 300 * attempt)  # the grid takes focus after the click settles
@@ -96,10 +97,12 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
         try:
             editor.wait_for(timeout=3_000)  # the cell editor overlay is open: typing goes into it
         except Exception:
+            log.append(f"attempt {attempt}: no cell editor opened")
             page.keyboard.press("Escape")
             continue
         page.keyboard.press("Control+A")
         page.keyboard.type("Edited in the browser.")
+        log.append(f"attempt {attempt}: editor holds {editor.input_value()[:40]!r}")
         page.keyboard.press("Enter")
         wait_idle(page)
         try:
@@ -108,7 +111,8 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
         except Exception:
             page.keyboard.press("Escape")
     else:
-        raise AssertionError("the description edit never reached the page")
+        page.screenshot(path="test-artifacts/graph-edit-failed.png")
+        raise AssertionError(f"the description edit never reached the page: {log}")
     page.get_by_role("button", name="Save as new version").click()
     wait_idle(page)
     page.get_by_text("Saved version").wait_for(timeout=30_000)
