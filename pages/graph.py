@@ -10,6 +10,7 @@ from knowsim_core.errors import KnowSimError
 from ui import graph_tools
 from ui.nav import store
 from ui.frame import ensure_frame
+from ui.graph_view import render_graph
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -51,12 +52,7 @@ if versions:
             "This graph has prerequisite cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
             + ". Delete or reverse one edge of each in the edge table below, then save."
         )
-    try:
-        from ui.graph_view import render_graph
-
-        render_graph(g, key=f"graph_view_{vid}", height=420)
-    except ImportError:
-        st.caption(f"{len(g.nodes)} IUs, {len(g.edges)} edges (graph drawing unavailable).")
+    render_graph(g, key=f"graph_view_{vid}", height=420)
 
     tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"])
     with tab_edit:

@@ -5,7 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui.questions import find_importer, import_summary
+from knowsim_core.formats.importers import import_path
+from ui.questions import import_summary
 from ui.resources import get_store
 from ui.frame import ensure_frame
 
@@ -57,17 +58,14 @@ with st.expander("Add a question"):
 with st.expander("Import reference items, IU caches or runs from a file or folder"):
     folder = st.text_input("File or folder", key="q_import_dir",
                            placeholder="…/reference (paper_subset/*.jsonl, iu_cache/, init_ks_cache.json)")
-    importer = find_importer()
-    if importer is None:
-        st.info("The reference importer is not installed in this build (knowsim_core.formats.importers).")
-    elif st.button("Import", key="q_import", disabled=not folder.strip()):
+    if st.button("Import", key="q_import", disabled=not folder.strip()):
         path = Path(folder).expanduser()
         if not path.exists():
             st.error(f"{path} does not exist; give the reference folder (or an items, IU-cache or run file).")
         else:
             try:
                 with st.spinner("Importing…"):
-                    result = importer(store, path)
+                    result = import_path(store, path)
             except KnowSimError as exc:
                 st.error(f"Nothing was imported: {exc}")
             else:

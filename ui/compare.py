@@ -13,6 +13,7 @@ import streamlit as st
 
 from knowsim_core.records import RunRecord
 from knowsim_core.state import IUState
+from ui.graph_view import render_graph
 
 
 def metric_deltas(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
@@ -67,15 +68,10 @@ def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp") -> None:
     longest = max(len(a.turns), len(b.turns))
     turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
     ca, cb = st.columns(2)
-    try:
-        from ui.graph_view import render_graph
-    except ImportError:
-        render_graph = None
     for col, side, run in ((ca, "A", a), (cb, "B", b)):
         with col:
             st.caption(f"{side}: state after turn {turn}")
-            if render_graph is not None:
-                render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360, selectable=False)
+            render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360, selectable=False)
     st.markdown("**Per-IU states** (B − A > 0: B knows more)")
     st.dataframe(state_diff(a, b, turn), hide_index=True, key=f"{key}_states")
     st.markdown("**Aligned turns**")

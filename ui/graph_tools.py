@@ -11,10 +11,12 @@ import json
 
 import streamlit as st
 
+from knowsim_core import registry
 from knowsim_core.errors import FormatError, KnowSimError
 from knowsim_core.formats.graph_html import graph_html
 from knowsim_core.graph import IUGraph
 from knowsim_core.graph_diff import diff_graphs
+from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
 from ui.graph_editor import EDGE_COLUMNS, NODE_COLUMNS, apply_edits, edge_rows, judge, node_rows, parse_graph_file
 
 NONCE_KEY = "graph_editor_nonce"
@@ -151,13 +153,6 @@ def render_import(store, version) -> None:
 
 def render_extract(store, question, version) -> None:
     """LLM graph extraction (issue 7) when a provider is configured; otherwise say what is needed."""
-    try:
-        from knowsim_core import registry
-        from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
-    except ImportError:
-        st.button("Extract a graph with an LLM", disabled=True, key="extract_off")
-        st.caption("LLM graph extraction needs the LLM providers module (knowsim_core.llm), not installed here.")
-        return
     try:
         settings = LLMSettings.from_sources()
     except KnowSimError as exc:

@@ -7,25 +7,16 @@ cannot switch (a single-page test) still says where it would go.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import streamlit as st
+
+from ui.resources import get_store
 
 SIMULATE_PAGE = "pages/simulate.py"
 OPEN_TARGET_KEY = "open_target"
 
 
 def store():
-    """The shared store (part 1's cached one when available, else a fresh one on ``$KNOWSIM_DB``)."""
-    try:
-        from ui.resources import get_store
-    except ImportError:  # part 1 not present: same behaviour, uncached
-        from knowsim_core.storage import Store
-
-        s = Store(os.environ.get("KNOWSIM_DB") or Path.home() / ".knowsim" / "studio.db")
-        s.seed_samples()
-        return s
+    """The shared store (the cached one of :mod:`ui.resources`, for the current ``$KNOWSIM_DB``)."""
     return get_store()
 
 

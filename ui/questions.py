@@ -1,24 +1,8 @@
-"""Helpers of the Questions page (no streamlit): find the reference importer, describe its result."""
+"""Helpers of the Questions page (no streamlit): describe what the reference importer did."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-# names the storage helper's importer module may expose for "a folder of reference data"
-_IMPORTER_NAMES = ("import_path", "import_reference_folder", "import_reference_dir", "import_reference", "import_folder")
-
-
-def find_importer() -> Callable[..., Any] | None:
-    """``importer(store, folder)`` from knowsim_core.formats.importers, or None when not built yet."""
-    try:
-        from knowsim_core.formats import importers
-    except ImportError:
-        return None
-    for name in _IMPORTER_NAMES:
-        fn = getattr(importers, name, None)
-        if callable(fn):
-            return fn
-    return None
+from typing import Any
 
 
 def import_summary(result: Any) -> str:

@@ -98,11 +98,12 @@ def _secrets() -> dict[str, Any]:
 
 
 def llm_settings():
-    """The LLM settings from env + secrets + session overrides, or None before the LLM module exists."""
-    try:
-        from knowsim_core.llm.settings import LLMSettings
-    except ImportError:
-        return None
+    """The LLM settings from env + secrets + session overrides, or None when a setting is invalid.
+
+    ``knowsim_core.llm`` is imported here, not at the top: this module is loaded on every page.
+    """
+    from knowsim_core.llm.settings import LLMSettings
+
     try:
         settings = LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
         typed = {f: st.session_state.get(f"_llm_{f}", "") for f, _, _ in _SESSION_FIELDS}
@@ -136,10 +137,6 @@ _SESSION_FIELDS = (
 
 def llm_session_settings() -> None:
     """Sidebar boxes for keys / a base URL used by this browser session only (kept in memory)."""
-    try:
-        from knowsim_core.llm.settings import LLMSettings  # noqa: F401
-    except ImportError:
-        return
     with st.expander("Model keys (this session only)"):
         st.caption("Kept in memory for this session; never stored in the database or in exports.")
         for field, label, secret in _SESSION_FIELDS:
@@ -147,11 +144,11 @@ def llm_session_settings() -> None:
 
 
 def agent_settings(store) -> dict[str, Any] | None:
-    """Keyword settings for building LLM agents (runner ``settings=``); None when there is no LLM module."""
+    """Keyword settings for building LLM agents (runner ``settings=``); None when the LLM settings are invalid."""
     settings = llm_settings()
     if settings is None:
         return None
-    return {"settings": settings, "cache": store if getattr(settings, "cache_enabled", False) else None}
+    return {"settings": settings, "cache": store if settings.cache_enabled else None}
 
 
 def agent_ids(kind: str) -> list[str]:
@@ -161,12 +158,7 @@ def agent_ids(kind: str) -> list[str]:
     ids = [e.id for e in registry.available(kind)]
     settings = llm_settings()
     if settings is not None:
-        try:
-            from knowsim_core.llm.settings import llm_agent_ids
+        from knowsim_core.llm.settings import llm_agent_ids
 
-            extra = llm_agent_ids(settings)
-            extra = extra.get(kind, []) if isinstance(extra, dict) else extra
-            ids += [i for i in extra if i not in ids]
-        except Exception:  # noqa: BLE001
-            pass
+        ids += [i for i in llm_agent_ids(settings).get(kind, []) if i not in ids]
     return ids

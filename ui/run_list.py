@@ -14,6 +14,9 @@ import streamlit as st
 
 from knowsim_core.config import LEVELS
 from knowsim_core.errors import KnowSimError
+from knowsim_core.formats import csv_export, reference_export, studio
+from knowsim_core.formats.importers import read_runs
+from knowsim_core.runner import resume_run
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
@@ -78,11 +81,6 @@ def selected_rows(key: str) -> list[int]:
 def exports(store, run_id: str) -> None:
     """Download buttons for the three formats (built only when clicked)."""
     c1, c2, c3 = st.columns(3)
-    try:
-        from knowsim_core.formats import csv_export, reference_export, studio
-    except ImportError:
-        st.caption("Export formats are not installed in this build.")
-        return
     c1.download_button("Studio JSON", data=lambda: studio.dumps(store.load_run(run_id)), file_name=f"{run_id}.json",
                        mime="application/json", on_click="ignore", key=f"dl_studio_{run_id}")
     c2.download_button("Reference JSON", data=lambda: reference_export.dumps(store.load_run(run_id)),
@@ -96,11 +94,6 @@ def import_runs(store) -> None:
     """Upload a Studio or reference run file; every run is checked before any is stored."""
     up = st.file_uploader("Import runs (Studio JSON or reference run file)", type=["json"], key="runs_import")
     if up is None or st.session_state.get("runs_imported") == up.file_id:
-        return
-    try:
-        from knowsim_core.formats.importers import read_runs
-    except ImportError:
-        st.error("Run import is not available in this build (knowsim_core.formats.importers missing).")
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Path(up.name).name
@@ -150,11 +143,6 @@ def confirm_delete(store, run_id: str) -> None:
 
 def resume(store, run_id: str) -> None:
     """Continue an interrupted or failed run to its end with the adapters it was started with."""
-    try:
-        from knowsim_core.runner import resume_run
-    except ImportError:
-        st.error("Resuming needs knowsim_core.runner, not installed in this build.")
-        return
     try:
         live = resume_run(store, run_id)
         bar = st.progress(0.0, text="resuming…")
