@@ -84,7 +84,7 @@ def main() -> None:
     at = AppTest.from_file(str(ROOT / "pages" / "failures.py"), default_timeout=600)
     cold = timed(at, 1)[0]
     warm = timed(at, 3)
-    print(f"Failure Modes page, {args.failure_runs} runs: first render (loads every record) {cold:.2f} s; "
+    print(f"Failure Modes page, {args.failure_runs} runs: first render (mode totals from the per-turn columns) {cold:.2f} s; "
           f"cached rerun median {statistics.median(warm) * 1000:.0f} ms")
 
 
