@@ -39,3 +39,14 @@ def expert_graphs(reference_dir):
 def db_path(tmp_path) -> Path:
     """A fresh database path for one test."""
     return tmp_path / "studio.db"
+
+
+@pytest.fixture()
+def seeded_store(db_path, monkeypatch):
+    """A Store on a fresh database with the sample questions, which the app will also open."""
+    from knowsim_core.storage import Store
+
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    store = Store(db_path)
+    store.seed_samples()
+    return store

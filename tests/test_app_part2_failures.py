@@ -9,7 +9,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from knowsim_core.failures import FAILURE_ORDER
-from knowsim_core.storage import Store
 
 from .part2_support import make_run
 
@@ -18,10 +17,8 @@ QID = "sample_lava_lamps"
 
 
 @pytest.fixture()
-def db(db_path, monkeypatch):
-    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
-    store = Store(db_path)
-    store.seed_samples()
+def db(seeded_store):
+    store = seeded_store
     g = store.latest_graph_version(QID).graph
     ids = []
     for seed, lv, asst in [(1, "novice", "a1"), (2, "novice", "a2"), (3, "advanced", "a1"), (4, "intermediate", "a1")]:

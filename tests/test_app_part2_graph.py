@@ -8,18 +8,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from knowsim_core.graph import IUEdge
-from knowsim_core.storage import Store
 
 PAGE = "../pages/graph.py"
 QID = "sample_lava_lamps"
 
 
 @pytest.fixture()
-def db(db_path, monkeypatch):
-    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
-    store = Store(db_path)
-    store.seed_samples()
-    return store
+def db(seeded_store):
+    return seeded_store
 
 
 def _open(db, qid: str = QID) -> AppTest:

@@ -8,7 +8,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from knowsim_core.session import what_if
-from knowsim_core.storage import Store
 
 from .part2_support import make_run
 
@@ -17,10 +16,8 @@ QID = "sample_lava_lamps"
 
 
 @pytest.fixture()
-def db(db_path, monkeypatch):
-    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
-    store = Store(db_path)
-    store.seed_samples()
+def db(seeded_store):
+    store = seeded_store
     g = store.latest_graph_version(QID).graph
     store.ids = [
         store.save_run(make_run(g, question_id=QID, level="novice", seed=1, max_turns=5)),
