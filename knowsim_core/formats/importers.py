@@ -18,7 +18,6 @@ Everything is read and checked before the first write, so a bad file changes not
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from ..records import RunRecord
 from ..state import KnowledgeState
 from ..storage import Store
 from . import studio
+from .jsonio import read_json
 from .reference import (
     ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
 )
@@ -61,21 +61,6 @@ class ImportReport:
         return " ".join(parts)
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(f"file not found: {path}") from None
-    except UnicodeDecodeError:
-        raise FormatError(f"{path} is not a UTF-8 text file; expected a JSON or JSONL export") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); was it truncated?"
-        ) from None
-
-
 def detect(path: str | Path) -> str:
     """The kind of ``path`` (see the module docstring).
 
@@ -91,7 +76,7 @@ def detect(path: str | Path) -> str:
         raise FormatError(f"file not found: {p}")
     if p.suffix == ".jsonl":
         return "reference-items"
-    return _kind_of(_read_json(p), p)
+    return _kind_of(read_json(p), p)
 
 
 def _kind_of(data: Any, p: Path) -> str:
@@ -139,7 +124,7 @@ def read_runs(path: str | Path, *, graphs: str | Path | None = None, params: Rul
     p = Path(path)
     kind = detect(p)
     if kind == "studio-run":
-        runs = studio.runs_from_data(_read_json(p))
+        runs = studio.runs_from_data(read_json(p))
         for i, run in enumerate(runs, 1):
             _check_run_graph(run, f"{p} run #{i}")
         return runs, []

@@ -19,6 +19,7 @@ from ..records import RunRecord
 from ..session import play_turn
 from ..signals import normalize_entries
 from ..state import KnowledgeState
+from .jsonio import read_json
 
 TASK_KEYS = {"competition_math": "math", "math": "math", "expertqa": "expertqa"}
 
@@ -32,17 +33,6 @@ class ReferenceItem:
     field: str
     splits: tuple[str, ...]
     source_index: int | None
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FormatError(f"file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    except UnicodeDecodeError:
-        raise FormatError(f"{path} is not a UTF-8 text file") from None
 
 
 def item_from_data(d: Any, where: str = "item") -> ReferenceItem:
@@ -86,7 +76,7 @@ def load_items(path: str | Path) -> list[ReferenceItem]:
 
 def load_iu_cache(path: str | Path) -> dict[str, IUGraph]:
     """``{problem id: IUGraph}`` of an ``iu_cache/*.json`` file."""
-    data = _read_json(Path(path))
+    data = read_json(path)
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise FormatError(f"{path} is not an IU cache (expected {{problem id: graph}})")
     out = {}
@@ -100,7 +90,7 @@ def load_iu_cache(path: str | Path) -> dict[str, IUGraph]:
 
 def load_init_cache(path: str | Path) -> dict[str, dict[str, dict[str, KnowledgeState]]]:
     """``{task: {problem id: {level: s_0}}}`` (task keys normalised to math / expertqa)."""
-    data = _read_json(Path(path))
+    data = read_json(path)
     if not isinstance(data, dict):
         raise FormatError(f"{path} is not an initial-state cache")
     out: dict[str, dict[str, dict[str, KnowledgeState]]] = {}
@@ -117,7 +107,7 @@ def load_init_cache(path: str | Path) -> dict[str, dict[str, dict[str, Knowledge
 
 def load_run_file(path: str | Path) -> list[dict[str, Any]]:
     """The raw records of a reference run file (a JSON list of conversation records)."""
-    data = _read_json(Path(path))
+    data = read_json(path)
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not all(isinstance(r, dict) and "problem_id" in r for r in data):

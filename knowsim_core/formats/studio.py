@@ -6,11 +6,11 @@ turn records each with its 1-based ``turn``). A file may also hold a list of suc
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..errors import FormatError
 from ..records import RunRecord
+from .jsonio import parse_json
 
 FORMAT = "knowsim-studio-run"
 
@@ -26,19 +26,10 @@ def loads(text: str) -> RunRecord:
     Raises:
         FormatError: not JSON (e.g. a truncated export), another format, or damaged fields.
     """
-    runs = runs_from_data(_parse(text))
+    runs = runs_from_data(parse_json(text, "this Studio file"))
     if len(runs) != 1:
         raise FormatError(f"expected one run in this Studio file, found {len(runs)}")
     return runs[0]
-
-
-def _parse(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"not valid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); was the file truncated?"
-        ) from None
 
 
 def is_studio(data: Any) -> bool:
