@@ -44,12 +44,12 @@ def test_text_report_and_agreement_floor(paths, capsys):
     out = capsys.readouterr().out
     assert "teaching quality" in out and "macro-F1" in out and "well_explained" in out
     stats = compare(relabel_records(runs, graphs, "offline/lexical"))
-    # A keyword-overlap baseline reaches ~0.41. The honest held-out figure of the lexical labeller
-    # (thresholds chosen on one record, scored on the other) is ~0.52 (0.579 on math_004, 0.469 on
-    # math_003); keep the floor just below it, overall and per record.
-    assert stats["teaching_quality"]["macro_f1"] > 0.51
+    # A keyword-overlap baseline reaches ~0.41; the bar is 0.55. The lexical labeller scores
+    # 0.557 (math_003 0.515, math_004 0.597); with the mention threshold chosen on one record and
+    # scored on the other the figure is ~0.55 (see the comment in agents/lexical.py).
+    assert stats["teaching_quality"]["macro_f1"] >= 0.55
     for r in relabel_records(runs, graphs, "offline/lexical"):
-        assert compare([r])["teaching_quality"]["macro_f1"] > 0.45, r["problem_id"]
+        assert compare([r])["teaching_quality"]["macro_f1"] > 0.5, r["problem_id"]
     assert stats["user_attempt_type"]["n"] == stats["teaching_quality"]["n"] == 435
     assert set(stats["user_attempt_type"]["matrix"]) == set(ATTEMPTS)
 

@@ -162,6 +162,17 @@ class Writer:
         c = _lc(self.concept(iu))
         return self.pick((f"Next we'll need {c}.", f"After that comes {c}.", f"Keep {c} in mind for the next step."))
 
+    def toward(self, iu: str) -> str:
+        """A sentence that ties the current step to a later one (chat assistants do this habitually)."""
+        c = _lc(self.concept(iu))
+        return self.pick((f"This is what we'll build on for {c}.", f"All of this leads up to {c}.",
+                          f"Eventually this gets us to {c}."))
+
+    def question_toward(self, iu: str, goal: str) -> str:
+        """A reasoning question that links one step to where the problem is heading."""
+        c, g = _lc(self.concept(iu)), _lc(self.concept(goal))
+        return self.pick((f"How could {c} help you with {g}?", f"What does {c} tell you about {g}?"))
+
     def question(self, iu: str) -> str:
         c = _lc(self.concept(iu))
         return self.pick((f"How do you think {c} applies here?", f"Can you try the step on {c} yourself?",

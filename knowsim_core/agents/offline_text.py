@@ -22,14 +22,17 @@ STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
     further had has have having he her here hers him his how i if in into is it its itself just
-    let like me my no nor not now of off on once only or other our out over own same
+    let like me my no nor not now of once only or other our out over own same
     she should so some such than that the their them then there these they this those through
     to too under until up very was we were what when where which while who whom why will with
     would you your yours one two three get got go going want need make made way ways thing
-    things really right think know see well yes okay ok sure exactly still maybe actually
+    things really right think know see well yes okay ok sure still maybe actually
     just something anything everything here's that's it's let's i'm you're we're don't doesn't
     isn't can't won't didn't i've you've what's there's same us via per e g etc""".split()
 )
+# Not stopwords, deliberately: "on"/"off" (states, as in "3 lamps on") and "exactly" (a count, as
+# in "exactly k successes") carry the meaning of many math IUs; dropping them cost the lexical
+# extractor agreement on both recorded MathQA conversations.
 # Words that frame a concept rather than carry it ("Meaning of ...", "Compute the ... value"):
 # they would match any message that merely uses "means" or "compute".
 META_WORDS = frozenset(
@@ -84,7 +87,9 @@ SYNONYMS = {"pick": "choos", "select": "choos", "chos": "choos", "chosen": "choo
             "product": "multipl", "multiply": "multipl", "times": "multipl",
             "sum": "add", "addition": "add", "plus": "add", "total": "add",
             "subtract": "minus", "differenc": "minus", "ratio": "divid", "division": "divid", "quotient": "divid",
-            "chanc": "probabil", "likelihood": "probabil", "likely": "probabil"}
+            "chanc": "probabil", "likelihood": "probabil", "likely": "probabil",
+            # a condition imposed on a choice: "the last lamp is fixed" meets "endpoint constraints"
+            "fix": "constrain", "forc": "constrain", "constraint": "constrain", "restrict": "constrain"}
 _BINOM = re.compile(r"\\binom\{\s*(\w+)\s*\}\{\s*(\w+)\s*\}|\bC\(\s*(\w+)\s*,\s*(\w+)\s*\)|\b(\w+)\s+choose\s+(\w+)")
 _FRACTION = re.compile(r"\b(\d+)\s*/\s*(\d+)\b")
 
@@ -189,11 +194,69 @@ class IUProfiles:
         """One 0–1 score: concept-name coverage counts most, description coverage backs it up."""
         return 0.55 * self.concept_cover(iu, terms) + 0.45 * min(1.0, 2.2 * self.desc_cover(iu, terms))
 
+    def char_cosines(self, text: str) -> dict[str, float]:
+        """``{iu: cosine}`` between the character n-gram TF-IDF vector of ``text`` and of every IU
+        (concept name twice + description); IUs sharing no n-gram are left out.
+
+        Character 3–5-grams of the content words are robust to what the word stems miss —
+        inflections ("arrangement" / "arranging"), compounds and partial terms ("binomial" /
+        "binom") — and a whole-message cosine does not grow with every loosely related word the
+        way vocabulary coverage does; the lexical extractor uses it to decide what was mentioned.
+        """
+        ids, idf, post = self._char_index()
+        dots = [0.0] * len(ids)
+        for g, w in _unit(_ngram_tf(text), idf).items():
+            for i, dw in post.get(g, ()):
+                dots[i] += w * dw
+        return {iu: d for iu, d in zip(ids, dots) if d}
+
+    def _char_index(self) -> tuple[list[str], dict[str, float], dict[str, list[tuple[int, float]]]]:
+        """(IU ids, n-gram idf over the graph's IUs, n-gram → [(IU position, normalised weight)]),
+        built once per graph."""
+        index = self.memo.get("char-index")
+        if index is None:
+            docs = {n.id: _ngram_tf(f"{n.concept} {n.concept} {n.description}") for n in self.graph.nodes}
+            df: dict[str, int] = {}
+            for tf in docs.values():
+                for g in tf:
+                    df[g] = df.get(g, 0) + 1
+            n_docs = max(1, len(docs))
+            idf = {g: math.log((n_docs + 1) / (c + 1)) + 1.0 for g, c in df.items()}
+            ids = list(docs)
+            post: dict[str, list[tuple[int, float]]] = {}
+            for i, iu in enumerate(ids):
+                for g, w in _unit(docs[iu], idf).items():
+                    post.setdefault(g, []).append((i, w))
+            index = self.memo["char-index"] = (ids, idf, post)
+        return index
+
     def rank(self, text: str) -> list[tuple[str, float]]:
         """IUs by relevance to ``text``, best first (ties in node order)."""
         terms = set(content_stems(text))
         scored = [(n.id, self.relevance(n.id, terms)) for n in self.graph.nodes]
         return sorted(scored, key=lambda x: -x[1])
+
+
+@lru_cache(maxsize=4096)
+def _ngram_tf(text: str) -> dict[str, int]:
+    """Counts of the character 3–5-grams (with word-boundary spaces) of ``text``'s content words."""
+    tf: dict[str, int] = {}
+    for w in words(text):
+        if w in STOPWORDS or w in META_WORDS:
+            continue
+        padded = f" {w} "
+        for k in (3, 4, 5):
+            for i in range(len(padded) - k + 1):
+                g = padded[i:i + k]
+                tf[g] = tf.get(g, 0) + 1
+    return tf
+
+
+def _unit(tf: dict[str, int], idf: dict[str, float]) -> dict[str, float]:
+    """The unit-length sublinear TF-IDF vector of n-gram counts (n-grams unknown to ``idf`` dropped)."""
+    vec = {g: (1.0 + math.log(c)) * idf[g] for g, c in tf.items() if g in idf}
+    norm = math.sqrt(sum(w * w for w in vec.values())) or 1.0
+    return {g: w / norm for g, w in vec.items()}
 
 
 def tfidf_vector(stems: Iterable[str], idf: dict[str, float]) -> dict[str, float]:
