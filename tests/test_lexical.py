@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 from knowsim_core import registry
-from knowsim_core.agents.lexical import label_turn
+from knowsim_core.agents.lexical import DEFAULT_SETTINGS, _cue_score, label_turn
+from knowsim_core.agents.offline_text import content_stems, profiles_for, sentences
 from knowsim_core.ports import ExtractorContext, Message
 from knowsim_core.samples import get_sample, load_samples
 from knowsim_core.state import initial_state
@@ -78,3 +79,35 @@ def test_on_expert_prose_teaching_beats_bare_naming(expert_graphs):
         bare = {s.id: s.teaching_quality for s in label_turn(g, "ok", f"You might also look into {second.concept.lower()} later.")}
         assert bare[second.id] == "shallow", g.label
         assert sum(q == "well_explained" for q in bare.values()) == 0
+
+
+def test_character_ngrams_meet_inflections_the_word_stems_miss():
+    prof = profiles_for(get_sample("sample_follicular_lymphoma").graph)
+    # "lymphocytic" shares no word stem with any IU ("lymphocyte" stems to "lymphocyt") ...
+    assert not any(set(content_stems("lymphocytic")) & set(p.desc_terms) for p in prof.profiles.values())
+    # ... but its character n-grams point at the lymphoma-as-lymphocyte-malignancy IU
+    sims = prof.char_cosines("lymphocytic")
+    assert max(sims, key=sims.get) == "IU1"
+    # unrelated words share only stray short n-grams: far below the mention threshold
+    assert max(prof.char_cosines("the weather was sunny today").values()) < DEFAULT_SETTINGS.mention
+
+
+def test_sentences_end_after_a_closing_quote_or_bracket():
+    text = 'This is called “transformation.” How would a biopsy help? He said "go." Then (as noted.) Next'
+    assert sentences(text) == ["This is called “transformation.”", "How would a biopsy help?", 'He said "go."',
+                               "Then (as noted.)", "Next"]
+
+
+def test_a_definition_closed_by_a_quote_is_not_read_as_a_question():
+    """A defining sentence that ends in a quoted term, followed by a question: the question must not
+    swallow (and halve) the definition's cues."""
+    g = get_sample("sample_follicular_lymphoma").graph
+    iu8 = g.node("IU8")
+    msg = (f"{iu8.description.split('.')[0]}, which is called “extranodal spread.” "
+           "Because it grows outside the nodes, it is more typical of aggressive disease. Where have you seen it?")
+    assert {s.id: s.teaching_quality for s in label_turn(g, "ok", msg)}["IU8"] == "well_explained"
+
+
+def test_listing_what_something_includes_counts_as_an_example():
+    assert _cue_score("Common incentives include lower fees and tax breaks.") > _cue_score(
+        "Common incentives are lower fees and tax breaks.")

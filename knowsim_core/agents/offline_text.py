@@ -43,7 +43,7 @@ META_WORDS = frozenset(
 )
 
 _TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"”’)\]])\s+|\n+")  # also after a closing quote or bracket
 _LATEX = re.compile(r"\\(?:binom|frac|dfrac|cdot|times|left|right|text|mathrm|quad|le|ge|pmod|equiv)|[\\{}$]")
 _SUFFIXES = ("ational", "ization", "ation", "ingly", "ment", "ness", "ity", "ing", "ied", "edly",
              "ed", "er", "ly", "al")
