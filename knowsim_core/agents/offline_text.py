@@ -148,6 +148,7 @@ class IUProfiles:
     def __init__(self, graph: IUGraph):
         self.graph = graph
         self.memo: dict = {}  # per-graph results of the agents (e.g. labels of a message)
+        self._char_memo: dict[str, dict[str, float]] = {}  # text → char_cosines (scripted prose repeats sentences)
         docs: dict[str, list[str]] = {}
         concept_stems: dict[str, list[str]] = {}
         for n in graph.nodes:
@@ -203,12 +204,17 @@ class IUProfiles:
         "binom") — and a whole-message cosine does not grow with every loosely related word the
         way vocabulary coverage does; the lexical extractor uses it to decide what was mentioned.
         """
-        ids, idf, post = self._char_index()
-        dots = [0.0] * len(ids)
-        for g, w in _unit(_ngram_tf(text), idf).items():
-            for i, dw in post.get(g, ()):
-                dots[i] += w * dw
-        return {iu: d for iu, d in zip(ids, dots) if d}
+        hit = self._char_memo.get(text)
+        if hit is None:
+            ids, idf, post = self._char_index()
+            dots = [0.0] * len(ids)
+            for g, w in _unit(_ngram_tf(text), idf).items():
+                for i, dw in post.get(g, ()):
+                    dots[i] += w * dw
+            if len(self._char_memo) >= _CHAR_MEMO_SIZE:
+                self._char_memo.clear()
+            hit = self._char_memo[text] = {iu: d for iu, d in zip(ids, dots) if d}
+        return hit  # shared: callers must not modify it
 
     def _char_index(self) -> tuple[list[str], dict[str, float], dict[str, list[tuple[int, float]]]]:
         """(IU ids, n-gram idf over the graph's IUs, n-gram → [(IU position, normalised weight)]),
@@ -269,6 +275,7 @@ def tfidf_vector(stems: Iterable[str], idf: dict[str, float]) -> dict[str, float
     return {t: (1.0 + math.log(c)) * idf[t] for t, c in tf.items()}
 
 
+_CHAR_MEMO_SIZE = 8192
 _PROFILE_CACHE: dict[int, IUProfiles] = {}
 _PROFILE_CACHE_SIZE = 64
 
