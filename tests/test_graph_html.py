@@ -45,15 +45,31 @@ def test_sample_graph_is_self_contained():
     assert len(_dataset(page, "edges")) == len(g.edges)
 
 
-def test_hostile_text_is_escaped_everywhere():
+def test_hostile_text_never_becomes_markup():
     page = graph_html(_evil_graph(), title=EVIL)
+    # nothing in the page source can open a tag: the title is escaped, the data sets are tojson'd
     assert "<img" not in page and "<script>alert" not in page
     assert "&lt;img src=x" in page  # the title, escaped
     node = _dataset(page, "nodes")[0]
-    assert "<" not in node["label"] and "<" not in node["title"]
-    assert "&lt;script&gt;" in node["title"]
+    # the label is drawn on the canvas (plain text), so it is kept exactly as written ...
+    assert node["label"] == f"IU1: {EVIL}"
+    # ... while a tooltip containing "href" makes pyvis show every node tooltip with innerHTML, so
+    # they are escaped (and render back as the original text)
+    assert "<" not in node["title"] and "&lt;script&gt;" in node["title"]
     (edge,) = _dataset(page, "edges")
-    assert "<" not in edge["title"]
+    assert EVIL in edge["title"]  # vis-network shows edge tooltips with innerText
+
+
+def test_labels_and_tooltips_show_the_text_as_written():
+    """No entity soup: ``a < b & "c"`` is drawn as typed, not as ``a &lt; b &amp; &quot;c&quot;``."""
+    text = 'a < b & "c" > d'
+    g = IUGraph.from_data({"nodes": [{"id": "IU1", "concept": text, "abstraction_level": 0.5, "description": text}],
+                           "edges": []})
+    page = graph_html(g)
+    node = _dataset(page, "nodes")[0]
+    assert node["label"] == f"IU1: {text}"
+    assert node["title"].startswith(f"IU1: {text}\n") and "&lt;" not in node["title"]
+    assert "tooltip_link" not in page and "popup.innerHTML" not in page  # vis-network's own (innerText) tooltips
 
 
 def test_states_colour_nodes_and_empty_graph_is_refused():

@@ -3,9 +3,14 @@
 The file is meant to be mailed or attached to a paper review and opened from disk years later,
 so it must not load anything: vis-network is inlined (``cdn_resources="in_line"``) and the
 bootstrap ``<link>``/``<script>`` that pyvis's template always adds from a CDN are removed.
-Graph text may come from an LLM or a user, so every label and tooltip is HTML-escaped before it
-reaches pyvis (its template switches tooltips to ``innerHTML`` when a title contains ``href``),
-and pyvis's unescaped ``heading`` is never used — our own title is escaped and inserted instead.
+Graph text may come from an LLM or a user, and it reaches the page in three ways, each made safe
+for its own context: node and edge data are serialised by pyvis's template with Jinja's
+``tojson`` (``<``, ``>``, ``&`` and ``'`` become ``\u003c``-style escapes, so no text can close the
+``<script>``); labels are drawn on the canvas and vis-network shows string tooltips with
+``innerText``, so both keep the text exactly as written (``a < b`` stays ``a < b``); but when any
+node tooltip contains ``href`` pyvis swaps in its own popup, which sets ``innerHTML`` — then node
+tooltips are HTML-escaped, which that popup renders back as the original text. pyvis's unescaped
+``heading`` is never used: our own title is escaped and inserted instead.
 """
 
 from __future__ import annotations
@@ -68,19 +73,24 @@ def graph_html(
         height=f"{int(height_px)}px", width="100%", directed=True, cdn_resources="in_line", heading=""
     )
     depth = graph.index.depth
-    added: set[str] = set()
+    nodes, added = [], set()
     for n in graph.nodes:
-        if n.id in added:
-            continue  # duplicate ids: vis-network would refuse the whole data set
-        added.add(n.id)
+        if n.id not in added:  # duplicate ids would make vis-network refuse the whole data set
+            added.add(n.id)
+            nodes.append(n)
+    tooltips = {}
+    for n in nodes:
         state = (states or {}).get(n.id)
-        tooltip = f"{n.id}: {n.concept}\nlevel {n.abstraction_level:g}\n{n.description}"
+        tooltips[n.id] = f"{n.id}: {n.concept}\nlevel {n.abstraction_level:g}\n{n.description}"
         if state is not None:
-            tooltip += f"\nstate: {STATE_NAMES.get(int(state), state)}"
+            tooltips[n.id] += f"\nstate: {STATE_NAMES.get(int(state), state)}"
+    as_html = any("href" in t for t in tooltips.values())  # pyvis then shows them with innerHTML
+    for n in nodes:
+        state = (states or {}).get(n.id)
         net.add_node(
-            _esc(n.id),
-            label=_esc(f"{n.id}: {n.concept}"),
-            title=_esc(tooltip),
+            n.id,
+            label=f"{n.id}: {n.concept}",
+            title=_esc(tooltips[n.id]) if as_html else tooltips[n.id],
             color=palette.get(int(state), UNSTATED_COLOR) if state is not None else UNSTATED_COLOR,
             level=depth.get(n.id, 0),
             shape="box",
@@ -90,7 +100,7 @@ def graph_html(
             tip = f"{e.from_} → {e.to}" + (f" (Δl {e.delta_l:g})" if e.delta_l is not None else "")
             if e.reason:
                 tip += f"\n{e.reason}"
-            net.add_edge(_esc(e.from_), _esc(e.to), title=_esc(tip), arrows="to")
+            net.add_edge(e.from_, e.to, title=tip, arrows="to")  # edge tooltips: always innerText
     net.set_options(json.dumps(_OPTIONS))
     page = net.generate_html(notebook=False)
     page = _EXTERNAL_TAG.sub("", page)

@@ -33,6 +33,32 @@ def test_standalone_html_opens_from_disk_without_network(browser, tmp_path):
     context.close()
 
 
+def test_standalone_html_shows_hostile_text_as_text(browser, tmp_path):
+    """A concept written as markup (with an ``href``, which makes pyvis show tooltips through
+    innerHTML) runs nothing and shows, on hover, exactly the text that was written."""
+    from knowsim_core.formats.graph_html import graph_html
+    from knowsim_core.graph import IUGraph
+
+    evil = '<img src=x onerror="window.__pwned=1"> a < b href'
+    g = IUGraph.from_data({"nodes": [{"id": "IU1", "concept": evil, "abstraction_level": 0.5, "description": "d"}],
+                           "edges": []})
+    path = tmp_path / "evil.html"
+    path.write_text(graph_html(g), encoding="utf-8")
+    page = browser.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_function("typeof network !== 'undefined' && Object.keys(network.body.nodes).length === 1")
+    assert page.evaluate("nodes.get('IU1').label") == f"IU1: {evil}"
+    box = page.locator("canvas").first.bounding_box()
+    dom = page.evaluate("network.canvasToDOM(network.getPositions(['IU1'])['IU1'])")
+    page.mouse.move(box["x"] + dom["x"] - 8, box["y"] + dom["y"] - 8)
+    page.mouse.move(box["x"] + dom["x"], box["y"] + dom["y"], steps=5)  # a hover, not a jump
+    popup = page.locator("div.popup")  # pyvis's innerHTML popup (the href made pyvis use it)
+    popup.wait_for(state="visible", timeout=10_000)
+    assert popup.inner_text().startswith(f"IU1: {evil}")
+    assert page.locator("img").count() == 0 and page.evaluate("window.__pwned === undefined")
+    page.close()
+
+
 @pytest.fixture(scope="module")
 def seeded(studio):
     store = Store(studio.db)
