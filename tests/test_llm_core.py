@@ -212,6 +212,32 @@ def test_server_without_schema_support_falls_back_to_json_mode(llm_server):
     assert llm_server.requests[2].json_mode
 
 
+def test_a_model_that_rejects_temperature_and_seed_is_asked_again_without_them(llm_server):
+    """OpenAI's reasoning models answer 400 to a non-default temperature or a seed: the request is
+    repeated without them (still as a schema request) and they are not sent to that model again."""
+    llm_server.reply = lambda req: GOOD
+    llm_server.push(Fault(status=400, message="Unsupported value: 'temperature' does not support 0.7 with this "
+                                              "model. Only the default (1) value is supported."))
+    m = model(llm_server, "openai", name="o-reasoning")
+    res = m.complete(as_messages("s", user="q"), json_schema=Pair, temperature=0.7, seed=3)
+    assert res.parsed == Pair(a=1, b="x") and m.sampling_is_default()
+    first, second = llm_server.requests
+    assert first.body["temperature"] == 0.7 and first.body["seed"] == 3
+    assert "temperature" not in second.body and "seed" not in second.body and second.schema is not None
+    m.complete(as_messages("s", user="q2"), json_schema=Pair, temperature=0.7, seed=3)
+    assert "temperature" not in llm_server.requests[2].body  # remembered for this model
+    other = model(llm_server, "openai", name="gpt-other")
+    other.complete(as_messages("s", user="q3"), json_schema=Pair, temperature=0.7, seed=3)
+    assert llm_server.requests[3].body["temperature"] == 0.7  # ... and only for it
+
+
+def test_an_unrelated_bad_request_is_not_retried_without_sampling(llm_server):
+    llm_server.push(Fault(status=400, message="'messages' must contain the word 'json'"))
+    with pytest.raises(ProviderCallError, match="must contain the word"):
+        model(llm_server, "openai", name="m-plain").complete(as_messages("s", user="q"), temperature=0.7)
+    assert len(llm_server.requests) == 1
+
+
 # ---------------------------------------------------------------------- faults
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_server_errors_are_retried_by_the_sdk(llm_server, provider):

@@ -10,6 +10,7 @@ request (400/422, common on local servers) is switched to JSON mode for the rest
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -34,7 +35,13 @@ REPAIR_INSTRUCTION = (
     "complete, matching the schema you were given."
 )
 _JSON_ONLY_ENDPOINTS: set[tuple[str, str, str]] = set()  # endpoints found to reject schema requests
+_DEFAULT_SAMPLING_ENDPOINTS: set[tuple[str, str, str]] = set()  # models that reject temperature / seed
 _MODE_LOCK = threading.Lock()
+# How servers word "this model takes no temperature / seed" (OpenAI's reasoning models: "Unsupported
+# value: 'temperature' does not support 0.7 with this model", "Unsupported parameter: 'seed'").
+_SAMPLING_REJECTED = re.compile(r"(unsupported|not supported|does not support|not allowed)\W.*\b(temperature|seed)\b"
+                                r"|\b(temperature|seed)\b.*\W(unsupported|not supported|does not support|not allowed)",
+                                re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +196,27 @@ class ChatModel:
 
     def _send(self, messages: list[dict[str, str]], json_schema: type[BaseModel] | None, mode: str,
               temperature: float | None, max_tokens: int | None, seed: int | None) -> RawReply:
+        """One request; a model that rejects ``temperature`` / ``seed`` (OpenAI's reasoning models)
+        is asked again without them, and is sent none for the rest of the process."""
+        endpoint = (self.ref.provider, self.base_url, self.ref.model)
+        if endpoint in _DEFAULT_SAMPLING_ENDPOINTS:
+            temperature = seed = None
+        try:
+            return self._send_once(messages, json_schema, mode, temperature, max_tokens, seed)
+        except ProviderCallError as exc:
+            if exc.reason != "bad_request" or (temperature is None and seed is None) \
+                    or not _SAMPLING_REJECTED.search(str(exc)):
+                raise
+            with _MODE_LOCK:
+                _DEFAULT_SAMPLING_ENDPOINTS.add(endpoint)
+            return self._send_once(messages, json_schema, mode, None, max_tokens, None)
+
+    def sampling_is_default(self) -> bool:
+        """True once the model was found to reject ``temperature`` / ``seed`` (they are not sent)."""
+        return (self.ref.provider, self.base_url, self.ref.model) in _DEFAULT_SAMPLING_ENDPOINTS
+
+    def _send_once(self, messages: list[dict[str, str]], json_schema: type[BaseModel] | None, mode: str,
+                   temperature: float | None, max_tokens: int | None, seed: int | None) -> RawReply:
         s = self.settings
         client = get_client(self.ref.provider, base_url=self.base_url, settings=s)
         try:
@@ -241,6 +269,8 @@ class ChatModel:
     def describe(self) -> dict[str, Any]:
         """The model's identity and call settings (no key), for a run's metadata."""
         d: dict[str, Any] = {"model": self.id, "provider": self.ref.provider, **self.settings.describe()}
+        if self.sampling_is_default():
+            d["sampling"] = "model default (the model rejects temperature and seed)"
         if self.ref.provider == "compat":
             d["base_url"] = redact(self.base_url, self.settings.secrets())
         return d
