@@ -467,6 +467,17 @@ class Store:
             raise StorageError(f"unknown graph version id {version_id!r}")
         return self._graph_row(row)
 
+    def graph_version_numbers(self, version_ids: list[int]) -> dict[int, int]:
+        """``{graph version id: version number}`` for the given ids (no graph is parsed)."""
+        ids = sorted({int(v) for v in version_ids if v is not None})
+        out: dict[int, int] = {}
+        with self._db() as db:
+            for i in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+                chunk = ids[i : i + 500]
+                marks = ", ".join("?" * len(chunk))
+                out.update(db.execute(f"SELECT id, version FROM graph_versions WHERE id IN ({marks})", chunk).fetchall())
+        return out
+
     def latest_graph_version(self, question_id: str) -> GraphVersion | None:
         with self._db() as db:
             row = db.execute(
@@ -673,10 +684,12 @@ class Store:
 
     @staticmethod
     def _run_filters(
-        question_id: str | None, level: str | None, assistant: str | None, status: str | None, text: str | None
+        question_id: str | None, level: str | None, assistant: str | None, status: str | None, text: str | None,
+        graph_version_id: int | None = None,
     ) -> tuple[str, list[Any]]:
         where, args = [], []
-        for col, value in (("question_id", question_id), ("level", level), ("assistant", assistant), ("status", status)):
+        for col, value in (("question_id", question_id), ("level", level), ("assistant", assistant), ("status", status),
+                           ("graph_version_id", graph_version_id)):
             if value:
                 where.append(f"r.{col} = ?")
                 args.append(value)
@@ -690,22 +703,22 @@ class Store:
 
     def list_runs(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
-        status: str | None = None, text: str | None = None, limit: int = 200, offset: int = 0,
-        order: str = "created_desc",
+        status: str | None = None, text: str | None = None, graph_version_id: int | None = None,
+        limit: int = 200, offset: int = 0, order: str = "created_desc",
     ) -> list[RunRow]:
         """Runs matching every given filter; ``text`` searches the transcripts (all words must occur)."""
         if order not in ORDERS:
             raise StorageError(f"unknown run order {order!r}; expected one of {', '.join(ORDERS)}")
-        where, args = self._run_filters(question_id, level, assistant, status, text)
+        where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id)
         sql = f"{self._R_SELECT}{where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?"
         with self._db() as db:
             return [RunRow(*r) for r in db.execute(sql, [*args, int(limit), int(offset)]).fetchall()]
 
     def count_runs(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
-        status: str | None = None, text: str | None = None,
+        status: str | None = None, text: str | None = None, graph_version_id: int | None = None,
     ) -> int:
-        where, args = self._run_filters(question_id, level, assistant, status, text)
+        where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id)
         with self._db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 

@@ -158,3 +158,29 @@ def test_the_cost_and_token_totals_are_shown(db):
     table = at.dataframe[0].value
     assert {"tokens in", "tokens out", "cost $"} <= set(table.columns)
     assert "tokens on this page: 0 in / 0 out · cost $0.0000" in at.caption[0].value
+
+
+def test_filter_by_graph_version_after_a_graph_edit(db):
+    """Runs simulated before and after a hand-correction of the IU graph can be told apart."""
+    v1 = db.latest_graph_version(QID)
+    first = v1.graph.nodes[0]
+    edited = v1.graph.with_node(first.model_copy(update={"description": first.description + " Corrected by hand."}))
+    v2 = db.add_graph_version(QID, edited, note="fixed IU1", parent_id=v1.id)
+    on_v2 = db.save_run(make_run(edited, question_id=QID, level="novice", seed=3, max_turns=3))
+    assert db.count_runs(question_id=QID, graph_version_id=v2) == 1
+    assert db.count_runs(question_id=QID, graph_version_id=v1.id) == 2
+    at = _open()
+    assert len(at.dataframe[0].value) == 3
+    assert "runs_graph_version" not in at.session_state  # offered once a question is chosen
+    at.selectbox(key="runs_q").set_value(QID).run()
+    options = at.selectbox(key="runs_graph_version").options
+    assert options[0] == "all" and "v2 · fixed IU1" in options
+    at.selectbox(key="runs_graph_version").set_value("v2 · fixed IU1").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert list(table["run"]) == [on_v2[:12]] and list(table["graph"]) == ["v2"]
+    at.selectbox(key="runs_graph_version").set_value("all").run()
+    assert sorted(at.dataframe[0].value["graph"]) == ["v1", "v1", "v2"]
+    at.selectbox(key="runs_q").set_value("all").run()  # a stale version choice does not linger
+    assert not at.exception and len(at.dataframe[0].value) == 3
+

@@ -32,19 +32,25 @@ def filters(store) -> dict[str, Any]:
     lv = c2.selectbox("Level", ["all", *LEVELS], key="runs_level")
     asst = c3.text_input("Assistant id", key="runs_asst", placeholder="e.g. offline/adaptive")
     text = c4.text_input("Search transcripts", key="runs_text", placeholder="words in any message")
-    c5, c6 = st.columns([1, 1])
+    c5, c6, c7 = st.columns([1, 1, 2])
     bad = c5.toggle("Failed / interrupted only", key="runs_bad")
     order = c6.selectbox("Order", list(ORDER_LABELS), key="runs_order")
+    version = None
+    if q != "all":  # graph versions belong to one question
+        versions = {f"v{v.version}" + (f" · {v.note}" if v.note else ""): v.id for v in store.graph_versions(q)}
+        picked = c7.selectbox("Graph version", ["all", *versions], key="runs_graph_version",
+                              help="only runs simulated on this version of the question's IU graph")
+        version = versions.get(picked)
     return {
         "question_id": None if q == "all" else q, "level": None if lv == "all" else lv,
         "assistant": asst.strip() or None, "text": text.strip() or None, "bad_only": bad,
-        "order": ORDER_LABELS[order],
+        "graph_version_id": version, "order": ORDER_LABELS[order],
     }
 
 
 def fetch(store, f: dict[str, Any], *, page: int) -> tuple[list, int]:
     """One page of rows and the total count for the filters."""
-    base = {k: f[k] for k in ("question_id", "level", "assistant", "text")}
+    base = {k: f.get(k) for k in ("question_id", "level", "assistant", "text", "graph_version_id")}
     if not f["bad_only"]:
         return (store.list_runs(**base, order=f["order"], limit=PAGE_SIZE, offset=page * PAGE_SIZE),
                 store.count_runs(**base))
@@ -58,10 +64,14 @@ def fetch(store, f: dict[str, Any], *, page: int) -> tuple[list, int]:
     return rows[page * PAGE_SIZE:(page + 1) * PAGE_SIZE], total
 
 
-def table_rows(rows) -> list[dict[str, Any]]:
+def table_rows(rows, versions: dict[int, int] | None = None) -> list[dict[str, Any]]:
+    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``)."""
+    versions = versions or {}
     return [
         {
-            "run": r.id[:12], "question": r.question_id, "level": r.level, "assistant": r.assistant,
+            "run": r.id[:12], "question": r.question_id,
+            "graph": f"v{versions[r.graph_version_id]}" if r.graph_version_id in versions else "",
+            "level": r.level, "assistant": r.assistant,
             "status": r.status, "turns": r.turns, "KG": r.kg, "DC": r.dc, "CO": r.co,
             "tokens in": r.tokens_in, "tokens out": r.tokens_out, "cost $": round(r.cost_usd or 0.0, 4),
             "created": r.created[:19], "stop": r.stop_reason or "", "error": r.error,
