@@ -3,6 +3,8 @@
 Everything that changes on a step lives in one fragment, so a step (or an auto-play tick)
 redraws only this part of the page. Auto-play uses ``st.fragment(run_every=…)`` and steps on
 elapsed time (:meth:`Playback.due`), so a full rerun in the middle never plays an extra turn.
+Play/Pause and the speed sit in a fragment of their own that does not tick: a button the ticking
+fragment redraws every second can swallow a click that lands while it is being replaced.
 """
 
 from __future__ import annotations
@@ -39,34 +41,40 @@ def _scrub(p: Player) -> None:
     state.playback().playing = False
 
 
-def _speed() -> None:
-    state.playback().speed = state.SPEEDS[st.session_state["sim_speed"]]
+@st.fragment
+def _play_controls(p: Player) -> None:
+    """Play/Pause (space) and the speed: any change restarts the page so the timer is re-read."""
+    pb = state.playback()
+    c = st.columns([1.4, 2.4, 6.2])
+    label, icon = ("Pause", ":material/pause:") if pb.playing else ("Play", ":material/play_arrow:")
+    if c[0].button(label, key="sim_play", icon=icon, help="play / pause (space)", shortcut="Space",
+                   disabled=not pb.playing and not p.can_forward):
+        pb.playing = not pb.playing
+        pb.mark()
+        st.rerun(scope="app")  # run_every is read when the ticking fragment is defined
+    names = list(state.SPEEDS)
+    current = next((n for n, v in state.SPEEDS.items() if v == pb.speed), state.DEFAULT_SPEED)
+    choice = c[1].selectbox("speed", names, index=names.index(current), key="sim_speed",
+                            label_visibility="collapsed")
+    if state.SPEEDS[choice] != pb.speed:
+        pb.speed = state.SPEEDS[choice]
+        if pb.playing:
+            st.rerun(scope="app")
 
 
 def _transport(p: Player) -> None:
-    pb = state.playback()
-    c = st.columns([1.1, 1.1, 1.1, 1.4, 1.5, 3.8])
+    c = st.columns([1.1, 1.1, 1.1, 6.7])
     c[0].button("Start", key="sim_rewind", icon=":material/first_page:", help="back to the starting state",
                 on_click=_rewind, args=(p,), disabled=p.turn == 0)
     c[1].button("Back", key="sim_back", icon=":material/chevron_left:", help="step back (←)", on_click=_back,
                 args=(p,), shortcut="Left", disabled=p.turn == 0)
     c[2].button("Step", key="sim_step", icon=":material/chevron_right:", help="step forward (→)", on_click=_forward,
                 args=(p,), shortcut="Right", disabled=not p.can_forward, type="primary")
-    label, icon = ("Pause", ":material/pause:") if pb.playing else ("Play", ":material/play_arrow:")
-    if c[3].button(label, key="sim_play", icon=icon, help="play / pause (space)", shortcut="Space",
-                   disabled=not pb.playing and not p.can_forward):
-        pb.playing = not pb.playing
-        pb.mark()
-        st.rerun(scope="app")  # run_every is read when the fragment is defined
-    names = list(state.SPEEDS)
-    current = next((n for n, v in state.SPEEDS.items() if v == pb.speed), state.DEFAULT_SPEED)
-    c[4].selectbox("speed", names, index=names.index(current), key="sim_speed", label_visibility="collapsed",
-                   on_change=_speed)
     if p.stored_turns > 0:
         st.session_state[SCRUB_KEY] = p.turn
-        c[5].slider("turn", 0, p.stored_turns, key=SCRUB_KEY, on_change=_scrub, args=(p,), label_visibility="collapsed")
+        c[3].slider("turn", 0, p.stored_turns, key=SCRUB_KEY, on_change=_scrub, args=(p,), label_visibility="collapsed")
     else:
-        c[5].caption("No turn played yet.")
+        c[3].caption("No turn played yet.")
 
 
 def _status(p: Player) -> str:
@@ -101,6 +109,7 @@ def _panel(p: Player, index: int, rid: str, *, compact: bool) -> None:
 def render_player(p: Player) -> None:
     """The fragment with everything a step changes."""
     pb = state.playback()
+    _play_controls(p)
 
     @st.fragment(run_every=pb.speed if pb.playing else None)
     def player_fragment() -> None:
