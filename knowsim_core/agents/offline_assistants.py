@@ -141,8 +141,7 @@ class SocraticAssistant(_Scripted):
         if not units:
             return ["What do you get when you put all the steps together?"]
         iu = units[0]
-        order = ctx.material.graph.index.topo_order
-        goal = order[-1]
+        goal = ctx.material.graph.index.topo_order[-1]
         ask = w.question(iu) if goal == iu or w.rng.random() < 0.5 else w.question_toward(iu, goal)
         if belief.asked or w.rng.random() < 0.5:
             return [w.pick(("Here's a hint: ", "Think about this: ", "A hint: ")) + w.brief(iu), ask]

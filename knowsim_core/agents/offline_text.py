@@ -149,6 +149,7 @@ class IUProfiles:
         self.graph = graph
         self.memo: dict = {}  # per-graph results of the agents (e.g. labels of a message)
         self._char_memo: dict[str, dict[str, float]] = {}  # text → char_cosines (scripted prose repeats sentences)
+        self._char_idx: tuple[list[str], dict[str, float], dict[str, list[tuple[int, float]]]] | None = None
         docs: dict[str, list[str]] = {}
         concept_stems: dict[str, list[str]] = {}
         for n in graph.nodes:
@@ -219,7 +220,7 @@ class IUProfiles:
     def _char_index(self) -> tuple[list[str], dict[str, float], dict[str, list[tuple[int, float]]]]:
         """(IU ids, n-gram idf over the graph's IUs, n-gram → [(IU position, normalised weight)]),
         built once per graph."""
-        index = self.memo.get("char-index")
+        index = self._char_idx
         if index is None:
             docs = {n.id: _ngram_tf(f"{n.concept} {n.concept} {n.description}") for n in self.graph.nodes}
             df: dict[str, int] = {}
@@ -233,7 +234,7 @@ class IUProfiles:
             for i, iu in enumerate(ids):
                 for g, w in _unit(docs[iu], idf).items():
                     post.setdefault(g, []).append((i, w))
-            index = self.memo["char-index"] = (ids, idf, post)
+            index = self._char_idx = (ids, idf, post)
         return index
 
     def rank(self, text: str) -> list[tuple[str, float]]:
