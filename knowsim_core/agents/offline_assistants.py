@@ -121,8 +121,8 @@ class ComprehensiveAssistant(_Scripted):
             out.extend(w.brief(order[i]) for i in picks)
             return out
         fresh = [iu for iu in order if belief.taught.get(iu, 0) == 0 and iu not in belief.shown]
-        # nothing new left: what was asked, else the least covered ground first
-        fresh = fresh or [iu for iu in belief.asked] or sorted(order, key=lambda iu: belief.taught.get(iu, 0))
+        # nothing new left: what was asked first, then the least covered ground
+        fresh = fresh or list(dict.fromkeys([*belief.asked, *sorted(order, key=lambda iu: belief.taught.get(iu, 0))]))
         out.append(w.pick(("Let's go deeper.", "Building on that, here is more.", "There is more to cover.")))
         # one idea developed in full, then as much further ground as fits in ~10 sentences
         out.extend(w.teach(fresh[0])[1:])
