@@ -22,10 +22,8 @@ EXAMPLE = "examples/mathqa_structured_adaptive_novice.json"
 
 
 @pytest.fixture()
-def store(db_path) -> Store:
-    s = Store(db_path)
-    s.seed_samples()
-    return s
+def store(seeded_store) -> Store:
+    return seeded_store
 
 
 def offline_run(store, assistant="offline/adaptive", level="novice", seed=1, question="sample_lava_lamps", **kw):

@@ -150,13 +150,18 @@ def test_extractor_garbage_is_retried_then_flagged(llm_server, provider):
     assert len(ex.usage) == 3 and all(u.input_tokens > 0 for u in ex.usage)
 
 
+def _compat_simulation(llm_server, *, max_turns: int) -> Simulation:
+    """A simulation whose assistant, user and extractor all talk to the local compat server."""
+    kw = {"settings": LLMSettings.from_sources(env={"KNOWSIM_COMPAT_BASE_URL": llm_server.openai_url})}
+    return Simulation(material=SAMPLE.material, assistant=registry.resolve("assistant", "compat/m", **kw),
+                      user=registry.resolve("user", "compat/m", **kw),
+                      extractor=registry.resolve("extractor", "compat/m", **kw), params=preset(max_turns=max_turns))
+
+
 def test_extractor_failure_is_recorded_as_a_flagged_turn(llm_server):
     replies = KnowSimReplies()
     llm_server.reply = lambda req: "{broken" if replies.role_of(req) == "extractor" else replies(req)
-    kw = {"settings": LLMSettings.from_sources(env={"KNOWSIM_COMPAT_BASE_URL": llm_server.openai_url})}
-    sim = Simulation(material=SAMPLE.material, assistant=registry.resolve("assistant", "compat/m", **kw),
-                     user=registry.resolve("user", "compat/m", **kw),
-                     extractor=registry.resolve("extractor", "compat/m", **kw), params=preset(max_turns=3))
+    sim = _compat_simulation(llm_server, max_turns=3)
     sim.reset(seed=2)
     rec = sim.step()
     assert rec.extractor_failed and sim.run.stop_reason == "phase_b_empty"
@@ -200,10 +205,7 @@ def test_graph_too_small_is_sent_back_but_accepted_when_usable(llm_server):
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_judge_reads_the_transcript_and_scores(llm_server, provider):
     llm_server.reply = KnowSimReplies(score=8)
-    kw = {"settings": LLMSettings.from_sources(env={"KNOWSIM_COMPAT_BASE_URL": llm_server.openai_url})}
-    sim = Simulation(material=SAMPLE.material, assistant=registry.resolve("assistant", "compat/m", **kw),
-                     user=registry.resolve("user", "compat/m", **kw),
-                     extractor=registry.resolve("extractor", "compat/m", **kw), params=preset(max_turns=2))
+    sim = _compat_simulation(llm_server, max_turns=2)
     sim.reset(seed=1)
     run = sim.run_to_end()
     llm_server.clear()

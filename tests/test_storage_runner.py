@@ -19,10 +19,8 @@ Q = "sample_lava_lamps"
 
 
 @pytest.fixture()
-def store(db_path) -> Store:
-    s = Store(db_path)
-    s.seed_samples()
-    return s
+def store(seeded_store) -> Store:
+    return seeded_store
 
 
 def test_every_step_is_stored_before_it_returns(store):
