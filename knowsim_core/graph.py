@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from operator import itemgetter
 from typing import Any, Literal
 
 import networkx as nx
@@ -78,10 +79,53 @@ class GraphIndex:
     depth: dict[str, int]
     update_order: tuple[str, ...]
     topo_order: tuple[str, ...]
-    # (id, label, prerequisite ids, node position) in update order: the rules' hot loop
-    plan: tuple[tuple[str, str, tuple[str, ...], int], ...]
+    # (id, label, prerequisite kind, prerequisite reader, node position) in update order: the
+    # rules' hot loop (see PLAN_* and _plan_entry)
+    plan: tuple[tuple[str, str, int, Any, int], ...]
     # neighbour ids per node, in node order (density)
     neighbor_lists: tuple[frozenset[str], ...]
+    # every ancestor of a node with its hop count, in breadth-first visiting order (prerequisites
+    # in edge order): the gap sum stops at the first one that is known
+    ancestors: dict[str, tuple[tuple[str, int], ...]]
+
+
+# How the update reads a node's prerequisite states (GraphIndex.plan)
+PLAN_ROOT = 0  # no prerequisites: the ceiling is knows_well
+PLAN_ONE = 1  # one prerequisite; the reader is its id
+PLAN_MANY = 2  # several, all nodes; the reader is an itemgetter returning their states
+PLAN_DANGLING = 3  # a prerequisite that is not a node reads as unaware: the ceiling is struggling
+
+
+def _plan_entry(v: str, label: str, ps: tuple[str, ...], position: int, nodes: dict[str, int]) -> tuple:
+    if not ps:
+        return (v, label, PLAN_ROOT, None, position)
+    if any(p not in nodes for p in ps):
+        return (v, label, PLAN_DANGLING, None, position)
+    if len(ps) == 1:
+        return (v, label, PLAN_ONE, ps[0], position)
+    return (v, label, PLAN_MANY, itemgetter(*ps), position)
+
+
+def _ancestors_breadth_first(v: str, prereqs: dict[str, tuple[str, ...]]) -> tuple[tuple[str, int], ...]:
+    """(ancestor, hops) in the order a breadth-first search from ``v`` first reaches them.
+
+    Each ancestor appears once, at its shortest hop count; ``v`` itself never does (cycles).
+    """
+    out: list[tuple[str, int]] = []
+    visited = {v}
+    frontier = [v]
+    hops = 0
+    while frontier:
+        hops += 1
+        nxt: list[str] = []
+        for u in frontier:
+            for p in prereqs.get(u, ()):
+                if p not in visited:
+                    visited.add(p)
+                    out.append((p, hops))
+                    nxt.append(p)
+        frontier = nxt
+    return tuple(out)
 
 
 class IUGraph(BaseModel):
@@ -157,8 +201,9 @@ class IUGraph(BaseModel):
             depth=depth,
             update_order=tuple(ids[i] for i in order),
             topo_order=_kahn_order(ids, self.edges),
-            plan=tuple((ids[i], labels[i], prereqs.get(ids[i], ()), i) for i in order),
+            plan=tuple(_plan_entry(ids[i], labels[i], prereqs.get(ids[i], ()), i, index_of) for i in order),
             neighbor_lists=tuple(neighbors.get(v, frozenset()) for v in ids),
+            ancestors={v: _ancestors_breadth_first(v, prereqs) for v in ids},
         )
 
     def node(self, node_id: str) -> IUNode:

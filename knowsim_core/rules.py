@@ -13,7 +13,7 @@ from typing import NamedTuple, Sequence
 
 from .config import RuleParams
 from .failures import FailureMode, classify
-from .graph import IUGraph
+from .graph import PLAN_MANY, PLAN_ONE, PLAN_ROOT, IUGraph
 from .signals import AttemptType, IUSignal, TeachingQuality
 from .state import STATES, IUState, KnowledgeState, LabelState
 
@@ -146,18 +146,24 @@ def apply_turn(
     prereqs = idx.prereqs
     ws, wr, wa = params.mention_weights, params.reasoning_weights, params.articulation_weight
 
+    pre_items = pre.as_dict()
     pre_s: dict[str, int] = {}
-    pre_entries: dict[str, LabelState | None] = {}
+    prior_carry: dict[str, float] = {}
     for v, label in zip(idx.ids, idx.labels):
-        entry = pre.get(label)
-        pre_entries[v] = entry
-        pre_s[v] = _U if entry is None else int(entry.state)
+        entry = pre_items.get(label)
+        if entry is None:
+            pre_s[v], prior_carry[v] = _U, 0.0
+        else:
+            pre_s[v] = int(entry.state)
+            prior_carry[v] = 0.0 if entry.carry is None else entry.carry
 
-    mentioned = [s for s in signals if s.id is not None and s.teaching_quality != _NOT_MENTIONED]
+    mentioned: list[IUSignal] = []
     by_id: dict[str, IUSignal] = {}
     for s in signals:
         if s.id is not None:
             by_id[s.id] = s
+            if s.teaching_quality != _NOT_MENTIONED:
+                mentioned.append(s)
 
     # §4.3 load: advanceable mentions, then review mentions, then every attempt
     comprehension = 0
@@ -195,20 +201,21 @@ def apply_turn(
     pre_turn_ceiling = params.ceiling_source != "live"
     reset_on_step = params.reset_carry_on_transition
     dropoff = eta < 1.0
-    out: dict[str, LabelState] = dict(pre.items())
+    out: dict[str, LabelState] = dict(pre_items)
     ceil_pre: dict[str, int] = {}
     by_position: list[NodeTurn | None] = [None] * len(idx.ids)
-    for v, label, ps, position in idx.plan:
+    for v, label, kind, read, position in idx.plan:
         prev = pre_s[v]
-        if not ps:
+        if kind == PLAN_ONE:
+            cp = _CEILING_OF_MIN[pre_s[read]]
+            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[live[read]]
+        elif kind == PLAN_MANY:
+            cp = _CEILING_OF_MIN[min(read(pre_s))]
+            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[min(read(live))]
+        elif kind == PLAN_ROOT:
             cp = ceil = _K
-        elif len(ps) == 1:
-            p = ps[0]
-            cp = _CEILING_OF_MIN[pre_s.get(p, _U)]
-            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[live.get(p, _U)]
-        else:
-            cp = _CEILING_OF_MIN[min([pre_s.get(p, _U) for p in ps])]
-            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[min([live.get(p, _U) for p in ps])]
+        else:  # PLAN_DANGLING: a missing prerequisite is unaware
+            cp = ceil = _S
         ceil_pre[v] = cp
         sig = by_id.get(v)
         tq = sig.teaching_quality if sig is not None else _NOT_MENTIONED
@@ -216,8 +223,7 @@ def apply_turn(
             proposed = prev
         else:
             proposed = max(prev, min(prev + 1, ceil))
-        old = pre_entries[v]
-        prior = 0.0 if old is None or old.carry is None else old.carry
+        prior = prior_carry[v]
         e = None
         if dropoff and proposed > prev:
             e = hinge.get(v, eta)
@@ -343,29 +349,21 @@ def _quantities(
 
 
 def _gap_sum(graph: IUGraph, mentioned_ids: set[str], post_s: dict[str, int]) -> float:
-    """Σ (h + 3 − a) over mentioned IUs still U/S: hops h to the nearest known ancestor of state a."""
-    prereqs = graph.index.prereqs
+    """Σ (h + 3 − a) over mentioned IUs still U/S: hops h to the nearest known ancestor of state a.
+
+    "Nearest" is the first known ancestor a breadth-first search over the prerequisites reaches
+    (edge order breaks ties); with none known, h = a = 0.
+    """
+    ancestors = graph.index.ancestors
     gap = 0
     for v in graph.index.ids:
         if v not in mentioned_ids or post_s[v] > _S:
             continue
-        hops, anc = 0, 0
-        visited = {v}
-        queue = [(v, 0)]
-        head = 0
-        while head < len(queue):
-            u, d = queue[head]
-            head += 1
-            found = False
-            for p in prereqs.get(u, ()):
-                if p in visited:
-                    continue
-                visited.add(p)
-                if post_s.get(p, _U) >= _P:
-                    hops, anc, found = d + 1, post_s[p], True
-                    break
-                queue.append((p, d + 1))
-            if found:
+        hops = anc = 0
+        for p, d in ancestors[v]:
+            a = post_s.get(p, _U)
+            if a >= _P:
+                hops, anc = d, a
                 break
         gap += float(hops + 3 - anc)
     return gap

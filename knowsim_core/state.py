@@ -96,6 +96,10 @@ class KnowledgeState(Mapping[str, LabelState]):
     def keys(self):
         return self._items.keys()
 
+    def as_dict(self) -> dict[str, LabelState]:
+        """The underlying label → entry dict, without a copy (read it, never mutate it)."""
+        return self._items
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KnowledgeState):
             return list(self._items.items()) == list(other._items.items())

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from knowsim_core.config import REFERENCE_RATIOS, preset
 from knowsim_core.graph import IUGraph
 from knowsim_core.records import RunRecord
-from knowsim_core.rules import apply_turn
+from knowsim_core.rules import _gap_sum, apply_turn
 from knowsim_core.session import play_turn
 from knowsim_core.signals import normalize_entries
 from knowsim_core.state import IUState, KnowledgeState, LabelState, sample_initial_state
@@ -34,6 +34,8 @@ def graphs(draw, allow_cycles=True):
         if not allow_cycles:
             a, b = min(a, b), max(a, b)
         edges.append({"from": f"IU{a + 1}", "to": f"IU{b + 1}", "delta_l": 0.1, "reason": ""})
+    if allow_cycles and draw(st.booleans()):  # an edge from an id that is not a node (spec §1.1 tolerates it)
+        edges.append({"from": "IU77", "to": f"IU{draw(st.integers(1, n))}", "delta_l": 0.1, "reason": ""})
     return IUGraph.from_data({"knowledge_areas": ["x"], "nodes": nodes, "edges": edges})
 
 
@@ -73,6 +75,49 @@ def test_no_state_decreases_and_none_exceeds_its_ceiling(turn, preset_name):
         assert n.post <= max(n.pre, n.ceiling)  # a rise never passes the ceiling it was given
         assert n.post - n.pre <= 1  # cap at one step per turn
         assert 0.0 <= n.carry < 1.0 + 1e-12
+
+
+@settings(max_examples=300, deadline=None)
+@given(turns())
+def test_ceilings_follow_the_minimum_rule_literally(turn):
+    """The update's fast prerequisite readers agree with §4.7 read off the edge list."""
+    g, pre, signals, tau = turn
+    nodes = set(g.index.ids)
+    out = apply_turn(g, pre, signals, tau=tau, params=preset("paper-text"))  # pre-turn ceilings
+    for n in out.nodes:
+        prereqs = [e.from_ for e in g.edges if e.to == n.id]
+        states = [pre.state_of(g.label(p)) if p in nodes else IUState.UNAWARE for p in prereqs]
+        expected = IUState.KNOWS_WELL if not states else max(IUState.STRUGGLING, min(states))
+        assert n.ceiling_pre == expected == n.ceiling, (n.id, prereqs, states)
+
+
+def _gap_by_queue(g: IUGraph, mentioned: set[str], post: dict[str, int]) -> float:
+    """The gap sum as a literal breadth-first search per IU (the oracle for the precomputed order)."""
+    total = 0.0
+    for v in g.index.ids:
+        if v not in mentioned or post[v] > 1:
+            continue
+        queue, visited, found = [(v, 0)], {v}, (0, 0)
+        while queue and found == (0, 0):
+            u, d = queue.pop(0)
+            for p in [e.from_ for e in g.edges if e.to == u]:
+                if p in visited:
+                    continue
+                visited.add(p)
+                if post.get(p, 0) >= 2:
+                    found = (d + 1, post[p])
+                    break
+                queue.append((p, d + 1))
+        total += found[0] + 3 - found[1]
+    return total
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.data())
+def test_gap_sum_matches_a_breadth_first_search(g, data):
+    post = {v: data.draw(st.integers(0, 3)) for v in g.index.ids}
+    mentioned = set(data.draw(st.lists(st.sampled_from(list(g.index.ids)))))
+    assert _gap_sum(g, mentioned, post) == _gap_by_queue(g, mentioned, post)
 
 
 @settings(max_examples=100, deadline=None)
