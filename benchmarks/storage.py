@@ -7,17 +7,19 @@ app uses it) on a real file in a temporary folder, with SQLite's default durable
 The 10,000-run database is built with ``save_run`` inside one ``Store.transaction()`` from a
 pool of real offline runs (every sample question × every offline assistant), shortened to
 ``BULK_TURNS`` turns each so the build stays well under two minutes (a 15-turn run is
-~135 KB of JSON; 10,000 of them would be 1.3 GB).
+~140 KB of JSON, ~30 KB as stored; 10,000 of them would be ~300 MB).
 
 Run: .venv/bin/python benchmarks/storage.py
 """
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,7 +58,13 @@ def main() -> None:
         store = Store(Path(tmp) / "bench.db")
         store.seed_samples()
         full = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive").run_to_end()
-        print(f"one 15-turn run: {len(full.to_json()) / 1024:.0f} KB of JSON, {len(full.turns)} turns")
+        with closing(sqlite3.connect(store.path)) as conn:
+            stored = conn.execute(
+                "SELECT (SELECT length(setup_json) FROM runs WHERE id = ?) "
+                "+ (SELECT sum(length(record_json)) FROM turns WHERE run_id = ?)", [full.run_id, full.run_id]
+            ).fetchone()[0]
+        print(f"one {len(full.turns)}-turn run: {len(full.to_json()) / 1024:.0f} KB of JSON, "
+              f"stored in {stored / 1024:.0f} KB (compressed records)")
 
         # append one turn: a run kept open, its turns appended one transaction each
         per_append = []

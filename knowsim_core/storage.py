@@ -12,6 +12,8 @@ The only module that speaks SQL (via ``sqlite-utils``). Choices, and why:
 * **Who is writing.** A run records the writer's pid (+ its start time and host); a run left
   ``running`` by a process that no longer exists is marked ``interrupted`` when the store is
   next opened, and the runner can resume it from its last completed turn.
+* **Compressed records.** A run's setup and each turn's record are zlib-compressed JSON (schema 2;
+  about a fifth of the text); the columns the Runs page filters and sorts on stay plain.
 * **Opening never damages a file.** A non-SQLite file, a foreign SQLite database or one written
   by a newer Studio is refused with a clear :class:`StorageError` before anything is written.
 
@@ -26,6 +28,7 @@ import socket
 import sqlite3
 import threading
 import uuid
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -108,7 +111,7 @@ class RunRow:
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 1  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 2  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -169,6 +172,14 @@ def _m0001_initial(db: Database) -> None:
         "CREATE TABLE llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created TEXT NOT NULL)",
     ):
         db.execute(sql)
+
+
+@MIGRATIONS(name="0002_compressed_records")
+def _m0002_compressed_records(db: Database) -> None:
+    """From schema 2 on, ``runs.setup_json`` and ``turns.record_json`` are written as zlib-compressed
+    JSON (a BLOB; about a fifth of the text). Nothing changes in the tables: rows written under
+    schema 1 stay text and are read as they are (:func:`_unpack`). The version bump is what makes
+    an older Studio refuse the file instead of failing on a compressed record."""
 
 
 def default_path() -> Path:
@@ -564,7 +575,7 @@ class Store:
              "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
              "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": now, "updated": now,
              "pid": pid, "pid_start": _process_start(pid), "host": socket.gethostname(), "heartbeat": now,
-             "record_schema": run.schema_version, "setup_json": _compact(setup)}
+             "record_schema": run.schema_version, "setup_json": _pack(setup)}
         )
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
@@ -587,7 +598,7 @@ class Store:
              int(q.overload), q.efficiency, q.n_upward_transitions,
              *(modes.get(m, 0) for m in (FailureMode.REDUNDANT, FailureMode.PREREQ_BLOCKED, FailureMode.EFFECTIVE,
                                          FailureMode.OVERLOAD_WASTED, FailureMode.UNDER_ABSORBED)),
-             int(turn.extractor_failed), now, _compact(turn.to_data())],
+             int(turn.extractor_failed), now, _pack(turn.to_data())],
         )
         db.execute(
             "UPDATE runs SET n_turns = ?, updated = ?, heartbeat = ?, tokens_in = tokens_in + ?, "
@@ -660,11 +671,9 @@ class Store:
             row = db.execute("SELECT setup_json, stop_reason FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
                 raise StorageError(_unknown_run(run_id))
-            turns = [json.loads(r[0]) for r in db.execute(
-                "SELECT record_json FROM turns WHERE run_id = ? ORDER BY turn", [run_id]
-            ).fetchall()]
-        data = {**json.loads(row[0]), "turns": turns, "run_id": run_id, "stop_reason": row[1]}
+            rows = db.execute("SELECT record_json FROM turns WHERE run_id = ? ORDER BY turn", [run_id]).fetchall()
         try:
+            data = {**_unpack(row[0]), "turns": [_unpack(r[0]) for r in rows], "run_id": run_id, "stop_reason": row[1]}
             return RunRecord.from_data(data)
         except FormatError as exc:
             raise StorageError(f"run {run_id} cannot be read back: {exc}") from None
@@ -779,6 +788,26 @@ def _graph_json(graph: IUGraph) -> str:
 __all__ = ["Store", "QuestionRow", "GraphVersion", "RunRow", "SCHEMA_VERSION", "STATUSES", "default_path"]
 
 
-def _compact(data: Any) -> str:
-    """JSON without spaces (records are stored, not read by people; ~10 % smaller)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def _pack(data: Any) -> bytes:
+    """A record as stored: JSON without spaces, zlib-compressed.
+
+    A 15-turn offline run is ~140 KB of JSON and ~30 KB packed (``benchmarks/storage.py``); the
+    per-IU labels, states and rationales repeat keys and text that compress well. Records are
+    read back only through :meth:`Store.load_run` (never queried in SQL), and the CLI's
+    ``export RUN_ID --format studio-json`` gives the readable JSON.
+    """
+    return zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
+
+
+def _unpack(value: bytes | str) -> Any:
+    """Read a stored record: packed (schema 2) or plain JSON text (schema 1).
+
+    Raises:
+        FormatError: the record is damaged.
+    """
+    try:
+        if isinstance(value, bytes):
+            value = zlib.decompress(value).decode("utf-8")
+        return json.loads(value)
+    except (zlib.error, UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"a stored record is damaged ({exc})") from None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import subprocess
 import sys
+import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -198,6 +200,51 @@ def test_non_sqlite_file_is_refused_untouched(tmp_path):
         Store(path)
     assert digest(path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
+def test_records_are_stored_compressed(db_path):
+    store = Store(db_path)
+    rid, sim = stored_run(store)
+    conn = sqlite3.connect(db_path)
+    kinds = {r[0] for r in conn.execute("SELECT typeof(record_json) FROM turns WHERE run_id = ?", [rid])}
+    packed = conn.execute("SELECT sum(length(record_json)) FROM turns WHERE run_id = ?", [rid]).fetchone()[0]
+    conn.close()
+    plain = sum(len(json.dumps(t.to_data(), separators=(",", ":")).encode()) for t in sim.run.turns)
+    assert kinds == {"blob"}
+    assert packed * 3 < plain, (packed, plain)
+
+
+def test_a_schema_1_database_opens_and_its_text_records_still_read(db_path):
+    """Rows written before records were compressed are read as they are, beside new packed ones."""
+    store = Store(db_path)
+    old_rid, old_sim = stored_run(store)
+    conn = sqlite3.connect(db_path)
+    for table, column, key in (("turns", "record_json", "rowid"), ("runs", "setup_json", "id")):
+        for k, value in conn.execute(f"SELECT {key}, {column} FROM {table}").fetchall():
+            text = zlib.decompress(value).decode()
+            conn.execute(f"UPDATE {table} SET {column} = ? WHERE {key} = ?", [text, k])
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0002_compressed_records'")
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+
+    reopened = Store(db_path)
+    assert reopened.schema_version == SCHEMA_VERSION == 2
+    assert reopened.load_run(old_rid) == replace(old_sim.run, run_id=old_rid)
+    new_rid, new_sim = stored_run(reopened, seed=5)
+    assert reopened.load_run(new_rid) == replace(new_sim.run, run_id=new_rid)
+
+
+def test_a_damaged_record_is_reported_not_crashed_on(db_path):
+    store = Store(db_path)
+    rid, _ = stored_run(store)
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE turns SET record_json = ? WHERE run_id = ? AND turn = 2", [b"\x78\x9c garbage", rid])
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match=rf"run {rid} cannot be read back: a stored record is damaged"):
+        store.load_run(rid)
+    assert store.get_run_row(rid).turns == 15  # the run's row and its other turns are still there
 
 
 def test_newer_schema_is_refused_untouched(db_path):
