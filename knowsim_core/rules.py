@@ -278,33 +278,34 @@ def _quantities(
 ) -> TurnQuantities:
     idx = graph.index
     allowed = {s.id for s in mentioned}
-    n_up = 0
+    n_up = zpd = 0
     gain = 0.0
     for v in idx.ids:
-        if v in allowed and post_s[v] > pre_s[v]:
+        before = pre_s[v]
+        if before != _K and ceil_pre[v] >= _P:
+            zpd += 1
+        if v in allowed and post_s[v] > before:
             n_up += 1
-            gain += post_s[v] - pre_s[v]
+            gain += post_s[v] - before
     prereqs = idx.prereqs
     ic_num = new_ius = disallowed = absorbed = absorbed_code = familiar = 0
     for s in mentioned:
         v = s.id
         st = pre_s.get(v, _U)
         c = ceil_pre.get(v, _K)
+        rose = v in post_s and post_s[v] > st  # only graph ids have a post state
         if c >= _P and st != _K:
             ic_num += 1
-            if v in post_s and post_s[v] > st:
+            if rose:
                 absorbed += 1
-        if v in post_s and st != _K and post_s[v] > st:
-            hc = helper_ceiling_of([pre_s.get(p, _U) for p in prereqs.get(v, ())])
-            if hc >= _P:
-                absorbed_code += 1
+        if rose and helper_ceiling_of([pre_s.get(p, _U) for p in prereqs.get(v, ())]) >= _P:
+            absorbed_code += 1
         if st <= _S:
             new_ius += 1
             if c < _P:
                 disallowed += 1
-        if v in post_s and st >= _P:
+        elif v in post_s:  # st >= _P
             familiar += 1
-    zpd = sum(1 for v in idx.ids if pre_s[v] != _K and ceil_pre[v] >= _P)
     novel = 0
     for v in dict.fromkeys(s.id for s in mentioned):
         if v in post_s and pre_s[v] == _U:
