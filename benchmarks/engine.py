@@ -88,13 +88,13 @@ def synthetic(n: int = 100, n_turns: int = 15, seed: int = 0):
 
 
 def main() -> None:
-    print("KnowSim engine benchmark (best of 5 repetitions; CPU µs per turn, so other load on the machine does not inflate it)")
+    print("KnowSim engine benchmark (CPU µs per turn, the best of many short batches, so other load on the machine does not inflate it)")
     if REF.is_dir():
         for pid, g, s0, turns, tau in recordings():
-            rules_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=False)() for _ in range(200)), 5)
-            rec_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=True)() for _ in range(200)), 5)
+            rules_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=False)() for _ in range(25)), 40)
+            rec_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=True)() for _ in range(25)), 40)
             print(
-                f"  recording {pid} ({len(g.nodes)} IUs, {len(turns)} turns, chained x200): "
+                f"  recording {pid} ({len(g.nodes)} IUs, {len(turns)} turns, chained x25, best of 40): "
                 f"rules {rules_us:7.1f} µs/turn, full TurnRecord {rec_us:7.1f} µs/turn "
                 f"-> {REFERENCE_MS_PER_TURN * 1000 / rules_us:5.0f}x / {REFERENCE_MS_PER_TURN * 1000 / rec_us:4.0f}x "
                 f"faster than the reference's {REFERENCE_MS_PER_TURN} ms"
@@ -102,9 +102,9 @@ def main() -> None:
     else:
         print(f"  (reference recordings not found at {REF}; skipped)")
     g, s0, turns, tau = synthetic()
-    rules_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=False)() for _ in range(20)), 5)
-    rec_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=True)() for _ in range(20)), 5)
-    print(f"  synthetic 100-IU graph ({len(g.edges)} edges, 15 turns, chained x20): rules {rules_us:7.1f} µs/turn, "
+    rules_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=False)() for _ in range(4)), 25)
+    rec_us = best_of(lambda: sum(chained(g, s0, turns, tau, full_record=True)() for _ in range(4)), 25)
+    print(f"  synthetic 100-IU graph ({len(g.edges)} edges, 15 turns, chained x4, best of 25): rules {rules_us:7.1f} µs/turn, "
           f"full TurnRecord {rec_us:7.1f} µs/turn")
 
 
