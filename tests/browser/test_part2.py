@@ -112,26 +112,35 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
     # The grid is a canvas, but glide-data-grid keeps an accessible table of its cells
     # (data-testid "glide-cell-<col>-<row>", col 0 being the row marker). Focusing the first
     # row's id cell selects it without a coordinate click; the keyboard walks to the description
-    # and opens its editor. The accessible cell's text then says which cell the edit landed in,
-    # so a failure tells a lost keystroke from an edit the app never received. Each attempt starts
-    # from a freshly loaded page; the assertion is on the saved version, not on the gesture.
+    # and types over it. The accessible cell's text then says where the edit landed, so a failure
+    # tells a lost keystroke from an edit the app never received. Each attempt starts from a
+    # freshly loaded page; the assertion is on the saved version, not on the gesture.
+    #
+    # The pauses matter. Keys sent the instant the arrows were pressed, or while the cell editor
+    # was mounting, reached the editor's textarea but not the grid's copy of the value, and the
+    # commit kept the old text (about half the tries, with every retry of that run failing too).
+    # So: settle after focusing and after walking, open the editor with one key (type-to-edit),
+    # wait, then type the text over it and commit with Enter.
     log = []
     for attempt in range(3):
         grid, description = open_editor_page()
         original = description.text_content()
         grid.locator('[data-testid="glide-cell-1-0"]').focus()
-        page.wait_for_timeout(200)
+        page.wait_for_timeout(300)
         for _ in range(3):
             page.keyboard.press("ArrowRight")
-        page.keyboard.press("Enter")
+        page.wait_for_timeout(300)
+        page.keyboard.press("x")  # opens the selected cell's editor
         editor = page.locator("textarea:focus, input:focus")
         try:
             editor.wait_for(timeout=5_000)
         except Exception:
             log.append(f"attempt {attempt}: no cell editor opened")
             continue
+        page.wait_for_timeout(300)
         page.keyboard.press("Control+A")
         page.keyboard.type("Edited in the browser.")
+        page.wait_for_timeout(200)
         page.keyboard.press("Enter")
         try:  # the accessible table follows the canvas a moment later
             page.wait_for_function(
@@ -140,7 +149,8 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
         except Exception:
             pass
         row = [grid.locator(f'[data-testid="glide-cell-{c}-0"]').text_content()[:30] for c in range(1, 5)]
-        log.append(f"attempt {attempt}: first row now {row}")
+        landed = grid.locator('td[id^="glide-cell-"]', has_text="Edited in the browser.").evaluate_all("es => es.map(e => e.id)")
+        log.append(f"attempt {attempt}: first row now {row}; the text is in {landed}")
         if description.text_content() == original:
             continue  # the keystrokes went to another cell; nothing for the app to see yet
         try:
