@@ -142,8 +142,6 @@ def apply_turn(
 ) -> TurnOutcome:
     """One turn of the KnowSim update (spec §4.3–§4.11, §7)."""
     idx = graph.index
-    label_of = idx.label_of
-    prereqs = idx.prereqs
     ws, wr, wa = params.mention_weights, params.reasoning_weights, params.articulation_weight
 
     pre_items = pre.as_dict()
