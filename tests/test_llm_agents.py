@@ -65,7 +65,8 @@ def test_assistant_sends_strategy_and_visible_conversation_only(llm_server, prov
     assert turn.usage[0].role == "assistant" and turn.usage[0].output_tokens == len(turn.message.split())
     d = a.describe()
     assert d["prompt_version"] == "assistant-v1" and d["strategy"] == "socratic" and d["max_tokens"] == 3000
-    assert d["temperature"] == (None if provider == "anthropic" else 0.0)
+    assert d["temperature"] == 0.0 and req.body["temperature"] == 0.0  # spec §9, on every provider
+    assert d["seed_sent"] == (provider != "anthropic") and ("seed" in req.body) == (provider != "anthropic")
 
 
 def test_assistant_default_strategy_and_model_names_with_colons(llm_server):
@@ -86,6 +87,7 @@ def test_user_initial_query_carries_the_four_state_lists(llm_server, provider):
         assert repr(labels) in prompt  # rendered as Python list literals (spec §9)
     assert "HARD CONSTRAINTS" in prompt and '"attempt_verify"' in prompt
     assert llm_server.requests[-1].schema is not None or provider == "compat"
+    assert llm_server.requests[-1].body["temperature"] == 0.7  # the user simulator's sampling (spec §9)
     assert turn.usage[0].role == "user"
 
 
@@ -145,8 +147,7 @@ def test_extractor_garbage_is_retried_then_flagged(llm_server, provider):
     assert ex.failed and ex.entries == () and "no usable IU labels after 3 attempts" in ex.error
     temps = [r.body.get("temperature") for r in llm_server.requests]
     assert len(llm_server.requests) == 6  # 3 attempts × (call + repair)
-    if provider != "anthropic":
-        assert temps == [0.0, 0.0, 0.4, 0.4, 0.4, 0.4]
+    assert temps == [0.0, 0.0, 0.4, 0.4, 0.4, 0.4]  # spec §9: retries at 0.4, Anthropic included
     assert len(ex.usage) == 3 and all(u.input_tokens > 0 for u in ex.usage)
 
 

@@ -145,12 +145,12 @@ def test_structured_output_uses_each_wire_format_and_accounts_usage(llm_server, 
     if provider == "anthropic":
         assert req.path == "/v1/messages" and req.body["system"] == "be brief"
         assert req.body["output_config"]["format"]["type"] == "json_schema"
-        assert req.body["max_tokens"] == 50 and "temperature" not in req.body
+        assert req.body["max_tokens"] == 50 and "seed" not in req.body
     else:
         assert req.path == "/v1/chat/completions"
         assert req.body["response_format"]["json_schema"]["strict"] is True
-        assert req.body["temperature"] == 0.0
         assert req.body["max_completion_tokens" if provider == "openai" else "max_tokens"] == 50
+    assert req.body["temperature"] == 0.0  # every wire format carries the spec's temperature (§9)
     assert req.api_key == {"openai": OPENAI_KEY, "anthropic": ANTHROPIC_KEY, "compat": "no-key"}[provider]
     u = res.usage
     assert (u.role, u.model) == ("judge", f"{provider}/m1")
@@ -229,6 +229,27 @@ def test_a_model_that_rejects_temperature_and_seed_is_asked_again_without_them(l
     other = model(llm_server, "openai", name="gpt-other")
     other.complete(as_messages("s", user="q3"), json_schema=Pair, temperature=0.7, seed=3)
     assert llm_server.requests[3].body["temperature"] == 0.7  # ... and only for it
+
+
+def test_anthropic_gets_the_temperature_and_a_model_that_rejects_it_is_asked_again_without(llm_server):
+    """Messages takes ``temperature`` (never ``seed``); newer Claude models answer 400 "`temperature`
+    is deprecated for this model": the request is repeated without it, then never sent it again."""
+    llm_server.reply = lambda req: GOOD
+    plain = model(llm_server, "anthropic", name="claude-plain")
+    plain.complete(as_messages("s", user="q0"), json_schema=Pair, temperature=0.7, seed=3)
+    assert llm_server.requests[0].body["temperature"] == 0.7 and "seed" not in llm_server.requests[0].body
+    llm_server.clear()
+    llm_server.push(Fault(status=400, message="`temperature` is deprecated for this model."))
+    m = model(llm_server, "anthropic", name="claude-no-temperature")
+    res = m.complete(as_messages("s", user="q"), json_schema=Pair, temperature=0.4, seed=3)
+    assert res.parsed == Pair(a=1, b="x") and m.sampling_is_default()
+    first, second = llm_server.requests
+    assert first.body["temperature"] == 0.4
+    assert "temperature" not in second.body and second.schema is not None
+    m.complete(as_messages("s", user="q2"), json_schema=Pair, temperature=0.4)
+    assert "temperature" not in llm_server.requests[2].body  # remembered for this model
+    plain.complete(as_messages("s", user="q3"), json_schema=Pair, temperature=0.4)
+    assert llm_server.requests[3].body["temperature"] == 0.4  # ... and only for it
 
 
 def test_an_unrelated_bad_request_is_not_retried_without_sampling(llm_server):

@@ -69,14 +69,13 @@ class _LLMAgent:
 
     def describe(self) -> dict[str, Any]:
         """What a run records about this agent (never a key)."""
-        sends_temperature = self.chat.ref.provider != "anthropic"  # the Anthropic SDK has no temperature
         return {
             "id": self.id,
             "kind": self.kind,
             "prompt_version": self.prompt_version,
-            "temperature": self.temperature if sends_temperature else None,
+            "temperature": self.temperature,
             "max_tokens": self.max_tokens,
-            "seed_sent": sends_temperature,
+            "seed_sent": self.chat.ref.provider != "anthropic",  # the Messages API has no seed
             **self.chat.describe(),
         }
 

@@ -38,9 +38,10 @@ _JSON_ONLY_ENDPOINTS: set[tuple[str, str, str]] = set()  # endpoints found to re
 _DEFAULT_SAMPLING_ENDPOINTS: set[tuple[str, str, str]] = set()  # models that reject temperature / seed
 _MODE_LOCK = threading.Lock()
 # How servers word "this model takes no temperature / seed" (OpenAI's reasoning models: "Unsupported
-# value: 'temperature' does not support 0.7 with this model", "Unsupported parameter: 'seed'").
-_SAMPLING_REJECTED = re.compile(r"(unsupported|not supported|does not support|not allowed)\W.*\b(temperature|seed)\b"
-                                r"|\b(temperature|seed)\b.*\W(unsupported|not supported|does not support|not allowed)",
+# value: 'temperature' does not support 0.7 with this model", "Unsupported parameter: 'seed'"; newer
+# Claude models: "`temperature` is deprecated for this model").
+_REJECTION = r"(unsupported|not supported|does not support|not allowed|deprecated)"
+_SAMPLING_REJECTED = re.compile(rf"{_REJECTION}\W.*\b(temperature|seed)\b|\b(temperature|seed)\b.*\W{_REJECTION}",
                                 re.IGNORECASE)
 
 
@@ -196,9 +197,11 @@ class ChatModel:
 
     def _send(self, messages: list[dict[str, str]], json_schema: type[BaseModel] | None, mode: str,
               temperature: float | None, max_tokens: int | None, seed: int | None) -> RawReply:
-        """One request; a model that rejects ``temperature`` / ``seed`` (OpenAI's reasoning models)
-        is asked again without them, and is sent none for the rest of the process."""
+        """One request; a model that rejects ``temperature`` / ``seed`` (OpenAI's reasoning models,
+        newer Claude models) is asked again without them, and is sent none for the rest of the process."""
         endpoint = (self.ref.provider, self.base_url, self.ref.model)
+        if self.ref.provider == "anthropic":
+            seed = None  # the Messages API has no seed; only the temperature can be rejected there
         if endpoint in _DEFAULT_SAMPLING_ENDPOINTS:
             temperature = seed = None
         try:

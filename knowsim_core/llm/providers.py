@@ -12,6 +12,13 @@ speaks Messages. Structured output uses what each SDK sends for its parse API:
 
 JSON mode (``response_format={"type": "json_object"}``; for Anthropic an instruction only) is the
 fallback for servers without schema support. Clients are cached per endpoint+key+timeouts.
+
+Sampling: ``temperature`` goes to both wire formats, so the spec's settings (§9: assistant 0.0,
+user 0.7, extractor 0.0 with retries at 0.4) hold on every provider. The Messages API takes it
+(0–1) for the models that still support it, but the anthropic SDK 2.x dropped the keyword from
+``messages.create``, so it travels in ``extra_body``; models that refuse it (newer Claude models
+answer "`temperature` is deprecated") are retried without it by ``chat``. ``seed`` exists only in
+Chat Completions and is never sent to Anthropic.
 """
 
 from __future__ import annotations
@@ -100,7 +107,7 @@ def call(
     """One request. ``mode``: "schema" (structured output), "json" (JSON mode) or "text"."""
     if provider == "anthropic":
         return _anthropic(client, model=model, messages=messages, schema_model=schema_model, mode=mode,
-                          max_tokens=max_tokens)
+                          temperature=temperature, max_tokens=max_tokens)
     return _chat_completions(provider, client, model=model, messages=messages, schema_model=schema_model,
                              mode=mode, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
@@ -148,7 +155,7 @@ def _from_chat_body(body: Any, parsed: BaseModel | None) -> RawReply:
 
 
 def _anthropic(client: Any, *, model: str, messages: list[dict[str, str]], schema_model: type[BaseModel] | None,
-               mode: str, max_tokens: int | None) -> RawReply:
+               mode: str, temperature: float | None, max_tokens: int | None) -> RawReply:
     import anthropic
 
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
@@ -156,6 +163,8 @@ def _anthropic(client: Any, *, model: str, messages: list[dict[str, str]], schem
     kw: dict[str, Any] = {"model": model, "max_tokens": max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS, "messages": turns}
     if system:
         kw["system"] = system
+    if temperature is not None:
+        kw["extra_body"] = {"temperature": temperature}  # not a create() keyword in SDK 2.x (see above)
     if mode == "schema" and schema_model is not None:
         schema = anthropic.transform_schema(TypeAdapter(schema_model).json_schema())
         kw["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
