@@ -12,7 +12,7 @@ Variables (same names in the environment and in secrets)::
 
     OPENAI_API_KEY, OPENAI_BASE_URL          openai/<model>
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL    anthropic/<model>
-    KNOWSIM_COMPAT_BASE_URL, KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
+    KNOWSIM_COMPAT_BASE_URL (one URL, or several comma-separated), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
     KNOWSIM_LLM_TIMEOUT (s), KNOWSIM_LLM_MAX_RETRIES, KNOWSIM_LLM_CACHE (1/0),
     KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
     KNOWSIM_LLM_STRUCTURED (auto | schema | json),
@@ -222,7 +222,20 @@ class LLMSettings:
             return self.openai_base_url or DEFAULT_OPENAI_BASE_URL
         if provider == "anthropic":
             return self.anthropic_base_url or DEFAULT_ANTHROPIC_BASE_URL
-        return self.compat_base_url
+        urls = self.compat_base_urls()
+        return urls[0] if urls else ""
+
+    def compat_base_urls(self) -> tuple[str, ...]:
+        """``KNOWSIM_COMPAT_BASE_URL`` may list several servers (comma-separated): one model
+        served by many machines. A single conversation uses the first; a batch spreads them."""
+        return tuple(u.strip().rstrip("/") for u in self.compat_base_url.split(",") if u.strip())
+
+    def for_conversation(self, index: int) -> "LLMSettings":
+        """These settings with the compat server of conversation ``index`` (``index mod k``)."""
+        urls = self.compat_base_urls()
+        if len(urls) < 2:
+            return self
+        return replace(self, compat_base_url=urls[index % len(urls)])
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured key, for redaction."""
