@@ -5,6 +5,11 @@ edges and must load and run exactly as the reference ran them, so structural *pr
 reported by :meth:`IUGraph.issues` rather than raised. Only data that cannot be read as a graph at
 all (not an object, a missing field, a wrong type) raises :class:`GraphError` on load. Hand edits
 go through the ``with_*`` methods, which refuse to create a new cycle.
+
+The derived structure (:attr:`IUGraph.index`) is computed once per *constructed* graph and never
+travels to another one: every edit builds its result through :func:`_rebuilt` (a full
+re-validation from plain data), and ``model_copy`` / ``copy.copy`` / pickling drop it, because
+pydantic copies the instance ``__dict__`` — where ``cached_property`` keeps its value — verbatim.
 """
 
 from __future__ import annotations
@@ -57,6 +62,21 @@ class GraphIssue:
     code: str
     message: str
     ids: tuple[str, ...] = ()
+    field: str = ""  # the node field a missing_field issue is about
+
+    @property
+    def key(self) -> tuple:
+        """What makes two findings "the same problem" across versions (cycles: their node set)."""
+        ids = frozenset(self.ids) if self.code == "cycle" else self.ids
+        return (self.code, ids, self.field)
+
+
+# Errors no saved version may have, whatever its parent or source: the rules cannot run on them
+# (empty, duplicate ids) or would silently read them wrongly (NaN / out-of-range levels, edges to
+# nodes that do not exist). The other errors (missing text, self-loops, cycles) may be carried
+# over from the parent version, and a graph saved as authored (an import, a first version) may
+# bring its own cycles: the paper's graphs have them and must run as the reference ran them.
+ALWAYS_BLOCKING: frozenset[str] = frozenset({"empty", "level_range", "duplicate_id", "dangling_edge"})
 
 
 def make_label(node_id: str, concept: str) -> str:
@@ -137,6 +157,27 @@ class IUGraph(BaseModel):
     nodes: tuple[IUNode, ...]
     edges: tuple[IUEdge, ...] = ()
 
+    # ------------------------------------------------------------------ copies carry no derived data
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "IUGraph":
+        """A copy without the cached index; with ``update`` it is re-validated from plain data."""
+        if update:
+            data = self.to_data()
+            for key, value in update.items():
+                data[key] = _plain(key, value)
+            return type(self).from_data(data)
+        return super().model_copy(deep=deep)  # __copy__ / __deepcopy__ below drop the index
+
+    def __copy__(self) -> "IUGraph":
+        return _without_derived(super().__copy__())
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "IUGraph":
+        return _without_derived(super().__deepcopy__(memo))
+
+    def __getstate__(self) -> dict[Any, Any]:
+        state = super().__getstate__()
+        state["__dict__"] = {k: v for k, v in state["__dict__"].items() if k not in _DERIVED}
+        return state
+
     # ------------------------------------------------------------------ loading / saving
     @classmethod
     def from_data(cls, data: Any) -> "IUGraph":
@@ -166,10 +207,7 @@ class IUGraph(BaseModel):
         return {
             "knowledge_areas": list(self.knowledge_areas),
             "nodes": [n.model_dump() for n in self.nodes],
-            "edges": [
-                {"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason}
-                for e in self.edges
-            ],
+            "edges": [_edge_data(e) for e in self.edges],
         }
 
     # ------------------------------------------------------------------ derived structure
@@ -253,56 +291,73 @@ class IUGraph(BaseModel):
                 f"duplicate IU ids {', '.join(dupes)}; give every IU its own id before simulating"
             )
 
-    def save_blockers(self, parent: "IUGraph | None" = None) -> list[GraphIssue]:
-        """Errors that forbid saving this graph as a new version.
+    def save_blockers(self, parent: "IUGraph | None" = None, *, as_authored: bool = False) -> list[GraphIssue]:
+        """Errors that forbid saving this graph as a new version (empty: it may be saved).
 
-        A cycle already present in ``parent`` does not block (so the paper's cyclic graphs can
-        be fixed one edge at a time); a new one does.
+        An error already present in ``parent`` does not block (so the paper's cyclic graphs can be
+        fixed one edge at a time), except those in :data:`ALWAYS_BLOCKING`, which nothing may
+        save. ``as_authored`` (a first version or an import, kept as its author wrote it) also
+        lets the graph's own cycles through.
         """
-        old = {frozenset(c) for c in parent.cycles()} if parent is not None else set()
+        inherited = {i.key for i in parent.errors()} if parent is not None else set()
         return [
             i
             for i in self.errors()
-            if not (i.code == "cycle" and frozenset(i.ids) in old)
+            if i.code in ALWAYS_BLOCKING
+            or not (i.key in inherited or (as_authored and i.code == "cycle"))
         ]
 
+    def require_savable(self, parent: "IUGraph | None" = None, *, as_authored: bool = False) -> None:
+        """Raise GraphError (one line naming the problems) if :meth:`save_blockers` finds any."""
+        blockers = self.save_blockers(parent, as_authored=as_authored)
+        if blockers:
+            shown = "; ".join(i.message for i in blockers[:3])
+            more = f" (and {len(blockers) - 3} more)" if len(blockers) > 3 else ""
+            raise GraphError(f"graph not saved: {shown}{more}")
+
     # ------------------------------------------------------------------ hand edits
+    # Each edit returns a graph built from scratch by _rebuilt: re-validated, with its own index.
     def with_node(self, node: IUNode) -> "IUGraph":
         """Add a node, or replace the node with the same id (keeping its position)."""
         if node.id in self.index.index_of:
             nodes = tuple(node if n.id == node.id else n for n in self.nodes)
         else:
             nodes = self.nodes + (node,)
-        return self.model_copy(update={"nodes": nodes})
+        return _rebuilt(self, nodes=nodes)
 
     def without_node(self, node_id: str) -> "IUGraph":
         """Remove a node and every edge that touches it."""
         self.node(node_id)
-        return self.model_copy(
-            update={
-                "nodes": tuple(n for n in self.nodes if n.id != node_id),
-                "edges": tuple(e for e in self.edges if node_id not in (e.from_, e.to)),
-            }
+        return _rebuilt(
+            self,
+            nodes=tuple(n for n in self.nodes if n.id != node_id),
+            edges=tuple(e for e in self.edges if node_id not in (e.from_, e.to)),
         )
 
     def with_renamed_node(self, old_id: str, new_id: str) -> "IUGraph":
-        """Rename an IU id everywhere (edges follow)."""
-        node = self.node(old_id)
+        """Rename an IU id everywhere (edges follow).
+
+        Raises:
+            GraphError: an unknown ``old_id``, an empty ``new_id`` or one another IU already has.
+        """
+        self.node(old_id)
         if not new_id.strip():
-            raise GraphError("a new IU id cannot be empty")
+            raise GraphError(f"cannot rename {old_id} to an empty id; give the IU a non-empty id")
         if new_id != old_id and new_id in self.index.index_of:
-            raise GraphError(f"cannot rename {old_id} to {new_id}: {new_id} already exists")
-        nodes = tuple(node.model_copy(update={"id": new_id}) if n.id == old_id else n for n in self.nodes)
-        edges = tuple(
-            e.model_copy(
-                update={
-                    "from_": new_id if e.from_ == old_id else e.from_,
-                    "to": new_id if e.to == old_id else e.to,
-                }
-            )
-            for e in self.edges
+            raise GraphError(f"cannot rename {old_id} to {new_id}: {new_id} already exists; pick an unused id")
+
+        def renamed(v: str) -> str:
+            return new_id if v == old_id else v
+
+        nodes = tuple(
+            IUNode(id=new_id, concept=n.concept, abstraction_level=n.abstraction_level, description=n.description)
+            if n.id == old_id else n
+            for n in self.nodes
         )
-        return self.model_copy(update={"nodes": nodes, "edges": edges})
+        edges = tuple(
+            IUEdge(from_=renamed(e.from_), to=renamed(e.to), delta_l=e.delta_l, reason=e.reason) for e in self.edges
+        )
+        return _rebuilt(self, nodes=nodes, edges=edges)
 
     def with_edge(self, from_id: str, to_id: str, reason: str = "") -> "IUGraph":
         """Add ``from_id → to_id`` with its Δl.
@@ -328,14 +383,55 @@ class IUGraph(BaseModel):
             delta_l=round(abs(a.abstraction_level - b.abstraction_level), 6),
             reason=reason,
         )
-        return self.model_copy(update={"edges": self.edges + (edge,)})
+        return _rebuilt(self, edges=self.edges + (edge,))
 
     def without_edge(self, from_id: str, to_id: str) -> "IUGraph":
         """Remove every ``from_id → to_id`` edge."""
         edges = tuple(e for e in self.edges if (e.from_, e.to) != (from_id, to_id))
         if len(edges) == len(self.edges):
             raise GraphError(f"there is no edge {from_id} → {to_id} to remove")
-        return self.model_copy(update={"edges": edges})
+        return _rebuilt(self, edges=edges)
+
+
+def _edge_data(e: IUEdge) -> dict[str, Any]:
+    return {"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason}
+
+
+def _plain(key: str, value: Any) -> Any:
+    """An update value as JSON-like data (models dumped) so from_data validates it afresh."""
+    if key == "nodes":
+        return [n.model_dump() if isinstance(n, IUNode) else n for n in value]
+    if key == "edges":
+        return [_edge_data(e) if isinstance(e, IUEdge) else e for e in value]
+    if key == "knowledge_areas":
+        return list(value)
+    return value
+
+
+def _rebuilt(
+    base: IUGraph, *, nodes: tuple[IUNode, ...] | None = None, edges: tuple[IUEdge, ...] | None = None
+) -> IUGraph:
+    """The one constructor of edited graphs: plain data through :meth:`IUGraph.from_data`.
+
+    A fresh, fully validated instance, so nothing derived from ``base`` (its index) can leak in.
+    """
+    return IUGraph.from_data(
+        {
+            "knowledge_areas": list(base.knowledge_areas),
+            "nodes": [n.model_dump() for n in (base.nodes if nodes is None else nodes)],
+            "edges": [_edge_data(e) for e in (base.edges if edges is None else edges)],
+        }
+    )
+
+
+# Instance attributes computed from the fields (functools.cached_property values).
+_DERIVED: tuple[str, ...] = ("index",)
+
+
+def _without_derived(g: IUGraph) -> IUGraph:
+    for name in _DERIVED:
+        g.__dict__.pop(name, None)
+    return g
 
 
 # ---------------------------------------------------------------------- helpers
@@ -407,6 +503,7 @@ def _structural_issues(g: IUGraph) -> list[GraphIssue]:
                         "missing_field",
                         f"node #{i + 1} ({n.id or 'no id'}) has an empty {field}; fill it in",
                         (n.id,) if n.id else (),
+                        field,
                     )
                 )
         lvl = n.abstraction_level

@@ -438,6 +438,17 @@ class Store:
     # ------------------------------------------------------------------ graphs
     @staticmethod
     def _insert_graph(db: Database, qid: str, graph: IUGraph, *, note: str, author: str, parent_id: int | None) -> int:
+        """Store ``graph`` as the question's next version — the one door every graph goes through.
+
+        Refuses (GraphError) a graph with errors its parent version does not have; without a
+        parent it is kept as authored (an import, a sample, a first extraction): its own cycles
+        are allowed, an empty graph, NaN levels, duplicate ids or dangling edges never are.
+        """
+        parent = None
+        if parent_id is not None:
+            row = db.execute("SELECT graph_json FROM graph_versions WHERE id = ?", [parent_id]).fetchone()
+            parent = IUGraph.from_data(json.loads(row[0])) if row else None
+        graph.require_savable(parent, as_authored=parent_id is None)
         version = db.execute(
             "SELECT COALESCE(MAX(version), 0) + 1 FROM graph_versions WHERE question_id = ?", [qid]
         ).fetchone()[0]

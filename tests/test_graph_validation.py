@@ -108,3 +108,20 @@ def test_save_blockers_allow_an_inherited_cycle_but_not_a_new_one():
     worse = graph([node(1), node(2), node(3)], [edge(1, 2), edge(2, 1), edge(2, 3), edge(3, 2)])
     blockers = worse.save_blockers(parent)
     assert [b.code for b in blockers] == ["cycle"] and set(blockers[0].ids) == {"IU1", "IU2", "IU3"}
+
+
+def test_save_blockers_inherit_soft_errors_but_never_broken_structure():
+    parent = graph([node(1), node(2, description="")], [edge(1, 2), edge(9, 1)])
+    assert {b.code for b in parent.save_blockers(parent)} == {"dangling_edge"}  # never inherited
+    fixed = graph([node(1), node(2, description="")], [edge(1, 2)])
+    assert fixed.save_blockers(parent) == []  # the empty description came with the parent
+    worse = graph([node(1, concept=" "), node(2, description="")], [edge(1, 2)])
+    assert [(b.code, b.field) for b in worse.save_blockers(parent)] == [("missing_field", "concept")]
+
+
+def test_as_authored_graphs_keep_their_cycles_only():
+    cyclic = graph([node(1), node(2)], [edge(1, 2), edge(2, 1)])
+    assert cyclic.save_blockers(as_authored=True) == []
+    assert [b.code for b in cyclic.save_blockers()] == ["cycle"]
+    with pytest.raises(GraphError, match="^graph not saved: IU id IU1 is used by more than one node"):
+        graph([node(1), node(1)]).require_savable(as_authored=True)

@@ -8,9 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from knowsim_core.config import REFERENCE_RATIOS, preset
-from knowsim_core.graph import IUGraph
+from knowsim_core.errors import GraphError
+from knowsim_core.graph import IUGraph, IUNode
 from knowsim_core.records import RunRecord
 from knowsim_core.rules import _gap_sum, apply_turn
+from knowsim_core.samples import load_samples
 from knowsim_core.session import play_turn
 from knowsim_core.signals import normalize_entries
 from knowsim_core.state import IUState, KnowledgeState, LabelState, sample_initial_state
@@ -142,3 +144,64 @@ def test_record_json_round_trip(turn):
         tau=tau, params=params, seed=3, adapters=(("assistant", "x/y"),), turns=(rec,), stop_reason="max_turns",
     )
     assert RunRecord.from_json(run.to_json()) == run
+
+
+# ---------------------------------------------------------------------- hand edits (issue 11, item 1)
+SAMPLE_GRAPHS = {s.id: s.graph for s in load_samples()}
+
+
+def _index_view(g: IUGraph) -> tuple:
+    """Everything in the derived index, comparable by value (the plan's readers are itemgetters)."""
+    idx = g.index
+    return (
+        idx.ids, idx.index_of, idx.labels, idx.label_of, idx.prereqs, idx.neighbors, idx.depth,
+        idx.update_order, idx.topo_order, tuple((v, lab, kind, pos) for v, lab, kind, _, pos in idx.plan),
+        idx.neighbor_lists, idx.ancestors,
+    )
+
+
+@st.composite
+def _edit(draw, g: IUGraph):
+    """One hand edit of ``g`` (ids drawn from the graph, plus new and missing ones)."""
+    ids = [n.id for n in g.nodes] or ["IU1"]
+    some = st.sampled_from(ids + ["IU90", "IU91"])
+    kind = draw(st.sampled_from(["add", "replace", "remove", "rename", "edge", "unedge"]))
+    if kind in ("add", "replace"):
+        node_id = draw(some) if kind == "replace" else draw(st.sampled_from(["IU90", "IU91", "IU92"]))
+        level = draw(st.one_of(st.floats(0, 1), st.just(1.5)))
+        node = IUNode(id=node_id, concept=draw(st.sampled_from(["", "c"])), abstraction_level=level, description="d")
+        return lambda x: x.with_node(node)
+    if kind == "remove":
+        v = draw(some)
+        return lambda x: x.without_node(v)
+    if kind == "rename":
+        a, b = draw(some), draw(st.one_of(some, st.sampled_from(["IU30", "X"])))
+        return lambda x: x.with_renamed_node(a, b)
+    a, b = draw(some), draw(some)
+    return (lambda x: x.with_edge(a, b)) if kind == "edge" else (lambda x: x.without_edge(a, b))
+
+
+def _check_edit_sequences(g: IUGraph, data) -> None:
+    g.index  # cached before editing, as every page does
+    for _ in range(data.draw(st.integers(1, 8))):
+        try:
+            g = data.draw(_edit(g))(g)
+        except GraphError:
+            continue  # a refused edit (unknown id, new cycle, taken id) leaves g as it was
+        fresh = IUGraph.from_data(g.to_data())
+        assert _index_view(g) == _index_view(fresh)
+        assert g.issues() == fresh.issues()
+        assert _index_view(g.model_copy()) == _index_view(fresh)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(SAMPLE_GRAPHS)), st.data())
+def test_edited_sample_graphs_index_and_validate_like_a_fresh_load(sample_id, data):
+    _check_edit_sequences(SAMPLE_GRAPHS[sample_id], data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_edited_reference_graphs_index_and_validate_like_a_fresh_load(math_graphs, expert_graphs, data):
+    pool = {**math_graphs, **expert_graphs}
+    _check_edit_sequences(pool[data.draw(st.sampled_from(sorted(pool)))], data)

@@ -124,7 +124,13 @@ def apply_edits(
     for old, new in renames.items():
         if not new:
             problems.append(f"IU {old}: the id cannot be empty")
-    graph = base.model_copy(update={"nodes": tuple(nodes), "edges": tuple(edges)})
+    # built from plain data, never copied from ``base``: the candidate gets its own index, so the
+    # validation below sees its real ids (a copy once kept the base's and hid duplicates)
+    graph = IUGraph.from_data({
+        "knowledge_areas": list(base.knowledge_areas),
+        "nodes": [n.model_dump() for n in nodes],
+        "edges": [{"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason} for e in edges],
+    })
     return EditResult(graph=graph, problems=tuple(dict.fromkeys(problems)), renames=renames)
 
 
@@ -158,7 +164,11 @@ class Verdict:
 
 
 def judge(result: EditResult, base: IUGraph) -> Verdict:
-    """Blockers, warnings (with what to do) and inherited problems for the candidate graph."""
+    """Blockers, warnings (with what to do) and inherited problems for the candidate graph.
+
+    The same rule as the store's (:meth:`IUGraph.save_blockers` against the base version), run on
+    the candidate itself, so the page disables Save exactly when the store would refuse it.
+    """
     if result.graph is None:
         return Verdict(tuple(result.problems), (), ())
     g = result.graph
