@@ -13,7 +13,7 @@ from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER, resume_run, start_run
 from ..samples import load_samples
 from ..state import IUState
 from ..storage import Store
-from .runs import add_db_argument, open_store
+from .runs import MAX_SEED, add_db_argument, int_in, open_store
 
 NAME = "run"
 HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
@@ -27,9 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--assistant", metavar="ID", help="assistant id, e.g. offline/adaptive or openai/gpt-4o-mini")
     p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator id (default {DEFAULT_USER})")
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"signal extractor id (default {DEFAULT_EXTRACTOR})")
-    p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of the run (default 1)")
+    p.add_argument("--seed", type=int_in(0, MAX_SEED), default=1, metavar="N", help="seed of the run (default 1)")
     p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
-    p.add_argument("--max-turns", type=int, default=None, metavar="N", help="override the preset's max turns")
+    p.add_argument("--max-turns", type=int_in(1, 1000), default=None, metavar="N", help="override the preset's max turns")
     p.add_argument("--stop-mode", choices=("virtual", "real"), default="virtual",
                    help="virtual: play all turns and record where the stop rule fired (paper); real: stop there")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted or failed run instead")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from typing import Callable
 
 from ..storage import ENV_DB, Store
 
@@ -23,6 +24,26 @@ def add_db_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
+MAX_SEED = 2**63 - 1  # SQLite's largest integer: a seed must be storable with its run
+
+
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type=`` for an integer in ``[low, high]``: a clear usage error, never an
+    OverflowError deep in the database layer (``--seed 99999999999999999999999``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip()) if len(text.strip()) <= 40 else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, got {text[:40]!r}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in its messages
+    return parse
+
+
 def open_store(args: argparse.Namespace) -> Store:
     return Store(args.db)
 
@@ -35,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
     p.add_argument("--assistant", metavar="ID", help="only this assistant id")
     p.add_argument("--search", metavar="TEXT", help="full-text search in the transcripts (all words)")
-    p.add_argument("--limit", type=int, default=200, metavar="N", help="at most N runs (default 200)")
+    p.add_argument("--limit", type=int_in(1, 1_000_000), default=200, metavar="N", help="at most N runs (default 200)")
 
 
 def _fmt(v: float | None, spec: str) -> str:

@@ -5,15 +5,19 @@ What can be imported (detected from the content, not the file name):
 * ``studio-run`` — Studio JSON (one run or a list of runs), stored as they are;
 * ``reference-runs`` — the reference implementation's run file (spec §1.5); structured records
   are replayed on their recorded labels into runs (baseline records carry no state and are
-  skipped). They need the IU cache the runs were made with: ``graphs=`` or an ``iu_cache/``
-  folder beside the file or one level up;
+  skipped). They need the IU cache the runs were made with: ``graphs=`` or the ``iu_cache/``
+  folder beside the file or one level up (its documented companion — other files in the
+  file's own folder are never read);
 * ``reference-items`` — an items JSONL (§1.2) with its IU cache (and the initial-state cache
   when found one level up) → questions, graph versions and canonical initial states;
 * ``reference-folder`` — a folder laid out like the paper's release (``paper_subset/*.jsonl``,
   ``iu_cache/*.json``, ``init_ks_cache.json``) → the same, for every item;
 * ``iu-cache`` — an IU cache alone → graph versions of questions already in the store.
 
-Everything is read and checked before the first write, so a bad file changes nothing.
+Every file is checked against :mod:`.schema` and read whole before the first write; the writes
+of one import are one transaction, so a refused file changes nothing. Labels that spec §3.1
+tolerates (ids that are not graph nodes, unknown teaching-quality values, non-object entries)
+are kept and counted in :attr:`ImportReport.label_notes`.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from ..graph import IUGraph
 from ..records import RunRecord
 from ..state import KnowledgeState
 from ..storage import Store
-from . import studio
+from . import realworld, studio
 from .jsonio import read_json
 from .reference import (
     ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
@@ -46,6 +50,7 @@ class ImportReport:
     initial_states: int = 0
     runs: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    label_notes: dict[str, int] = field(default_factory=dict)  # what §3.1 kept, by kind
 
     def summary(self) -> str:
         parts = [f"{self.kind}:"]
@@ -58,6 +63,9 @@ class ImportReport:
             )
         if self.skipped:
             parts.append(f"skipped {len(self.skipped)}: {'; '.join(self.skipped[:3])}")
+        if self.label_notes:
+            notes = ", ".join(f"{n} {what}" for what, n in sorted(self.label_notes.items()))
+            parts.append(f"labels kept as recorded (spec §3.1): {notes}")
         return " ".join(parts)
 
 
@@ -98,23 +106,28 @@ def _kind_of(data: Any, p: Path) -> str:
 
 # ---------------------------------------------------------------------- graph discovery
 def _caches_near(path: Path) -> list[Path]:
+    """The documented companions of a run or items file: ``iu_cache/*.json`` beside it or one level up."""
     out: list[Path] = []
-    for folder in (path.parent / "iu_cache", path.parent.parent / "iu_cache", path.parent):
+    for folder in (path.parent / "iu_cache", path.parent.parent / "iu_cache"):
         if folder.is_dir():
-            out += sorted(f for f in folder.glob("*.json") if f != path and f.name != INIT_CACHE_NAME)
+            out += sorted(f for f in folder.glob("*.json") if f.is_file())
     return out
 
 
 def find_graphs(path: Path, graphs: str | Path | None) -> dict[str, IUGraph]:
-    """The IU cache given, or every IU cache found beside / above ``path`` (merged by problem id)."""
+    """The IU cache given, or the ``iu_cache/`` companions of ``path`` (merged by problem id).
+
+    A companion that is not a valid IU cache is an error naming it (pass ``--graphs`` to use
+    another cache); files outside ``iu_cache/`` are never opened.
+    """
     if graphs is not None:
         return load_iu_cache(graphs)
     merged: dict[str, IUGraph] = {}
     for cand in _caches_near(path):
         try:
             merged.update(load_iu_cache(cand))
-        except FormatError:
-            continue  # not an IU cache (another run file in the same folder)
+        except FormatError as exc:
+            raise FormatError(f"{exc} (read as the IU cache beside {path.name}; pass --graphs to use another)") from None
     return merged
 
 
@@ -124,7 +137,11 @@ def read_runs(path: str | Path, *, graphs: str | Path | None = None, params: Rul
     p = Path(path)
     kind = detect(p)
     if kind == "studio-run":
-        runs = studio.runs_from_data(read_json(p))
+        try:
+            runs = studio.runs_from_data(read_json(p))
+        except FormatError as exc:
+            msg = str(exc)
+            raise FormatError(msg if msg.startswith(str(p)) else f"{p}: {msg}") from None
         for i, run in enumerate(runs, 1):
             _check_run_graph(run, f"{p} run #{i}")
         return runs, []
@@ -144,6 +161,27 @@ def read_runs(path: str | Path, *, graphs: str | Path | None = None, params: Rul
             raise FormatError(f"record {pid}: {where} has no graph for it; pass --graphs IU_CACHE.json")
         runs.append(run_from_reference(rec, graph_of[pid], params))
     return runs, skipped
+
+
+def _run_label_notes(runs: list[RunRecord]) -> dict[str, int]:
+    """What spec §3.1 kept in the runs' labels (ids not in the graph, unknown quality values)."""
+    notes: dict[str, int] = {}
+    for run in runs:
+        ids = set(run.graph.index.ids)
+        for t in run.turns:
+            for s in t.signals:
+                if s.id is None:
+                    what = "entries without a usable id"
+                elif s.id not in ids:
+                    what = "labels for IU ids not in the graph"
+                else:
+                    what = ""
+                if what:
+                    notes[what] = notes.get(what, 0) + 1
+                if not s.recognised:
+                    key = "unknown teaching-quality values (count as mentioned)"
+                    notes[key] = notes.get(key, 0) + 1
+    return notes
 
 
 def _check_run_graph(run: RunRecord, where: str) -> None:
@@ -197,12 +235,16 @@ def import_path(
             has been written then.
     """
     p = Path(path)
+    if realworld.detect(p):  # real human conversations (SimulatorArena release, conversations JSONL)
+        from .realworld_import import import_realworld  # imports the registry, so only when needed
+        return import_realworld(store, p, params=params)  # type: ignore[return-value]
     kind = detect(p)
     report = ImportReport(kind)
     if kind in ("studio-run", "reference-runs"):
         runs, report.skipped = read_runs(p, graphs=graphs, params=params)
         if not runs:
             raise FormatError(f"{p}: nothing to import ({'; '.join(report.skipped) or 'no runs'})")
+        report.label_notes = _run_label_notes(runs)
         with store.transaction():
             for run in runs:
                 status = "finished" if run.stop_reason else "interrupted"

@@ -10,14 +10,16 @@ from typing import Any
 
 from ..errors import FormatError
 from ..records import RunRecord
+from . import jsonio, schema
 from .jsonio import parse_json
+from .reference import graph_from_data
 
 FORMAT = "knowsim-studio-run"
 
 
 def dumps(run: RunRecord, *, indent: int | None = 2) -> str:
-    """The run as Studio JSON text."""
-    return run.to_json(indent=indent)
+    """The run as Studio JSON text (FormatError rather than invalid JSON for a non-finite number)."""
+    return jsonio.dumps(run.to_data(), indent=indent)
 
 
 def loads(text: str) -> RunRecord:
@@ -39,11 +41,21 @@ def is_studio(data: Any) -> bool:
 
 
 def runs_from_data(data: Any) -> list[RunRecord]:
-    """A run or a list of runs (already parsed JSON)."""
+    """A run or a list of runs (already parsed JSON), each checked against :class:`schema.RunIn` first.
+
+    Raises:
+        FormatError: naming the run, the field path and the fix.
+    """
     items = data if isinstance(data, list) else [data]
+    if len(items) > schema.MAX_RECORDS:
+        raise FormatError(f"this Studio file holds {len(items)} runs; split it into files of at most {schema.MAX_RECORDS}")
     out = []
     for i, d in enumerate(items):
         where = f"run #{i + 1}: " if len(items) > 1 else ""
+        if isinstance(d, dict) and d.get("format") == FORMAT:
+            schema.check(schema.RunIn, d, f"{where or 'run'}".rstrip(": "),
+                         "fix that field or export the run again from KnowSim Studio")
+            graph_from_data(d["graph"], f"{where or 'run'}".rstrip(": ") + " field graph")
         try:
             run = RunRecord.from_data(d)
         except FormatError as exc:
