@@ -9,10 +9,20 @@ as in every shipped recording).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .rules import TurnQuantities
 from .state import IUState, KnowledgeState
+
+if TYPE_CHECKING:  # annotations only: records imports this module
+    from .records import RunRecord
+
+REFERENCE_RUN_SOURCE = "reference-run"  # meta "source" of a run replayed from a reference recording
+PROXY_DC_REASON = (
+    "the recording's DC uses the reference code's legacy proxy for absorbed IC, "
+    "min(IUs explained in the ZPD, upward transitions) per turn, which overcounts; "
+    "Studio's DC counts an explained IU only if it rose within its prerequisite ceiling (strict, spec §6.2)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +79,27 @@ def delivery_calibration(turns: Sequence[TurnQuantities], *, numerators: Sequenc
     return _f1(p, r)
 
 
+def legacy_proxy_numerators(turns: Sequence[TurnQuantities]) -> list[int]:
+    """The reference code's per-turn |A_t| when a turn record lacks it: min(ic_numerator, upward)."""
+    return [min(q.ic_numerator, q.n_upward_transitions) for q in turns]
+
+
+def legacy_proxy_dc(turns: Sequence[TurnQuantities]) -> float:
+    """DC as the shipped recordings report it (``absorbed_ic_f1`` with the legacy proxy, spec §6.2)."""
+    return delivery_calibration(turns, numerators=legacy_proxy_numerators(turns))
+
+
+def recorded_proxy_dc(run: "RunRecord", turns: int | None = None) -> float | None:
+    """The proxy DC to show beside strict DC, over the first ``turns`` turns (default: all).
+
+    Only for a run that came from a reference recording, whose own ``metrics`` carry the proxy
+    value; a Studio run has no recorded value to explain, so it gets None.
+    """
+    if dict(run.meta).get("source") != REFERENCE_RUN_SOURCE:
+        return None
+    return legacy_proxy_dc([t.quantities for t in run.turns[:turns]])
+
+
 def cognitive_overload(turns: Sequence[TurnQuantities]) -> float:
     """CO of eq. 3: mean of min(1, L_t/τ)."""
     if not turns:
@@ -102,7 +133,7 @@ def reference_metrics(
     ic_p = num / den if den else 0.0
     ic_r = num / zpd if zpd else 1.0
     if legacy_proxy:
-        a_nums = [min(q.ic_numerator, q.n_upward_transitions) for q in turns]
+        a_nums = legacy_proxy_numerators(turns)
     else:
         a_nums = [q.absorbed_numerator_code for q in turns]
     a_total = sum(a_nums)

@@ -9,6 +9,7 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -21,6 +22,7 @@ from knowsim_core.formats.reference import (
     run_from_reference,
 )
 from knowsim_core.graph import IUGraph
+from knowsim_core.metrics import PROXY_DC_REASON
 from knowsim_core.rules import apply_turn
 from knowsim_core.signals import normalize_entries
 from knowsim_core.state import KnowledgeState, sample_initial_state
@@ -167,7 +169,37 @@ def test_replay_command_json_matches_the_recording(reference_dir):
             assert t["states"] == {k: v["state"] for k, v in want.items()}
             assert t["fractional_progress"] == {k: v["fractional_progress"] for k, v in want.items()}
             assert t["effective_load"] == rec["turn_metrics_history"][t["turn"] - 1]["effective_load"]
-        assert set(got["metrics"]) == {"knowledge_gain", "delivery_calibration", "cognitive_overload"}
+        assert set(got["metrics"]) == {"knowledge_gain", "delivery_calibration", "cognitive_overload",
+                                       "delivery_calibration_proxy", "delivery_calibration_proxy_note"}
+
+
+def test_replay_shows_the_recorded_proxy_dc_beside_strict_dc(reference_dir):
+    """Spec §6.2: strict DC (0.0116 for math_004) next to the recording's proxy (0.093), with why."""
+    runs = reference_dir / "examples" / "mathqa_structured_adaptive_novice.json"
+    args = [sys.executable, "-m", "knowsim_core", "replay", str(runs), "--graphs",
+            str(reference_dir / "iu_cache" / "math.json")]
+    data = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, check=True).stdout)
+    recs = {r["problem_id"]: r for r in iter_structured(load_run_file(runs))}
+    strict = {"math_003": 0.025, "math_004": 0.011627906976744188}
+    for got in data["records"]:
+        m, recorded = got["metrics"], recs[got["problem_id"]]["metrics"]
+        assert m["delivery_calibration"] == strict[got["problem_id"]]
+        assert m["delivery_calibration_proxy"] == recorded["absorbed_ic_f1"] != m["delivery_calibration"]
+        assert "legacy proxy" in m["delivery_calibration_proxy_note"] and "§6.2" in m["delivery_calibration_proxy_note"]
+    text = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "DC 0.0116 (strict; recorded proxy DC 0.0930)" in text
+    assert text.count("proxy DC: the recording's DC uses the reference code's legacy proxy") == 2
+
+
+def test_only_runs_from_a_recording_get_a_proxy_dc(recordings):
+    from knowsim_core.metrics import recorded_proxy_dc
+
+    rec, g = recordings[1]
+    run = run_from_reference(rec, g, PAPER)
+    assert recorded_proxy_dc(run) == rec["metrics"]["absorbed_ic_f1"]
+    first3 = run_from_reference({**rec, "iu_analysis_history": rec["iu_analysis_history"][:3]}, g, PAPER)
+    assert recorded_proxy_dc(run, 3) == recorded_proxy_dc(first3)  # running value over the first turns
+    assert recorded_proxy_dc(replace(run, meta=(("source", "studio"),))) is None
 
 
 def test_baseline_records_are_skipped_not_replayed(reference_dir):
@@ -188,3 +220,22 @@ def test_paper_text_preset_is_a_different_labelled_rule_set(recordings):
 def test_graph_round_trips_through_its_json(math_graphs):
     g = math_graphs["math_003"]
     assert IUGraph.from_data(json.loads(json.dumps(g.to_data()))) == g
+
+
+def test_simulate_page_shows_the_proxy_dc_of_an_imported_recording(recordings, tmp_path, monkeypatch):
+    """The player of an imported recording puts the recording's proxy DC beside strict DC."""
+    from streamlit.testing.v1 import AppTest
+
+    from knowsim_core.storage import Store
+
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "studio.db"))
+    rec, g = recordings[1]
+    run_id = Store(tmp_path / "studio.db").save_run(run_from_reference(rec, g, PAPER))
+    at = AppTest.from_file("../app.py", default_timeout=60)
+    at.query_params["run"], at.query_params["turn"] = run_id, "15"
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [c.value for c in at.caption if c.value.startswith("Recorded proxy DC")]
+    assert notes == [f"Recorded proxy DC: {rec['metrics']['absorbed_ic_f1']:.4f} — {PROXY_DC_REASON}."]
+    assert any(m.label.startswith("Delivery calibration") and m.value == "0.01" for m in at.metric)

@@ -1,4 +1,9 @@
-"""``replay RUNS.json --graphs IU_CACHE.json``: re-run recorded labels through the engine."""
+"""``replay RUNS.json --graphs IU_CACHE.json``: re-run recorded labels through the engine.
+
+DC is Studio's strict value; the recordings' own DC is the reference code's legacy proxy, so the
+output puts that proxy (recomputed, equal to the recording's ``absorbed_ic_f1``) beside it with
+the reason, instead of leaving 0.0116 next to the recording's 0.093 unexplained (spec §6.2).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import json
 from ..config import PRESETS, preset
 from ..formats.reference import iter_structured, load_iu_cache, load_run_file, run_from_reference
 from ..errors import FormatError
+from ..metrics import PROXY_DC_REASON, recorded_proxy_dc
 from ..state import STATE_NAMES
 
 NAME = "replay"
@@ -56,6 +62,8 @@ def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[d
                 "metrics": {
                     "knowledge_gain": m.knowledge_gain,
                     "delivery_calibration": m.delivery_calibration,
+                    "delivery_calibration_proxy": recorded_proxy_dc(run),
+                    "delivery_calibration_proxy_note": PROXY_DC_REASON,
                     "cognitive_overload": m.cognitive_overload,
                 },
             }
@@ -93,5 +101,9 @@ def run(args: argparse.Namespace) -> int:
         stop, reason = r["virtual_early_stop_turn"], r["virtual_early_stop_reason"]
         where = "none" if stop is None else f"turn index {stop} ({reason})"
         print(f"early stop: {where} (recorded: {r['recorded_virtual_early_stop_turn']})")
-        print(f"KG {m['knowledge_gain']}  DC {m['delivery_calibration']:.4f}  CO {m['cognitive_overload']:.4f}")
+        print(
+            f"KG {m['knowledge_gain']}  DC {m['delivery_calibration']:.4f} (strict; recorded proxy DC "
+            f"{m['delivery_calibration_proxy']:.4f})  CO {m['cognitive_overload']:.4f}"
+        )
+        print(f"proxy DC: {m['delivery_calibration_proxy_note']}")
     return 0

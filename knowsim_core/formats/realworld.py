@@ -1,0 +1,350 @@
+"""Real human–LLM tutoring conversations → questions, IU graphs and human runs (KnowSim readings).
+
+Two inputs are read into one :class:`Conversation` form:
+
+* ``simulatorarena`` — the SimulatorArena maths release: PATH is its annotations file
+  (a JSON list with ``user_queries`` / ``ai_responses``); its companions are found beside it by
+  their release names (:data:`CONCEPTS_NAME`, :data:`STATES_NAME`) and may be missing;
+* ``conversations-jsonl`` — the generic form, one conversation per line (README, "Real
+  conversations and realism")::
+
+    {"id": "c1", "question": "...", "messages": [{"role": "user", "content": "..."},
+     {"role": "assistant", "content": "..." | null}, ...], "level": "novice", "rating": 7,
+     "model": "gpt-4o", "concepts": [{"name": "...", "description": "..."}],
+     "initial_states": {"<concept name>": "struggling"}}
+
+Decisions, stated once: expertise ``9-12`` → novice, ``undergrad`` → intermediate, ``grad`` →
+advanced (:func:`level_of`); the graph's nodes are the problem's extracted concepts (``IU1…``, in
+file order, abstraction level :data:`ABSTRACTION_LEVEL` for all — the release gives none) with
+no prerequisite edges (the release gives none and we do not invent them); a conversation's
+messages after ``problem_1_turns`` are about the person's second, similar problem (no concepts
+or state are given for it), so they are kept in the run's metadata, not read as turns. A ``null``
+reply is an empty tutor turn; a message that is an image path stays as recorded; both are counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import FormatError
+from ..graph import IUGraph
+from ..state import IUState
+from .jsonio import read_json
+
+KIND_ARENA = "simulatorarena"
+KIND_JSONL = "conversations-jsonl"
+CONCEPTS_NAME = "math_tutoring_problems_extracted_concepts.json"
+STATES_NAME = "knowledge_state.json"
+ABSTRACTION_LEVEL = 0.5  # a stated constant: the release ranks no concept above another
+AUTHOR = "simulatorarena"
+GRAPH_NOTE = ("concepts extracted for this problem by the SimulatorArena release; no prerequisite edges "
+              "(the release gives none); abstraction level 0.5 for every IU (not given either)")
+STATUS = {"not introduced": IUState.UNAWARE, "unaware": IUState.UNAWARE, "struggling": IUState.STRUGGLING,
+          "partial understanding": IUState.PARTIAL, "partial_understanding": IUState.PARTIAL,
+          "knows well": IUState.KNOWS_WELL, "knows_well": IUState.KNOWS_WELL}
+LEVELS = ("novice", "intermediate", "advanced")
+REPORT_FIELDS = ("why_stop", "why_stop_other_reason", "strength_weakness", "solve_or_not", "problem_1_correctness",
+                 "problem_1_turns", "why_ask_tutor", "turk_final_answer", "moved_to_problem_2")
+IMAGE_PATH = re.compile(r"(?:^|[\s(\[\"'])(?:https?://|/|\.{0,2}/)?[\w./%-]*\.(?:png|jpe?g|gif|webp|bmp|heic|svg)\b",
+                        re.IGNORECASE)
+
+
+def level_of(expertise: str | None) -> str:
+    """The KnowSim level of a self-reported expertise (``9-12``/K-12 → novice, ``undergrad`` →
+    intermediate, ``grad`` → advanced; a KnowSim level name is kept).
+
+    Raises:
+        ValueError: an expertise none of these rules places.
+    """
+    e = (expertise or "").strip().lower()
+    if e in LEVELS:
+        return e
+    if "under" in e or "college" in e or "bachelor" in e:
+        return "intermediate"
+    if "grad" in e or "phd" in e or "master" in e:
+        return "advanced"
+    if re.search(r"\d", e) or "high" in e or "school" in e or e.startswith("k"):
+        return "novice"
+    raise ValueError(f"expertise {expertise!r} is not 9-12, undergrad, grad or a KnowSim level")
+
+
+def is_image_path(text: str) -> bool:
+    """A message that points at a picture (an upload path or URL) rather than typing it out."""
+    return bool(IMAGE_PATH.search(text or ""))
+
+
+def stated_problem(user_messages: list[str], where: str) -> str:
+    """The problem as the person stated it: their first non-empty message (a placeholder naming
+    ``where`` when every message is empty — the release's problem text itself is redacted)."""
+    first = next((m.strip() for m in user_messages if m and m.strip()), "")
+    return first or f"(problem text not recorded: {where})"
+
+
+# ---------------------------------------------------------------------- the common form
+@dataclass(frozen=True)
+class Conversation:
+    key: str  # "<problem_id>:<workerId>" (SimulatorArena) or the JSONL record's id
+    question_id: str
+    question: str
+    source: str
+    field: str
+    level: str
+    model: str
+    pairs: tuple[tuple[str, str | None], ...]  # (user message, recorded reply or None)
+    concepts: tuple[tuple[str, str], ...]  # (name, explanation)
+    initial: dict[str, IUState] | None  # concept name → state, None when no state was given
+    meta: dict[str, Any] = field(default_factory=dict)
+    later: tuple[tuple[str, str | None], ...] = ()  # messages about the second problem
+
+    def graph(self) -> IUGraph:
+        nodes = [{"id": f"IU{i}", "concept": n, "abstraction_level": ABSTRACTION_LEVEL, "description": d or n}
+                 for i, (n, d) in enumerate(self.concepts, 1)]
+        return IUGraph.from_data({"knowledge_areas": [self.field] if self.field else [], "nodes": nodes, "edges": []})
+
+
+# ---------------------------------------------------------------------- SimulatorArena
+class _Arena(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    problem_id: int | str
+    workerId: str
+    user_queries: list[str] = Field(min_length=1)
+    ai_responses: list[str | None]
+    model: str = "unknown"
+    math_expertise: str | None = None
+    overall_rating: float | None = None
+    problem_1_turns: int | None = None
+    question_location: str = ""
+    level: str = ""
+    type: str = ""
+
+
+class _Concept(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    name: str = Field(alias="Concept Name", min_length=1)
+    explanation: str = Field(default="", alias="Concept Explanation")
+
+
+class _StateConcept(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    name: str = Field(alias="Concept Name")
+    status: str = Field(alias="Status")
+
+
+def _where(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"]) or "(record)"
+    return f"field {loc!r}: {err['msg'].lower()}"
+
+
+def _refuse(path: Path, record: str, what: str) -> FormatError:
+    return FormatError(f"{path.name}: {record}: {what}")
+
+
+def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
+    """Conversations of a SimulatorArena annotations file (companions found beside it), plus notes."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise FormatError(f"{path.name}: expected a JSON list of conversations, got {type(data).__name__}")
+    notes: list[str] = []
+    concepts = _read_concepts(path.parent / CONCEPTS_NAME, notes)
+    states = _read_states(path.parent / STATES_NAME, notes)
+    out = []
+    for i, raw in enumerate(data):
+        label = f"record {i}"
+        try:
+            rec = _Arena.model_validate(raw)
+        except ValidationError as exc:
+            raise _refuse(path, label, _where(exc)) from None
+        key = f"{rec.problem_id}:{rec.workerId}"
+        label = f"record {i} ({key})"
+        if len(rec.ai_responses) != len(rec.user_queries):
+            raise _refuse(path, label, f"field 'ai_responses' has {len(rec.ai_responses)} entries for "
+                                       f"{len(rec.user_queries)} user_queries; they must pair up")
+        try:
+            level = level_of(rec.math_expertise)
+        except ValueError as exc:
+            raise _refuse(path, label, f"field 'math_expertise': {exc}") from None
+        pairs = tuple(zip(rec.user_queries, rec.ai_responses))
+        n1 = rec.problem_1_turns
+        cut = n1 if n1 is not None and 1 <= n1 < len(pairs) else len(pairs)
+        extra = rec.model_extra or {}
+        report = {k: extra.get(k, getattr(rec, k, None)) for k in REPORT_FIELDS if k in extra or k == "problem_1_turns"}
+        out.append(Conversation(
+            key=key, question_id=f"sa_math_{rec.problem_id}_{rec.workerId[:8]}",
+            question=stated_problem(rec.user_queries, f"MATH {rec.question_location or rec.problem_id}"),
+            source=f"SimulatorArena math (MATH {rec.question_location or 'location not given'}"
+                   f"{', ' + rec.level if rec.level else ''})",
+            field=rec.type, level=level, model=rec.model, pairs=pairs[:cut], later=pairs[cut:],
+            concepts=concepts.get(str(rec.problem_id), ()), initial=states.get((str(rec.problem_id), rec.workerId)),
+            meta={"source": KIND_ARENA, "conversation": key, "problem_id": str(rec.problem_id),
+                  "worker_id": rec.workerId, "question_location": rec.question_location,
+                  "expertise": rec.math_expertise or "", "rating": rec.overall_rating,
+                  "report": json.dumps(report, ensure_ascii=False)},
+        ))
+    return out, notes
+
+
+def _read_concepts(path: Path, notes: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    if not path.exists():
+        notes.append(f"{path.name} not found beside the annotations: no IU graphs, so no readings")
+        return {}
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise FormatError(f"{path.name}: expected an object {{problem_id: {{extracted_concepts: [...]}}}}")
+    out = {}
+    for pid, entry in data.items():
+        try:
+            items = (entry or {}).get("extracted_concepts") if isinstance(entry, dict) else None
+            if not isinstance(items, list):
+                raise FormatError(f"{path.name}: problem {pid}: field 'extracted_concepts' must be a list")
+            out[str(pid)] = tuple((c.name.strip(), c.explanation.strip()) for c in map(_Concept.model_validate, items))
+        except ValidationError as exc:
+            raise FormatError(f"{path.name}: problem {pid}: extracted_concepts.{_where(exc)}") from None
+    return out
+
+
+def _read_states(path: Path, notes: list[str]) -> dict[tuple[str, str], dict[str, IUState]]:
+    if not path.exists():
+        notes.append(f"{path.name} not found beside the annotations: initial states sampled for each level")
+        return {}
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise FormatError(f"{path.name}: expected an object keyed by \"(problem_id, workerId, model)\"")
+    out = {}
+    for key, entry in data.items():
+        try:
+            parts = ast.literal_eval(key)
+            pid, worker = str(parts[0]), str(parts[1])
+        except (ValueError, SyntaxError, TypeError, IndexError):
+            raise FormatError(f"{path.name}: key {key!r} is not \"(problem_id, workerId, model)\"") from None
+        try:
+            concepts = [_StateConcept.model_validate(c) for c in (entry or {}).get("concepts", [])]
+        except (ValidationError, AttributeError) as exc:
+            what = _where(exc) if isinstance(exc, ValidationError) else "entry is not an object"
+            raise FormatError(f"{path.name}: {key}: concepts.{what}") from None
+        out[(pid, worker)] = {c.name.strip().lower(): _status(c.status, path, key) for c in concepts}
+    return out
+
+
+def _status(value: str, path: Path, key: str) -> IUState:
+    state = STATUS.get(value.strip().lower())
+    if state is None:
+        raise FormatError(f"{path.name}: {key}: field 'Status' is {value!r}; expected Not introduced, "
+                          "Struggling, Partial understanding or Knows well")
+    return state
+
+
+# ---------------------------------------------------------------------- generic JSONL
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | None
+
+
+class _JsonlConcept(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1)
+    description: str = ""
+
+
+class _JsonlConversation(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str | int | None = None
+    question: str | None = None
+    messages: list[_Message] = Field(min_length=1)
+    level: str | None = None
+    rating: float | None = None
+    model: str = "unknown"
+    concepts: list[_JsonlConcept] = []
+    initial_states: dict[str, str] = {}
+
+
+def read_jsonl(path: Path) -> tuple[list[Conversation], list[str]]:
+    """Conversations of the generic JSONL form (module docstring)."""
+    out = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        label = f"line {n}"
+        try:
+            rec = _JsonlConversation.model_validate_json(line)
+        except ValidationError as exc:
+            raise _refuse(path, label, _where(exc)) from None
+        key = str(rec.id if rec.id is not None else n)
+        pairs = _pair(rec.messages, path, label)
+        try:
+            level = level_of(rec.level) if rec.level else "intermediate"
+        except ValueError as exc:
+            raise _refuse(path, label, f"field 'level': {exc}") from None
+        initial = {name.strip().lower(): _status(v, path, label) for name, v in rec.initial_states.items()} or None
+        out.append(Conversation(
+            key=key, question_id=f"conv_{re.sub(r'[^A-Za-z0-9_-]+', '_', key)}",
+            question=rec.question or stated_problem([u for u, _ in pairs], f"conversation {key}"), source=f"conversations {path.name}", field="",
+            level=level, model=rec.model, pairs=pairs, concepts=tuple((c.name, c.description) for c in rec.concepts),
+            initial=initial,
+            meta={"source": KIND_JSONL, "conversation": key, "expertise": rec.level or "", "rating": rec.rating},
+        ))
+    if not out:
+        raise FormatError(f"{path.name}: no conversations (one JSON object per line expected)")
+    return out, []
+
+
+def _pair(messages: list[_Message], path: Path, label: str) -> tuple[tuple[str, str | None], ...]:
+    pairs: list[list[Any]] = []
+    for j, m in enumerate(messages):
+        role = m.role.strip().lower()
+        if role == "user":
+            if m.content is None:
+                raise _refuse(path, label, f"field 'messages.{j}.content': a user message cannot be null")
+            pairs.append([m.content, None])
+        elif role == "assistant":
+            if not pairs or pairs[-1][1] is not None:
+                raise _refuse(path, label, f"field 'messages.{j}.role': an assistant message must answer a user message")
+            pairs[-1][1] = m.content
+        else:
+            raise _refuse(path, label, f"field 'messages.{j}.role' is {m.role!r}; expected user or assistant")
+    if not pairs:
+        raise _refuse(path, label, "field 'messages': no user message")
+    return tuple((u, a) for u, a in pairs)
+
+
+# ---------------------------------------------------------------------- detection
+def detect(path: Path) -> str | None:
+    """``simulatorarena``, ``conversations-jsonl`` or None (not a real-conversation file)."""
+    if not path.is_file():
+        return None
+    if path.suffix == ".jsonl":
+        first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "")
+        try:
+            obj = json.loads(first)
+        except json.JSONDecodeError:
+            return None
+        return KIND_JSONL if isinstance(obj, dict) and "messages" in obj else None
+    if path.suffix != ".json" or path.name in (CONCEPTS_NAME, STATES_NAME):
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if isinstance(data, list) and data and all(isinstance(r, dict) and "user_queries" in r for r in data):
+        return KIND_ARENA
+    return None
+
+
+def read_conversations(path: Path) -> tuple[str, list[Conversation], list[str]]:
+    """(kind, conversations, notes) of a real-conversation file; nothing is stored."""
+    kind = detect(path)
+    if kind == KIND_ARENA:
+        return (kind, *read_arena(path))
+    if kind == KIND_JSONL:
+        return (kind, *read_jsonl(path))
+    raise FormatError(f"{path} is neither a SimulatorArena annotations file nor a conversations .jsonl")
