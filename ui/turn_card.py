@@ -56,7 +56,8 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
     for note in rec.notes:
         st.caption(note)
     graph = run.graph
-    whys = explain_turn(rec, graph, ceiling_source=run.params.ceiling_source)  # node order, like rec.nodes
+    source = run.params.ceiling_source
+    modes = dict(rec.modes)
     rows = [
         {
             "IU": n.id,
@@ -65,10 +66,10 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
             "attempt": n.attempt.value,
             "before": state_badge(n.pre),
             "after": state_badge(n.post),
-            "mode": w.mode_name or "",
-            "why": w.why,
+            "mode": modes[n.id].title if n.id in modes else "",
+            "why": why(n, rec, graph, ceiling_source=source),
         }
-        for n, w in zip(rec.nodes, whys)
+        for n in rec.nodes
     ]
     mentioned = [r for r in rows if r["teaching"] != "not_mentioned" or r["attempt"] != "none"]
     tab_sig, tab_modes = st.tabs(["Signals this turn", "Failure modes & stop votes"])
@@ -83,10 +84,9 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
         if st.toggle("Show every IU", key=f"{key}_show_all"):
             st.dataframe(rows, hide_index=True, key=f"{key}_all")
     with tab_modes:
-        explained = {w.id: w for w in whys if w.mode is not None}
-        if explained:
-            for iu, _ in rec.modes:  # first-mention order, like the paper's lists
-                st.markdown(f"- **{explained[iu].mode_name}** {iu}: {explained[iu].why}")
+        if rec.modes:
+            for iu, mode in rec.modes:
+                st.markdown(f"- **{mode.title}** {iu}: {EXPLANATIONS[mode]}")
         else:
             st.caption("No IU was explained this turn, so no failure mode applies.")
         st.markdown("**Termination votes:** " + rec.votes.explain())
