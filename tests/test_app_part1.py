@@ -177,7 +177,7 @@ def test_clicking_a_node_explains_that_iu(db):
         if moved and silent:
             break
     assert moved and silent, "within six turns the demo both advances and ignores some IUs"
-    for node, phrase in ((moved[0], "advanced"), (silent[0], "not mentioned")):
+    for node, phrase in ((moved[0], "effective: "), (silent[0], "not mentioned")):
         at.session_state["sim_graph_0"] = {"selected": node.id}  # what a click in the browser sends
         at.run()
         ok(at)

@@ -13,7 +13,7 @@ from knowsim_core.graph import IUGraph
 from knowsim_core.session import play_turn
 from knowsim_core.signals import IUSignal
 from knowsim_core.state import IUState, KnowledgeState
-from ui.explain import why
+from knowsim_core.explain import explain_turn
 from ui.graph_layout import ROW_GAP, positions, wrap
 
 U, S, P, K = IUState
@@ -31,7 +31,7 @@ def play(g: IUGraph, start: dict[str, IUState], signals: list[IUSignal]):
     params = preset()
     rec = play_turn(g, KnowledgeState.from_ids(g, start), signals, turn=1,
                     tau=params.capacity(len(g.nodes)), params=params)
-    return rec, {n.id: why(n, rec, g) for n in rec.nodes}
+    return rec, {w.id: w.why for w in explain_turn(rec, g)}
 
 
 def test_reasons_follow_the_update_rules():
@@ -42,11 +42,13 @@ def test_reasons_follow_the_update_rules():
         IUSignal.make("IU4", "shallow"),  # shallow cannot move a partial IU
         IUSignal.make("IU5", "well_explained"),  # already known well
     ])
-    assert reason["IU2"].startswith("advanced: unaware → struggling")
-    assert reason["IU3"].startswith("blocked: prerequisite IU2 is only struggling")
-    assert reason["IU4"].startswith("only taught shallowly")
-    assert reason["IU5"].startswith("already known well") and "redundant" in reason["IU5"]
-    assert reason["IU1"].startswith("already known well") and "redundant" not in reason["IU1"]
+    assert reason["IU2"].startswith("effective: unaware → struggling")
+    # the rule reads the pre-turn ceiling: IU2 was unaware before this turn
+    assert reason["IU3"].startswith("prerequisite-blocked: ceiling struggling — IU2 is unaware")
+    assert reason["IU4"].startswith("under-absorbed: the turn was not overloaded")
+    assert "only taught shallowly" in reason["IU4"]
+    assert reason["IU5"].startswith("redundant: it was already known well")
+    assert reason["IU1"] == "not mentioned this turn; already known well"
 
 
 def test_not_mentioned_and_overload_reasons_quote_the_numbers():
@@ -57,9 +59,9 @@ def test_not_mentioned_and_overload_reasons_quote_the_numbers():
     stuck = [n for n in rec.nodes if n.post == n.pre]
     assert stuck, "three unaware mentions overload a 3-IU graph (τ = 2)"
     text = reason[stuck[0].id]
-    assert text.startswith("overloaded:")
-    assert f"load {q.effective_load:.1f} vs capacity 2" in text and f"η = {q.efficiency:.2f}" in text
-    assert f"{stuck[0].carry:.2f} of a step carried forward" in text
+    assert text.startswith("overload-wasted: teachable, but the turn was overloaded")
+    assert f"load {q.effective_load:.1f} vs capacity 2" in text and f"η {q.efficiency:.2f}" in text
+    assert f"{stuck[0].carry:.2f} carried forward" in text
     _, quiet = play(g, {}, [IUSignal.make("IU1", "well_explained")])
     assert quiet["IU2"] == "not mentioned this turn; stays unaware"
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from knowsim_core.failures import EXPLANATIONS
+from knowsim_core.explain import explain_turn, iu_history
 from knowsim_core.metrics import PROXY_DC_REASON, recorded_proxy_dc, summary
 from knowsim_core.records import RunRecord, TurnRecord
 
-from .explain import iu_history, why
 from .theme import state_badge
 
 
@@ -56,8 +55,7 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
     for note in rec.notes:
         st.caption(note)
     graph = run.graph
-    source = run.params.ceiling_source
-    modes = dict(rec.modes)
+    whys = explain_turn(rec, graph, ceiling_source=run.params.ceiling_source)  # node order, like rec.nodes
     rows = [
         {
             "IU": n.id,
@@ -66,10 +64,10 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
             "attempt": n.attempt.value,
             "before": state_badge(n.pre),
             "after": state_badge(n.post),
-            "mode": modes[n.id].title if n.id in modes else "",
-            "why": why(n, rec, graph, ceiling_source=source),
+            "mode": w.mode_name or "",
+            "why": w.why,
         }
-        for n in rec.nodes
+        for n, w in zip(rec.nodes, whys)
     ]
     mentioned = [r for r in rows if r["teaching"] != "not_mentioned" or r["attempt"] != "none"]
     tab_sig, tab_modes = st.tabs(["Signals this turn", "Failure modes & stop votes"])
@@ -84,9 +82,10 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
         if st.toggle("Show every IU", key=f"{key}_show_all"):
             st.dataframe(rows, hide_index=True, key=f"{key}_all")
     with tab_modes:
-        if rec.modes:
-            for iu, mode in rec.modes:
-                st.markdown(f"- **{mode.title}** {iu}: {EXPLANATIONS[mode]}")
+        explained = {w.id: w for w in whys if w.mode is not None}
+        if explained:
+            for iu, _ in rec.modes:  # first-mention order, like the paper's lists
+                st.markdown(f"- **{explained[iu].mode_name}** {iu}: {explained[iu].why}")
         else:
             st.caption("No IU was explained this turn, so no failure mode applies.")
         st.markdown("**Termination votes:** " + rec.votes.explain())
