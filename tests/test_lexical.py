@@ -4,10 +4,10 @@ from __future__ import annotations
 
 
 from knowsim_core import registry
-from knowsim_core.agents.lexical import DEFAULT_SETTINGS, _cue_score, label_turn
+from knowsim_core.agents.lexical import _cue_score, label_turn
 from knowsim_core.agents.offline_text import content_stems, profiles_for, sentences
 from knowsim_core.ports import ExtractorContext, Message
-from knowsim_core.samples import get_sample, load_samples
+from knowsim_core.samples import get_sample
 from knowsim_core.state import initial_state
 from knowsim_core.config import preset
 
@@ -25,45 +25,54 @@ def test_labels_every_iu_once_in_node_order():
 
 
 def test_a_worked_explanation_is_well_explained_a_bare_naming_is_shallow():
-    teach = ("Let's look at the multiplication principle. If a process happens in stages and the options at a later "
-             "stage do not depend on earlier ones, the total count is the product of the stage counts. "
-             "This works because every choice at one stage combines with every choice at the next. "
-             "For example, 20 colour patterns times 20 on/off patterns gives 20 × 20 = 400 outcomes.")
-    got = labels("sample_lava_lamps", "How do I count?", teach)
-    assert got["IU3"].teaching_quality == "well_explained"
-    bare = labels("sample_lava_lamps", "How do I count?", "You could use the multiplication principle here, maybe?")
-    assert bare["IU3"].teaching_quality == "shallow"
+    teach = ("Let's look at the single-roll mean. The expected value of one roll is the probability-weighted "
+             "average of the faces, so each face 1 to 6 counts with weight 1/6. This is why the mean is "
+             "(1+2+3+4+5+6)/6 = 21/6 = 3.5. For example, over many rolls your average payout is about 3.5 dollars.")
+    got = labels("sample_dice_reroll_game", "What is one roll worth?", teach)
+    assert got["IU7"].teaching_quality == "well_explained"
+    bare = labels("sample_dice_reroll_game", "What is one roll worth?", "You might use the single-roll mean here, maybe?")
+    assert bare["IU7"].teaching_quality != "well_explained"
     assert bare["IU13"].teaching_quality == "not_mentioned"
 
 
 def test_attempt_types_reasoning_articulation_none():
-    prev = "The number of red/blue patterns is C(6,3) = 20, because we choose which 3 of the 6 positions are red."
-    reasoning = labels("sample_lava_lamps", "I think the red/blue patterns are C(6,3) = 18, because 6·3 = 18?", "ok", prev)
-    assert reasoning["IU6"].attempt.value == "reasoning"
-    echo = labels("sample_lava_lamps", "So the number of red/blue patterns is C(6,3), we choose which positions are red.", "ok", prev)
-    assert echo["IU6"].attempt.value == "articulation"
-    ask = labels("sample_lava_lamps", "I don't understand the red/blue patterns, can you explain?", "ok", prev)
-    assert ask["IU6"].attempt.value == "none"
+    prev = "Herd immunity threshold: solving R0 times (1 - p) < 1 gives the threshold formula p = 1 - 1/R0."
+    reasoning = labels("sample_herd_immunity", "I guess the herd immunity threshold for R0 = 4 is 75%?", "ok")
+    assert reasoning["IU7"].attempt.value == "reasoning"
+    echo = labels("sample_herd_immunity", "So the herd immunity threshold formula is 1 - 1/R0.", "ok", prev)
+    assert echo["IU7"].attempt.value == "articulation"
+    unrelated = labels("sample_herd_immunity", "Can you explain that again?", "ok", prev)
+    assert unrelated["IU7"].attempt.value == "none"
 
 
 def test_same_notation_in_any_form_is_recognised():
-    a = labels("sample_lava_lamps", "", r"The count of shelf colourings is \binom{6}{3} = 20.")
-    b = labels("sample_lava_lamps", "", "The count of shelf colourings is 6 choose 3 = 20.")
-    assert a["IU6"].teaching_quality != "not_mentioned"
-    assert a["IU6"].teaching_quality == b["IU6"].teaching_quality
+    from knowsim_core.agents.offline_text import formula_tokens
+
+    assert formula_tokens(r"\binom{6}{3} = 20") == formula_tokens("C(6,3) = 20") == formula_tokens("6 choose 3") \
+        == ["binom:6,3"]
 
 
 def test_extractor_port_uses_the_previous_assistant_message():
-    s = get_sample("sample_lava_lamps")
+    s = get_sample("sample_herd_immunity")
     ex = registry.resolve("extractor", "offline/lexical")
-    prev = s.graph.node("IU6").description
+    prev = s.graph.node("IU4").concept + ": " + s.graph.node("IU4").description
     ctx = ExtractorContext(turn=2, material=s.material, state=initial_state(s.graph, "novice", preset(), seed=1),
                            history=(Message("user", "hi"), Message("assistant", prev)),
-                           user_message="So the number of red/blue patterns is C(6,3), one of the factors of the total.",
+                           user_message="So the basic reproduction number R0 is how many people one case infects.",
                            assistant_message="Yes.", seed=1)
     out = ex.extract(ctx)
     assert not out.failed and len(out.entries) == len(s.graph.nodes)
-    assert {e.id: e for e in out.entries}["IU6"].attempt.value == "articulation"
+    assert {e.id: e for e in out.entries}["IU4"].attempt.value == "articulation"
+
+
+def test_coefficients_are_the_ones_the_fit_command_derives(reference_dir):
+    """The shipped weights come from `benchmarks/extractor_eval.py --fit` on both recordings."""
+    from knowsim_core import extractor_eval as ev
+    from knowsim_core.agents.lexical import COEFFICIENTS
+
+    turns = ev.load_turns(str(reference_dir / "examples" / "mathqa_structured_adaptive_novice.json"),
+                          str(reference_dir / "iu_cache" / "math.json"))
+    assert ev.fit_model(turns) == COEFFICIENTS
 
 
 def test_on_expert_prose_teaching_beats_bare_naming(expert_graphs):
@@ -89,7 +98,8 @@ def test_character_ngrams_meet_inflections_the_word_stems_miss():
     sims = prof.char_cosines("lymphocytic")
     assert max(sims, key=sims.get) == "IU1"
     # unrelated words share only stray short n-grams: far below the mention threshold
-    assert max(prof.char_cosines("the weather was sunny today").values()) < DEFAULT_SETTINGS.mention
+    weather, lymph = prof.char_cosines("the weather was sunny today"), prof.char_cosines("lymphoma")
+    assert max(weather.values()) < 0.5 * max(lymph.values())
 
 
 def test_sentences_end_after_a_closing_quote_or_bracket():

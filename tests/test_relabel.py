@@ -38,20 +38,51 @@ def test_json_output_format(paths, capsys):
     assert {lab["teaching_quality"] for t in data["records"][0]["turns"] for lab in t["labels"].values()} <= set(QUALITIES)
 
 
-def test_text_report_and_agreement_floor(paths, capsys):
+def test_text_report(paths, capsys):
     runs, graphs = paths
     assert main(["relabel", runs, "--graphs", graphs]) == 0
     out = capsys.readouterr().out
     assert "teaching quality" in out and "macro-F1" in out and "well_explained" in out
     stats = compare(relabel_records(runs, graphs, "offline/lexical"))
-    # A keyword-overlap baseline reaches ~0.41; the bar is 0.55. The lexical labeller scores
-    # 0.565 (math_003 0.528, math_004 0.602); with its thresholds chosen on one record and scored on
-    # the other the figure is ~0.55 (see the comments in agents/lexical.py).
-    assert stats["teaching_quality"]["macro_f1"] >= 0.55
-    for r in relabel_records(runs, graphs, "offline/lexical"):
-        assert compare([r])["teaching_quality"]["macro_f1"] > 0.5, r["problem_id"]
     assert stats["user_attempt_type"]["n"] == stats["teaching_quality"]["n"] == 435
     assert set(stats["user_attempt_type"]["matrix"]) == set(ATTEMPTS)
+
+
+@pytest.fixture(scope="module")
+def loro(paths):
+    from knowsim_core import extractor_eval as ev
+
+    turns = ev.load_turns(*paths)
+    return {name: ev.protocol(turns, method) for name, method in ev.METHODS.items()}
+
+
+# Floors from the leave-one-recording-out protocol (benchmarks/extractor_eval.py), each the LORO
+# figure minus a 0.05 margin: teaching quality LORO macro-F1 0.540 -> 0.49; attempt type 0.369 ->
+# 0.32. In-sample figures (0.571 / 0.369) are not used as floors.
+LORO_TQ_FLOOR = 0.540 - 0.05
+LORO_AT_FLOOR = 0.369 - 0.05
+
+
+def test_out_of_sample_agreement_floor_and_baselines(loro):
+    lex, kw, maj = loro["lexical"], loro["keyword"], loro["majority"]
+    assert lex["loro"]["teaching_quality"]["macro_f1"] >= LORO_TQ_FLOOR
+    assert lex["loro"]["user_attempt_type"]["macro_f1"] >= LORO_AT_FLOOR
+    # every held-out recording on its own, and the model must beat both baselines out of sample
+    assert set(lex["folds"]) == {"math_003", "math_004"}
+    for r, stats in lex["folds"].items():
+        assert stats["teaching_quality"]["macro_f1"] >= LORO_TQ_FLOOR - 0.05, r
+    for base in (kw, maj):
+        assert lex["loro"]["teaching_quality"]["macro_f1"] > base["loro"]["teaching_quality"]["macro_f1"] + 0.1
+    assert lex["loro"]["user_attempt_type"]["macro_f1"] > maj["loro"]["user_attempt_type"]["macro_f1"]
+    # the pooled held-out matrix covers every label once
+    assert lex["loro"]["teaching_quality"]["n"] == 435
+
+
+def test_protocol_text_output(paths, capsys):
+    runs, graphs = paths
+    assert main(["relabel", runs, "--graphs", graphs, "--protocol", "loro"]) == 0
+    out = capsys.readouterr().out
+    assert "leave-one-recording-out" in out and "in-sample" in out and "keyword" in out and "majority" in out
 
 
 def test_bad_input_is_reported(paths, capsys, tmp_path):
@@ -59,6 +90,6 @@ def test_bad_input_is_reported(paths, capsys, tmp_path):
     assert main(["relabel", runs, "--graphs", graphs, "--extractor", "offline/lexcal"]) == 2
     assert "did you mean 'offline/lexical'" in capsys.readouterr().err
     other = tmp_path / "cache.json"
-    other.write_text("{}")
+    other.write_text(json.dumps({"math_004": json.loads(open(graphs).read())["math_004"]}))
     assert main(["relabel", runs, "--graphs", str(other)]) == 2
     assert "has no graph for math_003" in capsys.readouterr().err

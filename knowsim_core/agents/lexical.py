@@ -1,14 +1,18 @@
 """``offline/lexical``: label every IU from the text of the latest turn alone.
 
-Teaching quality is read from the latest assistant message only (spec §9 step 1), the attempt
-type from the latest user message. No model, no download: an IU counts as mentioned when the
-message's character n-gram TF-IDF vector is close enough to the IU's (robust to inflections and
-partial terms), sentences are matched to IUs through the word TF-IDF profiles of
-:mod:`offline_text`, and explanation depth comes from surface cues the
-spec's rubric names — a definition, a reason ("because", "so"), a formula or worked number, an
-example — while a bare naming, a one-liner or a question alone stays ``shallow``. Because it
-needs nothing but text, it also labels real LLM transcripts (imported recordings, typed turns);
-``python -m knowsim_core relabel`` measures its agreement with recorded LLM labels.
+Teaching quality is read from the latest assistant message (spec §9 step 1), the attempt type
+from the latest user message. No model download: a handful of general text measurements per IU
+— how close the message and its closest sentence are to the IU's concept name and description
+(character n-gram and word TF-IDF cosines), how much of the concept's name it uses, how much
+explaining the sentences about the IU do (the rubric's cues: a definition, a reason, a worked
+number or formula, an example; a question alone does little), what share of the reply is about
+the IU, how the IU ranks among the graph's IUs for this message, and whether the user asked
+about it — are combined by two small logistic regressions (mentioned?; if so, well explained?).
+The attempt type works the same way from the user message (does it concern the IU; does it bring
+new content — numbers, an attempt, a reason — or echo the assistant's previous words; is it only
+a question). The coefficients live in :data:`COEFFICIENTS`, fitted on the paper's two recorded
+MathQA conversations; their out-of-sample (leave-one-recording-out) agreement is what the README
+and the tests quote (:mod:`knowsim_core.extractor_eval`).
 """
 
 from __future__ import annotations
@@ -32,25 +36,39 @@ _NUMBER = re.compile(r"\d")
 _HEDGE = re.compile(r"\b(not sure|don't (?:fully )?(?:get|understand|know)|confus|lost|no idea|unsure|"
                     r"what (?:is|does|are)|how do (?:i|you)|can you explain|could you explain|i haven't|never learned)\b")
 _ATTEMPT = re.compile(r"\b(i think|i guess|i got|i get|i calculated|i computed|so it'?s|that gives|would be|"
-                      r"is it|so the|then the|i'd|i would|my answer|my guess)\b")
+                      r"is it|so the|then the|i'd|i would|my answer|my guess|because|which means)\b")
+
+ATTEMPT_COVER = 0.5  # share of an IU's concept-name words the user must use (see attempt_types)
+ABOUT = 0.35
+MIN_DEPTH = 0.2  # cue_depth (depth / 3) of one bare naming sentence is at most 0.5 / 3  # word relevance for a sentence to be "about" an IU (a sentence naming most of it)
+
+# The reply's cosines are used relative to the best-matching IU of the same message ("rank"):
+# their absolute size depends on the graph (longer descriptions and more IUs give smaller
+# cosines), the ranking within one message does not. neighbour_mention: the best whole-message
+# cosine among the IU's prerequisites and dependents; asked_by_user: the user message's cosine.
+TQ_FEATURES = ("bias", "message_rank", "sentence_char_rank", "sentence_word_rank", "concept_name_cover",
+               "description_cover", "cue_depth", "share_of_sentences_about", "neighbour_mention", "asked_by_user",
+               "reply_length")
 
 
 @dataclass(frozen=True, slots=True)
-class LexicalSettings:
-    """The few thresholds of the labeller (tuned on general grounds, see the module docstring)."""
+class LexicalModel:
+    """Logistic-regression weights over :data:`TQ_FEATURES` (one tuple per decision). A
+    probability of 0.5 or more means yes."""
 
-    mention: float = 0.19  # whole-message character n-gram cosine needed to count as mentioned
-    named: float = 0.4  # ... or one sentence's (a long reply dilutes a plain naming of the IU)
-    sentence: float = 0.35  # sentence relevance for a sentence to be "about" the IU
-    depth: float = 1.6  # depth + COSINE_WEIGHT·(best sentence cosine) needed for well_explained
-    explain_cosine: float = 0.4  # some sentence must resemble the IU's own description this much
-    min_depth: float = 0.6  # and the cue depth must reach this (a bare one-sentence naming has <= 0.5)
-    restate: float = 0.45  # ... or, with that depth, one sentence's character n-gram cosine reaches this
-    user_mention: float = 0.4  # user-message relevance for an attempt to concern the IU
-    echo: float = 0.6  # share of the user's IU words already in the previous assistant message
+    mentioned: tuple[float, ...]  # not_mentioned vs mentioned
+    well: tuple[float, ...]  # among mentioned: shallow vs well_explained
 
 
-DEFAULT_SETTINGS = LexicalSettings()
+# THE fitted weights, the only numbers of the labeller learned from data. Obtained by
+# `python benchmarks/extractor_eval.py --fit` (class-balanced L2 logistic regression, see
+# knowsim_core.extractor_eval.fit_logistic) on BOTH recorded MathQA conversations
+# (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
+# leave-one-recording-out table is the honest estimate of how they do on unseen conversations.
+COEFFICIENTS = LexicalModel(
+    mentioned=(-2.4167, 1.1624, 0.7363, 0.0125, 0.6587, 0.3413, -0.4976, 1.3058, 3.2668, 1.5758, -0.0906),
+    well=(-3.5817, 1.2783, 1.4369, 1.7094, -0.4043, -0.5131, 0.0426, 0.1414, 0.8941, -0.0294, 1.2044),
+)
 
 
 def _cue_score(sentence: str) -> float:
@@ -72,80 +90,111 @@ def _cue_score(sentence: str) -> float:
     return score
 
 
-# How "mentioned" is decided: whole-message character 3–5-gram cosine >= ``mention``. On the two
-# recorded conversations this separates mentioned from not-mentioned IUs better than the word
-# vocabulary coverage used before (ROC AUC 0.73 / 0.77 vs 0.67 / 0.76), and it predicts about as
-# many mentions as the recorded LLM made (264 vs 259 of 435). 0.19 sits on a plateau (0.18–0.21
-# within 0.01 overall); chosen on math_003 alone it would be 0.20 (math_004 then scores 0.585),
-# on math_004 alone 0.19 (math_003 then 0.515), so the held-out figure is about 0.55.
-#
-# How well_explained is decided (measured with ``relabel`` on the two structured MathQA records;
-# see tests/test_relabel.py). Cue depth alone confuses "mentions a lot" with "explains": a sentence
-# that actually teaches an IU restates its content, so one sentence must reach a TF-IDF cosine of
-# ``explain_cosine`` with the IU's description, the cue depth must reach ``min_depth`` (a bare
-# naming in one cue-less sentence never does, however close its words are to the concept name),
-# and depth + COSINE_WEIGHT·cosine must reach ``depth``. Values from a plateau that improved BOTH
-# records (explain_cosine 0.35–0.45 with depth 1.0–1.6 all beat the cue-only rule); choosing on
-# math_003 alone picks explain_cosine 0.4 and scores math_004 at 0.579 (cue-only rule: 0.537);
-# choosing on math_004 alone picks 0.45 and scores math_003 at 0.469 (cue-only: 0.455).
-# A second path is paraphrase-tolerant: with the same minimum cue depth, one sentence whose
-# character n-gram cosine with the IU reaches ``restate`` (0.45; 0.42–0.50 all score 0.558–0.568)
-# also counts. It lifted math_003 0.515 -> 0.528 and math_004 0.597 -> 0.602.
-COSINE_WEIGHT = 2.0
-_TQ_CACHE_SIZE = 4096
-
-
-def teaching_quality(
-    prof: IUProfiles, message: str, settings: LexicalSettings = DEFAULT_SETTINGS
-) -> dict[str, tuple[str, str]]:
-    """``{iu: (quality, reason)}`` for every IU, from one assistant message (memoised: the
-    assistants re-read their own past messages every turn)."""
-    key = ("tq", message, settings)
+def tq_features(prof: IUProfiles, message: str, user_message: str = "") -> dict[str, tuple[float, ...]]:
+    """``{iu: feature vector}`` (order of :data:`TQ_FEATURES`) for one assistant message."""
+    key = ("tqf", message, user_message)
     hit = prof.memo.get(key)
     if hit is None:
-        if len(prof.memo) >= _TQ_CACHE_SIZE:
+        if len(prof.memo) >= _MEMO_SIZE:
             prof.memo.clear()
-        hit = prof.memo[key] = _teaching_quality(prof, message, settings)
+        hit = prof.memo[key] = _tq_features(prof, message, user_message)
     return hit
 
 
-def _teaching_quality(prof: IUProfiles, message: str, settings: LexicalSettings) -> dict[str, tuple[str, str]]:
-    sents = sentences(message)
+def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str, tuple[float, ...]]:
+    sents = sentences(message) or [""]
     sent_stems = [content_stems(s) for s in sents]
     sent_terms = [set(st) for st in sent_stems]
-    all_terms = set().union(*sent_terms) if sent_terms else set()
-    closest = _closest_sentence_cosines(prof, sent_stems)
+    all_terms = set().union(*sent_terms)
+    cues = [_cue_score(s) for s in sents]
     mention = prof.char_cosines(message)
-    restated = _closest_sentence_char_cosines(prof, sents) if len(sents) > 1 else mention
-    out: dict[str, tuple[str, str]] = {}
+    named = _closest_sentence_char_cosines(prof, sents) if len(sents) > 1 else mention
+    close = _closest_sentence_cosines(prof, sent_stems)
+    asked = prof.char_cosines(user_message) if user_message else {}
+    top = max(mention.values(), default=0.0) or 1.0
+    top_named = max(named.values(), default=0.0) or 1.0
+    top_close = max(close.values(), default=0.0) or 1.0
+    neighbours = _neighbours(prof)
+    length = min(1.0, len(sents) / 10)
+    out: dict[str, tuple[float, ...]] = {}
     for iu in prof.profiles:
-        m = mention.get(iu, 0.0)
-        if m < settings.mention and restated.get(iu, 0.0) < settings.named:
-            out[iu] = (TeachingQuality.NOT_MENTIONED.value, f"not mentioned (similarity {m:.2f})")
-            continue
-        rel = prof.relevance(iu, all_terms)
         depth = 0.0
         n_about = 0
-        previous_about = False
-        for s, terms in zip(sents, sent_terms):
-            r = prof.relevance(iu, terms)
+        previous = False
+        for cue, terms in zip(cues, sent_terms):
+            r = prof.relevance(iu, terms) if terms else 0.0
             # a sentence that continues an explanation rarely repeats the concept's name
-            about = r >= settings.sentence or (previous_about and r >= settings.sentence / 2)
+            about = r >= ABOUT or (previous and r >= ABOUT / 2)
             if about:
                 n_about += 1
-                depth += _cue_score(s) * min(1.0, max(r, settings.sentence) / 0.6)
-            previous_about = about
-        best = closest.get(iu, 0.0) if depth >= settings.min_depth else 0.0
-        close = restated.get(iu, 0.0) if depth >= settings.min_depth else 0.0
-        if (best >= settings.explain_cosine and depth + COSINE_WEIGHT * best >= settings.depth) \
-                or close >= settings.restate:
-            out[iu] = (TeachingQuality.WELL_EXPLAINED.value,
-                       f"explained across {n_about} sentence(s) with definition/reason/example cues "
-                       f"(depth {depth:.2f}, closest sentence: word cosine {best:.2f}, character cosine {close:.2f})")
+                depth += cue * min(1.0, max(r, ABOUT) / 0.6)
+            previous = about
+        m = mention.get(iu, 0.0)
+        near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
+        out[iu] = (1.0, m / top, named.get(iu, 0.0) / top_named, close.get(iu, 0.0) / top_close,
+                   prof.concept_cover(iu, all_terms), min(1.0, 2 * prof.desc_cover(iu, all_terms)),
+                   min(1.0, depth / 3.0), n_about / len(sents), near, asked.get(iu, 0.0), length)
+    return out
+
+
+def _neighbours(prof: IUProfiles) -> dict[str, tuple[str, ...]]:
+    """IU -> its prerequisites and dependents in the graph (cached on the profiles)."""
+    hit = prof.memo.get("neighbours")
+    if hit is None:
+        near: dict[str, set[str]] = {iu: set() for iu in prof.profiles}
+        for e in prof.graph.edges:
+            a, b = e.from_, e.to
+            if a in near and b in near and a != b:
+                near[a].add(b)
+                near[b].add(a)
+        hit = prof.memo["neighbours"] = {iu: tuple(sorted(v)) for iu, v in near.items()}
+    return hit
+    return out
+
+
+def _p(weights: tuple[float, ...], x: tuple[float, ...]) -> float:
+    z = sum(w * v for w, v in zip(weights, x))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def teaching_quality(prof: IUProfiles, message: str, user_message: str = "",
+                     model: LexicalModel = COEFFICIENTS) -> dict[str, tuple[str, str]]:
+    """``{iu: (quality, reason)}`` for every IU, from one assistant message."""
+    out = {}
+    for iu, x in tq_features(prof, message, user_message).items():
+        pm = _p(model.mentioned, x)
+        facts = f"rank in message {x[1]:.2f}, closest sentence {x[2]:.2f}/{x[3]:.2f}, cue depth {x[6]:.2f}"
+        if pm < 0.5:
+            out[iu] = (TeachingQuality.NOT_MENTIONED.value, f"not mentioned (p={pm:.2f}; {facts})")
+            continue
+        pw = _p(model.well, x)
+        # the rubric's floor (spec §9), not fitted: a one-line reply or a bare naming with no
+        # explaining cue is at most shallow, whatever the weights say
+        if pw >= 0.5 and x[6] >= MIN_DEPTH and x[10] > 0.1:
+            out[iu] = (TeachingQuality.WELL_EXPLAINED.value, f"explained with definition/reason/example cues "
+                                                             f"(p={pw:.2f}; {facts})")
         else:
-            out[iu] = (TeachingQuality.SHALLOW.value,
-                       f"mentioned without substantive explanation (relevance {rel:.2f}, depth {depth:.2f}, "
-                       f"closest sentence cosine {best:.2f})")
+            out[iu] = (TeachingQuality.SHALLOW.value, f"mentioned without substantive explanation (p={pw:.2f}; {facts})")
+    return out
+
+
+def attempt_types(prof: IUProfiles, user_message: str, prev_assistant: str) -> dict[str, str]:
+    """``{iu: attempt}``: an attempt concerns an IU when the user uses at least :data:`ATTEMPT_COVER`
+    of its concept name's words; it is articulation when every such word was already in
+    the assistant's previous message (restating), reasoning when the user brings words of their
+    own, else none. A plain rule: out of sample it agreed with the recorded labels better than a
+    fitted model did (README, extractor_eval)."""
+    terms = set(content_stems(user_message))
+    prev_terms = set(content_stems(prev_assistant))
+    out = {}
+    for iu, p in prof.profiles.items():
+        used = [t for t in p.concept_terms if t in terms]
+        if len(used) < ATTEMPT_COVER * max(1, len(p.concept_terms)):
+            out[iu] = AttemptType.NONE.value
+        elif prev_assistant and all(t in prev_terms for t in used):
+            out[iu] = AttemptType.ARTICULATION.value
+        else:
+            out[iu] = AttemptType.REASONING.value
     return out
 
 
@@ -194,41 +243,15 @@ def _closest_sentence_cosines(prof: IUProfiles, sent_stems: list[tuple[str, ...]
     return best
 
 
-def attempt_types(
-    prof: IUProfiles, user_message: str, prev_assistant: str, settings: LexicalSettings = DEFAULT_SETTINGS
-) -> dict[str, str]:
-    """``{iu: attempt}``: reasoning (new content), articulation (restating), none."""
-    terms = set(content_stems(user_message))
-    low = user_message.lower()
-    prev_terms = set(content_stems(prev_assistant))
-    brings_content = bool(_FORMULA.search(user_message) or _NUMBER.search(user_message) or _ATTEMPT.search(low))
-    only_asks = bool(_HEDGE.search(low)) and not brings_content
-    new_numbers = any(t[0].isdigit() and t not in prev_terms for t in terms)
-    out: dict[str, str] = {}
-    for iu, p in prof.profiles.items():
-        if prof.relevance(iu, terms) < settings.user_mention or only_asks:
-            out[iu] = AttemptType.NONE.value
-            continue
-        mine = [t for t in terms if t in p.desc_terms]
-        echoed = sum(1 for t in mine if t in prev_terms) / max(1, len(mine))
-        if prev_assistant and echoed >= settings.echo and not new_numbers:
-            out[iu] = AttemptType.ARTICULATION.value  # the user's words for it are the assistant's
-        else:
-            out[iu] = AttemptType.REASONING.value if brings_content else AttemptType.ARTICULATION.value
-    return out
+_MEMO_SIZE = 4096
 
 
-def label_turn(
-    graph: IUGraph,
-    user_message: str,
-    assistant_message: str,
-    prev_assistant: str = "",
-    settings: LexicalSettings = DEFAULT_SETTINGS,
-) -> tuple[IUSignal, ...]:
+def label_turn(graph: IUGraph, user_message: str, assistant_message: str, prev_assistant: str = "",
+               model: LexicalModel = COEFFICIENTS) -> tuple[IUSignal, ...]:
     """One :class:`IUSignal` per node (node order) from the turn's two messages."""
     prof = profiles_for(graph)
-    tq = teaching_quality(prof, assistant_message, settings)
-    at = attempt_types(prof, user_message, prev_assistant, settings)
+    tq = teaching_quality(prof, assistant_message, user_message, model)
+    at = attempt_types(prof, user_message, prev_assistant)
     return tuple(
         IUSignal.make(n.id, tq[n.id][0], at[n.id], tq[n.id][1], concept=n.concept) for n in graph.nodes
     )
@@ -239,10 +262,10 @@ class LexicalExtractor:
 
     id = "offline/lexical"
 
-    def __init__(self, settings: LexicalSettings = DEFAULT_SETTINGS):
-        self.settings = settings
+    def __init__(self, model: LexicalModel = COEFFICIENTS):
+        self.model = model
 
     def extract(self, ctx: ExtractorContext) -> Extraction:
         prev = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "")
-        entries = label_turn(ctx.material.graph, ctx.user_message, ctx.assistant_message, prev, self.settings)
+        entries = label_turn(ctx.material.graph, ctx.user_message, ctx.assistant_message, prev, self.model)
         return Extraction(entries=entries)

@@ -7,7 +7,7 @@ uses. Implementations live in :mod:`offline_assistants`, :mod:`offline_user` and
 from __future__ import annotations
 
 from .. import registry
-from .lexical import LexicalExtractor, LexicalSettings, label_turn
+from .lexical import LexicalExtractor, LexicalModel, label_turn
 from .offline_assistants import (
     AdaptiveAssistant,
     ComprehensiveAssistant,
@@ -58,6 +58,6 @@ registry.register(
 
 __all__ = [
     "ASSISTANT_IDS", "STRATEGY_IDS", "AdaptiveAssistant", "ComprehensiveAssistant", "KnowSimUser",
-    "LexicalExtractor", "LexicalSettings", "OracleAssistant", "SimpleAssistant", "SocraticAssistant",
+    "LexicalExtractor", "LexicalModel", "OracleAssistant", "SimpleAssistant", "SocraticAssistant",
     "label_turn",
 ]

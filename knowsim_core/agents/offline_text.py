@@ -28,18 +28,16 @@ STOPWORDS = frozenset(
     would you your yours one two three get got go going want need make made way ways thing
     things really right think know see well yes okay ok sure still maybe actually
     just something anything everything here's that's it's let's i'm you're we're don't doesn't
-    isn't can't won't didn't i've you've what's there's same us via per e g etc""".split()
+    isn't can't won't didn't i've you've what's there's same us via per e g etc on off exactly""".split()
 )
-# Not stopwords, deliberately: "on"/"off" (states, as in "3 lamps on") and "exactly" (a count, as
-# in "exactly k successes") carry the meaning of many math IUs; dropping them cost the lexical
-# extractor agreement on both recorded MathQA conversations.
-# Words that frame a concept rather than carry it ("Meaning of ...", "Compute the ... value"):
-# they would match any message that merely uses "means" or "compute".
+# Words that frame a concept in an IU's name or description rather than carry it ("Meaning of ...",
+# "Applying ... in context", "Basic understanding of ..."): generic task vocabulary of any domain,
+# which would match every message that merely says "the idea" or "this problem". Chosen on general
+# grounds; benchmarks/extractor_eval.py --ablation measures them (leave-one-recording-out).
 META_WORDS = frozenset(
-    """mean meaning means interpret interpretation interpreting identify identifying compute computing
-    computed calculate calculating calculation evaluate evaluation form forming formula final result
-    value values step steps problem question answer concept idea basic basics understanding apply
-    applying application use using given general specific context""".split()
+    """concept idea basic basics understanding problem question answer step steps general specific
+    context apply applying application use using given meaning interpret interpretation interpreting
+    identify identifying""".split()
 )
 
 _TOKEN = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
@@ -82,26 +80,23 @@ def words(text: str) -> list[str]:
     return _TOKEN.findall(clean(text))
 
 
-# A few general synonyms folded onto one stem, so "pick 2 of 4" meets "choose k from n".
-SYNONYMS = {"pick": "choos", "select": "choos", "chos": "choos", "chosen": "choos",
-            "product": "multipl", "multiply": "multipl", "times": "multipl",
-            "sum": "add", "addition": "add", "plus": "add", "total": "add",
-            "subtract": "minus", "differenc": "minus", "ratio": "divid", "division": "divid", "quotient": "divid",
-            "chanc": "probabil", "likelihood": "probabil", "likely": "probabil",
-            # a condition imposed on a choice: "the last lamp is fixed" meets "endpoint constraints"
-            "fix": "constrain", "forc": "constrain", "constraint": "constrain", "restrict": "constrain"}
+# Synonyms folded onto one stem before matching. Empty: the math synonyms tried before
+# ("pick" -> "choose", "times" -> "multiply", "chance" -> "probability", ...) did not help out of
+# sample (benchmarks/extractor_eval.py --ablation); the hook stays for general ones that would.
+SYNONYMS: dict[str, str] = {}
+FRACTIONS_AS_DECIMALS = False  # 1/10 -> 0.1: no out-of-sample gain (extractor_eval --ablation); switchable
 _BINOM = re.compile(r"\\binom\{\s*(\w+)\s*\}\{\s*(\w+)\s*\}|\bC\(\s*(\w+)\s*,\s*(\w+)\s*\)|\b(\w+)\s+choose\s+(\w+)")
 _FRACTION = re.compile(r"\b(\d+)\s*/\s*(\d+)\b")
 
 
 def formula_tokens(text: str) -> list[str]:
-    """Notation-independent tokens: C(6,3), \\binom{6}{3} and "6 choose 3" all give ``binom:6,3``;
-    a simple fraction 1/10 also gives its decimal 0.1."""
+    """Notation-independent tokens: C(6,3), \\binom{6}{3} and "6 choose 3" all give ``binom:6,3``
+    (and, when :data:`FRACTIONS_AS_DECIMALS` is on, 1/10 also gives 0.1)."""
     out = []
     for m in _BINOM.finditer(text):
         a, b = [g for g in m.groups() if g is not None][:2]
         out.append(f"binom:{a.lower()},{b.lower()}")
-    for m in _FRACTION.finditer(text):
+    for m in _FRACTION.finditer(text) if FRACTIONS_AS_DECIMALS else ():
         num, den = int(m.group(1)), int(m.group(2))
         if den:
             out.append(f"{num / den:g}")

@@ -31,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graphs", required=True, metavar="IU_CACHE.json", help="the IU cache the runs used")
     p.add_argument("--extractor", default="offline/lexical", metavar="ID", help="extractor id (default offline/lexical)")
     p.add_argument("--json", action="store_true", help="print the new labels as JSON")
+    p.add_argument("--protocol", choices=("plain", "loro"), default="plain",
+                   help="loro: offline/lexical refitted leave-one-recording-out, in-sample beside it, with the "
+                        "majority and keyword baselines (knowsim_core.extractor_eval)")
 
 
 def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list[dict[str, Any]]:
@@ -109,7 +112,31 @@ def _print_matrix(title: str, stats: dict[str, Any], classes: tuple[str, ...]) -
     print("  per-class F1: " + ", ".join(f"{c} {f:.3f}" for c, f in stats["f1"].items()))
 
 
+def _run_protocol(args: argparse.Namespace) -> int:
+    from .. import extractor_eval as ev
+
+    turns = ev.load_turns(args.runs, args.graphs)
+    if not turns:
+        print("no structured records in this file (baseline records carry no recorded labels)")
+        return 0
+    print("macro-F1 (teaching quality / attempt type); in-sample = fitted and scored on every recording, "
+          "leave-one-recording-out = fitted on the others, scored on the held-out one")
+    for name, method in ev.METHODS.items():
+        res = ev.protocol(turns, method)
+        cell = lambda s: f"{s['teaching_quality']['macro_f1']:.3f} / {s['user_attempt_type']['macro_f1']:.3f}"  # noqa: E731
+        folds = ", ".join(f"{r} {cell(s)}" for r, s in res["folds"].items())
+        print(f"{name:<9} in-sample {cell(res['in_sample'])}; leave-one-recording-out "
+              f"{cell(res['loro']) if res['loro'] else 'n/a'} ({folds})")
+        if res["loro"]:
+            for k in ("teaching_quality", "user_attempt_type"):
+                print(f"          held-out per-class F1 {k}: "
+                      + ", ".join(f"{c} {f:.3f}" for c, f in res["loro"][k]["f1"].items()))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.protocol == "loro":
+        return _run_protocol(args)
     records = relabel_records(args.runs, args.graphs, args.extractor)
     if args.json:
         slim = [{"problem_id": r["problem_id"], "turns": [{"turn": t["turn"], "labels": t["labels"]} for t in r["turns"]]}
