@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import FormatError
 from ..graph import IUGraph
 from ..state import IUState
-from .jsonio import read_json
+from .jsonio import parse_json, read_json
 
 KIND_ARENA = "simulatorarena"
 KIND_JSONL = "conversations-jsonl"
@@ -325,15 +325,15 @@ def detect(path: Path) -> str | None:
     if path.suffix == ".jsonl":
         first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "")
         try:
-            obj = json.loads(first)
-        except json.JSONDecodeError:
+            obj = parse_json(first)  # guarded: a hostile first line is "not this format", not a crash
+        except FormatError:
             return None
         return KIND_JSONL if isinstance(obj, dict) and "messages" in obj else None
     if path.suffix != ".json" or path.name in (CONCEPTS_NAME, STATES_NAME):
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = read_json(path)
+    except FormatError:
         return None
     if isinstance(data, list) and data and all(isinstance(r, dict) and "user_queries" in r for r in data):
         return KIND_ARENA

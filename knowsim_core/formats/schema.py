@@ -14,6 +14,7 @@ The models describe files; the domain objects (:class:`~knowsim_core.graph.IUGra
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from dataclasses import MISSING, fields
@@ -249,14 +250,19 @@ class RunIn(_Model):
 
 
 # ---------------------------------------------------------------------- checking
+# pydantic puts the member type of a union / wrapper into the error location; it is not a field
+_TYPE_TAG = re.compile(
+    r"^(str|int|float|bool|none|json-or-python\[.*|(list|dict|tuple|literal|nullable|union|tagged-union|"
+    r"function-\w+|constrained-\w+)\[.*|[A-Z]\w*In)$"
+)
+
+
 def _path(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("function-after", "tagged-union", "union") or str(part).startswith(("list[", "dict[", "tuple[")):
-            continue
-        else:
+        elif not _TYPE_TAG.match(str(part)):
             out += f".{part}" if out else str(part)
     return out or "(top level)"
 
@@ -275,7 +281,7 @@ def check(model: Any, data: Any, where: str, fix: str) -> Any:
         return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        first = min(errors, key=lambda e: len(e["loc"]))  # the outermost problem is the real one
+        first = max(errors, key=lambda e: len(e["loc"]))  # the deepest: a union's closest member
         got = repr(first.get("input"))
         got = got if len(got) <= 60 else got[:57] + "…"
         more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
