@@ -22,13 +22,16 @@ from .state import KnowledgeState
 KIND_KEY = "kind"
 HUMAN_READING = "human-reading"
 HUMAN_USER = "human"
+RECORDED_PREFIX = "recorded/"  # the assistant of a reading: ``recorded/<tutor model>``
 STOP_END_OF_RECORDING = "end_of_recording"
 NO_REPLY_NOTE = "no recorded reply (null in the source): the tutor's side of this turn is empty"
 
 
 def is_human_reading(run: RunRecord) -> bool:
-    """True for a run that reads a recorded human conversation (not a simulation)."""
-    return dict(run.meta).get(KIND_KEY) == HUMAN_READING or run.adapter.get("user") == HUMAN_USER
+    """True for a run that reads a recorded human conversation (not a simulation, nor a run where the
+    researcher typed the user's side, whose user is ``human`` too)."""
+    recorded = run.adapter.get("assistant", "").startswith(RECORDED_PREFIX)
+    return dict(run.meta).get(KIND_KEY) == HUMAN_READING or recorded
 
 
 def read_turns(

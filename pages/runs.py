@@ -31,9 +31,9 @@ st.caption(
     f"{total} runs match · showing {len(rows)} · tokens on this page: "
     f"{sum(r.tokens_in for r in rows):,} in / {sum(r.tokens_out for r in rows):,} out · cost ${cost:.4f}"
 )
-if any(r.user == "human" for r in rows):
-    st.caption("Runs whose user is **human** are readings of human conversations: the messages are what a real "
-               "person and tutor wrote; KnowSim's extractor and rules only read them (no model wrote a message).")
+if any(r.assistant.startswith("recorded/") for r in rows):
+    st.caption("Runs whose assistant is **recorded/…** (user **human**) are readings of human conversations: the "
+               "messages are what a real person and tutor wrote; KnowSim's extractor and rules only read them.")
 versions = db.graph_version_numbers([r.graph_version_id for r in rows])
 st.dataframe(run_list.table_rows(rows, versions), key="runs_table", on_select="rerun", selection_mode="multi-row", hide_index=True)
 chosen = [rows[i] for i in run_list.selected_rows("runs_table") if i < len(rows)]

@@ -17,7 +17,7 @@ from .. import registry
 from ..config import RuleParams, preset
 from ..graph import IUGraph
 from ..ports import QuestionMaterial
-from ..reading import HUMAN_USER, read_conversation
+from ..reading import RECORDED_PREFIX, read_conversation
 from ..records import RunRecord
 from ..state import IUState, KnowledgeState, initial_state
 from ..storage import Store
@@ -76,7 +76,7 @@ def build_run(conv: Conversation, *, extractor_id: str = DEFAULT_EXTRACTOR, para
             "later_messages": json.dumps([[u, a] for u, a in conv.later], ensure_ascii=False)}
     return read_conversation(
         material, conv.pairs, s0, level=conv.level, extractor=registry.resolve("extractor", extractor_id),
-        assistant_id=f"recorded/{conv.model}", params=params, meta=tuple(meta.items()), turn_notes=notes,
+        assistant_id=f"{RECORDED_PREFIX}{conv.model}", params=params, meta=tuple(meta.items()), turn_notes=notes,
     )
 
 
@@ -105,7 +105,7 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
                 report.questions += 1
             if run is None:
                 continue
-            if any(r.user == HUMAN_USER for r in store.list_runs(question_id=conv.question_id)):
+            if any(r.assistant.startswith(RECORDED_PREFIX) for r in store.list_runs(question_id=conv.question_id)):
                 report.skipped.append(f"{conv.key} (already imported)")
                 continue
             gid = _graph_version(store, conv.question_id, run.graph, report)
