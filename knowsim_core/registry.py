@@ -33,6 +33,7 @@ _LAZY_MODULES = {
     "openai": "knowsim_core.agents.llm",
     "anthropic": "knowsim_core.agents.llm",
     "compat": "knowsim_core.agents.llm",
+    "baseline": "knowsim_core.agents.baselines",  # floor user simulators for realism
 }
 
 
@@ -61,6 +62,7 @@ def _load(prefix: str) -> None:
 def available(kind: str) -> list[Entry]:
     """Registered exact ids of a kind (offline agents), in registration order."""
     _load("offline")
+    _load("baseline")
     return [e for (k, _), e in _EXACT.items() if k == kind]
 
 
