@@ -96,7 +96,8 @@ def replay(
     """Re-apply the rules to the run's stored signals, chained from ``from_turn`` (1-based).
 
     Turns before ``from_turn`` are kept as recorded; ``edits`` replaces the signals of given turns.
-    No model is called.
+    No model is called. ``graph`` must carry the run's own ids and labels (states are keyed by
+    label); for another version of the graph use :func:`knowsim_core.whatif.what_if_version`.
     """
     params = params or run.params
     graph = graph or run.graph
@@ -127,11 +128,18 @@ def what_if(
     signals: Sequence[IUSignal] | None = None,
     graph: IUGraph | None = None,
 ) -> RunRecord:
-    """The run with turn ``turn``'s labels (or the graph) edited and every later turn recomputed."""
-    edits = {turn: tuple(signals)} if signals is not None else {}
+    """The run with turn ``turn``'s labels edited and every later turn recomputed.
+
+    With ``graph`` (another version of the run's graph) the whole run is re-played on it, states
+    matched by IU id and τ recomputed: see :func:`knowsim_core.whatif.what_if_version`, which also
+    says what was remapped.
+    """
     if graph is not None:
-        graph.require_runnable()
-    return replay(run, graph=graph, edits=edits, from_turn=turn)
+        from .whatif import what_if_version  # it builds on replay() below
+
+        return what_if_version(run, graph, turn=turn, signals=signals).run
+    edits = {turn: tuple(signals)} if signals is not None else {}
+    return replay(run, edits=edits, from_turn=turn)
 
 
 class Simulation:

@@ -3,6 +3,8 @@
 No model is called: :func:`knowsim_core.session.what_if` re-applies the rules to the stored
 signals from the edited turn on. The original and the what-if are shown side by side, turn by
 turn, so the effect of a single label (e.g. ``shallow`` → ``well_explained``) is visible.
+Another graph version re-plays the whole run on it (:func:`knowsim_core.whatif.what_if_version`):
+the view says how IUs were matched (by id), what became of each and how τ changed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.records import RunRecord
 from knowsim_core.session import what_if
 from knowsim_core.signals import IUSignal, TeachingQuality
+from knowsim_core.whatif import NEW_IU_START, REMOVED_IU_RULE, RemapReport, what_if_version
 
 QUALITIES: tuple[str, ...] = tuple(q.value for q in TeachingQuality)
 
@@ -81,13 +84,27 @@ def render_whatif(store, run: RunRecord, *, key: str = "wi") -> RunRecord | None
     if signals is None and graph is None:
         return None
     try:
-        alt = what_if(run, int(turn), signals=signals, graph=graph)
+        if graph is None:
+            alt, remap = what_if(run, int(turn), signals=signals), None
+        else:
+            res = what_if_version(run, graph, turn=int(turn), signals=signals)
+            alt, remap = res.run, res.remap
     except KnowSimError as exc:
         st.error(str(exc))
         return None
     from ui.compare import metric_deltas
 
+    if remap is not None:
+        render_remap(remap)
     st.markdown("**Original (A) vs what-if (B)**")
     st.dataframe(metric_deltas(run, alt), hide_index=True, key=f"{key}_metrics")
     st.dataframe(side_by_side(run, alt), hide_index=True, key=f"{key}_table")
     return alt
+
+
+def render_remap(remap: RemapReport) -> None:
+    """What the graph version changed, and the rules used to carry the run over to it."""
+    st.markdown("**Re-played on this graph version from turn 1** — IUs matched by id:")
+    st.text("\n".join(remap.lines()))  # concept names are user text: shown as plain text
+    st.caption(f"States, carry and evidence follow the IU id, so rewording a concept changes nothing; "
+               f"{NEW_IU_START}; {REMOVED_IU_RULE}.")
