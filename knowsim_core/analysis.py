@@ -5,19 +5,30 @@ modes per IU × turn with the reason) and many runs (mode shares per knowledge l
 paper's Figure 6; mean KG / DC / CO per level and assistant like its Table 4, with the number of
 runs behind every cell so a mean over two runs is not mistaken for a finding). Everything here is
 pure: it takes records or small per-run summaries and returns plain data.
+
+Figures meant to be cited follow three rules, the same on the page and on the command line
+(``python -m knowsim_core failures``): the population is the **finished** runs unless the caller
+asks for another :data:`STATUS_CHOICES` entry (a run stopped at turn 1 would drag every mean
+down); every cell carries its ``n``; and where a cell has more than one run, the spread across
+its runs is the interquartile range (:data:`SPREAD`), which needs no normality assumption and
+stays honest for the handful of seeds a Studio comparison usually has.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import fmean
-from typing import Iterable, Sequence
+from statistics import fmean, quantiles
+from typing import Any, Iterable, Sequence
 
 from .config import LEVELS
 from .failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
 from .records import RunRecord
 
 METRIC_NAMES: tuple[str, ...] = ("KG", "DC", "CO")
+METRIC_KEYS: dict[str, str] = {"KG": "knowledge_gain", "DC": "delivery_calibration", "CO": "cognitive_overload"}
+STATUS_CHOICES: tuple[str, ...] = ("finished", "all", "unfinished")  # the population of the cross-run views
+SPREAD = "IQR"
+SPREAD_TEXT = "spread = interquartile range (25th–75th percentile) of the runs in the cell, shown where n > 1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +46,14 @@ class RunFacts:
     turns: int
     mode_counts: tuple[int, ...]  # in FAILURE_ORDER
     first_turn: tuple[int | None, ...]  # first turn showing each mode, in FAILURE_ORDER
+    seed: int = 0
+    status: str = "finished"  # the stored run's status (running, finished, failed, interrupted)
 
     def metric(self, name: str) -> float:
         return {"KG": self.kg, "DC": self.dc, "CO": self.co}[name]
 
 
-def run_facts(run: RunRecord, *, run_id: str | None = None) -> RunFacts:
+def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = "finished") -> RunFacts:
     """Summarise one run for aggregation (counts cover every turn played, spec §7)."""
     counts = [0] * len(FAILURE_ORDER)
     first: list[int | None] = [None] * len(FAILURE_ORDER)
@@ -64,18 +77,22 @@ def run_facts(run: RunRecord, *, run_id: str | None = None) -> RunFacts:
         turns=len(run.turns),
         mode_counts=tuple(counts),
         first_turn=tuple(first),
+        seed=run.seed,
+        status=status,
     )
 
 
 def facts_from_summary(
     *, run_id: str, question_id: str, level: str, assistant: str, preset: str, kg: float, dc: float, co: float,
-    turns: int, mode_counts: Sequence[int], first_turn: Sequence[int | None],
+    turns: int, mode_counts: Sequence[int], first_turn: Sequence[int | None], seed: int = 0,
+    status: str = "finished",
 ) -> RunFacts:
     """RunFacts from stored scalars (run metrics + per-turn mode columns), without the records."""
     return RunFacts(
         run_id=run_id, question_id=question_id, level=level, assistant=assistant, preset=preset,
         kg=float(kg), dc=float(dc), co=float(co), turns=turns,
-        mode_counts=tuple(mode_counts), first_turn=tuple(first_turn),
+        mode_counts=tuple(int(c or 0) for c in mode_counts), first_turn=tuple(first_turn), seed=int(seed),
+        status=status,
     )
 
 
@@ -172,10 +189,19 @@ class MetricCell:
     level: str
     run_ids: tuple[str, ...]
     means: tuple[float, ...]  # METRIC_NAMES
+    spreads: tuple[tuple[float, float] | None, ...] = ()  # METRIC_NAMES: (q1, q3), None where n == 1
 
     @property
     def n(self) -> int:
         return len(self.run_ids)
+
+
+def spread(values: Sequence[float]) -> tuple[float, float] | None:
+    """The :data:`SPREAD` of ``values``: (25th, 75th percentile), interpolated; None for fewer than two."""
+    if len(values) < 2:
+        return None
+    q1, _, q3 = quantiles(values, n=4, method="inclusive")
+    return q1, q3
 
 
 def metric_table(facts: Sequence[RunFacts], *, row: str = "assistant") -> list[MetricCell]:
@@ -191,8 +217,33 @@ def metric_table(facts: Sequence[RunFacts], *, row: str = "assistant") -> list[M
             sel = [f for f in facts if getattr(f, row) == r and f.level == lv]
             if sel:
                 means = tuple(fmean(f.metric(m) for f in sel) for m in METRIC_NAMES)
-                out.append(MetricCell(r, lv, tuple(f.run_id for f in sel), means))
+                spreads = tuple(spread([f.metric(m) for f in sel]) for m in METRIC_NAMES)
+                out.append(MetricCell(r, lv, tuple(f.run_id for f in sel), means, spreads))
     return out
+
+
+def level_summary(facts: Sequence[RunFacts]) -> dict[str, Any]:
+    """Per knowledge level: runs, mode shares (the paper's names; they sum to 1 when any IU was
+    explained) and mean KG / DC / CO with their spread — what ``failures --json`` prints.
+
+    The caller chooses the population (:meth:`Store.run_facts` filters finished runs by default).
+    """
+    by_level: dict[str, Any] = {}
+    for row in shares_by_level(facts):
+        sel = [f for f in facts if f.level == row.level]
+        entry: dict[str, Any] = {
+            "runs": row.runs,
+            "iu_turns": row.total,  # explained IU-turns behind the shares
+            "modes": {m.title: share for m, share in zip(FAILURE_ORDER, row.shares)},
+        }
+        for name in METRIC_NAMES:
+            entry[METRIC_KEYS[name]] = fmean(f.metric(name) for f in sel)
+        entry["spread"] = {"method": SPREAD, **{
+            METRIC_KEYS[name]: (list(s) if (s := spread([f.metric(name) for f in sel])) else None)
+            for name in METRIC_NAMES
+        }}
+        by_level[row.level] = entry
+    return {"runs": len(facts), "by_level": by_level}
 
 
 def representative_run(facts: Sequence[RunFacts], metric: str) -> RunFacts:

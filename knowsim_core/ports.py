@@ -17,6 +17,7 @@ from .signals import IUSignal
 from .state import IUState, KnowledgeState
 
 if TYPE_CHECKING:
+    from .config import RuleParams
     from .records import RunRecord
 
 
@@ -84,6 +85,7 @@ class AssistantContext:
     history: tuple[Message, ...]  # ends with the user's latest message
     seed: int
     state: KnowledgeState | None = None  # only for assistants with reads_state = True
+    params: RuleParams | None = None  # the run's rule parameters, likewise only with reads_state
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,6 +147,9 @@ class RunRecord:
     stop_reason: str | None = None
     run_id: str | None = None
     meta: tuple[tuple[str, Any], ...] = field(default=())  # JSON scalars only (e.g. source)
+    # The question's domain ("math", "expert", …): the assistant's system prompt depends on it, so a
+    # resumed run must not fall back to a default. Records written before it existed read as "".
+    domain: str = ""
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -181,6 +184,7 @@ class RunRecord:
             "question_id": self.question_id,
             "question": self.question,
             "reference_answer": self.reference_answer,
+            "domain": self.domain,
             "graph": self.graph.to_data(),
             "level": self.level,
             "initial_state": _state_data(self.initial_state),
@@ -222,6 +226,7 @@ class RunRecord:
                 turns=tuple(TurnRecord.from_data(t) for t in d.get("turns", ())),
                 stop_reason=d.get("stop_reason"),
                 meta=tuple(d.get("meta", {}).items()),
+                domain=str(d.get("domain") or ""),
                 schema_version=version,
             )
         except FormatError:

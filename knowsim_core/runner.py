@@ -5,11 +5,17 @@
 it, so a crash never loses a completed turn. :func:`resume_run` rebuilds the agents from the ids
 recorded with an interrupted or failed run and continues from its last completed turn — with the
 per-turn seeds derived from the run's seed, the continuation is the turn the first attempt would
-have played.
+have played. Everything an agent's prompt reads (question, reference answer, graph, domain) is
+stored with the run, so a resumed run sends the requests an uninterrupted one would.
+
+The app plays runs under a lease (``lease_seconds``, see :meth:`Store.renew_lease`): every step
+renews it before the model calls and again when the turn is stored, and a run whose browser
+session went away is marked ``interrupted`` once it lapses. Command-line runs hold no lease.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from . import registry
@@ -58,10 +64,11 @@ def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
 class LiveRun:
     """A stored run being played: ``step()`` plays and saves one turn."""
 
-    def __init__(self, store: Store, sim: Simulation, run_id: str):
+    def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False):
         self.store = store
         self.sim = sim
         self.run_id = run_id
+        self.leased = leased  # the app's runs: renew the lease before each step
 
     @property
     def run(self) -> RunRecord:
@@ -78,7 +85,14 @@ class LiveRun:
             ProviderError: a model call failed; the run is marked ``failed`` with the message and
                 can be resumed later (completed turns are kept).
             SessionError: an agent returned an empty message; the run is closed with that reason.
+            StorageError: a leased run is no longer running here (its lease lapsed and it was
+                marked interrupted); nothing was played — resume it.
         """
+        if self.leased and not self.done and not self.store.renew_lease(self.run_id):
+            raise StorageError(
+                f"run {self.run_id} is no longer running in this session (it was idle too long and was "
+                "marked interrupted); resume it to play on"
+            )
         try:
             rec = self.sim.step()
         except ProviderError as exc:
@@ -128,8 +142,11 @@ def start_run(
     initial_state: KnowledgeState | None = None,
     stop_mode: str = "virtual",
     settings: Mapping[str, Any] | None = None,
+    lease_seconds: float | None = None,
 ) -> LiveRun:
     """Create a stored run (status ``running``) ready to be stepped.
+
+    ``lease_seconds``: hold the run under a lease of that length (the app; see the module docstring).
 
     The graph is the given version or the question's latest; s_0 is ``initial_state``, else the
     stored canonical state for the level (when it names exactly this graph's IUs), else sampled
@@ -169,9 +186,9 @@ def start_run(
         stop_mode=stop_mode,
     )
     s0 = sim.reset(seed=seed, initial=initial_state)
-    run_id = store.create_run(sim.run, graph_version_id=gv.id)
+    run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds)
     sim.reset(seed=seed, initial=s0, run_id=run_id)
-    return LiveRun(store, sim, run_id)
+    return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
 
 
 def _stop_reason_of(run: RunRecord) -> str | None:
@@ -188,25 +205,32 @@ def _stop_reason_of(run: RunRecord) -> str | None:
     return None
 
 
-def resume_run(store: Store, run_id: str, *, settings: Mapping[str, Any] | None = None) -> LiveRun:
+def resume_run(
+    store: Store, run_id: str, *, settings: Mapping[str, Any] | None = None, lease_seconds: float | None = None,
+) -> LiveRun:
     """Continue an interrupted or failed run from its last completed turn.
 
+    The run is claimed with :meth:`Store.reopen_run`, which re-checks its status and turn count in
+    the claiming transaction: of two concurrent resumes one wins, the other gets a StorageError.
+
     Raises:
-        StorageError: unknown run, a finished run, an imported recording, or a run another live
-            process is still writing.
+        StorageError: unknown run, a finished run, an imported recording, a run another live
+            process is still writing, or one that moved on while this resume was preparing.
     """
     row = store.get_run_row(run_id)
-    if row.status == "finished":
+    if row.status == "finished":  # the cheap early answer; reopen_run decides under the write lock
         raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
     run = store.load_run(run_id)
+    if not run.domain:  # stored before runs recorded their domain: the question still knows it
+        run = replace(run, domain=store.get_question(run.question_id).domain)
     adapters = run.adapter
     try:
         agents = _agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
     except KeyError as exc:
         raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
-    store.reopen_run(run_id)
+    store.reopen_run(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
     sim = Simulation.resume(run, **agents)
-    live = LiveRun(store, sim, run_id)
+    live = LiveRun(store, sim, run_id, leased=lease_seconds is not None)
     stop = _stop_reason_of(run)
     if stop is not None:  # the writer died between its last turn and closing the run
         sim.end(stop)

@@ -297,6 +297,7 @@ class Simulation:
                 turn=turn, material=self.material, history=with_user,
                 seed=derive_seed(run.seed, turn, "assistant"),
                 state=run.final_state if getattr(self.assistant, "reads_state", False) else None,
+                params=run.params if getattr(self.assistant, "reads_state", False) else None,
             )
         )
         if not a.message.strip():

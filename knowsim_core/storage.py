@@ -12,6 +12,13 @@ The only module that speaks SQL (via ``sqlite-utils``). Choices, and why:
 * **Who is writing.** A run records the writer's pid (+ its start time and host); a run left
   ``running`` by a process that no longer exists is marked ``interrupted`` when the store is
   next opened, and the runner can resume it from its last completed turn.
+* **Leases for the app.** The Streamlit server outlives every browser session, so its pid says
+  nothing about an abandoned run. A run the app plays carries a lease (``lease_until``) that each
+  stored turn and the open session renew; once it lapses the run is ``interrupted`` like one
+  whose process died. Command-line runs hold no lease and keep the pid check.
+* **Reopening is a check-and-set.** :meth:`Store.reopen_run` reads the status and turn count
+  inside the same ``BEGIN IMMEDIATE`` transaction that claims the run, so of two concurrent
+  resumes exactly one wins and a finished run is never reopened (or demoted).
 * **Compressed records.** A run's setup and each turn's record are zlib-compressed JSON (schema 2;
   about a fifth of the text); the columns the Runs page filters and sorts on stay plain.
 * **Opening never damages a file.** A non-SQLite file, a foreign SQLite database or one written
@@ -27,16 +34,18 @@ import os
 import socket
 import sqlite3
 import threading
+import time
 import uuid
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from sqlite_utils import Database, Migrations
 
+from .analysis import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
 from .errors import FormatError, StorageError
 from .failures import FailureMode
 from .graph import IUGraph
@@ -47,6 +56,7 @@ DEFAULT_DB = Path("~/.knowsim/studio.db")
 ENV_DB = "KNOWSIM_DB"
 BUSY_TIMEOUT_MS = 60_000
 STALE_REMOTE_SECONDS = 3600  # a run written from another host with no heartbeat for this long is dead
+LEASE_SECONDS = 300.0  # an app-held run nobody renewed for this long was abandoned (> one slow LLM turn)
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -111,7 +121,7 @@ class RunRow:
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 2  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 3  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -182,6 +192,14 @@ def _m0002_compressed_records(db: Database) -> None:
     an older Studio refuse the file instead of failing on a compressed record."""
 
 
+@MIGRATIONS(name="0003_run_leases")
+def _m0003_run_leases(db: Database) -> None:
+    """A run the app plays holds a lease: ``lease_seconds`` (its length) and ``lease_until`` (Unix
+    time it lapses). NULL for command-line runs, which are judged by their writer's pid."""
+    db.execute("ALTER TABLE runs ADD COLUMN lease_seconds REAL")
+    db.execute("ALTER TABLE runs ADD COLUMN lease_until REAL")
+
+
 def default_path() -> Path:
     """``$KNOWSIM_DB`` or ``~/.knowsim/studio.db``."""
     return Path(os.environ.get(ENV_DB) or DEFAULT_DB).expanduser()
@@ -219,8 +237,9 @@ def _pid_alive(pid: int, start: str) -> bool:
 class Store:
     """All persistent data of the Studio in one SQLite file (see the module docstring)."""
 
-    def __init__(self, path: str | Path | None = None):
+    def __init__(self, path: str | Path | None = None, *, clock: Callable[[], float] = time.time):
         self.path = Path(path).expanduser() if path is not None else default_path()
+        self._clock = clock  # Unix seconds; leases are judged by it (tests pass a fake one)
         self._local = threading.local()
         self._check_file()
         try:
@@ -339,33 +358,54 @@ class Store:
             return db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # ------------------------------------------------------------------ liveness
-    def mark_dead_runs(self) -> list[str]:
-        """Mark runs left ``running`` by a dead writer as ``interrupted``; returns their ids."""
-        host = socket.gethostname()
+    def _writer_gone(self, pid: Any, start: Any, rhost: Any, beat: Any, lease_until: Any) -> str:
+        """Why the writer of a ``running`` run is gone ("" while it may still be writing)."""
+        if lease_until is not None and lease_until < self._clock():
+            return LEASE_LAPSED
+        if rhost == socket.gethostname():
+            return "" if pid and _pid_alive(int(pid), start or "") else PROCESS_DIED
         now = datetime.now(timezone.utc)
+        age = (now - datetime.fromisoformat(beat)).total_seconds() if beat else STALE_REMOTE_SECONDS + 1
+        return "" if age < STALE_REMOTE_SECONDS else PROCESS_DIED
+
+    def mark_dead_runs(self) -> list[str]:
+        """Mark ``running`` runs whose writer is gone as ``interrupted``; returns their ids.
+
+        Gone: the run's lease lapsed (a browser session that went away), or, for runs without a
+        lease, the writing process no longer exists (same host) or sent no heartbeat for
+        :data:`STALE_REMOTE_SECONDS` (another host). Cheap: pages call it before listing runs.
+        """
         with self._db() as db:
             rows = db.execute(
-                "SELECT id, pid, pid_start, host, heartbeat FROM runs WHERE status = 'running'"
+                "SELECT id, pid, pid_start, host, heartbeat, lease_until FROM runs WHERE status = 'running'"
             ).fetchall()
-        dead = []
-        for rid, pid, start, rhost, beat in rows:
-            if rhost == host:
-                alive = bool(pid) and _pid_alive(int(pid), start or "")
-            else:
-                age = (now - datetime.fromisoformat(beat)).total_seconds() if beat else STALE_REMOTE_SECONDS + 1
-                alive = age < STALE_REMOTE_SECONDS
-            if not alive:
-                dead.append(rid)
+        dead = {rid: why for rid, *writer in rows if (why := self._writer_gone(*writer))}
         if dead:
             with self._write() as db:
-                for rid in dead:
+                for rid, why in dead.items():
                     db.execute(
-                        "UPDATE runs SET status = 'interrupted', updated = ?, "
-                        "error = 'the process writing this run stopped before it finished' "
+                        "UPDATE runs SET status = 'interrupted', updated = ?, error = ?, lease_until = NULL "
                         "WHERE id = ? AND status = 'running'",
-                        [_now(), rid],
+                        [_now(), why, rid],
                     )
-        return dead
+        return list(dead)
+
+    def renew_lease(self, run_id: str, *, seconds: float | None = None) -> bool:
+        """Extend the lease of a ``running`` run this process writes; ``seconds`` (re)sets its length.
+
+        The app takes a lease when it starts or resumes a run and renews it while the run is open;
+        without ``seconds`` a run that holds no lease keeps none. Returns False when the run is no
+        longer running here (e.g. the lease lapsed and the run was marked interrupted): the caller
+        must resume it before playing on.
+        """
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE runs SET lease_seconds = COALESCE(?, lease_seconds), "
+                "lease_until = ? + COALESCE(?, lease_seconds) "
+                "WHERE id = ? AND status = 'running' AND pid = ? AND host = ?",
+                [seconds, self._clock(), seconds, run_id, os.getpid(), socket.gethostname()],
+            )
+            return cur.rowcount == 1
 
     # ------------------------------------------------------------------ questions
     def add_question(
@@ -538,10 +578,19 @@ class Store:
             )
 
     # ------------------------------------------------------------------ runs
-    def create_run(self, run: RunRecord, *, graph_version_id: int | None = None) -> str:
-        """Store a run's setup (and any turns it already has) with status ``running``."""
+    def create_run(
+        self, run: RunRecord, *, graph_version_id: int | None = None, lease_seconds: float | None = None,
+    ) -> str:
+        """Store a run's setup (and any turns it already has) with status ``running``.
+
+        ``lease_seconds``: the app's runs hold a lease (see :meth:`renew_lease`); CLI runs none.
+        """
         with self._write() as db:
-            return self._insert_run(db, run, status="running", graph_version_id=graph_version_id)
+            rid = self._insert_run(db, run, status="running", graph_version_id=graph_version_id)
+            if lease_seconds is not None:
+                db.execute("UPDATE runs SET lease_seconds = ?, lease_until = ? WHERE id = ?",
+                           [float(lease_seconds), self._clock() + float(lease_seconds), rid])
+            return rid
 
     def save_run(self, run: RunRecord, *, status: str = "finished", graph_version_id: int | None = None) -> str:
         """Store a whole run in one transaction (imports, replays)."""
@@ -558,7 +607,7 @@ class Store:
         if not db.execute("SELECT 1 FROM questions WHERE id = ?", [qid]).fetchone():
             db["questions"].insert(
                 {"id": qid, "text": run.question or qid, "reference_answer": run.reference_answer,
-                 "domain": "", "field": "", "source": str(dict(run.meta).get("source", "run")), "created": _now()}
+                 "domain": run.domain, "field": "", "source": str(dict(run.meta).get("source", "run")), "created": _now()}
             )
         gjson = _graph_json(run.graph)
         if graph_version_id is None:
@@ -591,13 +640,14 @@ class Store:
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
-            self._insert_turn(db, rid, turn)
+            self._insert_turn(db, rid, turn, clock=self._clock())
         if run.turns and status != "running":
             self._set_metrics(db, rid, run)
         return rid
 
     @staticmethod
-    def _insert_turn(db: Database, rid: str, turn: TurnRecord) -> None:
+    def _insert_turn(db: Database, rid: str, turn: TurnRecord, *, clock: float) -> None:
+        """Store one turn and update the run's counters; a stored turn also renews the run's lease."""
         q = turn.quantities
         modes = turn.mode_counts()
         now = _now()
@@ -612,9 +662,9 @@ class Store:
              int(turn.extractor_failed), now, _pack(turn.to_data())],
         )
         db.execute(
-            "UPDATE runs SET n_turns = ?, updated = ?, heartbeat = ?, tokens_in = tokens_in + ?, "
-            "tokens_out = tokens_out + ?, cost_usd = cost_usd + ? WHERE id = ?",
-            [turn.turn, now, now, sum(u.input_tokens for u in turn.usage),
+            "UPDATE runs SET n_turns = ?, updated = ?, heartbeat = ?, lease_until = ? + lease_seconds, "
+            "tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, cost_usd = cost_usd + ? WHERE id = ?",
+            [turn.turn, now, now, clock, sum(u.input_tokens for u in turn.usage),
              sum(u.output_tokens for u in turn.usage), sum(u.cost_usd for u in turn.usage), rid],
         )
 
@@ -639,7 +689,7 @@ class Store:
                 raise StorageError(
                     f"run {run_id} has {n} turns; the next turn must be number {n + 1}, got {turn.turn}"
                 )
-            self._insert_turn(db, run_id, turn)
+            self._insert_turn(db, run_id, turn, clock=self._clock())
 
     def finish_run(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "") -> None:
         """Close a run: ``finished``, ``failed`` (with the error) or ``interrupted``."""
@@ -647,34 +697,52 @@ class Store:
             raise StorageError(f"a run can finish as {', '.join(FINAL_STATUSES)}, not {status!r}")
         run = self.load_run(run_id)
         with self._write() as db:
+            row = db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
+            if row is not None and row[0] == "finished" and status != "finished":
+                raise StorageError(f"run {run_id} is already finished; it cannot become {status}")
             db.execute(
-                "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ? WHERE id = ?",
+                "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL WHERE id = ?",
                 [status, stop_reason, error, _now(), run_id],
             )
             if run.turns:
                 self._set_metrics(db, run_id, run)
 
-    def reopen_run(self, run_id: str) -> None:
-        """Mark a run ``running`` again, owned by this process (for resuming it).
+    def reopen_run(self, run_id: str, *, turns: int | None = None, lease_seconds: float | None = None) -> None:
+        """Claim a run for resuming: ``running`` again, owned by this process.
+
+        Everything is checked inside the one ``BEGIN IMMEDIATE`` transaction that claims the run, so
+        two resumes racing for it cannot both pass the checks. ``turns`` is the number of turns the
+        caller loaded: if the run has moved on since, the caller's copy is stale and is refused.
+        ``lease_seconds``: the app holds resumed runs under a lease; the command line does not.
 
         Raises:
-            StorageError: unknown run, or a live process is still writing it.
+            StorageError: unknown run, a finished run, a run another live writer holds, or a run
+                that changed since the caller loaded it.
         """
         host = socket.gethostname()
         with self._write() as db:
-            row = db.execute("SELECT status, pid, pid_start, host FROM runs WHERE id = ?", [run_id]).fetchone()
+            row = db.execute(
+                "SELECT status, stop_reason, n_turns, pid, pid_start, host, heartbeat, lease_until FROM runs WHERE id = ?",
+                [run_id],
+            ).fetchone()
             if row is None:
                 raise StorageError(_unknown_run(run_id))
-            status, pid, start, rhost = row
-            if status == "running" and pid and pid != os.getpid() and (
-                rhost != host or _pid_alive(int(pid), start or "")
-            ):
-                raise StorageError(f"run {run_id} is still being written by process {pid} on {rhost}")
+            status, stop, n, pid, start, rhost, beat, lease_until = row
+            if status == "finished":
+                raise StorageError(f"run {run_id} is already finished ({stop}); nothing to resume")
+            if status == "running" and pid and pid != os.getpid() and not self._writer_gone(pid, start, rhost, beat, lease_until):
+                raise StorageError(f"run {run_id} is still being written by process {pid} on {rhost}; "
+                                   "wait for it to finish or stop that process")
+            if turns is not None and n != turns:
+                raise StorageError(f"run {run_id} changed while it was being resumed (it has {n} turns now, "
+                                   f"{turns} were loaded); resume it again")
             now = _now()
+            lease = None if lease_seconds is None else float(lease_seconds)
             db.execute(
                 "UPDATE runs SET status = 'running', stop_reason = NULL, error = '', pid = ?, pid_start = ?, "
-                "host = ?, heartbeat = ?, updated = ? WHERE id = ?",
-                [os.getpid(), _process_start(os.getpid()), host, now, now, run_id],
+                "host = ?, heartbeat = ?, updated = ?, lease_seconds = ?, lease_until = ? WHERE id = ?",
+                [os.getpid(), _process_start(os.getpid()), host, now, now, lease,
+                 None if lease is None else self._clock() + lease, run_id],
             )
 
     def load_run(self, run_id: str) -> RunRecord:
@@ -742,6 +810,58 @@ class Store:
         with self._db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 
+    def run_facts(
+        self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
+        preset: str | None = None, status: str = "finished", limit: int | None = None,
+    ) -> list[RunFacts]:
+        """The population of the cross-run views (Failure modes page, ``failures`` command).
+
+        Runs with at least one turn that match every filter, newest first. ``status`` is one of
+        :data:`~knowsim_core.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
+        turn 1 is not averaged with finished ones unless asked). Every filter is applied in SQL
+        before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
+        no stored metrics (still running, or its writer died) is read back record by record.
+        """
+        if status not in STATUS_CHOICES:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        where, args = ["r.n_turns > 0"], []
+        for col, value in (("question_id", question_id), ("level", level), ("assistant", assistant), ("preset", preset)):
+            if value:
+                where.append(f"r.{col} = ?")
+                args.append(value)
+        if status != "all":
+            where.append("r.status = 'finished'" if status == "finished" else "r.status != 'finished'")
+        cols = ("redundant", "prereq_blocked", "effective", "overload_wasted", "under_absorbed")
+        sums = ", ".join(f"SUM(t.{c})" for c in cols)
+        firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in cols)
+        sql = (
+            "WITH sel AS (SELECT r.rowid AS rk, r.id, r.question_id, r.level, r.assistant, r.preset, r.seed, r.status, "
+            f"r.kg, r.dc, r.co, r.n_turns, r.created FROM runs r WHERE {' AND '.join(where)} "
+            "ORDER BY r.created DESC, r.rowid DESC" + (" LIMIT ?" if limit is not None else "") + ") "
+            f"SELECT sel.id, sel.question_id, sel.level, sel.assistant, sel.preset, sel.seed, sel.status, sel.kg, "
+            f"sel.dc, sel.co, sel.n_turns, {sums}, {firsts} FROM sel JOIN turns t ON t.run_id = sel.id "
+            "GROUP BY sel.id ORDER BY sel.created DESC, sel.rk DESC"
+        )
+        with self._db() as db:
+            rows = db.execute(sql, [*args, *([int(limit)] if limit is not None else [])]).fetchall()
+        out = []
+        for rid, qid, lv, asst, pre, seed, st, kg, dc, co, n, *modes in rows:
+            if None in (kg, dc, co):
+                out.append(run_facts(self.load_run(rid), run_id=rid, status=st))
+            else:
+                out.append(facts_from_summary(
+                    run_id=rid, question_id=qid, level=lv, assistant=asst, preset=pre, kg=kg, dc=dc, co=co,
+                    turns=n, mode_counts=modes[:5], first_turn=modes[5:], seed=seed, status=st,
+                ))
+        return out
+
+    def run_values(self, column: str) -> list[str]:
+        """The distinct values of a run column the filters offer (``assistant``, ``preset``, ``level``)."""
+        if column not in ("assistant", "preset", "level", "question_id"):
+            raise StorageError(f"runs cannot be listed by {column!r}")
+        with self._db() as db:
+            return [r[0] for r in db.execute(f"SELECT DISTINCT {column} FROM runs ORDER BY {column}").fetchall()]
+
     def mode_summaries(self, run_ids: list[str]) -> dict[str, tuple[tuple[int, ...], tuple[int | None, ...]]]:
         """Per run: failure-mode totals and the first turn showing each mode (FailureMode order),
         from the per-turn scalar columns — no turn record is parsed."""
@@ -781,6 +901,10 @@ class Store:
         if row is None:
             raise StorageError(_unknown_run(run_id))
         return None if row[0] is None else (row[0], row[1], row[2])
+
+
+PROCESS_DIED = "the process writing this run stopped before it finished"
+LEASE_LAPSED = "the browser session playing this run went away before it finished; resume it from Saved runs"
 
 
 def _unknown_run(run_id: str) -> str:

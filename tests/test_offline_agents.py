@@ -37,7 +37,7 @@ def test_every_offline_id_is_registered_with_a_description():
             if e.id.startswith("offline/"):
                 assert len(e.description) > 40, e.id
     oracle = next(e for e in registry.available("assistant") if e.id == "offline/oracle")
-    assert "reference point" in oracle.description.lower() and "true state" in oracle.description
+    assert "upper bound" in oracle.description.lower() and "hidden knowledge state" in oracle.description
     for a in ASSISTANTS:
         assert registry.resolve("assistant", a).reads_state == (a == "offline/oracle")
 
@@ -85,14 +85,18 @@ def test_adaptive_sizes_its_reply_to_the_inferred_level():
     assert len(sentences(novice)) < len(sentences(advanced))
 
 
-def test_oracle_teaches_a_teachable_iu_of_the_true_state():
-    s = get_sample("sample_power_remainder_mod13")
-    params = preset()
-    s0 = initial_state(s.graph, "novice", params, seed=3)
+def _oracle(sample_id, params, seed=3):
+    s = get_sample(sample_id)
+    s0 = initial_state(s.graph, "novice", preset(), seed=seed)
     oracle = registry.resolve("assistant", "offline/oracle")
-    msg = oracle.reply(AssistantContext(turn=1, material=s.material, history=(Message("user", "hi"),), seed=1, state=s0)).message
-    from knowsim_core.agents.lexical import teaching_quality
-    from knowsim_core.agents.offline_text import profiles_for
+    ctx = AssistantContext(turn=1, material=s.material, history=(Message("user", "hi"),), seed=1, state=s0, params=params)
+    return s, s0, oracle.reply(ctx).message
+
+
+def test_oracle_teaches_a_teachable_iu_of_the_true_state():
+    from knowsim_core.agents.offline_reading import own_coverage
+
+    s, s0, msg = _oracle("sample_power_remainder_mod13", preset())
     idx = s.graph.index
     state = {v: s0.state_of(idx.label_of[v]) for v in idx.ids}
 
@@ -100,8 +104,61 @@ def test_oracle_teaches_a_teachable_iu_of_the_true_state():
         pre = [state[p] for p in idx.prereqs.get(v, ())]
         return state[v] < IUState.KNOWS_WELL and (not pre or min(pre) >= IUState.PARTIAL or state[v] == IUState.UNAWARE and min(pre) >= IUState.STRUGGLING)
 
-    well = [v for v, (q, _) in teaching_quality(profiles_for(s.graph), msg).items() if q == "well_explained"]
-    assert well and any(teachable(v) for v in well)
+    explained, _ = own_coverage(s.graph, msg)
+    assert explained and all(teachable(v) for v in explained)
+
+
+def test_oracle_budgets_with_the_runs_own_parameters():
+    """A run whose capacity is tiny gets one unit per reply; the default preset allows two."""
+    from knowsim_core.agents.offline_reading import own_coverage
+
+    s, _, roomy = _oracle("sample_herd_immunity", preset())
+    _, _, tight = _oracle("sample_herd_immunity", preset(capacity_ratio=0.01, capacity_min=1))
+    assert len(own_coverage(s.graph, roomy)[0]) == 2
+    assert len(own_coverage(s.graph, tight)[0]) == 1
+
+
+def test_scripted_assistants_never_call_the_extractor(monkeypatch):
+    """Grader and policy are apart: the assistants' modules do not import the labeller, and with
+    the labeller broken every assistant still replies the same."""
+    import ast
+    import inspect
+
+    from knowsim_core.agents import lexical, offline_assistants, offline_reading
+
+    for mod in (offline_assistants, offline_reading):
+        imported = {n.module for n in ast.walk(ast.parse(inspect.getsource(mod))) if isinstance(n, ast.ImportFrom)}
+        assert not any(m and m.endswith("lexical") for m in imported), mod.__name__
+
+    s = get_sample("sample_herd_immunity")
+    s0 = initial_state(s.graph, "novice", preset(), seed=1)
+    history = (Message("user", "What is herd immunity?"), Message("assistant", " ".join(
+        registry.resolve("assistant", "offline/simple").reply(_ctx("sample_herd_immunity", "What is herd immunity?")).message
+        for _ in range(1))), Message("user", "I'm not sure about R0, can you explain?"))
+    before = {}
+    for aid in ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle"):
+        ctx = AssistantContext(turn=2, material=s.material, history=history, seed=7, state=s0, params=preset())
+        before[aid] = registry.resolve("assistant", aid).reply(ctx).message
+
+    def boom(*a, **k):
+        raise AssertionError("an assistant called the extractor")
+
+    for name in ("teaching_quality", "tq_features", "label_turn", "attempt_types"):
+        monkeypatch.setattr(lexical, name, boom)
+    for aid, msg in before.items():
+        ctx = AssistantContext(turn=2, material=s.material, history=history, seed=7, state=s0, params=preset())
+        assert registry.resolve("assistant", aid).reply(ctx).message == msg, aid
+
+
+def test_own_coverage_reads_the_writers_units():
+    from knowsim_core.agents.offline_reading import Writer, own_coverage
+
+    g = get_sample("sample_herd_immunity").graph
+    w = Writer(g, 1)
+    text = " ".join([*w.teach("IU4"), w.brief("IU5"), w.point("IU7")])
+    explained, mentioned = own_coverage(g, text)
+    assert explained == {"IU4"}
+    assert {"IU4", "IU5", "IU7"} <= mentioned
 
 
 def test_user_turn_one_speaks_from_the_true_starting_point():

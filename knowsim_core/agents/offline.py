@@ -42,8 +42,9 @@ registry.register(
 )
 registry.register(
     "assistant", OracleAssistant.id, OracleAssistant,
-    "Reference point, not a strategy: reads the true state and teaches the next teachable IU — "
-    "the best a calibrated assistant could do.",
+    "Upper bound, not a strategy: reads the hidden knowledge state and the run's own rule "
+    "parameters (privileged access no real assistant has) and teaches the next teachable IUs "
+    "while the load stays under capacity.",
 )
 registry.register(
     "user", KnowSimUser.id, KnowSimUser,
@@ -52,8 +53,8 @@ registry.register(
 )
 registry.register(
     "extractor", LexicalExtractor.id, LexicalExtractor,
-    "Text-only labeller (TF-IDF sentence matching + explanation cues): works on any transcript, "
-    "no model needed.",
+    "Text-only labeller (TF-IDF similarity, explanation cues and a small logistic model): works on "
+    "any transcript, no download needed.",
 )
 
 __all__ = [

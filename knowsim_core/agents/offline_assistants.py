@@ -2,8 +2,10 @@
 
 The four strategies follow the paper's strategy descriptions and see only the conversation and
 the question's material (``reads_state = False``); what they think the user knows comes from
-:func:`read_user`. The oracle is a reference point: it reads the true state and teaches the next
-teachable IUs — the best a calibrated assistant could do.
+:func:`read_user`. The oracle is an upper bound, not a strategy: it reads the true state and the
+run's own rule parameters and teaches the next teachable IUs. None of them calls the signal
+extractor: what they teach follows from their own plan over the graph, so the extractor that
+grades them cannot also steer them.
 
 Like chat assistants, the strategies tie a step to what comes after it (a pointer to a later step
 or to the goal): in the paper's recorded conversations the assistant touches about 60 % of the
@@ -15,14 +17,12 @@ from __future__ import annotations
 
 from ..ports import AssistantContext, AssistantTurn
 from ..config import preset
-from ..signals import TeachingQuality
 from ..state import IUState
-from .lexical import teaching_quality
-from .offline_text import profiles_for
 from .offline_reading import Belief, Writer, next_units, read_user
 
 COMPREHENSIVE_MAX_SENTENCES = 10
-MENTION_WEIGHTS = preset().mention_weights  # the oracle budgets its load with the paper weights
+ORACLE_LOAD_SHARE = 0.6  # the oracle adds a second unit only while its load stays under this share of τ
+ORACLE_UNITS = 2  # at most this many IUs per reply
 
 
 def _join(parts: list[str]) -> str:
@@ -149,7 +149,8 @@ class SocraticAssistant(_Scripted):
 
 
 class OracleAssistant:
-    """Reference point: reads the true state and teaches the next teachable IUs (not a strategy)."""
+    """Upper bound, not a strategy: reads the true state and the run's rule parameters, and teaches
+    the next teachable IUs (within the prerequisite ceiling) while the load stays well under τ."""
 
     id = "offline/oracle"
     reads_state = True
@@ -159,6 +160,7 @@ class OracleAssistant:
         w = Writer(graph, ctx.seed)
         if ctx.state is None:
             return AssistantTurn(message="(the oracle needs the knowledge state)")
+        params = ctx.params or preset()  # the run's own preset; the default only outside a run
         idx = graph.index
         state = {v: ctx.state.state_of(idx.label_of[v]) for v in idx.ids}
 
@@ -172,31 +174,17 @@ class OracleAssistant:
         zpd = [v for v in idx.update_order if state[v] < IUState.KNOWS_WELL and ceiling(v) > state[v]]
         if not zpd:
             return AssistantTurn(message="You understand every part of this now. Try restating the full solution.")
-        tau = preset().capacity(len(graph.nodes))
-        prof = profiles_for(graph)
-
-        def score(parts: list[str]) -> tuple[float, float]:
-            """Credit for teachable IUs taught well, minus what the text spills onto other IUs."""
-            labels = teaching_quality(prof, _join(parts))
-            gain = load = 0.0
-            for v, (q, _) in labels.items():
-                if q == TeachingQuality.NOT_MENTIONED:
-                    continue
-                load += MENTION_WEIGHTS[int(state[v])]
-                if v in zpd:
-                    gain += 1.0 if q == TeachingQuality.WELL_EXPLAINED else 0.2
-                else:
-                    gain -= 0.5
-            return gain, load
-
-        options = [(v, w.teach(v, plain=state[v] == IUState.UNAWARE)) for v in zpd[:6]]
-        scored = sorted(((score(p), i, v, p) for i, (v, p) in enumerate(options)), key=lambda x: (-x[0][0], x[1]))
-        (best_gain, best_load), _, _, out = scored[0]
-        for (g2, _), _, v2, p2 in scored[1:]:
-            gain, load = score(out + p2)
-            if gain > best_gain + 0.5 and load <= 0.6 * tau:
-                out = out + p2
+        budget = ORACLE_LOAD_SHARE * params.capacity(len(graph.nodes))
+        # by construction, a reply made of Writer.teach units mentions exactly the units' IUs
+        units: list[str] = []
+        load = 0.0
+        for v in zpd:
+            cost = params.mention_weights[int(state[v])]
+            if units and (len(units) >= ORACLE_UNITS or load + cost > budget):
                 break
+            units.append(v)
+            load += cost
+        out = [part for v in units for part in w.teach(v, plain=state[v] == IUState.UNAWARE)]
         return AssistantTurn(message=_join(out))
 
 

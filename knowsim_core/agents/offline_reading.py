@@ -2,9 +2,12 @@
 
 An offline assistant never sees the hidden knowledge state. It forms a *belief* about the user
 from the text alone: IUs the user talks about confidently (shown), hedges on or asks about
-(asked), and IUs the assistant itself already explained well (judged with the lexical labeller
-on its own past messages). Strategies then pick IUs from that belief and write about them with
-:class:`Writer`, which varies phrasing with the per-call seed (same seed ⇒ same words).
+(asked), and what the assistant itself has already said. That last part comes from its own plan,
+by construction — :class:`Writer` writes an IU's explanation from the IU's description, so a past
+message that carries the description's opening sentences *is* that explanation — and never from
+the signal extractor, which grades the assistant and must not also steer it. Strategies then pick
+IUs from that belief and write about them with :class:`Writer`, which varies phrasing with the
+per-call seed (same seed ⇒ same words).
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ from dataclasses import dataclass, field
 
 from ..graph import IUGraph
 from ..ports import Message
-from ..signals import TeachingQuality
-from .lexical import teaching_quality
 from .offline_text import content_stems, profiles_for, sentences
 
 HEDGE = re.compile(
@@ -36,7 +37,7 @@ class Belief:
     shown: set[str] = field(default_factory=set)  # ever stated confidently
     asked: list[str] = field(default_factory=list)  # hedged on / asked about in the latest message
     latest_shown: list[str] = field(default_factory=list)
-    taught: dict[str, int] = field(default_factory=dict)  # times explained well by the assistant
+    taught: dict[str, int] = field(default_factory=dict)  # times the assistant gave its full explanation
     mentioned: set[str] = field(default_factory=set)  # ever mentioned by the assistant
     level: str = "novice"  # inferred from the latest user message
 
@@ -55,8 +56,24 @@ def _about(graph: IUGraph, sentence: str) -> list[str]:
     return [iu for iu, r in scored[:2] if r >= MENTION]
 
 
-def _assistant_labels(graph: IUGraph, text: str) -> tuple[tuple[str, str], ...]:
-    return tuple((iu, q) for iu, (q, _) in teaching_quality(profiles_for(graph), text).items())
+def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
+    """``(explained, mentioned)``: the IUs one of the assistant's own past messages explained
+    (:meth:`Writer.teach`: the description's first two sentences) and mentioned (any of its
+    sentences or the concept's name), read off the text the Writer produced."""
+    low = " ".join(text.lower().split())
+    explained: set[str] = set()
+    mentioned: set[str] = set()
+    for n in graph.nodes:
+        parts = [" ".join(p.lower().split()) for p in sentences(n.description)]
+        first = parts[0] if parts else ""
+        if first and first in low:
+            mentioned.add(n.id)
+            second = parts[1] if len(parts) > 1 else n.concept.lower()
+            if second.rstrip(".") in low:
+                explained.add(n.id)
+        elif n.concept.lower() in low:
+            mentioned.add(n.id)
+    return explained, mentioned
 
 
 def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
@@ -65,11 +82,10 @@ def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
     last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
     for i, m in enumerate(history):
         if m.role == "assistant":
-            for iu, q in _assistant_labels(graph, m.text):
-                if q == TeachingQuality.WELL_EXPLAINED:
-                    b.taught[iu] = b.taught.get(iu, 0) + 1
-                if q != TeachingQuality.NOT_MENTIONED:
-                    b.mentioned.add(iu)
+            explained, mentioned = own_coverage(graph, m.text)
+            for iu in explained:
+                b.taught[iu] = b.taught.get(iu, 0) + 1
+            b.mentioned |= mentioned
             continue
         hedges = confident = 0
         for s in sentences(m.text):
