@@ -24,6 +24,9 @@ class CopyLastUser:
 
     id = "baseline/copy-last"
 
+    def __init__(self, **_settings: object):  # LLM settings a caller passes to every non-offline id
+        pass
+
     def respond(self, ctx: UserContext) -> UserTurn:
         last = next((m.text for m in reversed(ctx.history) if m.role == "user" and m.text.strip()), "")
         return UserTurn(message=last or _opening(ctx), thought="floor baseline: repeats the previous user message")
@@ -33,6 +36,9 @@ class GenericUser:
     """Says the same stock request every turn."""
 
     id = "baseline/generic"
+
+    def __init__(self, **_settings: object):
+        pass
 
     def respond(self, ctx: UserContext) -> UserTurn:
         message = GENERIC_MESSAGE if ctx.history else _opening(ctx)

@@ -1,0 +1,85 @@
+"""``realism [--user ID …] [--db PATH] [--json]``: score user simulators against real people, turn by turn.
+
+Every human run in the database (imported real conversations, ``import PATH``) is replayed turn
+by turn: each simulator writes the person's next message from the real history (and, for KnowSim
+users, the state read from it) and is compared with what the person wrote (knowsim_core/realism.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from .runs import add_db_argument, open_store
+
+NAME = "realism"
+HELP = "turn-level realism of user simulators against the stored human conversations"
+OFFLINE_PREFIXES = ("offline/", "baseline/")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--user", action="append", metavar="ID",
+                   help="user simulator id, repeatable (default: offline/knowsim, baseline/copy-last, baseline/generic)")
+    p.add_argument("--conversation", action="append", metavar="KEY",
+                   help="only this conversation (problem_id:workerId, as in the output), repeatable")
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true", help="print the full report (turns, summary, by level) as JSON")
+
+
+def build_users(ids: list[str], store: Any) -> dict[str, Any]:
+    from .. import registry
+
+    settings = None
+    users = {}
+    for uid in ids:
+        if uid.startswith(OFFLINE_PREFIXES):
+            users[uid] = registry.resolve("user", uid)
+            continue
+        if settings is None:
+            from ..llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
+
+            env = LLMSettings.from_env()
+            settings = {"settings": env, "cache": store if env.cache_enabled else None}
+        users[uid] = registry.resolve("user", uid, **settings)
+    return users
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import StorageError
+    from ..realism import DEFAULT_USERS, METRICS, score
+    from ..reading import RECORDED_PREFIX
+
+    store = open_store(args)
+    users = build_users(list(dict.fromkeys(args.user or DEFAULT_USERS)), store)
+    rows = [r for r in store.list_runs(limit=100_000) if r.assistant.startswith(RECORDED_PREFIX)]
+    runs = [store.load_run(r.id) for r in rows]
+    if args.conversation:
+        runs = [r for r in runs if dict(r.meta).get("conversation") in set(args.conversation)]
+    if not runs:
+        raise StorageError("no human conversations in the database; import some first "
+                           "(python -m knowsim_core import ANNOTATIONS.json)")
+    start = time.perf_counter()
+    report = score(runs, users)
+    elapsed = time.perf_counter() - start
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    print(f"{len(runs)} conversation(s), {len(report['turns'])} real user turns scored in {elapsed:.1f} s")
+    print(table(report["summary"], METRICS))
+    for level, by_user in report["by_level"].items():
+        print(f"\n{level}")
+        print(table(by_user, METRICS))
+    sys.stdout.flush()
+    return 0
+
+
+def table(summary: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> str:
+    width = max([len(u) for u in summary] + [4])
+    lines = [f"{'user':<{width}}  " + "  ".join(f"{m:>13}" for m in metrics) + f"  {'n':>4}"]
+    for uid, s in summary.items():
+        cells = "  ".join(f"{'-' if s[m] is None else format(s[m], '.3f'):>13}" for m in metrics)
+        lines.append(f"{uid:<{width}}  {cells}  {s['n']:>4}")
+    return "\n".join(lines)
