@@ -21,7 +21,8 @@ from statistics import fmean, quantiles
 from typing import Any, Iterable, Sequence
 
 from .config import LEVELS
-from .failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
+from .explain import explain_turn
+from .failures import FAILURE_ORDER, FailureMode
 from .records import RunRecord
 
 METRIC_NAMES: tuple[str, ...] = ("KG", "DC", "CO")
@@ -111,21 +112,14 @@ class HeatCell:
 
 
 def mode_cells(run: RunRecord) -> list[HeatCell]:
-    """Every (IU, turn) with a failure mode and a plain-words reason for the heatmap's hover."""
+    """Every (IU, turn) with a failure mode, and its why (:mod:`knowsim_core.explain`) for the hover."""
     out: list[HeatCell] = []
-    for t in run.turns:
-        q = t.quantities
-        nodes = {n.id: n for n in t.nodes}
-        for iu, mode in t.modes:
-            n = nodes.get(iu)
-            detail = ""
-            if n is not None:
-                detail = (
-                    f"state {n.pre.key} → {n.post.key}; ceiling before the turn {n.ceiling_pre.key}; "
-                    f"load {q.effective_load:.1f} vs capacity {q.overload_threshold}"
-                    f"{' (overloaded)' if q.overload else ''}"
-                )
-            out.append(HeatCell(t.turn, iu, mode, f"{mode.title}: {EXPLANATIONS[mode]}. {detail}".strip()))
+    for rec in run.turns:
+        whys = {w.id: w for w in explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source)}
+        for iu, _ in rec.modes:  # first-mention order
+            w = whys.get(iu)
+            if w is not None and w.mode is not None:
+                out.append(HeatCell(rec.turn, iu, w.mode, w.why))
     return out
 
 

@@ -188,8 +188,9 @@ def _why(node: NodeTurn, mode: FailureMode | None, rec: TurnRecord, graph: IUGra
         if node.quality == _SHALLOW:
             text += " (shallow teaching lifts an unaware IU only to struggling)"
         if node.efficiency is not None:
-            text += (f"; the turn was overloaded ({_load(rec)}): this IU kept {node.efficiency:.2f} of a step, "
-                     f"{node.carry:.2f} of a step carried forward")
+            earlier = f" on top of {node.prior_carry:.2f} carried from earlier turns" if node.prior_carry else ""
+            text += (f"; the turn was overloaded ({_load(rec)}): this IU got {node.efficiency:.2f} of a step"
+                     f"{earlier}, {node.carry:.2f} carried forward")
         return head + text
     # OVERLOAD_WASTED / UNDER_ABSORBED: teachable (pre-turn ceiling ≥ partial), yet it did not advance
     if node.proposed > node.pre:  # only the overload dropoff can stop a proposed step

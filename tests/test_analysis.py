@@ -11,6 +11,7 @@ from knowsim_core.analysis import (
     filter_facts, first_occurrence, metric_table, mode_cells, modes_per_turn, representative_run,
     run_facts, shares_by_level,
 )
+from knowsim_core.explain import MODE_WORDS, explain_run
 from knowsim_core.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.samples import load_samples
 
@@ -48,7 +49,8 @@ def test_modes_per_turn_and_cells_match_the_records(runs):
     assert [sum(c.values()) for c in per_turn] == [len(t.modes) for t in run.turns]
     cells = mode_cells(run)
     assert [(c.turn, c.iu, c.mode) for c in cells] == [(t.turn, i, m) for t in run.turns for i, m in t.modes]
-    assert all(c.reason.startswith(c.mode.title) and "capacity" in c.reason for c in cells)
+    whys = {(t, w.id): w.why for t, ws in explain_run(run) for w in ws}  # the one explanation source
+    assert all(c.reason == whys[c.turn, c.iu] and c.reason.startswith(MODE_WORDS[c.mode] + ": ") for c in cells)
 
 
 def test_shares_by_level_follow_the_paper_order_and_sum_to_one(facts):

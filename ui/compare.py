@@ -2,7 +2,7 @@
 
 Typical use: the same question and assistant for a novice and an advanced learner (the paper's
 Figure 1), or two assistants, or the same run on two graph versions. The numbers come from pure
-helpers (:func:`metric_deltas`, :func:`state_diff`) so tests can check them.
+helpers (:func:`metric_deltas`, :func:`state_diff`, :func:`why_diff`) so tests can check them.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from knowsim_core.explain import IUWhy, explain_turn
 from knowsim_core.records import RunRecord
 from knowsim_core.state import IUState
 from ui.graph_view import render_graph
@@ -47,6 +48,31 @@ def state_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _whys_at(run: RunRecord, turn: int) -> dict[str, IUWhy]:
+    if not 1 <= turn <= len(run.turns):
+        return {}
+    rec = run.turns[turn - 1]
+    return {w.id: w for w in explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source)}
+
+
+def why_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
+    """Every IU of either graph with its failure mode and why in ``turn`` for A and for B.
+
+    The same explanation as the Simulate page and ``python -m knowsim_core explain`` (one source).
+    """
+    wa, wb = _whys_at(a, turn), _whys_at(b, turn)
+    ids = list(dict.fromkeys([*a.graph.index.ids, *b.graph.index.ids]))
+    rows = []
+    for v in ids:
+        x, y = wa.get(v), wb.get(v)
+        rows.append({
+            "IU": v,
+            "A mode": (x.mode_name or "") if x else "—", "A why": x.why if x else "—",
+            "B mode": (y.mode_name or "") if y else "—", "B why": y.why if y else "—",
+        })
+    return rows
+
+
 def aligned_turns(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
     """Turn by turn: load, η, transitions and the assistant's first words, for A and B."""
     out = []
@@ -76,3 +102,6 @@ def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp") -> None:
     st.dataframe(state_diff(a, b, turn), hide_index=True, key=f"{key}_states")
     st.markdown("**Aligned turns**")
     st.dataframe(aligned_turns(a, b), hide_index=True, key=f"{key}_turns")
+    if turn:
+        st.markdown(f"**Failure modes and why, turn {turn}**")
+        st.dataframe(why_diff(a, b, turn), hide_index=True, key=f"{key}_whys")

@@ -13,9 +13,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from knowsim_core.analysis import (
-    METRIC_NAMES, RunFacts, first_occurrence, metric_table, mode_cells, modes_per_turn,
+    METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn,
     facts_from_summary, representative_run, run_facts, shares_by_level,
 )
+from knowsim_core.explain import explain_run
 from knowsim_core.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
 from knowsim_core.records import RunRecord
 
@@ -46,18 +47,20 @@ def turn_bars_figure(run: RunRecord) -> go.Figure:
 
 
 def heatmap_figure(run: RunRecord) -> go.Figure:
-    """IU × turn: colour = mode, hover = the reason in plain words; blank = not explained."""
+    """IU × turn: colour = mode, hover = the IU's why that turn (knowsim_core.explain); blank = not explained."""
     ids = list(run.graph.index.ids)
     turns = [t.turn for t in run.turns]
     pos = {m: i for i, m in enumerate(FAILURE_ORDER)}
     z: list[list[Any]] = [[None] * len(turns) for _ in ids]
-    text: list[list[str]] = [[f"{i} · turn {t}: not explained" for t in turns] for i in ids]
+    text: list[list[str]] = [[f"{i} · turn {t}" for t in turns] for i in ids]
     row = {v: k for k, v in enumerate(ids)}
     col = {t: k for k, t in enumerate(turns)}
-    for c in mode_cells(run):
-        if c.iu in row:
-            z[row[c.iu]][col[c.turn]] = pos[c.mode]
-            text[row[c.iu]][col[c.turn]] = f"{c.iu} · turn {c.turn}<br>{c.reason}"
+    for turn, whys in explain_run(run):
+        for w in whys:
+            if w.id in row:
+                if w.mode is not None:
+                    z[row[w.id]][col[turn]] = pos[w.mode]
+                text[row[w.id]][col[turn]] = f"{w.id} · turn {turn}<br>{w.why}"
     n = len(FAILURE_ORDER)
     scale = []
     for i, m in enumerate(FAILURE_ORDER):

@@ -1,0 +1,55 @@
+"""``explain RUN_ID [--turn N] [--db PATH] [--json]``: each IU's failure mode and why, per turn.
+
+The text is :func:`knowsim_core.explain.explain_turn`'s — the same words the Simulate page, the
+failure views and the compare view show for that run and turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..errors import ConfigError
+from ..explain import explain_run
+from ..storage import Store
+from .runs import add_db_argument, int_in
+
+NAME = "explain"
+HELP = "show each IU's failure mode and why it moved (or not), per turn of a stored run"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_id", metavar="RUN_ID", help="a stored run id (`python -m knowsim_core runs` lists them)")
+    p.add_argument("--turn", type=int_in(1, 10_000), default=None, metavar="N", help="only this turn (1-based)")
+    add_db_argument(p)
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
+    """``{"run": id, "turns": [{"turn": n, "ius": [{id, label, mode, why, before, after}]}]}``.
+
+    Raises:
+        StorageError: unknown run id.
+        ConfigError: ``turn`` beyond the run's last turn.
+    """
+    run = store.load_run(run_id)
+    if turn is not None and turn > len(run.turns):
+        raise ConfigError(f"run {run_id} has {len(run.turns)} turn(s); pick --turn from 1 to {len(run.turns)}")
+    turns = explain_run(run, turn=turn)
+    return {"run": run_id, "turns": [{"turn": t, "ius": [w.to_data() for w in ws]} for t, ws in turns]}
+
+
+def run(args: argparse.Namespace) -> int:
+    data = explain_data(Store(args.db), args.run_id, args.turn)
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False))
+        return 0
+    if not data["turns"]:
+        print(f"run {data['run']} has no turns yet")
+    for t in data["turns"]:
+        print(f"\nturn {t['turn']}")
+        print(f"{'IU':<8} {'mode':<16} {'before → after':<34} why")
+        for iu in t["ius"]:
+            moved = f"{iu['before']} → {iu['after']}"
+            print(f"{iu['id']:<8} {iu['mode'] or '–':<16} {moved:<34} {iu['why']}")
+    return 0
