@@ -34,6 +34,7 @@ _LAZY_MODULES = {
     "anthropic": "knowsim_core.agents.llm",
     "compat": "knowsim_core.agents.llm",
     "baseline": "knowsim_core.agents.baselines",  # floor user simulators for realism
+    "human": "knowsim_core.agents.human",  # the researcher typing one side: the bare id ``human``
 }
 
 
@@ -75,6 +76,11 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
     if kind not in KINDS:
         raise ConfigError(f"unknown agent kind {kind!r}; expected one of {', '.join(KINDS)}")
     prefix, sep, rest = agent_id.partition("/")
+    if agent_id == "human":
+        _load(agent_id)
+        entry = _EXACT.get((kind, agent_id))
+        if entry is not None:
+            return entry.factory(**settings)
     if not sep or not rest:
         raise ConfigError(
             f"agent id {agent_id!r} should look like provider/name, e.g. offline/adaptive, "

@@ -1,17 +1,21 @@
-"""Simulate: set up a run, then step, play, rewind and deep-link through it."""
+"""Simulate: set up a run (or type one side yourself), then step, play, rewind, fork and deep-link."""
 
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from knowsim_core.fork import fork_link
 from ui import state
+from ui.compare import render_compare
+from ui.frame import ensure_frame
 from ui.resources import get_store
 from ui.sim_setup import render_setup
 from ui.sim_view import render_player
-from ui.frame import ensure_frame
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
+# less blank space above the title, so the graph and the IU panel fit a 900 px high window
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
 st.title("Simulate")
 try:
     player = state.player(store)
@@ -25,9 +29,20 @@ with st.expander("New simulation", expanded=player is None):
 
 if player is not None:
     run = player.primary
-    st.caption(f"Question `{run.question_id}` · run `{', '.join(player.run_ids)}`")
-    st.markdown("> " + run.question.replace("\n", " "))
-    if st.button("Close this run", key="sim_close", icon=":material/close:"):
+    row = st.container(horizontal=True, vertical_alignment="center")
+    head = row.container()
+    # the question once, here (the turn card no longer repeats it at turn 0)
+    head.markdown(f"**Question** `{run.question_id}` — " + run.question.replace("\n", " "))
+    head.caption(f"Run `{', '.join(player.run_ids)}`")
+    for rid in player.run_ids:
+        link = fork_link(player.runs[rid])
+        if link:
+            head.caption(f"Run `{rid}` is a fork of run `{link[0]}` at turn {link[1]} (your reply replaces the assistant's).")
+    if row.button("Close", key="sim_close", icon=":material/close:", help="Close this run (it stays saved)"):
         state.close_runs()
         st.rerun()
     render_player(player)
+    if len(player.run_ids) == 2:
+        with st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN))):
+            a, b = (store.load_run(r) for r in player.run_ids)
+            render_compare(a, b, key="sim_cmp")

@@ -9,6 +9,7 @@ and a clicked IU shows the reason that matches what happened to it.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,30 @@ def test_demo_steps_three_turns_and_stores_each(db):
     # the gauges show each run's own record
     runs = [store.load_run(run_id), store.load_run(pair_id)]
     assert gauge_values(at) == pytest.approx([r.turns[2].quantities.effective_load for r in runs])
+
+
+def gauge_ranges(at: AppTest) -> list[list[float]]:
+    specs = [json.loads(el.proto.spec) for el in elements(at, "plotly_chart")]
+    return [s["data"][0]["gauge"]["axis"]["range"] for s in specs if s["data"][0]["type"] == "indicator"]
+
+
+def test_gauge_keeps_one_scale_across_steps(db):
+    from knowsim_core.runner import start_run
+
+    store = Store(db)
+    store.seed_samples()
+    live = start_run(store, question_id="sample_follicular_lymphoma", level="novice",
+                     assistant_id="offline/comprehensive", seed=1, max_turns=5)
+    live.run_to_end()
+    run = store.load_run(live.run_id)
+    want = [0, max(2 * run.tau, math.ceil(max(t.quantities.effective_load for t in run.turns)))]
+    at = ok(app(SIMULATE, run=live.run_id, turn="0"))
+    seen = [gauge_ranges(at)[0]]
+    for _ in range(5):
+        at.button(key="sim_step").click().run()
+        seen.append(gauge_ranges(at)[0])
+    assert at.query_params["turn"] == "5"
+    assert all(r == want for r in seen), seen
 
 
 def test_step_back_shows_the_stored_turn_without_losing_later_ones(db):

@@ -139,3 +139,56 @@ def test_theme_config_uses_the_state_colours_in_state_order():
     assert cfg["server"]["enableStaticServing"] is True  # the graph's code is served from ./static
     glyphs = {v.glyph for v in STATE_STYLE.values()}
     assert len(glyphs) == 4  # each state readable without colour
+    assert cfg["client"]["toolbarMode"] == "viewer"  # no Deploy button
+
+
+def test_upload_limit_matches_the_import_cap():
+    import math
+    import tomllib
+    from pathlib import Path
+
+    from ui.graph_editor import MAX_IMPORT_BYTES
+
+    cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
+    # the uploader states server.maxUploadSize (MB); it must be the cap the import enforces
+    assert cfg["server"]["maxUploadSize"] == math.ceil(MAX_IMPORT_BYTES / 1_000_000)
+
+
+def test_failure_mode_colours_are_distinct_and_never_a_state_colour():
+    from knowsim_core.failures import FailureMode
+    from ui.theme import CHANGED_COLOUR, MODE_COLORS, MODE_PATTERNS, STATE_STYLE, mode_colour
+
+    assert set(MODE_COLORS) == set(FailureMode) == set(MODE_PATTERNS)
+    colours = [c.upper() for c in MODE_COLORS.values()]
+    assert len(set(colours)) == 5
+    taken = {v.colour.upper() for v in STATE_STYLE.values()} | {CHANGED_COLOUR.upper()}
+    assert not taken & set(colours), "a failure mode must not reuse a state colour with another meaning"
+    assert len(set(MODE_PATTERNS.values())) == 5  # a non-colour cue as well
+    assert mode_colour("prereq_blocked") == MODE_COLORS[FailureMode.PREREQ_BLOCKED]
+
+
+def _turn(load: float, turn: int = 1):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(turn=turn, quantities=SimpleNamespace(effective_load=load, overload=load >= 8,
+                                                                 efficiency=1.0))
+
+
+def test_gauge_scale_is_one_per_run():
+    from ui.gauge import gauge_figure, gauge_top
+
+    assert gauge_top([], tau=8) == 16  # nothing played yet: 2τ
+    assert gauge_top([_turn(3.0), _turn(21.2)], tau=8) == 22  # the run's highest load, rounded up
+    turns = [_turn(3.0, 1), _turn(21.2, 2), _turn(5.5, 3)]
+    top = gauge_top(turns, tau=8)
+    ranges = {tuple(gauge_figure(t, tau=8, top=top).data[0].gauge.axis.range) for t in turns}
+    assert ranges == {(0, 22)}  # identical whichever turn is shown
+
+
+def test_legend_has_a_swatch_per_state():
+    from ui.graph_view import legend_html
+    from ui.theme import STATE_STYLE
+
+    html = legend_html()
+    for style in STATE_STYLE.values():
+        assert f"background:{style.colour}" in html and style.name in html

@@ -2,11 +2,13 @@
 
 The gauge's bands are shares of τ: comfortable below 75 %, near capacity up to τ, overloaded
 above; the red line marks τ itself. The title carries the overload flag and η so the state is
-readable without the colours.
+readable without the colours. The scale is fixed per run (:func:`gauge_top`), so the needle of one
+turn can be compared with the next.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import plotly.graph_objects as go
@@ -20,10 +22,23 @@ GAUGE_HEIGHT = 230
 CHART_HEIGHT = 180
 
 
-def gauge_figure(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None) -> go.Figure:
-    """The gauge for one turn (turn 0: an empty gauge at 0)."""
+def gauge_top(turns: Sequence[TurnRecord], *, tau: int) -> float:
+    """The gauge's upper end for a whole run: max(2τ, the largest load of any stored turn), rounded up.
+
+    It depends on the run's stored turns, not on the turn shown, so stepping or scrubbing never
+    rescales the dial; only a newly played turn heavier than every earlier one (and above 2τ)
+    can widen it.
+    """
+    peak = max((t.quantities.effective_load for t in turns), default=0.0)
+    return float(max(2 * tau, math.ceil(peak), 1))
+
+
+def gauge_figure(
+    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None
+) -> go.Figure:
+    """The gauge for one turn (turn 0: an empty gauge at 0) on the scale 0…``top`` (default 2τ)."""
     load = rec.quantities.effective_load if rec is not None else 0.0
-    top = max(2.0 * tau, load * 1.15, 1.0)
+    top = float(max(2 * tau, 1)) if top is None else top
     if rec is None:
         title = "load before the first turn"
     else:
@@ -58,8 +73,11 @@ def gauge_figure(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | Non
     return fig
 
 
-def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int) -> go.Figure:
-    """Load per turn as bars (hatched when overloaded), τ as a line, the shown turn outlined."""
+def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None) -> go.Figure:
+    """Load per turn as bars (hatched when overloaded), τ as a line, the shown turn outlined.
+
+    With ``top`` the load axis is fixed to the gauge's scale, so both read the same numbers.
+    """
     xs = [t.turn for t in turns]
     ys = [t.quantities.effective_load for t in turns]
     fig = go.Figure(
@@ -76,7 +94,8 @@ def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int) -> go.Fig
     # τ as a plain layout shape: fig.add_hline costs ~10 ms per call on every step
     fig.update_layout(
         template="none", height=CHART_HEIGHT, margin={"l": 40, "r": 10, "t": 10, "b": 30}, showlegend=False,
-        xaxis={"title": {"text": "turn"}, "dtick": 1}, yaxis={"title": {"text": "load"}},
+        xaxis={"title": {"text": "turn"}, "dtick": 1},
+        yaxis={"title": {"text": "load"}, **({"range": [0, top]} if top is not None else {})},
         shapes=[{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tau, "y1": tau,
                  "line": {"color": GAUGE_THRESHOLD, "dash": "dash"}}],
         annotations=[{"xref": "paper", "x": 1, "y": tau, "text": f"τ = {tau}", "showarrow": False,
@@ -85,12 +104,16 @@ def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int) -> go.Fig
     return fig
 
 
-def render_gauge(rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, key: str) -> None:
-    st.plotly_chart(gauge_figure(rec, tau=tau, previous=previous), key=key, config={"displayModeBar": False})
+def render_gauge(
+    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str
+) -> None:
+    st.plotly_chart(gauge_figure(rec, tau=tau, previous=previous, top=top), key=key, config={"displayModeBar": False})
 
 
-def render_load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, key: str) -> None:
+def render_load_chart(
+    turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None, key: str
+) -> None:
     if not turns:
         st.caption("The per-turn load chart fills in as the conversation goes.")
         return
-    st.plotly_chart(load_chart(turns, tau=tau, current=current), key=key, config={"displayModeBar": False})
+    st.plotly_chart(load_chart(turns, tau=tau, current=current, top=top), key=key, config={"displayModeBar": False})

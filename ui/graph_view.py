@@ -20,6 +20,7 @@ Tests read the browser-side DataSet at ``window.__knowsim[key].nodes``.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 from collections.abc import Collection, Mapping
 from functools import lru_cache
@@ -157,7 +158,25 @@ def render_graph(
     return current
 
 
+def legend_html() -> str:
+    """The legend as HTML: a colour swatch, glyph and name per state, and the ring for "changed".
+
+    Only our own constant names go in here (escaped anyway), never run or user text.
+    """
+    chip = (
+        '<span style="display:inline-flex;align-items:center;gap:4px;margin-right:14px;white-space:nowrap">'
+        '<span style="display:inline-block;width:14px;height:14px;border-radius:3px;background:{bg};'
+        'border:{bw}px {ls} {bc}"></span>{text}</span>'
+    )
+    parts = [
+        chip.format(bg=v.colour, bw=min(v.border_width, 2), ls="dashed" if v.dashed else "solid", bc=BORDER_COLOUR,
+                    text=html.escape(f"{v.glyph} {v.name}"))
+        for v in STATE_STYLE.values()
+    ]
+    parts.append(chip.format(bg="#FFFFFF", bw=3, ls="solid", bc=CHANGED_COLOUR, text="changed this turn"))
+    return f'<div class="ks-legend" style="font-size:0.85rem;line-height:1.8">{"".join(parts)}</div>'
+
+
 def render_legend() -> None:
-    """One caption line: glyph + name per state (the colours are in the graph itself)."""
-    parts = [f"{v.glyph} {v.name}" for v in STATE_STYLE.values()]
-    st.caption(" · ".join(parts) + " · ringed: changed this turn · dashed border: unaware")
+    """Swatches for the four states (with their glyphs) and the "changed this turn" ring."""
+    st.html(legend_html())

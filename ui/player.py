@@ -52,7 +52,42 @@ class Player:
 
     @property
     def can_forward(self) -> bool:
-        return self.turn < self.stored_turns or not self.all_finished
+        """Something to show past this turn: a stored turn, or a run that can play on by itself."""
+        return self.turn < self.stored_turns or not (self.all_finished or self.awaiting_input)
+
+    # ------------------------------------------------------------------ typed turns
+    def human_role(self, rid: str) -> str | None:
+        """Which side of run ``rid`` the researcher types ("assistant" / "user"), if any."""
+        adapters = self.runs[rid].adapter
+        from knowsim_core.agents.human import HUMAN_ID
+
+        return next((role for role in ("assistant", "user") if adapters.get(role) == HUMAN_ID), None)
+
+    def _typed_runs(self) -> list[str]:
+        return [r for r in self.run_ids if self.human_role(r) and not self.finished(r)]
+
+    @property
+    def awaiting_input(self) -> bool:
+        """At the newest turn of a run whose next message has to be typed."""
+        return self.turn >= self.stored_turns and bool(self._typed_runs())
+
+    def preview_user(self, rid: str) -> str:
+        """The simulated learner's next message in a run where the assistant's reply is typed."""
+        from knowsim_core.agents.human import next_user_turn
+
+        return next_user_turn(self._live(rid).sim).message
+
+    def send(self, text: str, **extra) -> bool:
+        """Play the next turn with ``text`` as the typed side's message; False when nothing moved."""
+        self.error = ""
+        try:
+            for rid in self._typed_runs():
+                live = self._live(rid)
+                getattr(live.sim, self.human_role(rid)).put(text, **extra)
+        except KnowSimError as exc:
+            self.error = str(exc)
+            return False
+        return self.forward()
 
     def record(self, rid: str, turn: int | None = None) -> TurnRecord | None:
         """The record of ``turn`` (default: the shown turn) for run ``rid``; None at turn 0 or past its end."""

@@ -13,11 +13,17 @@ from .resources import agent_ids, agent_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
+HUMAN = "human"  # knowsim_core.agents.human.HUMAN_ID: the researcher types that side
+WRITERS = {
+    "agents": "Agents write both sides",
+    "assistant": "I'll write the assistant's replies",
+    "user": "I'll write the user's messages",
+}
 
 
 def _pick(label: str, kind: str, key: str) -> str | None:
     try:
-        ids = agent_ids(kind)
+        ids = [i for i in agent_ids(kind) if i != HUMAN]  # typing is chosen with "Who writes"
     except KnowSimError as exc:
         st.error(f"No {kind} is available: {exc}")
         return None
@@ -59,11 +65,18 @@ def render_setup(store) -> None:
     max_turns = int(
         c4.number_input("Max turns", min_value=1, max_value=200, value=get_preset(preset_name).max_turns, key="setup_max_turns")
     )
+    writer = st.radio("Who writes", list(WRITERS), format_func=WRITERS.get, key="setup_writer", horizontal=True,
+                      help="Type one side yourself: your text goes through the same extractor and rules, and the "
+                           "run is stored with the agent id 'human'.")
     c1, c2, c3 = st.columns(3)
     with c1:
-        assistant = _pick("Assistant", "assistant", "setup_assistant")
+        assistant = HUMAN if writer == "assistant" else _pick("Assistant", "assistant", "setup_assistant")
+        if writer == "assistant":
+            st.caption("Assistant: **you** (typed)")
     with c2:
-        user = _pick("Simulated user", "user", "setup_user")
+        user = HUMAN if writer == "user" else _pick("Simulated user", "user", "setup_user")
+        if writer == "user":
+            st.caption("User: **you** (typed)")
     with c3:
         extractor = _pick("Signal extractor", "extractor", "setup_extractor")
     initial = None
@@ -72,7 +85,7 @@ def render_setup(store) -> None:
         initial = render_custom_start(gv.graph, scope=f"{qid}:{gv.id}", params=get_preset(preset_name), seed=seed)
     if st.button("Start", type="primary", icon=":material/play_arrow:", key="setup_start",
                  disabled=None in (assistant, user, extractor)):
-        llm = any(not a.startswith("offline/") for a in (assistant, user, extractor))
+        llm = any(not a.startswith("offline/") and a != HUMAN for a in (assistant, user, extractor))
         try:
             live = start_run(
                 store, question_id=qid, level=level, assistant_id=assistant,

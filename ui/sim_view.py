@@ -1,4 +1,9 @@
-"""The Simulate page's player: transport controls, graph(s), gauge, IU panel and turn card.
+"""The Simulate page's player: transport controls, graph(s), IU panel, gauge and turn card.
+
+Layout for a wide screen (usable at 1280 px, readable at 1920): the graph and the selected IU's
+panel sit side by side, so a click on a node shows its explanation at once; the gauge and the
+load strip sit directly under the graph; the turn's messages and signals follow below. A pair of
+runs gets one column each (graph, then its IU panel, then its gauge).
 
 Everything that changes on a step lives in one fragment, so a step (or an auto-play tick)
 redraws only this part of the page. Auto-play uses ``st.fragment(run_every=…)`` and steps on
@@ -11,14 +16,20 @@ from __future__ import annotations
 
 import streamlit as st
 
+from knowsim_core.errors import KnowSimError
+from knowsim_core.records import RunRecord
+
 from . import state
-from .gauge import render_gauge, render_load_chart
+from .gauge import gauge_top, render_gauge, render_load_chart
 from .graph_view import render_graph, render_legend
 from .player import Player
+from .theme import GLOSSARY, glossary_help
 from .turn_card import render_iu_panel, render_metrics, render_turn_card
 
 GRAPH_KEY = "sim_graph_{}"
 SCRUB_KEY = "sim_scrub"
+TYPED_KEY = "sim_typed"
+GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 450, 400
 
 
 def _forward(p: Player) -> None:
@@ -45,36 +56,43 @@ def _scrub(p: Player) -> None:
 def _play_controls(p: Player) -> None:
     """Play/Pause (space) and the speed: any change restarts the page so the timer is re-read."""
     pb = state.playback()
-    c = st.columns([1.4, 2.4, 6.2])
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     label, icon = ("Pause", ":material/pause:") if pb.playing else ("Play", ":material/play_arrow:")
-    if c[0].button(label, key="sim_play", icon=icon, help="play / pause (space)", shortcut="Space",
-                   disabled=not pb.playing and not p.can_forward):
+    if row.button(label, key="sim_play", icon=icon, help=f"{label} the run, one turn per tick (shortcut: Space)",
+                  shortcut="Space", disabled=not pb.playing and not p.can_forward):
         pb.playing = not pb.playing
         pb.mark()
         st.rerun(scope="app")  # run_every is read when the ticking fragment is defined
     names = list(state.SPEEDS)
     current = next((n for n, v in state.SPEEDS.items() if v == pb.speed), state.DEFAULT_SPEED)
-    choice = c[1].selectbox("speed", names, index=names.index(current), key="sim_speed",
-                            label_visibility="collapsed")
+    choice = row.selectbox("speed", names, index=names.index(current), key="sim_speed",
+                           label_visibility="collapsed", width=160)
     if state.SPEEDS[choice] != pb.speed:
         pb.speed = state.SPEEDS[choice]
         if pb.playing:
             st.rerun(scope="app")
+    with row.popover("Glossary", icon=":material/help:", help="What τ, load, η, ceiling, carry and step mean"):
+        for term, text in GLOSSARY.items():
+            st.markdown(f"**{term}** — {text}")
+    with row:
+        render_legend()  # static: it sits in this row rather than in the ticking fragment
 
 
 def _transport(p: Player) -> None:
-    c = st.columns([1.1, 1.1, 1.1, 6.7])
-    c[0].button("Start", key="sim_rewind", icon=":material/first_page:", help="back to the starting state",
-                on_click=_rewind, args=(p,), disabled=p.turn == 0)
-    c[1].button("Back", key="sim_back", icon=":material/chevron_left:", help="step back (←)", on_click=_back,
-                args=(p,), shortcut="Left", disabled=p.turn == 0)
-    c[2].button("Step", key="sim_step", icon=":material/chevron_right:", help="step forward (→)", on_click=_forward,
-                args=(p,), shortcut="Right", disabled=not p.can_forward, type="primary")
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.button("Start", key="sim_rewind", icon=":material/first_page:", help="Back to the starting state (turn 0)",
+               on_click=_rewind, args=(p,), disabled=p.turn == 0)
+    row.button("Back", key="sim_back", icon=":material/chevron_left:", help="Step back one turn (shortcut: ←)",
+               on_click=_back, args=(p,), shortcut="Left", disabled=p.turn == 0)
+    row.button("Step", key="sim_step", icon=":material/chevron_right:",
+               help="Step forward one turn, playing it if it is new (shortcut: →)", on_click=_forward,
+               args=(p,), shortcut="Right", disabled=not p.can_forward, type="primary")
     if p.stored_turns > 0:
         st.session_state[SCRUB_KEY] = p.turn
-        c[3].slider("turn", 0, p.stored_turns, key=SCRUB_KEY, on_change=_scrub, args=(p,), label_visibility="collapsed")
+        row.slider("turn", 0, p.stored_turns, key=SCRUB_KEY, on_change=_scrub, args=(p,),
+                   label_visibility="collapsed", width="stretch")
     else:
-        c[3].caption("No turn played yet.")
+        row.caption("No turn played yet.")
 
 
 def _status(p: Player) -> str:
@@ -86,24 +104,114 @@ def _status(p: Player) -> str:
     return " · ".join(parts)
 
 
-def _panel(p: Player, index: int, rid: str, *, compact: bool) -> None:
-    run = p.runs[rid]
+def _header(run: RunRecord, status: str = "") -> None:
     adapters = run.adapter
-    st.markdown(f"**{run.level.capitalize()} learner** · {adapters.get('assistant', '?')} · τ = {run.tau}")
-    key = GRAPH_KEY.format(index)
-    selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=key, height=440 if compact else 520,
-                            descriptions=False)
+    line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
+            f"user {adapters.get('user', '?')} · τ = {run.tau}")
+    st.markdown(f"{status} · {line}" if status else line, help=glossary_help("τ", "step"))
+
+
+def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str) -> None:
+    run = p.runs[rid]
+    with st.container(border=True, height=height, key=f"sim_iu_box_{index}"):
+        if selected:
+            render_iu_panel(run, selected, turn=min(p.turn, len(run.turns)), key=f"sim_iu_{index}")
+        else:
+            st.caption("Click an IU in the graph to read what it is and why it did or did not advance.")
+
+
+def _gauges(p: Player, index: int, rid: str) -> None:
+    run = p.runs[rid]
+    top = gauge_top(run.turns, tau=run.tau)  # one scale for the whole run
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
-    if rec is None and p.turn > len(run.turns) and p.turn > 0:
+    g, c = st.columns([2, 3])
+    with g:
+        render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}")
+    with c:
+        render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}")
+    st.caption("Gauge and bars share one scale for the whole run, 0 to the larger of 2τ and the run's highest load.",
+               help=glossary_help("load", "τ", "η"))
+
+
+def _single(p: Player, rid: str) -> None:
+    run = p.runs[rid]
+    _header(run, _status(p))
+    left, right = st.columns([4, 3], gap="medium")
+    with left:
+        selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
+                                height=GRAPH_HEIGHT, descriptions=False)
+    with right:
+        _compose(p, rid)
+        _iu_panel(p, 0, rid, selected, height=GRAPH_HEIGHT + 20)
+    if p.record(rid) is None and 0 < len(run.turns) < p.turn:
         st.caption(f"This run ended after turn {len(run.turns)}.")
-    render_gauge(rec, tau=run.tau, previous=prev, key=f"sim_gauge_{index}")
-    render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, key=f"sim_load_{index}")
-    if selected:
-        with st.container(border=True):
-            render_iu_panel(run, selected, turn=min(p.turn, len(run.turns)), key=f"sim_iu_{index}")
-    else:
-        st.caption("Click an IU in the graph to see why it did or did not advance.")
+    _gauges(p, 0, rid)
+
+
+def _pair(p: Player) -> None:
+    st.markdown(_status(p))
+    cols = st.columns(len(p.run_ids), gap="medium")
+    for i, (col, rid) in enumerate(zip(cols, p.run_ids)):
+        run = p.runs[rid]
+        with col:
+            _header(run)
+            selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
+                                    height=PAIR_GRAPH_HEIGHT, descriptions=False)
+            _iu_panel(p, i, rid, selected, height=260 if selected else "content")
+            if p.record(rid) is None and 0 < len(run.turns) < p.turn:
+                st.caption(f"This run ended after turn {len(run.turns)}.")
+            _gauges(p, i, rid)
+
+
+def _compose(p: Player, rid: str) -> None:
+    """The researcher's box for the next typed message (only at the newest turn of a typed run)."""
+    role = p.human_role(rid)
+    if role is None or p.finished(rid) or p.turn < len(p.runs[rid].turns):
+        return
+    with st.container(border=True, key="sim_compose"):
+        if role == "assistant":
+            try:
+                st.markdown("**The learner says:**")
+                st.markdown(p.preview_user(rid))
+            except KnowSimError as exc:
+                st.error(f"The simulated learner could not write its message: {exc}")
+                return
+        label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
+        text = st.text_area(label, key=TYPED_KEY, height=110,
+                            placeholder="It goes through the same extractor and rules as an agent's message.")
+        attempt = role == "user" and st.checkbox("This message attempts an answer", key="sim_typed_attempt")
+        st.button("Send", key="sim_send", icon=":material/send:", type="primary", disabled=not (text or "").strip(),
+                  help="Play the next turn with this message", on_click=_send, args=(p, bool(attempt)))
+
+
+def _send(p: Player, attempt: bool) -> None:
+    """Send the typed message (a callback, so the new turn is drawn by the same rerun)."""
+    if p.send(st.session_state.get(TYPED_KEY) or "", **({"attempt": True} if attempt else {})):
+        st.session_state[TYPED_KEY] = ""  # the box is empty for the next turn
+        state.playback().mark()
+
+
+def _fork(p: Player, index: int, rid: str) -> None:
+    """Rewrite the shown turn's assistant reply as a new run linked to this one, then compare."""
+    rec = p.record(rid)
+    if rec is None:
+        return
+    with st.expander(f"Fork at turn {rec.turn}: write your own assistant reply and continue as a new run"):
+        reply = st.text_area("Your reply for this turn", value=rec.assistant_message, height=140,
+                             key=f"sim_fork_text_{rid}_{rec.turn}")
+        if st.button("Fork and compare", key=f"sim_fork_{index}", icon=":material/call_split:",
+                     help="Keeps turns before this one, plays this turn with your reply, then the run's own agents go on"):
+            from knowsim_core.fork import fork_run
+
+            try:
+                child = fork_run(p.store, rid, rec.turn, reply, settings=p.settings)
+            except KnowSimError as exc:
+                st.error(f"The fork could not be made: {exc}")
+                return
+            state.open_runs(p.store, (rid, child.run_id), turn=rec.turn, live={child.run_id: child})
+            st.session_state[state.COMPARE_OPEN] = True
+            st.rerun(scope="app")
 
 
 def render_player(p: Player) -> None:
@@ -120,20 +228,24 @@ def render_player(p: Player) -> None:
                 pb.playing = False
                 st.rerun(scope="app")  # stop the timer
         _transport(p)
-        st.markdown(_status(p))
         if p.error:
             st.error(f"{p.error} — the turns played so far are saved; step again to retry.")
-        render_legend()
-        cols = st.columns(len(p.run_ids))
-        for i, (col, rid) in enumerate(zip(cols, p.run_ids)):
-            with col:
-                _panel(p, i, rid, compact=len(p.run_ids) > 1)
-        tabs = st.tabs([f"{p.runs[r].level} learner" for r in p.run_ids]) if len(p.run_ids) > 1 else [st.container()]
+        if len(p.run_ids) == 1:
+            _single(p, p.run_ids[0])
+        else:
+            _pair(p)
+        labels = [f"{'AB'[i]} · {p.runs[r].level} learner · {r[:8]}" for i, r in enumerate(p.run_ids)]
+        tabs = st.tabs(labels) if len(p.run_ids) > 1 else [st.container()]
         for i, (tab, rid) in enumerate(zip(tabs, p.run_ids)):
             with tab:
                 run = p.runs[rid]
                 render_metrics(run, min(p.turn, len(run.turns)))
-                render_turn_card(run, p.record(rid), key=f"sim_card_{i}")
+                rec = p.record(rid)
+                if rec is None:
+                    st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+                else:
+                    render_turn_card(run, rec, key=f"sim_card_{i}")
+                    _fork(p, i, rid)
         state.sync_url(p)
 
     player_fragment()

@@ -17,6 +17,7 @@ from .resources import agent_settings
 
 PLAYER = "_ks_player"
 PLAYBACK = "_ks_playback"
+COMPARE_OPEN = "_ks_compare_open"  # set after a fork: Simulate opens its Compare view on the pair
 SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.5 s)": 0.5}
 DEFAULT_SPEED = "normal (1 s)"
 
@@ -65,6 +66,8 @@ def player(store) -> Player | None:
     if wanted and (current is None or current.run_ids != wanted):
         turn = url_turn()
         current = Player(store, wanted, turn=0 if turn is None else turn, settings=agent_settings(store))
+        if turn is None and current.all_finished:  # a link to a finished run opens on its outcome
+            current.goto(current.stored_turns)
         st.session_state[PLAYER] = current
     elif current is not None and not wanted:
         sync_url(current)
@@ -75,6 +78,7 @@ def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | No
     """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them."""
     p = Player(store, run_ids, turn=turn, live=live, settings=agent_settings(store))
     st.session_state[PLAYER] = p
+    st.session_state.pop(COMPARE_OPEN, None)
     playback().playing = False
     sync_url(p)
     return p
@@ -82,6 +86,7 @@ def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | No
 
 def close_runs() -> None:
     st.session_state.pop(PLAYER, None)
+    st.session_state.pop(COMPARE_OPEN, None)
     playback().playing = False
     for k in ("run", "pair", "turn"):
         if k in st.query_params:
