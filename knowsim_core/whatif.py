@@ -68,33 +68,34 @@ class VersionWhatIf:
 
 
 def remap_state(
-    state: KnowledgeState, old: IUGraph, new: IUGraph, *, start: KnowledgeState | None = None
-) -> tuple[KnowledgeState, tuple, tuple, tuple, tuple]:
+    state: KnowledgeState, old: IUGraph, new: IUGraph, *, tau: tuple[int, int], start: KnowledgeState | None = None
+) -> tuple[KnowledgeState, RemapReport]:
     """``state`` (keyed by ``old``'s labels) re-keyed by id onto ``new``'s labels, in ``new``'s order.
 
-    Returns (state, kept, reworded, added, removed) as in :class:`RemapReport`. An IU of ``new``
-    that ``old`` lacks takes its entry from ``start`` (unaware if ``start`` is None); every label
-    that is not an IU of ``new`` is dropped. Carry and evidence travel with the state.
+    An IU of both graphs keeps its entry (state, carry, evidence; absent reads as unaware, spec
+    §1.1) whatever its label; an IU only ``new`` has takes its state from ``start`` (unaware if
+    None); every other label is dropped. ``tau`` is (before, after), for the report.
     """
     id_of = {lab: v for v, lab in old.index.label_of.items()}
     by_id = {id_of[lab]: e for lab, e in state.items() if lab in id_of}
-    new_ids = set(new.index.ids)
     items: dict[str, LabelState] = {}
     kept, reworded, added = [], [], []
     for v, lab in zip(new.index.ids, new.index.labels):
-        if v in by_id:
-            items[lab] = by_id[v]
-            old_lab = old.index.label_of[v]
-            if old_lab == lab:
-                kept.append(v)
-            else:
-                reworded.append((v, old_lab, lab))
-        else:
+        old_lab = old.index.label_of.get(v)
+        if old_lab is None:
             entry = start.get(lab) if start is not None else None
             items[lab] = LabelState(entry.state if entry is not None else IUState.UNAWARE)
             added.append((v, items[lab].state))
-    removed = [(id_of[lab], lab) if lab in id_of else (lab, lab) for lab in state if id_of.get(lab) not in new_ids]
-    return KnowledgeState(items), tuple(kept), tuple(reworded), tuple(added), tuple(removed)
+            continue
+        items[lab] = by_id.get(v, LabelState(IUState.UNAWARE))
+        if old_lab == lab:
+            kept.append(v)
+        else:
+            reworded.append((v, old_lab, lab))
+    gone = [lab for lab in state if id_of.get(lab) not in new.index.label_of]
+    removed = tuple((id_of.get(lab, lab), lab) for lab in gone)
+    report = RemapReport(tuple(kept), tuple(reworded), tuple(added), removed, *tau)
+    return KnowledgeState(items), report
 
 
 def _drop_removed(signals: Sequence[IUSignal], removed_ids: set[str]) -> tuple[IUSignal, ...]:
@@ -131,8 +132,8 @@ def what_if_version(
         raise SessionError(f"turn must be between 1 and {len(run.turns)}, got {turn}")
     new_ids = set(graph.index.ids) - set(run.graph.index.ids)
     start = initial_state(graph, run.level, run.params, seed=run.seed) if new_ids else None
-    s0, kept, reworded, added, removed = remap_state(run.initial_state, run.graph, graph, start=start)
     tau = run.params.capacity(len(graph.nodes))
+    s0, report = remap_state(run.initial_state, run.graph, graph, tau=(run.tau, tau), start=start)
     removed_ids = set(run.graph.index.ids) - set(graph.index.ids)
     edits: Mapping[int, Sequence[IUSignal]] = {
         t.turn: _drop_removed(signals if signals is not None and t.turn == turn else t.signals, removed_ids)
@@ -140,4 +141,4 @@ def what_if_version(
     }
     base = replace(run, graph=graph, initial_state=s0, tau=tau)
     alt = replay(base, edits=edits, from_turn=1)
-    return VersionWhatIf(alt, RemapReport(kept, reworded, added, removed, run.tau, tau))
+    return VersionWhatIf(alt, report)

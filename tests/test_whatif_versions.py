@@ -17,7 +17,7 @@ from knowsim_core.samples import get_sample
 from knowsim_core.session import Simulation, what_if
 from knowsim_core.signals import IUSignal
 from knowsim_core.state import IUState, KnowledgeState, initial_state
-from knowsim_core.whatif import RemapReport, what_if_version
+from knowsim_core.whatif import RemapReport, remap_state, what_if_version
 
 SAMPLE = get_sample("sample_lava_lamps")
 GRAPH = SAMPLE.graph
@@ -163,6 +163,19 @@ def test_an_added_iu_starts_as_the_level_sampler_gives_it_seeded_by_the_run(run)
     assert first.run.tau == PARAMS.capacity(15) == 8
     assert all(s.id != "IU15" for t in first.run.turns for s in t.signals)  # never labelled: not mentioned
     assert by_id(GRAPH, run.initial_state) == {v: e for v, e in by_id(new, first.run.initial_state).items() if v != "IU15"}
+
+
+def test_remap_reads_absent_as_unaware_and_drops_a_foreign_leftover_label():
+    new = version(reword)
+    ids = GRAPH.index.ids
+    old_state = KnowledgeState.from_ids(GRAPH, {v: IUState.KNOWS_WELL for v in ids})
+    sparse = {lab: e for lab, e in old_state.items() if lab != GRAPH.index.label_of["IU2"]}
+    sparse["IU99: a concept of an older graph"] = old_state[GRAPH.index.label_of["IU1"]]
+    state, report = remap_state(KnowledgeState(sparse), GRAPH, new, tau=(8, 8))
+    assert list(state) == list(new.index.labels)
+    assert state.state_of(new.index.label_of["IU2"]) == IUState.UNAWARE and "IU2" in report.kept
+    assert all(state.state_of(new.index.label_of[v]) == IUState.KNOWS_WELL for v in ids if v != "IU2")
+    assert report.removed == (("IU99: a concept of an older graph",) * 2,) and report.added == ()
 
 
 def test_report_lines_say_what_was_remapped(run):
