@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config import RuleParams
 from ..errors import FormatError
 from ..records import RunRecord
 from . import jsonio, schema
@@ -55,11 +56,14 @@ def runs_from_data(data: Any) -> list[RunRecord]:
         if isinstance(d, dict) and d.get("format") == FORMAT:
             schema.check(schema.RunIn, d, f"{where or 'run'}".rstrip(": "),
                          "fix that field or export the run again from KnowSim Studio")
-            graph_from_data(d["graph"], f"{where or 'run'}".rstrip(": ") + " field graph")
+            name = f"{where or 'run'}".rstrip(": ")
+            graph_from_data(d["graph"], f"{name} field graph")
+            schema.check(RuleParams, d["params"], f"{name} field params",
+                         "the rule parameters must be those of a preset (python -m knowsim_core replay --help)")
         try:
             run = RunRecord.from_data(d)
         except FormatError as exc:
-            raise FormatError(f"{where}{exc}") from None
+            raise FormatError(" ".join(f"{where}{exc}".split())) from None
         for n, t in enumerate(run.turns, 1):
             if t.turn != n:
                 raise FormatError(f"{where}turn numbers must be 1, 2, 3, …; found {t.turn} at position {n}")
