@@ -196,6 +196,7 @@ class Simulation:
             ),
             run_id=run_id,
             meta=(("stop_mode", self.stop_mode), *self._agent_settings()),
+            domain=self.material.domain,
         )
         return s0
 
@@ -216,7 +217,7 @@ class Simulation:
     def resume(cls, run: RunRecord, **kwargs) -> "Simulation":
         """Continue a stored run from its last completed turn (same seed, same adapters)."""
         sim = cls(
-            material=QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph),
+            material=QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph, run.domain),
             params=run.params,
             level=run.level,
             stop_mode=dict(run.meta).get("stop_mode", "virtual"),
