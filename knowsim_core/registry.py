@@ -30,9 +30,10 @@ _EXACT: dict[tuple[str, str], Entry] = {}
 _PREFIX: dict[tuple[str, str], Entry] = {}
 _LAZY_MODULES = {
     "offline": "knowsim_core.agents.offline",
-    "openai": "knowsim_core.agents.llm",
-    "anthropic": "knowsim_core.agents.llm",
-    "compat": "knowsim_core.agents.llm",
+    # llm_baselines imports llm (every LLM agent) and adds the :zs / :zs-cot / :zs-cot-prof users
+    "openai": "knowsim_core.agents.llm_baselines",
+    "anthropic": "knowsim_core.agents.llm_baselines",
+    "compat": "knowsim_core.agents.llm_baselines",
     "baseline": "knowsim_core.agents.baselines",  # floor user simulators for realism
     "human": "knowsim_core.agents.human",  # the researcher typing one side: the bare id ``human``
 }

@@ -1,0 +1,126 @@
+"""The paper's LLM baseline users (zs, zs-cot, zs-cot-prof) against the local wire-format server."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from knowsim_core import registry
+from knowsim_core.agents.llm import LLMUser
+from knowsim_core.agents.llm_baselines import DONE_NOTE, BaselineLLMUser
+from knowsim_core.cli import main
+from knowsim_core.config import preset
+from knowsim_core.errors import ConfigError
+from knowsim_core.llm import LLMSettings
+from knowsim_core.ports import Message, UserContext
+from knowsim_core.prompts import baseline_user as p
+from knowsim_core.samples import load_samples
+from knowsim_core.state import IUState, KnowledgeState, initial_state
+from tests.fakes.llm_server import llm_server  # noqa: F401
+
+PROVIDERS = ("openai", "anthropic", "compat")
+SAMPLE = load_samples()[0]
+GRAPH = SAMPLE.graph
+STATE = initial_state(GRAPH, "novice", preset(), seed=3)
+HISTORY = (Message("user", "Where do I start?"), Message("assistant", "First count the cases."))
+
+
+def _env(srv) -> dict[str, str]:
+    return {"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": srv.openai_url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-0123456789", "ANTHROPIC_BASE_URL": srv.anthropic_url,
+            "KNOWSIM_COMPAT_BASE_URL": srv.openai_url, "KNOWSIM_LLM_MAX_RETRIES": "0", "KNOWSIM_LLM_CACHE": "0"}
+
+
+def user(srv, agent_id: str, **kw):
+    return registry.resolve("user", agent_id, settings=LLMSettings.from_sources(env=_env(srv)), **kw)
+
+
+def ctx(turn: int, history=(), state: KnowledgeState = STATE) -> UserContext:
+    return UserContext(turn=turn, material=SAMPLE.material, history=tuple(history), state=state, density=0.3,
+                       articulation_mode="Vague", explained=(), stuck=False, stop_hint=False, seed=7)
+
+
+def _reply(done: bool = False):
+    return lambda req: json.dumps({"reasoning": "I know counting", "message": " is it 6? ", "done": done})
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("method", p.METHODS)
+def test_each_baseline_sends_what_its_definition_says(llm_server, provider, method):
+    llm_server.reply = _reply()
+    agent = user(llm_server, f"{provider}/m1:{method}")
+    assert isinstance(agent, BaselineLLMUser) and agent.id == f"{provider}/m1:{method}"
+    turn = agent.respond(ctx(2, HISTORY))
+    assert turn.message == "is it 6?" and turn.terminate is False
+    req = llm_server.requests[-1]
+    prompt = req.last_user
+    assert SAMPLE.question in prompt and p.LEVELS["novice"] in prompt
+    assert "- You: Where do I start?" in prompt and "- AI Tutor: First count the cases." in prompt
+    assert ('"reasoning"' in prompt) == (method != "zs")
+    assert ("## Who you are" in prompt) == (method == "zs-cot-prof")
+    unaware = [GRAPH.node(v).concept for v in GRAPH.index.ids if STATE.state_of(GRAPH.index.label_of[v]) == IUState.UNAWARE]
+    assert (f"- unaware: {', '.join(unaware)}" in prompt) == (method == "zs-cot-prof")
+    assert "unaware" not in prompt.lower() or method == "zs-cot-prof"  # zs / zs-cot see no state
+    assert req.body["temperature"] == p.TEMPERATURE
+    assert turn.thought == ("" if method == "zs" else "I know counting")
+    assert agent.describe()["method"] == method and agent.describe()["prompt_version"] == p.PROMPT_VERSION
+
+
+def test_the_profile_and_initial_state_are_never_updated(llm_server):
+    llm_server.reply = _reply()
+    agent = user(llm_server, "compat/m1:zs-cot-prof")
+    agent.respond(ctx(1))
+    first = llm_server.requests[-1].last_user
+    later_state = KnowledgeState.uniform(GRAPH, IUState.KNOWS_WELL)
+    agent.respond(ctx(3, HISTORY, state=later_state))
+    second = llm_server.requests[-1].last_user
+    block = lambda text: text.split("## Who you are")[1].split("## The conversation")[0]  # noqa: E731
+    unaware = [GRAPH.node(v).concept for v in GRAPH.index.ids if STATE.state_of(GRAPH.index.label_of[v]) == IUState.UNAWARE]
+    assert unaware and block(first) == block(second)
+    assert f"- unaware: {', '.join(unaware)}" in block(second)  # the initial state, not the later one
+    assert p.LEVELS["novice"] in second  # the level read at first sight is kept too
+
+
+@pytest.mark.parametrize("method", p.METHODS)
+def test_a_declared_end_is_a_recorded_judged_termination(llm_server, method):
+    llm_server.reply = _reply(done=True)
+    turn = user(llm_server, f"openai/m1:{method}").respond(ctx(4, HISTORY))
+    assert turn.terminate is True and DONE_NOTE in turn.thought
+
+
+def test_other_user_ids_still_build_the_knowsim_user(llm_server):
+    assert isinstance(user(llm_server, "openai/m1"), LLMUser)
+    assert isinstance(user(llm_server, "compat/llama3:8b"), LLMUser)  # a colon in a model name is no method
+    assert user(llm_server, "openai/m1:zs", level="advanced").level == "advanced"
+    with pytest.raises(ConfigError, match="unknown option"):
+        user(llm_server, "openai/m1:zs", colour="red")
+
+
+def test_realism_scores_an_llm_baseline_end_to_end(llm_server, tmp_path, monkeypatch):
+    for k, v in _env(llm_server).items():
+        monkeypatch.setenv(k, v)
+    llm_server.reply = _reply()
+    conv = {"id": "c1", "level": "novice", "model": "tutor-x",
+            "messages": [{"role": "user", "content": "How many ways can 3 books stand in a row?"},
+                         {"role": "assistant", "content": "Multiply the choices: 3 x 2 x 1."},
+                         {"role": "user", "content": "is it 6?"},
+                         {"role": "assistant", "content": "Yes."},
+                         {"role": "user", "content": "thanks, that makes sense"}],
+            "concepts": [{"name": "Factorial", "description": "n! is the product 1 x 2 x ... x n."}]}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    db = str(tmp_path / "r.db")
+    assert main(["import", str(path), "--db", db]) == 0
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["realism", "--db", db, "--json", "--user", "compat/m1:zs-cot-prof", "--user", "baseline/generic"]) == 0
+    report = json.loads(buf.getvalue())
+    assert [t["turn"] for t in report["turns"]] == [2, 3]
+    sims = [t["simulated"]["compat/m1:zs-cot-prof"] for t in report["turns"]]
+    assert [s["text"] for s in sims] == ["is it 6?", "is it 6?"]
+    assert sims[0]["rouge_l"] == pytest.approx(1.0) and sims[0]["act"] == report["turns"][0]["real_act"]
+    assert report["summary"]["compat/m1:zs-cot-prof"]["n"] == 2
+    assert len(llm_server.requests) == 2
