@@ -143,6 +143,7 @@ def start_run(
     stop_mode: str = "virtual",
     settings: Mapping[str, Any] | None = None,
     lease_seconds: float | None = None,
+    batch_tag: str | None = None,
 ) -> LiveRun:
     """Create a stored run (status ``running``) ready to be stepped.
 
@@ -186,7 +187,7 @@ def start_run(
         stop_mode=stop_mode,
     )
     s0 = sim.reset(seed=seed, initial=initial_state)
-    run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds)
+    run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
     sim.reset(seed=seed, initial=s0, run_id=run_id)
     return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
 

@@ -117,11 +117,12 @@ class RunRow:
     tokens_out: int
     cost_usd: float
     graph_version_id: int | None
+    batch_tag: str | None = None  # the `batch --tag` this run belongs to (see the batch_tag migration)
 
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 3  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 4  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -198,6 +199,16 @@ def _m0003_run_leases(db: Database) -> None:
     time it lapses). NULL for command-line runs, which are judged by their writer's pid."""
     db.execute("ALTER TABLE runs ADD COLUMN lease_seconds REAL")
     db.execute("ALTER TABLE runs ADD COLUMN lease_until REAL")
+
+
+@MIGRATIONS(name="0004_batch_tag")
+def _m0004_batch_tag(db: Database) -> None:
+    """Runs carry the tag of the ``batch`` that made them (NULL for single runs and imports), so a
+    batch can be listed, filtered and resumed; ``batches`` keeps each batch's matrix, so
+    ``batch --resume TAG`` knows the cells that never started."""
+    db.execute("ALTER TABLE runs ADD COLUMN batch_tag TEXT")
+    db.execute("CREATE INDEX runs_batch_tag ON runs (batch_tag)")
+    db.execute("CREATE TABLE batches (tag TEXT PRIMARY KEY, created TEXT NOT NULL, spec_json TEXT NOT NULL)")
 
 
 def default_path() -> Path:
@@ -580,26 +591,32 @@ class Store:
     # ------------------------------------------------------------------ runs
     def create_run(
         self, run: RunRecord, *, graph_version_id: int | None = None, lease_seconds: float | None = None,
+        batch_tag: str | None = None,
     ) -> str:
         """Store a run's setup (and any turns it already has) with status ``running``.
 
         ``lease_seconds``: the app's runs hold a lease (see :meth:`renew_lease`); CLI runs none.
         """
         with self._write() as db:
-            rid = self._insert_run(db, run, status="running", graph_version_id=graph_version_id)
+            rid = self._insert_run(db, run, status="running", graph_version_id=graph_version_id, batch_tag=batch_tag)
             if lease_seconds is not None:
                 db.execute("UPDATE runs SET lease_seconds = ?, lease_until = ? WHERE id = ?",
                            [float(lease_seconds), self._clock() + float(lease_seconds), rid])
             return rid
 
-    def save_run(self, run: RunRecord, *, status: str = "finished", graph_version_id: int | None = None) -> str:
+    def save_run(
+        self, run: RunRecord, *, status: str = "finished", graph_version_id: int | None = None,
+        batch_tag: str | None = None,
+    ) -> str:
         """Store a whole run in one transaction (imports, replays)."""
         if status not in STATUSES:
             raise StorageError(f"unknown run status {status!r}; expected one of {', '.join(STATUSES)}")
         with self._write() as db:
-            return self._insert_run(db, run, status=status, graph_version_id=graph_version_id)
+            return self._insert_run(db, run, status=status, graph_version_id=graph_version_id, batch_tag=batch_tag)
 
-    def _insert_run(self, db: Database, run: RunRecord, *, status: str, graph_version_id: int | None) -> str:
+    def _insert_run(
+        self, db: Database, run: RunRecord, *, status: str, graph_version_id: int | None, batch_tag: str | None = None,
+    ) -> str:
         rid = run.run_id
         if not rid or db.execute("SELECT 1 FROM runs WHERE id = ?", [rid]).fetchone():
             rid = uuid.uuid4().hex[:12]
@@ -635,7 +652,7 @@ class Store:
              "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
              "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": now, "updated": now,
              "pid": pid, "pid_start": _process_start(pid), "host": socket.gethostname(), "heartbeat": now,
-             "record_schema": run.schema_version, "setup_json": _pack(setup)}
+             "record_schema": run.schema_version, "setup_json": _pack(setup), "batch_tag": batch_tag or None}
         )
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
@@ -760,7 +777,8 @@ class Store:
     _R_SELECT = (
         "SELECT r.id, r.question_id, q.text, r.level, r.assistant, r.user, r.extractor, r.preset, r.seed, "
         "r.status, r.stop_reason, r.n_turns, r.kg, r.dc, r.co, r.created, r.updated, r.error, r.iq_score, "
-        "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id FROM runs r JOIN questions q ON q.id = r.question_id"
+        "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag "
+        "FROM runs r JOIN questions q ON q.id = r.question_id"
     )
 
     def get_run_row(self, run_id: str) -> RunRow:
@@ -773,11 +791,11 @@ class Store:
     @staticmethod
     def _run_filters(
         question_id: str | None, level: str | None, assistant: str | None, status: str | None, text: str | None,
-        graph_version_id: int | None = None,
+        graph_version_id: int | None = None, batch_tag: str | None = None,
     ) -> tuple[str, list[Any]]:
         where, args = [], []
         for col, value in (("question_id", question_id), ("level", level), ("assistant", assistant), ("status", status),
-                           ("graph_version_id", graph_version_id)):
+                           ("graph_version_id", graph_version_id), ("batch_tag", batch_tag)):
             if value:
                 where.append(f"r.{col} = ?")
                 args.append(value)
@@ -792,12 +810,12 @@ class Store:
     def list_runs(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
         status: str | None = None, text: str | None = None, graph_version_id: int | None = None,
-        limit: int = 200, offset: int = 0, order: str = "created_desc",
+        limit: int = 200, offset: int = 0, order: str = "created_desc", batch_tag: str | None = None,
     ) -> list[RunRow]:
         """Runs matching every given filter; ``text`` searches the transcripts (all words must occur)."""
         if order not in ORDERS:
             raise StorageError(f"unknown run order {order!r}; expected one of {', '.join(ORDERS)}")
-        where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id)
+        where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id, batch_tag)
         sql = f"{self._R_SELECT}{where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?"
         with self._db() as db:
             return [RunRow(*r) for r in db.execute(sql, [*args, int(limit), int(offset)]).fetchall()]
@@ -805,8 +823,9 @@ class Store:
     def count_runs(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
         status: str | None = None, text: str | None = None, graph_version_id: int | None = None,
+        batch_tag: str | None = None,
     ) -> int:
-        where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id)
+        where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id, batch_tag)
         with self._db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 
@@ -861,6 +880,39 @@ class Store:
             raise StorageError(f"runs cannot be listed by {column!r}")
         with self._db() as db:
             return [r[0] for r in db.execute(f"SELECT DISTINCT {column} FROM runs ORDER BY {column}").fetchall()]
+
+    # ------------------------------------------------------------------ batches
+    def save_batch(self, tag: str, spec: dict[str, Any]) -> None:
+        """Record a batch's matrix under its tag (what ``batch --resume TAG`` replays).
+
+        Raises:
+            StorageError: the tag is taken.
+        """
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM batches WHERE tag = ?", [tag]).fetchone():
+                raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
+            db.execute("INSERT INTO batches (tag, created, spec_json) VALUES (?, ?, ?)",
+                       [tag, _now(), json.dumps(spec, ensure_ascii=False, sort_keys=True)])
+
+    def get_batch(self, tag: str) -> dict[str, Any] | None:
+        """The matrix stored for a batch tag, or None."""
+        with self._db() as db:
+            row = db.execute("SELECT spec_json FROM batches WHERE tag = ?", [tag]).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
+        """(assistant, user, extractor, turns, tokens in, tokens out) of recent runs that used any of
+        ``agent_ids`` and spent tokens — what a batch estimate averages over."""
+        if not agent_ids:
+            return []
+        marks = ", ".join("?" * len(agent_ids))
+        with self._db() as db:
+            return db.execute(
+                f"SELECT assistant, user, extractor, n_turns, tokens_in, tokens_out FROM runs "
+                f"WHERE n_turns > 0 AND tokens_in > 0 AND (assistant IN ({marks}) OR user IN ({marks}) "
+                f"OR extractor IN ({marks})) ORDER BY created DESC LIMIT ?",
+                [*agent_ids, *agent_ids, *agent_ids, int(limit)],
+            ).fetchall()
 
     def mode_summaries(self, run_ids: list[str]) -> dict[str, tuple[tuple[int, ...], tuple[int | None, ...]]]:
         """Per run: failure-mode totals and the first turn showing each mode (FailureMode order),

@@ -1,35 +1,55 @@
-"""``batch --questions … --levels … --assistants … --seeds N [--workers K]``: the run matrix.
+"""``batch``: run a matrix of questions × levels × assistants × seeds, storing every run.
 
-Every run is stored as it goes (one transaction per turn). With ``--workers K`` the runs are
-spread over K processes that all write to the same database — WAL and ``BEGIN IMMEDIATE`` make
-that safe. A run that fails (e.g. a provider error) is recorded as failed and the batch goes on.
+Before anything starts it prints the batch's tag, the matrix size, the model calls it implies and
+an estimated cost (``--dry-run`` prints only that). Then it runs up to ``--concurrency N``
+conversations at once in this process (threads: LLM batches wait on model latency), or with
+``--workers K`` one conversation per worker process (CPU-bound offline matrices). The two are
+exclusive: threads would only share one core under the GIL inside a worker, and a worker per
+conversation gives a model-bound batch K calls in flight at most.
+
+Every run carries the batch's tag (``--tag``, else a generated one), and the batch's matrix is
+stored under it, so ``--resume TAG`` continues what is missing: finished cells are skipped,
+interrupted / failed runs continue from their last completed turn (with the per-turn seeds an
+offline continuation is the run an uninterrupted batch would have stored), cells never started
+start. Ctrl-C (or SIGTERM) stops starting conversations and lets each one in flight finish its
+turn; a second Ctrl-C stops at once. Either way every unfinished run is ``interrupted``, a
+one-line summary says how to continue, and the exit code is 130. ``--max-cost`` stops starting
+conversations when the spending so far plus the estimate of those in flight would pass it (exit 1).
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
+import os
+import shlex
 import sys
+import tempfile
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from typing import Any
+import uuid
+from pathlib import Path
+from typing import Any, TextIO
 
 from .. import registry
+from ..batch_plan import BatchSpec, Cell, Estimate, estimate, is_offline, row_key
+from ..batching import Budget, Control, LLMSetup, Outcome, Tally, run_processes, run_threads, signals_stop
 from ..config import DEFAULT_PRESET, LEVELS, PRESETS
-from ..errors import ConfigError, KnowSimError
-from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER, start_run
-from ..storage import Store
+from ..errors import ConfigError, StorageError
+from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER
+from ..storage import Store, default_path
 from .run import ensure_question
-from .runs import add_db_argument, open_store
+from .runs import add_db_argument
 
 NAME = "batch"
-HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (optionally in parallel)"
+HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
 BAR_WIDTH = 30
+DEFAULT_CONCURRENCY = 16
+EXIT_INTERRUPTED = 130
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--questions", required=True, metavar="all|ID,…", help="question ids, or all stored questions")
+    p.add_argument("--questions", metavar="all|ID,…", help="question ids, or all stored questions")
     p.add_argument("--levels", default="all", metavar="all|L,…", help=f"levels ({', '.join(LEVELS)}) or all")
     p.add_argument("--assistants", default="offline", metavar="offline|ID,…",
                    help="assistant ids, or every offline assistant")
@@ -38,7 +58,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
     p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
     p.add_argument("--max-turns", type=int, default=None, metavar="N", help="override the preset's max turns")
-    p.add_argument("--workers", type=int, default=1, metavar="K", help="parallel worker processes (default 1)")
+    p.add_argument("--concurrency", type=int, default=None, metavar="N",
+                   help=f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})")
+    p.add_argument("--workers", type=int, default=1, metavar="K",
+                   help="worker processes, one conversation each (CPU-bound offline matrices); excludes --concurrency")
+    p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
+    p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
+    p.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="stop starting conversations when spent + in-flight estimate would pass USD")
+    p.add_argument("--dry-run", action="store_true", help="print the matrix, calls and estimated cost; run nothing")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
 
@@ -47,12 +75,24 @@ def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def plan(store: Store, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Every (question, level, assistant, seed) job; checks every id before anything runs."""
+def _canonical_assistant(agent_id: str) -> str:
+    """The id a run records for this assistant (LLM assistants name their strategy), so a stored
+    run is found again by its cell."""
+    if is_offline(agent_id) or "/" not in agent_id:
+        return agent_id
+    from ..agents.llm import split_strategy  # lazy: LLM ids only
+
+    provider, _, spec = agent_id.partition("/")
+    model, strategy = split_strategy(spec)
+    return f"{provider}/{model}:{strategy}"
+
+
+def plan(store: Store, args: argparse.Namespace) -> BatchSpec:
+    """The batch's matrix; checks every id before anything runs."""
     if args.seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {args.seeds}")
-    if args.workers < 1:
-        raise ConfigError(f"--workers must be at least 1, got {args.workers}")
+    if args.questions is None:
+        raise ConfigError("batch needs --questions (all or ids), or --resume TAG")
     if args.questions == "all":
         if not store.list_questions():
             store.seed_samples()
@@ -75,70 +115,187 @@ def plan(store: Store, args: argparse.Namespace) -> list[dict[str, Any]]:
                 registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
     if not questions or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, or no assistants")
-    return [
-        {"question_id": q, "level": lv, "assistant_id": a, "seed": s, "user_id": args.user,
-         "extractor_id": args.extractor, "preset": args.preset, "max_turns": args.max_turns}
-        for q, lv, a, s in itertools.product(questions, levels, assistants, range(1, args.seeds + 1))
-    ]
+    return BatchSpec(tuple(questions), tuple(levels), tuple(_canonical_assistant(a) for a in assistants),
+                     args.seeds, args.user, args.extractor, args.preset, args.max_turns)
 
 
-def run_job(db: str, job: dict[str, Any]) -> dict[str, Any]:
-    """One run, start to end (in a worker process or in-process)."""
-    store = Store(db)
-    out = {k: job[k] for k in ("question_id", "level", "assistant_id", "seed")}
-    try:
-        live = start_run(store, **job)
-        out["run_id"] = live.run_id
-        run = live.run_to_end()
-        out.update(status="finished", turns=len(run.turns))
-    except KnowSimError as exc:
-        out.update(status="failed", error=str(exc))
-    return out
+def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int]:
+    """The cells still to run (with the stored run to continue, if any) and how many are finished."""
+    finished, resumable = set(), {}
+    for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
+        if row.status == "finished":
+            finished.add(row_key(row))
+        elif row.status in ("interrupted", "failed"):
+            resumable[row_key(row)] = row.id
+        else:  # still running: another live process is writing it
+            finished.add(row_key(row))
+    cells = spec.cells()
+    todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished]
+    return todo, len(cells) - len(todo)
+
+
+def _check_modes(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {args.workers}")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.workers > 1 and args.concurrency is not None:
+        raise ConfigError("choose --concurrency N (conversations in flight, for model-bound batches) "
+                          "or --workers K (processes, for CPU-bound offline matrices), not both")
+    if args.max_cost is not None and args.max_cost < 0:
+        raise ConfigError(f"--max-cost must be 0 or more USD, got {args.max_cost}")
+    return args.concurrency or DEFAULT_CONCURRENCY
+
+
+def _estimate(store: Store, spec: BatchSpec, n: int) -> Estimate:
+    prices = None
+    if spec.llm_agents():
+        from ..llm.settings import LLMSettings
+
+        prices = LLMSettings.from_env().prices
+    return estimate(spec, n, prices=prices, history=store.token_totals(spec.llm_agents()))
+
+
+def _resume_command(args: argparse.Namespace, tag: str, db: str) -> str:
+    parts = [Path(sys.executable).name, "-m", "knowsim_core", "batch", "--resume", tag, "--db", db]
+    if args.workers > 1:
+        parts += ["--workers", str(args.workers)]
+    elif args.concurrency:
+        parts += ["--concurrency", str(args.concurrency)]
+    return shlex.join(parts)
 
 
 class Progress:
-    """A one-line progress bar on stderr (a plain line per run when stderr is not a terminal)."""
+    """done / in flight / failed, tokens, cost and an ETA on one line of stderr (redrawn on a
+    terminal; a plain line per finished conversation otherwise)."""
 
-    def __init__(self, total: int):
-        self.total, self.done, self.failed, self.start = total, 0, 0, time.monotonic()
-        self.tty = sys.stderr.isatty()
+    def __init__(self, tally: Tally, total: int, stream: TextIO | None = None):
+        self.tally, self.total, self.stream = tally, total, stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.last = 0.0
 
-    def update(self, result: dict[str, Any]) -> None:
-        self.done += 1
-        self.failed += result["status"] != "finished"
-        filled = BAR_WIDTH * self.done // self.total
-        line = (
-            f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done}/{self.total} runs"
-            f"{f', {self.failed} failed' if self.failed else ''} · {time.monotonic() - self.start:.0f}s"
-        )
-        print(("\r" + line) if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
+    def line(self) -> str:
+        t = self.tally
+        with t.lock:
+            done, flying, failed, tokens, cost = t.done, len(t.in_flight), t.failed, t.tokens, t.cost_usd
+        elapsed = time.monotonic() - t.started_at
+        filled = BAR_WIDTH * done // max(1, self.total)
+        eta = f"ETA {elapsed / done * (self.total - done):.0f}s" if done else "ETA ?"
+        return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} runs · {flying} in flight"
+                f"{f' · {failed} failed' if failed else ''} · {tokens:,} tokens · ${cost:.4f} · "
+                f"{elapsed:.0f}s · {eta}")
+
+    def tick(self) -> None:
+        if self.tty and time.monotonic() - self.last > 0.5:
+            self.last = time.monotonic()
+            print("\r" + self.line(), end="", file=self.stream, flush=True)
+
+    def finished_one(self, out: Outcome) -> None:
+        if self.tty:
+            self.last = 0.0
+            self.tick()
+        else:
+            print(self.line(), file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.tty:
-            print(file=sys.stderr)
+            print("\r" + self.line(), file=self.stream, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    jobs = plan(store, args)
-    db = str(store.path)
-    progress = Progress(len(jobs))
-    results = []
-    if args.workers == 1:
-        for job in jobs:
-            results.append(run_job(db, job))
-            progress.update(results[-1])
+    concurrency = _check_modes(args)
+    try:
+        if args.dry_run and not (Path(args.db).expanduser() if args.db else default_path()).exists():
+            with tempfile.TemporaryDirectory() as tmp:  # a dry run never creates the database
+                args.db = str(Path(tmp) / "dry-run.db")
+                return _run(args, concurrency)
+        return _run(args, concurrency)
+    except KeyboardInterrupt:  # before the batch's own handler is installed: nothing has started
+        print("stopped before the batch started; nothing was run", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _run(args: argparse.Namespace, concurrency: int) -> int:
+    store = Store(args.db)
+    info = sys.stderr if args.json else sys.stdout
+    if args.resume:
+        if args.questions is not None or args.tag:
+            raise ConfigError("--resume TAG continues the stored matrix of that batch; drop --questions / --tag")
+        data = store.get_batch(args.resume)
+        if data is None:
+            raise StorageError(f"no batch tagged {args.resume!r} in {store.path}; `runs --batch TAG` lists a batch's runs")
+        tag, spec = args.resume, BatchSpec.from_data(data)
     else:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            for fut in as_completed([pool.submit(run_job, db, job) for job in jobs]):
-                results.append(fut.result())
-                progress.update(results[-1])
+        spec = plan(store, args)
+        tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
+        if store.get_batch(tag) is not None:
+            raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
+    todo, skipped = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0)
+    est = _estimate(store, spec, len(todo))
+    mode = f"{args.workers} worker processes" if args.workers > 1 else f"up to {concurrency} at once"
+    print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else ""),
+          file=sys.stdout if args.dry_run else info)
+    for line in est.lines():
+        print(line, file=sys.stdout if args.dry_run else info)
+    if args.dry_run:
+        return 0
+    if not args.resume:
+        store.save_batch(tag, spec.to_data())
+    info.flush()
+    control, tally = Control(), Tally(len(todo))
+    budget = Budget(args.max_cost, est.per_conversation_usd)
+    llm = LLMSetup(concurrency) if spec.llm_agents() else None
+    progress = Progress(tally, len(todo))
+    with signals_stop(control):
+        if args.workers > 1:
+            outcomes, forced = run_processes(store, todo, workers=args.workers, tag=tag, control=control, tally=tally,
+                                             budget=budget, llm=llm, tick=progress.tick,
+                                             on_outcome=progress.finished_one)
+        else:
+            outcomes, forced = run_threads(store, todo, concurrency=concurrency, tag=tag, control=control,
+                                           tally=tally, budget=budget, llm=llm, tick=progress.tick,
+                                           on_outcome=progress.finished_one)
     progress.close()
-    failed = [r for r in results if r["status"] != "finished"]
+    code = _report(args, store, tag, todo, outcomes, control, tally)
+    if forced and threading.active_count() > 1:  # threads stuck in a model call: do not wait for them
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[Cell, str]], outcomes: list[Outcome],
+            control: Control, tally: Tally) -> int:
+    cells = {c.index: c for c, _ in todo}
+    by_status: dict[str, int] = {}
+    for o in outcomes:
+        by_status[o.status] = by_status.get(o.status, 0) + 1
+    finished, failed = by_status.get("finished", 0), by_status.get("failed", 0)
+    interrupted = by_status.get("interrupted", 0)
+    not_started = len(todo) - finished - failed - interrupted
+    db = str(store.path)
     if args.json:
-        print(json.dumps(results, ensure_ascii=False, indent=2))
-    else:
-        print(f"{len(results) - len(failed)} of {len(results)} runs finished, stored in {db}")
-        for r in failed[:10]:
-            print(f"  failed: {r['question_id']} {r['level']} {r['assistant_id']} seed {r['seed']}: {r['error']}")
-    return 1 if failed else 0
+        rows = []
+        for o in sorted(outcomes, key=lambda o: o.index):
+            c = cells[o.index]
+            rows.append({"question_id": c.question_id, "level": c.level, "assistant_id": c.assistant_id,
+                         "seed": c.seed, "run_id": o.run_id, "status": o.status, "turns": o.turns,
+                         **({"error": o.error} if o.error else {})})
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    stopped = (control.stop.is_set() or control.budget_hit) and (interrupted or not_started)
+    if not stopped:
+        if not args.json:
+            print(f"{finished} of {len(todo)} runs finished, stored in {db} (batch {tag}; "
+                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f})")
+        for o in [o for o in outcomes if o.status == "failed"][:10]:
+            c = cells[o.index]
+            print(f"  failed: {c.question_id} {c.level} {c.assistant_id} seed {c.seed}: {o.error}", file=sys.stderr)
+        return 1 if failed else 0
+    why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
+    print(f"{why}: {finished} done, {interrupted} interrupted, {not_started} not started"
+          f"{f', {failed} failed' if failed else ''} (${tally.cost_usd:.4f} spent); "
+          f"continue with: {_resume_command(args, tag, db)}", file=sys.stderr)
+    return EXIT_INTERRUPTED if control.signalled else 1
+
+
+__all__ = ["plan", "run"]

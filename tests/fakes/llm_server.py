@@ -8,6 +8,10 @@ real socket on 127.0.0.1 does. The server records every request and answers with
   or a fixed reply text (e.g. malformed JSON);
 * otherwise ``reply(request) -> str | Reply``, a function of the parsed request (default: echo).
 
+``latency`` (seconds) delays every answer, like a model's generation time; ``in_flight`` and
+``peak_in_flight`` count the requests being answered at once (what concurrency tests and
+``benchmarks/llm_batch.py`` assert on and report).
+
 Usage: ``with FakeLLMServer(reply=fn) as srv: ... srv.openai_url / srv.anthropic_url``.
 """
 
@@ -110,15 +114,23 @@ class Fault:
     retry_after_ms: int | None = 5  # keeps SDK retries fast in tests
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default backlog (5) drops connections when 64 clients arrive at once
+    daemon_threads = True
+
+
 @dataclass
 class FakeLLMServer:
     reply: Callable[[Request], "str | Reply"] | None = None
     requests: list[Request] = field(default_factory=list)
+    latency: float = 0.0  # seconds before every answer (on top of a Fault's delay)
 
     def __post_init__(self) -> None:
         self._script: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "FakeLLMServer":
@@ -133,7 +145,7 @@ class FakeLLMServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
@@ -172,9 +184,20 @@ class FakeLLMServer:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.peak_in_flight = self.in_flight
 
     # ------------------------------------------------------------------ handling
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            self._answer(h)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, h: BaseHTTPRequestHandler) -> None:
         n = int(h.headers.get("content-length") or 0)
         raw = h.rfile.read(n)
         wire = "openai" if h.path.rstrip("/").endswith("/chat/completions") else (
@@ -191,6 +214,8 @@ class FakeLLMServer:
             action = self._script.popleft() if self._script else None
         if action is not None and action.delay:
             time.sleep(action.delay)
+        if self.latency:
+            time.sleep(self.latency)
         if action is not None and action.status != 200:
             return self._error(h, wire, action, req.api_key)
         if action is not None and action.text is not None:

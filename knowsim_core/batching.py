@@ -1,0 +1,384 @@
+"""Running a batch's cells: many conversations in flight, a budget, and a clean stop.
+
+**Threads, not asyncio, for conversations in flight.** A batch with LLM agents waits on model
+latency, not on the CPU, so one process keeps ``concurrency`` conversations going, one thread each.
+Threads because everything under a conversation is already synchronous and thread-safe: the SDK
+clients (one cached client per endpoint, whose connection pool is thread-safe), the per-endpoint
+:class:`~knowsim_core.llm.providers.Gate` (a semaphore + an RPM spacer whose lock is never held
+while sleeping), and the store, which opens a fresh sqlite3 connection per call in the calling
+thread (so ``check_same_thread`` is never crossed) and writes each turn in its own
+``BEGIN IMMEDIATE`` transaction under WAL with a busy timeout — many threads then queue for the
+write lock exactly as many processes do. A turn's three calls stay sequential inside its thread;
+limits hold across every conversation because the Gate is per endpoint, not per conversation. The
+SDKs retry a 429 with their own backoff inside the call: that thread sleeps holding one slot of
+that endpoint's Gate, which slows that endpoint only — other endpoints and the scheduler go on.
+
+**Processes for CPU-bound matrices.** ``--workers K`` runs one conversation per worker process
+(offline agents spend CPU, which threads would share under the GIL). Workers ignore SIGINT and
+SIGTERM — the parent decides — and a watchdog thread in each exits the worker when the parent is
+gone (``os.getppid()`` changes when the parent dies, even by SIGKILL) or when the parent asks for an
+immediate stop. The parent keeps at most K jobs submitted, so a stop never leaves a queue to drain.
+
+**Stopping.** :class:`Control` is what the signal handler flips. The first SIGINT/SIGTERM stops
+starting conversations; each one in flight finishes its current turn and is marked
+``interrupted`` (resumable from that turn). A second one stops at once: the parent marks what is
+still in flight ``interrupted`` and returns without waiting for the threads (or makes the workers
+mark theirs and exit).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .batch_plan import Cell
+from .errors import KnowSimError, SessionError
+from .storage import Store
+
+POLL_S = 0.1  # how often the scheduler looks at signals, results and the progress line
+STOP_ERROR = "the batch was stopped before this conversation finished; continue it with batch --resume"
+FORCED_EXIT_WAIT_S = 3.0  # how long the parent waits for workers to leave after a second Ctrl-C
+
+
+@dataclass
+class Outcome:
+    """What became of one cell."""
+
+    index: int
+    status: str  # finished | failed | interrupted | not started
+    run_id: str = ""
+    turns: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    error: str = ""
+
+
+class Control:
+    """Stop requests, flipped by the signal handler and read by every conversation."""
+
+    def __init__(self, stop: Any = None, force: Any = None):
+        self.stop = stop if stop is not None else threading.Event()  # no new conversation; stop after this turn
+        self.force = force if force is not None else threading.Event()  # stop now
+        self.budget_hit = False
+        self.signalled = False
+
+    def request(self) -> None:
+        self.signalled = True
+        (self.force if self.stop.is_set() else self.stop).set()
+
+
+@contextmanager
+def signals_stop(control: Control) -> Iterator[None]:
+    """SIGINT and SIGTERM request a stop (a second one: stop at once) instead of raising."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = lambda signum, frame: control.request()  # noqa: E731 — no I/O in a signal handler
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+# ---------------------------------------------------------------------- one conversation
+def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None = None,
+             resume_id: str = "", on_start: Callable[[str], None] | None = None,
+             on_turn: Callable[[Any], None] | None = None) -> Outcome:
+    """Play one cell to its end (or to a stop request, after the current turn).
+
+    ``resume_id`` continues that stored run instead of starting a new one; ``llm(store, index)``
+    gives the LLM settings of this conversation (None for offline cells).
+    """
+    from .runner import resume_run, start_run
+
+    out = Outcome(cell.index, "not started")
+    if stop.is_set():
+        return out
+    settings = llm(store, cell.index) if llm is not None else None
+    try:
+        if resume_id:
+            live = resume_run(store, resume_id, settings=settings)
+        else:
+            live = start_run(store, **cell.start_kwargs(), settings=settings, batch_tag=tag)
+    except KnowSimError as exc:
+        out.status, out.error = "failed", str(exc)
+        return out
+    out.run_id = live.run_id
+    if on_start is not None:
+        on_start(live.run_id)
+    try:
+        while not live.done:
+            if stop.is_set():
+                store.finish_run(live.run_id, status="interrupted", error=STOP_ERROR)
+                out.status = "interrupted"
+                break
+            try:
+                rec = live.step()
+            except SessionError:
+                if live.done:
+                    break
+                raise
+            out.turns = rec.turn
+            for u in rec.usage:
+                out.tokens_in += u.input_tokens
+                out.tokens_out += u.output_tokens
+                out.cost_usd += u.cost_usd
+            if on_turn is not None:
+                on_turn(rec)
+        else:
+            out.status = "finished"
+    except KnowSimError as exc:
+        out.status, out.error = "failed", str(exc)
+    except Exception as exc:  # noqa: BLE001 — a bug in one conversation must not take the batch down
+        out.status, out.error = "failed", f"{type(exc).__name__}: {exc}"  # the runner recorded it with the run
+    return out
+
+
+# ---------------------------------------------------------------------- shared bookkeeping
+@dataclass
+class Tally:
+    """Counts for the progress line and the budget (updated from many threads under one lock)."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    interrupted: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    started_at: float = field(default_factory=time.monotonic)
+    in_flight: dict[int, float] = field(default_factory=dict)  # cell index -> spent so far
+    finished_costs: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def start(self, index: int) -> None:
+        with self.lock:
+            self.in_flight[index] = 0.0
+
+    def turn(self, index: int, rec: Any) -> None:
+        with self.lock:
+            spent = sum(u.cost_usd for u in rec.usage)
+            self.tokens += sum(u.input_tokens + u.output_tokens for u in rec.usage)
+            self.cost_usd += spent
+            self.in_flight[index] = self.in_flight.get(index, 0.0) + spent
+
+    def end(self, out: Outcome, *, counted_turns: bool) -> None:
+        with self.lock:
+            self.in_flight.pop(out.index, None)
+            if not counted_turns:  # worker processes report their spending only at the end
+                self.tokens += out.tokens_in + out.tokens_out
+                self.cost_usd += out.cost_usd
+            if out.status == "finished":
+                self.finished_costs.append(out.cost_usd)
+            self.done += out.status in ("finished", "failed", "interrupted")
+            self.failed += out.status == "failed"
+            self.interrupted += out.status == "interrupted"
+
+
+class Budget:
+    """``--max-cost``: start a conversation only while spent + in-flight estimate + its own estimate fits."""
+
+    def __init__(self, max_cost: float | None, per_conversation: float):
+        self.max_cost = max_cost
+        self.prior = per_conversation
+
+    def allows(self, tally: Tally) -> bool:
+        if self.max_cost is None:
+            return True
+        with tally.lock:
+            # once conversations have finished, their mean cost is a better guess than the prior
+            est = (sum(tally.finished_costs) / len(tally.finished_costs)) if tally.finished_costs else self.prior
+            committed = tally.cost_usd + sum(max(0.0, est - s) for s in tally.in_flight.values())
+        return committed + est <= self.max_cost
+
+
+class LLMSetup:
+    """The LLM settings of conversation ``index``: the environment's, the per-endpoint limit raised
+    to the batch's concurrency unless ``KNOWSIM_LLM_MAX_CONCURRENCY`` sets it, and the compat server
+    ``index mod k`` when several are configured. Picklable (sent to worker processes); the settings
+    are read once per process, lazily, so offline batches never load the LLM layer."""
+
+    def __init__(self, concurrency: int):
+        self.concurrency = concurrency
+        self._base: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"concurrency": self.concurrency, "_base": None}  # keys are re-read from the env
+
+    def settings(self) -> Any:
+        if self._base is None:
+            from .llm.settings import LLMSettings
+
+            base = LLMSettings.from_env()
+            if not os.environ.get("KNOWSIM_LLM_MAX_CONCURRENCY"):
+                base = base.with_overrides(max_concurrency=max(base.max_concurrency, self.concurrency))
+            self._base = base
+        return self._base
+
+    def __call__(self, store: Store, index: int) -> dict[str, Any]:
+        s = self.settings().for_conversation(index)
+        return {"settings": s, "cache": store if s.cache_enabled else None}
+
+
+# ---------------------------------------------------------------------- threads
+def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int, tag: str, control: Control,
+                tally: Tally, budget: Budget, llm: Callable[[Store, int], Any] | None,
+                tick: Callable[[], None] = lambda: None,
+                on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
+    """Up to ``concurrency`` conversations at once in this process; returns (outcomes, forced)."""
+    pending = list(reversed(todo))
+    results: queue.Queue[Outcome] = queue.Queue()
+    running: dict[int, str] = {}  # cell index -> run id ("" until created)
+    outcomes: list[Outcome] = []
+
+    def work(cell: Cell, resume_id: str) -> None:
+        def started(rid: str) -> None:
+            running[cell.index] = rid
+
+        results.put(run_cell(store, cell, tag=tag, stop=control.stop, llm=llm, resume_id=resume_id,
+                             on_start=started, on_turn=lambda rec: tally.turn(cell.index, rec)))
+
+    while pending or running:
+        while pending and len(running) < concurrency and not control.stop.is_set():
+            if not budget.allows(tally):  # those in flight go on; nothing new starts
+                control.budget_hit = True
+                pending.clear()
+                break
+            cell, resume_id = pending.pop()
+            running[cell.index] = ""
+            tally.start(cell.index)
+            # daemon: a forced stop returns without waiting for a thread stuck in a model call
+            threading.Thread(target=work, args=(cell, resume_id), daemon=True, name=f"cell-{cell.index}").start()
+        try:
+            out = results.get(timeout=POLL_S)
+        except queue.Empty:
+            out = None
+        if out is not None:
+            running.pop(out.index, None)
+            tally.end(out, counted_turns=True)
+            outcomes.append(out)
+            on_outcome(out)
+        if control.force.is_set():
+            for index, rid in list(running.items()):
+                outcomes.append(_abandon(store, index, rid))
+            return outcomes, True
+        if control.stop.is_set():
+            pending.clear()
+        tick()
+    return outcomes, False
+
+
+def _abandon(store: Store, index: int, run_id: str) -> Outcome:
+    """Mark a conversation still in flight after a second Ctrl-C as interrupted."""
+    if run_id:
+        try:
+            store.finish_run(run_id, status="interrupted", error=STOP_ERROR)
+        except KnowSimError:
+            pass  # it ended on its own in the meantime
+    return Outcome(index, "interrupted" if run_id else "not started", run_id)
+
+
+# ---------------------------------------------------------------------- processes
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(stop: Any, force: Any, parent: int, db: str, llm: Any) -> None:
+    """In each worker: leave signals to the parent; exit when the parent goes or forces a stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _WORKER.update(stop=stop, force=force, store=Store(db), llm=llm, run_id="")
+    threading.Thread(target=_watch, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+def _watch(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:  # the parent died (even by SIGKILL): nobody will read our result
+            os._exit(1)
+        if _WORKER["force"].is_set():
+            rid = _WORKER["run_id"]
+            if rid:
+                try:
+                    _WORKER["store"].finish_run(rid, status="interrupted", error=STOP_ERROR)
+                except KnowSimError:
+                    pass
+            os._exit(130)
+        time.sleep(POLL_S)
+
+
+def _worker_job(cell: Cell, tag: str, resume_id: str) -> Outcome:
+    def started(rid: str) -> None:
+        _WORKER["run_id"] = rid
+
+    try:
+        return run_cell(_WORKER["store"], cell, tag=tag, stop=_WORKER["stop"], llm=_WORKER["llm"],
+                        resume_id=resume_id, on_start=started)
+    finally:
+        _WORKER["run_id"] = ""
+
+
+def run_processes(store: Store, todo: list[tuple[Cell, str]], *, workers: int, tag: str, control: Control,
+                  tally: Tally, budget: Budget, llm: Any, tick: Callable[[], None] = lambda: None,
+                  on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
+    """One conversation per worker process, at most ``workers`` submitted at a time."""
+    ctx = multiprocessing.get_context()
+    stop, force = ctx.Event(), ctx.Event()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                               initargs=(stop, force, os.getpid(), str(store.path), llm))
+    pending = list(reversed(todo))
+    running: dict[Any, Cell] = {}
+    outcomes: list[Outcome] = []
+    try:
+        while pending or running:
+            while pending and len(running) < workers and not control.stop.is_set():
+                if not budget.allows(tally):  # those in flight go on; nothing new starts
+                    control.budget_hit = True
+                    pending.clear()
+                    break
+                cell, resume_id = pending.pop()
+                tally.start(cell.index)
+                running[pool.submit(_worker_job, cell, tag, resume_id)] = cell
+            if control.stop.is_set():
+                stop.set()
+                pending.clear()
+            if control.force.is_set():
+                force.set()
+                break
+            done, _ = wait(list(running), timeout=POLL_S, return_when=FIRST_COMPLETED) if running else ((), ())
+            for fut in done:
+                cell = running.pop(fut)
+                out = fut.result()
+                tally.end(out, counted_turns=False)
+                outcomes.append(out)
+                on_outcome(out)
+            tick()
+    finally:
+        forced = control.force.is_set()
+        pool.shutdown(wait=not forced, cancel_futures=True)
+    if forced:
+        _wait_for_workers()
+        store.mark_dead_runs()  # anything a worker could not mark itself
+        for cell in running.values():
+            outcomes.append(Outcome(cell.index, "interrupted"))
+    return outcomes, forced
+
+
+def _wait_for_workers() -> None:
+    deadline = time.monotonic() + FORCED_EXIT_WAIT_S
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for p in multiprocessing.active_children():
+        p.terminate()
+        p.join(1.0)
+
+
+__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "Tally", "run_cell", "run_processes", "run_threads", "signals_stop"]

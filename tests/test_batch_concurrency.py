@@ -1,0 +1,194 @@
+"""``batch`` with many conversations in flight, against the local wire-format server.
+
+Each test counts what the server saw (requests in flight at once, per endpoint) and what the
+database holds — never how long anything took. A "first wave" barrier in the reply function holds
+the first N requests until N are in flight at once: if the batch cannot get N conversations
+going, the barrier breaks and the test fails on a count, not on a clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import replace
+
+import pytest
+
+from knowsim_core.batch_plan import BatchSpec, estimate, model_name
+from knowsim_core.cli import main
+from knowsim_core.llm.prices import PriceTable
+from knowsim_core.llm.settings import LLMSettings
+from knowsim_core.storage import Store
+from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply
+
+QUESTIONS = "sample_lava_lamps,sample_herd_immunity"
+LLM = ("--assistants", "compat/fake:adaptive", "--user", "compat/fake", "--extractor", "compat/fake")
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+class FirstWave:
+    """Replies as KnowSim's roles; the first ``n`` requests wait until ``n`` are in flight together."""
+
+    def __init__(self, n: int, inner=None):
+        self.n, self.inner = n, inner or KnowSimReplies()
+        self.barrier = threading.Barrier(n, timeout=30)
+        self.seen = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, req):
+        with self.lock:
+            self.seen += 1
+            first = self.seen <= self.n
+        if first:
+            self.barrier.wait()  # BrokenBarrierError (→ HTTP 500s, failed runs) if n never meet
+        with self.lock:
+            return self.inner(req)
+
+
+@pytest.fixture()
+def server():
+    srv = FakeLLMServer(latency=0.05).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture()
+def llm_env(monkeypatch, server):
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", server.openai_url)
+    monkeypatch.setenv("KNOWSIM_LLM_CACHE", "0")  # identical first turns must each reach the server
+    monkeypatch.delenv("KNOWSIM_LLM_MAX_CONCURRENCY", raising=False)
+    return monkeypatch
+
+
+def test_conversations_in_flight_at_once_reach_the_server(capsys, db_path, server, llm_env):
+    server.reply = FirstWave(8)
+    code, out, err = cli(capsys, "batch", "--questions", QUESTIONS, "--levels", "novice,intermediate",
+                         "--seeds", "2", *LLM, "--max-turns", "2", "--concurrency", "8", "--db", str(db_path))
+    assert code == 0, err
+    assert server.peak_in_flight == 8  # one process, eight conversations waiting on the model at once
+    store = Store(db_path)
+    assert store.count_runs(status="finished") == 8
+    assert len(server.requests) == 8 * 2 * 3  # 2 turns × (user, assistant, extractor), one call each
+
+
+def test_the_per_endpoint_limit_holds_across_conversations(capsys, db_path, server, llm_env):
+    llm_env.setenv("KNOWSIM_LLM_MAX_CONCURRENCY", "3")
+    server.reply = FirstWave(3)
+    code, _, err = cli(capsys, "batch", "--questions", QUESTIONS, "--levels", "novice,intermediate",
+                       "--seeds", "2", *LLM, "--max-turns", "2", "--concurrency", "8", "--db", str(db_path))
+    assert code == 0, err
+    assert server.peak_in_flight == 3  # eight conversations, never more than three calls at the endpoint
+    assert Store(db_path).count_runs(status="finished") == 8
+
+
+def test_two_base_urls_share_the_conversations_and_a_429_burst_on_one_loses_no_run(capsys, db_path, llm_env):
+    with FakeLLMServer(reply=KnowSimReplies(), latency=0.05) as a, FakeLLMServer(reply=KnowSimReplies(), latency=0.05) as b:
+        urls = (a.openai_url, b.openai_url)
+        llm_env.setenv("KNOWSIM_COMPAT_BASE_URL", f"{urls[0]},{urls[1]}/")
+        llm_env.setenv("KNOWSIM_LLM_MAX_RETRIES", "5")
+        a.push(*[Fault(status=429, retry_after_ms=200) for _ in range(4)])  # a rate-limit burst at server a
+        code, out, err = cli(capsys, "batch", "--questions", QUESTIONS, "--levels", "novice,intermediate",
+                             "--seeds", "2", *LLM, "--max-turns", "2", "--concurrency", "8", "--db", str(db_path),
+                             "--json")
+        assert code == 0, err
+        results = json.loads(out)
+        assert [r["status"] for r in results] == ["finished"] * 8
+        calls = 4 * 2 * 3  # conversation i went to server i mod 2: four conversations each
+        assert len(b.requests) == calls
+        assert len(a.requests) == calls + 4  # the four 429s were retried by the SDK, nothing was lost
+    store = Store(db_path)
+    used = [json.loads(dict(store.load_run(r["run_id"]).meta)["agents"])["user"]["base_url"] for r in results]
+    assert used == [urls[i % 2] for i in range(8)]  # each run records the server it talked to
+
+
+def test_max_cost_stops_starting_conversations_at_the_budget(capsys, db_path, server, llm_env):
+    llm_env.setenv("KNOWSIM_LLM_PRICES", json.dumps({"priced": [1000.0, 0.0]}))  # $0.1 per 100-token call
+    inner = KnowSimReplies()
+    server.reply = lambda req: Reply(inner(req), input_tokens=100, output_tokens=0)
+    priced = ("--assistants", "compat/priced:adaptive", "--user", "compat/priced", "--extractor", "compat/priced")
+    # an earlier run of the same agents gives the estimate its tokens per call
+    code, _, err = cli(capsys, "batch", "--questions", "sample_lava_lamps", "--levels", "novice", *priced,
+                       "--max-turns", "2", "--db", str(db_path), "--tag", "history")
+    assert code == 0, err
+    store = Store(db_path)
+    per_conversation = store.list_runs(batch_tag="history")[0].cost_usd
+    assert per_conversation == pytest.approx(0.6)  # 2 turns × 3 calls × $0.1
+
+    budget = 2.5 * per_conversation
+    code, out, err = cli(capsys, "batch", "--questions", QUESTIONS, "--levels", "all", *priced, "--max-turns", "2",
+                         "--concurrency", "4", "--max-cost", f"{budget}", "--db", str(db_path), "--tag", "capped")
+    assert code == 1
+    assert "estimated cost: ≈ $3.60" in out  # 6 conversations × $0.60, from the earlier run's tokens
+    assert "the budget of $1.50 was reached: 2 done, 0 interrupted, 4 not started" in err
+    assert "--resume capped" in err
+    rows = store.list_runs(batch_tag="capped")
+    assert len(rows) == 2 and all(r.status == "finished" for r in rows)  # in-flight ones were not cut short
+    assert sum(r.cost_usd for r in rows) <= budget
+
+
+def test_dry_run_prints_the_estimate_and_writes_nothing(capsys, seeded_store, db_path, tmp_path):
+    files = sorted(p for p in tmp_path.iterdir() if p.name.startswith("studio.db"))
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    code, out, err = cli(capsys, "batch", "--questions", QUESTIONS, "--levels", "all", *LLM, "--seeds", "3",
+                         "--dry-run", "--db", str(db_path))
+    assert code == 0, err
+    assert "matrix: 18 conversation(s) × up to 15 turns" in out
+    assert "model calls: ≈ 810" in out and "rough default" in out
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(tmp_path.iterdir()) if p.name.startswith("studio.db")}
+    assert after == before
+    store = Store(db_path)
+    assert store.count_runs() == 0 and store.get_batch(out.split()[1].rstrip(":")) is None
+
+    missing = tmp_path / "nowhere.db"
+    code, out, _ = cli(capsys, "batch", "--questions", "all", "--dry-run", "--db", str(missing))
+    assert code == 0 and "offline agents cost nothing" in out and not missing.exists()
+
+
+def test_threads_store_the_same_runs_as_one_at_a_time(capsys, tmp_path):
+    """Offline conversations in threads: the same stored runs as a sequential batch."""
+    runs = {}
+    for n in (1, 8):
+        db = tmp_path / f"c{n}.db"
+        code, _, err = cli(capsys, "batch", "--questions", QUESTIONS, "--levels", "novice,advanced",
+                           "--assistants", "offline/simple,offline/adaptive", "--max-turns", "4",
+                           "--concurrency", str(n), "--db", str(db), "--tag", "t")
+        assert code == 0, err
+        store = Store(db)
+        runs[n] = {(r.question_id, r.level, r.assistant, r.seed): replace(store.load_run(r.id), run_id=None)
+                   for r in store.list_runs(batch_tag="t")}
+    assert len(runs[1]) == 8 and runs[1] == runs[8]
+
+
+def test_estimate_counts_llm_calls_and_prices_models():
+    spec = BatchSpec(("q1", "q2"), ("novice",), ("openai/gpt-4o-mini:socratic", "offline/simple"), 1,
+                     "openai/gpt-4o-mini", "offline/lexical", "paper-final", 3)
+    prices = PriceTable({"gpt-4o-mini": (1.0, 2.0)})
+    est = estimate(spec, 4, prices=prices, history=[("openai/gpt-4o-mini:socratic", "openai/gpt-4o-mini",
+                                                     "offline/lexical", 2, 4000, 400)])
+    # per turn: the LLM user always, the LLM assistant in half of the cells → 1.5 calls × 3 turns × 4
+    assert est.calls == 18 and est.llm_agents_per_turn == 2
+    # 1000 in / 100 out per call → $0.0012 per call
+    assert est.per_conversation_usd == pytest.approx(3 * (0.0012 + 0.0012 / 2))
+    assert "1 earlier run(s)" in est.tokens_source
+    assert model_name("compat/llama3:8b@http://h/v1") == "llama3:8b"
+    assert model_name("anthropic/claude-haiku-4-5:simple") == "claude-haiku-4-5"
+    unpriced = estimate(BatchSpec(("q",), ("novice",), ("compat/local",), 1, "offline/knowsim", "offline/lexical",
+                                  "paper-final", 2), 1, prices=prices)
+    assert unpriced.cost_usd == 0 and unpriced.unpriced == ("local",)
+
+
+def test_compat_url_list_pins_conversations_round_robin():
+    s = LLMSettings.from_sources(env={"KNOWSIM_COMPAT_BASE_URL": "http://a:1/v1/, http://b:2/v1"})
+    assert s.compat_base_urls() == ("http://a:1/v1", "http://b:2/v1")
+    assert s.base_url("compat") == "http://a:1/v1"  # a single conversation uses the first server
+    assert [s.for_conversation(i).base_url("compat") for i in range(3)] == [
+        "http://a:1/v1", "http://b:2/v1", "http://a:1/v1"]

@@ -1,0 +1,187 @@
+"""Real signals to real batches: Ctrl-C to a 2-worker batch's process group, then ``--resume``;
+SIGKILL of the parent; one and two Ctrl-Cs to a batch with conversations in flight at a model.
+
+Assertions are on exit codes, output lines, statuses in the database and process liveness — the
+only waits are bounded polls for a state to appear.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from knowsim_core.batch_plan import row_key
+from knowsim_core.cli import main
+from knowsim_core.storage import Store, _pid_alive
+from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+MATRIX = ("--questions", "sample_lava_lamps,sample_herd_immunity,sample_crispr_gene_editing", "--levels", "all",
+          "--assistants", "offline/simple,offline/adaptive", "--seeds", "2", "--max-turns", "6")  # 36 cells
+CELLS = 36
+
+
+def cli_cmd(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "knowsim_core", *argv]
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("KNOWSIM_")}
+    e["PYTHONPATH"] = str(ROOT)
+    e.update(extra)
+    return e
+
+
+def wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert proc.poll() is None, f"the batch ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_ctrl_c_to_a_two_worker_batch_stops_it_and_resume_finishes_exactly_the_rest(db_path, tmp_path, capsys):
+    Store(db_path).seed_samples()
+    proc = subprocess.Popen(cli_cmd("batch", *MATRIX, "--workers", "2", "--tag", "cut", "--db", str(db_path)),
+                            cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    store = Store(db_path)
+    try:
+        wait_for(lambda: store.count_runs(batch_tag="cut", status="finished") >= 3, proc, "three runs finished")
+        started_before = store.count_runs(batch_tag="cut")
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: parent and workers
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    summary = err.strip().splitlines()[-1]
+    assert summary.startswith("stopped: ") and "not started" in summary
+    assert "batch --resume cut --db" in summary
+
+    rows = store.list_runs(batch_tag="cut", limit=100)
+    assert store.count_runs(status="running") == 0
+    assert {r.status for r in rows} <= {"finished", "interrupted"}
+    # at most the two workers' next conversations began between our count and the signal
+    assert len(rows) <= started_before + 2 < CELLS
+    assert f"{len(rows) - sum(r.status == 'interrupted' for r in rows)} done" in summary
+
+    # resume: exactly the missing cells, one run per cell, the same runs as an uninterrupted batch
+    code = main(["batch", "--resume", "cut", "--db", str(db_path), "--concurrency", "4"])
+    assert code == 0, capsys.readouterr().err
+    rows = store.list_runs(batch_tag="cut", limit=100)
+    assert len(rows) == CELLS and all(r.status == "finished" for r in rows)
+    assert len({row_key(r) for r in rows}) == CELLS
+
+    fresh = tmp_path / "fresh.db"
+    assert main(["batch", *MATRIX, "--tag", "whole", "--concurrency", "4", "--db", str(fresh)]) == 0
+    whole = Store(fresh)
+    expected = {row_key(r): replace(whole.load_run(r.id), run_id=None) for r in whole.list_runs(limit=100)}
+    got = {row_key(r): replace(store.load_run(r.id), run_id=None) for r in rows}
+    assert got == expected
+
+
+def test_killing_the_parent_leaves_no_worker_behind(db_path):
+    Store(db_path).seed_samples()
+    proc = subprocess.Popen(cli_cmd("batch", *MATRIX, "--workers", "2", "--db", str(db_path)), cwd=ROOT, env=env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    store = Store(db_path)
+    try:
+        wait_for(lambda: len(_worker_pids(db_path, proc.pid)) >= 2, proc, "both workers writing runs")
+        workers = _worker_pids(db_path, proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)  # the parent only, no clean-up
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while any(_pid_alive(pid, start) for pid, start in _writers(db_path, everyone=True) if pid in workers):
+            assert time.monotonic() < deadline, "a worker survived its parent"
+            time.sleep(0.05)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert store.integrity_check() == "ok"
+    Store(db_path)  # reopening marks what the workers left running
+    assert store.count_runs(status="running") == 0
+
+
+def _worker_pids(db_path: Path, parent: int) -> set[int]:
+    return {w.pid for w in _writers(db_path, everyone=True)} - {parent}
+
+
+def _writers(db_path: Path, *, everyone: bool = False) -> list:
+    import sqlite3
+    from collections import namedtuple
+
+    conn = sqlite3.connect(db_path)
+    try:
+        where = "" if everyone else " WHERE status = 'running'"
+        rows = conn.execute(f"SELECT DISTINCT pid, pid_start FROM runs{where}").fetchall()
+    finally:
+        conn.close()
+    W = namedtuple("W", "pid start")
+    return [W(*r) for r in rows if r[0]]
+
+
+@pytest.fixture()
+def slow_server():
+    srv = FakeLLMServer(reply=KnowSimReplies()).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+LLM = ("--questions", "sample_lava_lamps,sample_herd_immunity", "--levels", "novice,intermediate", "--seeds", "2",
+       "--assistants", "compat/fake:adaptive", "--user", "compat/fake", "--extractor", "compat/fake",
+       "--max-turns", "3", "--concurrency", "4")
+
+
+def _llm_batch(srv, db_path, tag):
+    return subprocess.Popen(cli_cmd("batch", *LLM, "--tag", tag, "--db", str(db_path)), cwd=ROOT,
+                            env=env(KNOWSIM_COMPAT_BASE_URL=srv.openai_url, KNOWSIM_LLM_CACHE="0"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow_server):
+    slow_server.latency = 0.3
+    proc = _llm_batch(slow_server, db_path, "llm")
+    try:
+        wait_for(lambda: slow_server.in_flight == 4, proc, "four calls in flight")
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    rows = Store(db_path).list_runs(batch_tag="llm")
+    assert len(rows) == 4  # the four in flight; none of the other four started
+    assert all(r.status == "interrupted" and r.turns >= 1 for r in rows)  # each finished the turn it was in
+    assert "0 done, 4 interrupted, 4 not started" in err
+
+
+def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow_server):
+    slow_server.latency = 5.0  # the first turn's calls are still waiting when both signals arrive
+    proc = _llm_batch(slow_server, db_path, "now")
+    try:
+        wait_for(lambda: slow_server.in_flight == 4, proc, "four calls in flight")
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    rows = Store(db_path).list_runs(batch_tag="now")
+    assert len(rows) == 4 and all(r.status == "interrupted" and r.turns == 0 for r in rows)
+    assert "0 done, 4 interrupted, 4 not started" in err
