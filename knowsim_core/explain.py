@@ -167,7 +167,7 @@ def _dropoff(node: NodeTurn, rec: TurnRecord) -> str:
 def _why(node: NodeTurn, mode: FailureMode | None, rec: TurnRecord, graph: IUGraph,
          by_id: dict[str, NodeTurn], ceiling_source: str) -> str:
     if mode is None:
-        return _why_unexplained(node, rec)
+        return _why_unexplained(node)
     q = rec.quantities
     pre, post = int(node.pre), int(node.post)
     head = MODE_WORDS[mode] + ": "
@@ -207,7 +207,7 @@ def _why(node: NodeTurn, mode: FailureMode | None, rec: TurnRecord, graph: IUGra
     return head + f"the turn was not overloaded ({_load(rec)}), yet {reason}"
 
 
-def _why_unexplained(node: NodeTurn, rec: TurnRecord) -> str:
+def _why_unexplained(node: NodeTurn) -> str:
     pre = int(node.pre)
     if node.quality in (None, _NOT_MENTIONED):
         attempted = node.attempt.value != "none"
