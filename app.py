@@ -27,6 +27,7 @@ PAGES = {
         st.Page("pages/graph.py", title="Graph editor", icon=":material/account_tree:", url_path="graph"),
         st.Page("pages/failures.py", title="Failure modes", icon=":material/troubleshoot:", url_path="failures"),
         st.Page("pages/runs.py", title="Saved runs", icon=":material/history:", url_path="runs"),
+        st.Page("pages/realism.py", title="Realism", icon=":material/groups:", url_path="realism"),
     ],
 }
 

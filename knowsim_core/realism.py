@@ -198,3 +198,30 @@ def confusion(report: Mapping[str, Any], user: str) -> dict[str, dict[str, int]]
     gold = [t["real_act"] for t in report["turns"] if user in t["simulated"]]
     pred = [t["simulated"][user]["act"] for t in report["turns"] if user in t["simulated"]]
     return acts.confusion(gold, pred)
+
+
+# ---------------------------------------------------------------------- views (command, page)
+def build_users(ids: Iterable[str], llm_settings: Mapping[str, Any] | None = None) -> dict[str, UserSimulator]:
+    """The user simulators by id; LLM ids get ``llm_settings`` (settings, cache) when given."""
+    from . import registry
+
+    offline = ("offline/", "baseline/")
+    return {uid: registry.resolve("user", uid) if uid.startswith(offline) or llm_settings is None
+            else registry.resolve("user", uid, **llm_settings) for uid in dict.fromkeys(ids)}
+
+
+def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per user: the summary as a table."""
+    return [{"user": uid, **dict(s)} for uid, s in summary.items()]
+
+
+def level_rows(report: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
+    """``[{"level", user: value, ...}]`` of one summary metric, for per-level bars."""
+    return [{"level": lvl, **{uid: s[metric] for uid, s in by_user.items()}} for lvl, by_user in report["by_level"].items()]
+
+
+def turn_rows(report: Mapping[str, Any], user: str) -> list[dict[str, Any]]:
+    """One row per scored turn for a turn browser: where, the real act and one user's scores."""
+    return [{"conversation": t["conversation"], "turn": t["turn"], "real act": t["real_act"],
+             **{k: t["simulated"][user][k] for k in ("act", "rouge_l", "cosine", "iu_jaccard")}}
+            for t in report["turns"] if user in t["simulated"]]

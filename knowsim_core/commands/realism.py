@@ -29,31 +29,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the full report (turns, summary, by level) as JSON")
 
 
-def build_users(ids: list[str], store: Any) -> dict[str, Any]:
-    from .. import registry
+def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
+    if all(uid.startswith(OFFLINE_PREFIXES) for uid in ids):
+        return None
+    from ..llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
 
-    settings = None
-    users = {}
-    for uid in ids:
-        if uid.startswith(OFFLINE_PREFIXES):
-            users[uid] = registry.resolve("user", uid)
-            continue
-        if settings is None:
-            from ..llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
-
-            env = LLMSettings.from_env()
-            settings = {"settings": env, "cache": store if env.cache_enabled else None}
-        users[uid] = registry.resolve("user", uid, **settings)
-    return users
+    env = LLMSettings.from_env()
+    return {"settings": env, "cache": store if env.cache_enabled else None}
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import StorageError
-    from ..realism import DEFAULT_USERS, METRICS, score
+    from ..realism import DEFAULT_USERS, METRICS, build_users, score
     from ..reading import RECORDED_PREFIX
 
     store = open_store(args)
-    users = build_users(list(dict.fromkeys(args.user or DEFAULT_USERS)), store)
+    ids = list(dict.fromkeys(args.user or DEFAULT_USERS))
+    users = build_users(ids, _llm_settings(ids, store))
     rows = [r for r in store.list_runs(limit=100_000) if r.assistant.startswith(RECORDED_PREFIX)]
     runs = [store.load_run(r.id) for r in rows]
     if args.conversation:

@@ -1,0 +1,67 @@
+"""AppTest: the Realism page — empty state, scoring the offline users, confusion, a turn side by side."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.agents.baselines import GENERIC_MESSAGE
+from knowsim_core.formats.importers import import_path
+
+PAGE = "../pages/realism.py"
+CONVS = [
+    {"id": "c1", "level": "9-12", "model": "tutor-x",
+     "messages": [{"role": "user", "content": "How many ways can 3 books stand in a row?"},
+                  {"role": "assistant", "content": "Multiply the choices for each place: 3 x 2 x 1."},
+                  {"role": "user", "content": "is it 6?"},
+                  {"role": "assistant", "content": "Yes, 3! = 6."},
+                  {"role": "user", "content": "thanks, that makes sense"}],
+     "concepts": [{"name": "Factorial", "description": "n! is the product of 1 to n: the number of orders."}],
+     "initial_states": {"Factorial": "Struggling"}},
+    {"id": "c2", "level": "grad", "model": "tutor-y",
+     "messages": [{"role": "user", "content": "What is the derivative of x^2?"},
+                  {"role": "assistant", "content": "Use the power rule: bring the 2 down."},
+                  {"role": "user", "content": "I have no idea what the power rule is"}],
+     "concepts": [{"name": "Power rule", "description": "The derivative of x^n is n x^(n-1)."}]},
+]
+
+
+def _open() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=60).run()
+
+
+def test_without_human_conversations_the_page_says_how_to_import(seeded_store):
+    at = _open()
+    assert not at.exception
+    assert any("No human conversations yet" in i.value for i in at.info)
+
+
+@pytest.fixture()
+def with_conversations(seeded_store, tmp_path):
+    path = tmp_path / "convs.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in CONVS) + "\n")
+    import_path(seeded_store, path)
+    return seeded_store
+
+
+def test_scoring_shows_the_table_levels_confusion_and_a_turn_side_by_side(with_conversations):
+    at = _open()
+    assert not at.exception
+    assert at.multiselect(key="realism_users").value == ["offline/knowsim", "baseline/copy-last", "baseline/generic"]
+    at.button(key="realism_score").click().run()
+    assert not at.exception
+    summary, confusion, turns = (d.value for d in at.dataframe)
+    assert list(summary["user"]) == ["offline/knowsim", "baseline/copy-last", "baseline/generic"]
+    assert list(summary["n"]) == [3, 3, 3]  # c1 turns 2 and 3, c2 turn 2
+    assert len(turns) == 3
+    assert confusion.drop(columns="real act").to_numpy().sum() == 3
+    at.selectbox(key="realism_user").set_value("baseline/generic").run()
+    row = [i for i, (c, t) in enumerate(zip(turns["conversation"], turns["turn"])) if (c, t) == ("c1", 2)]
+    at.session_state["realism_turns"] = {"selection": {"rows": row, "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    texts = [t.value for t in at.text]
+    assert "is it 6?" in texts and GENERIC_MESSAGE in texts
+    assert any(t.startswith("Person: How many ways") for t in texts)  # the history before the turn
