@@ -124,3 +124,35 @@ def test_realism_scores_an_llm_baseline_end_to_end(llm_server, tmp_path, monkeyp
     assert sims[0]["rouge_l"] == pytest.approx(1.0) and sims[0]["act"] == report["turns"][0]["real_act"]
     assert report["summary"]["compat/m1:zs-cot-prof"]["n"] == 2
     assert len(llm_server.requests) == 2
+
+
+def test_the_llm_act_tagger_tags_real_and_simulated_turns(llm_server, tmp_path, monkeypatch):
+    for k, v in _env(llm_server).items():
+        monkeypatch.setenv(k, v)
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "c1", "messages": [
+        {"role": "user", "content": "Where do I start?"}, {"role": "assistant", "content": "Count the cases."},
+        {"role": "user", "content": "6"}], "concepts": [{"name": "Counting", "description": "Count cases."}]}) + "\n")
+    db = str(tmp_path / "t.db")
+    assert main(["import", str(path), "--db", db]) == 0
+    llm_server.reply = lambda req: json.dumps({"act": "acknowledge" if "explain that step" in req.last_user else "math_answer"})
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["realism", "--db", db, "--json", "--user", "baseline/generic", "--tagger", "compat/m1"]) == 0
+    (turn,) = json.loads(buf.getvalue())["turns"]
+    assert turn["real_act"] == "math_answer" and turn["simulated"]["baseline/generic"]["act"] == "acknowledge"
+    prompts = [r.last_user for r in llm_server.requests]
+    assert len(prompts) == 2 and any("\n6\n" in q for q in prompts)
+    assert all("not_understanding" in q and "seek_information" in q for q in prompts)
+
+
+def test_a_bad_act_from_the_llm_tagger_is_a_one_line_error(llm_server, tmp_path):
+    from knowsim_core.agents.llm_acts import make_tagger
+    from knowsim_core.errors import ProviderError
+
+    llm_server.reply = lambda req: json.dumps({"act": "dancing"})
+    tagger = make_tagger("compat/m1", settings=LLMSettings.from_sources(env=_env(llm_server)))
+    with pytest.raises(ProviderError):
+        tagger.tag("is it 6?")
+    with pytest.raises(ConfigError, match="offline or <provider>/<model>"):
+        make_tagger("gpt-4o")

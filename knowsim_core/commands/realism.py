@@ -25,6 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="user simulator id, repeatable (default: offline/knowsim, baseline/copy-last, baseline/generic)")
     p.add_argument("--conversation", action="append", metavar="KEY",
                    help="only this conversation (problem_id:workerId, as in the output), repeatable")
+    p.add_argument("--tagger", default="offline", metavar="ID",
+                   help="dialogue-act tagger: offline (rules, default) or an LLM, e.g. openai/gpt-4o-mini")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the full report (turns, summary, by level) as JSON")
 
@@ -46,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     ids = list(dict.fromkeys(args.user or DEFAULT_USERS))
     users = build_users(ids, _llm_settings(ids, store))
+    tagger = None
+    if args.tagger != "offline":
+        from ..agents.llm_acts import make_tagger
+
+        tagger = make_tagger(args.tagger, **(_llm_settings([args.tagger], store) or {})).tag
     rows = [r for r in store.list_runs(limit=100_000) if r.assistant.startswith(RECORDED_PREFIX)]
     runs = [store.load_run(r.id) for r in rows]
     if args.conversation:
@@ -54,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise StorageError("no human conversations in the database; import some first "
                            "(python -m knowsim_core import ANNOTATIONS.json)")
     start = time.perf_counter()
-    report = score(runs, users)
+    report = score(runs, users, **({"tagger": tagger} if tagger else {}))
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))

@@ -1,0 +1,46 @@
+"""The LLM dialogue-act tagger: the five acts of :mod:`knowsim_core.acts`, judged by any configured model.
+
+``realism --tagger openai/<model>`` tags the real and the simulated turns with it instead of the
+offline rules. Each distinct message is asked once per tagger (responses are also cached in the
+database when the LLM cache is on).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from ..llm.chat import ModelRef, as_messages
+from ..prompts import act_tagger as p
+from . import llm as _llm
+
+
+class ActOut(BaseModel):
+    act: Literal["math_answer", "not_understanding", "seek_information", "off_topic", "acknowledge"]
+
+
+class LLMActTagger(_llm._LLMAgent):
+    kind = "act_tagger"
+    prompt_version = p.PROMPT_VERSION
+    default_temperature = p.TEMPERATURE
+    default_max_tokens = 100
+
+    def __init__(self, ref: ModelRef, **kw: Any):
+        super().__init__(ref, **kw)
+        self._seen: dict[str, str] = {}
+
+    def tag(self, text: str) -> str:
+        if text not in self._seen:
+            res = self._complete(as_messages(p.SYSTEM, user=p.render(text)), json_schema=ActOut, seed=0)
+            self._seen[text] = res.parsed.act  # type: ignore[union-attr]
+        return self._seen[text]
+
+
+def make_tagger(agent_id: str, **settings: Any) -> LLMActTagger:
+    """``<provider>/<model>`` → an LLM act tagger (settings, cache as for every LLM agent)."""
+    provider, sep, model = agent_id.partition("/")
+    if not sep or not model:
+        raise ConfigError(f"act tagger {agent_id!r} should be offline or <provider>/<model>, e.g. openai/gpt-4o-mini")
+    return LLMActTagger(ModelRef.parse(provider, model), **settings)
