@@ -216,6 +216,19 @@ def metric_table(facts: Sequence[RunFacts], *, row: str = "assistant") -> list[M
     return out
 
 
+def metric_rows(facts: Sequence[RunFacts], *, row: str = "assistant") -> list[dict[str, Any]]:
+    """Table 4 as table rows: the row value, level, n, then each metric's mean and its :data:`SPREAD`
+    as a (q1, q3) pair, None where the cell has a single run."""
+    out = []
+    for c in metric_table(facts, row=row):
+        line: dict[str, Any] = {row: c.row, "level": c.level, "n runs": c.n}
+        for name, mean, s in zip(METRIC_NAMES, c.means, c.spreads):
+            line[name] = mean
+            line[f"{name} {SPREAD}"] = s
+        out.append(line)
+    return out
+
+
 def level_summary(facts: Sequence[RunFacts]) -> dict[str, Any]:
     """Per knowledge level: runs, mode shares (the paper's names; they sum to 1 when any IU was
     explained) and mean KG / DC / CO with their spread — what ``failures --json`` prints.

@@ -1,17 +1,30 @@
 """Failure modes: why calibration failed — per turn and per IU for one run, per level across runs.
 
 The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
+Across runs counts finished runs unless the Runs filter says otherwise, shows n per cell and the
+interquartile range where a cell has more than one run — the same figures as ``python -m
+knowsim_core failures`` (both call ``Store.run_facts`` and ``knowsim_core.analysis``).
 Clicking a bar, a heatmap cell or a table cell opens that run and turn on the Simulate page.
 """
 
 import streamlit as st
 
-from knowsim_core.analysis import filter_facts
+from knowsim_core.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
 from knowsim_core.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
+
+STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
+
+
+def _cell(v):
+    """A table value: a (q1, q3) spread as "q1 – q3", a mean to three places."""
+    if isinstance(v, tuple):
+        return f"{v[0]:.3f} – {v[1]:.3f}"
+    return round(v, 3) if isinstance(v, float) else v
+
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -50,30 +63,32 @@ with one:
 
 with many:
     questions = [q.id for q in db.list_questions()]
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4, c5 = st.columns(5)
     q = c1.selectbox("Question", [None, *questions], key="fm_q", format_func=lambda v: v or "all")
     lv = c2.selectbox("Level", [None, *LEVELS], key="fm_level", format_func=lambda v: v or "all")
-    rows = db.list_runs(question_id=q, level=lv, limit=fv.FACTS_LIMIT)
-    assistants = sorted({r.assistant for r in rows})
-    presets = sorted({r.preset for r in rows})
-    asst = c3.selectbox("Assistant", [None, *assistants], key="fm_asst", format_func=lambda v: v or "all")
-    pre = c4.selectbox("Preset", [None, *presets], key="fm_preset", format_func=lambda v: v or "all")
-    rows = [r for r in rows if (asst is None or r.assistant == asst) and (pre is None or r.preset == pre)]
-    rows = [r for r in rows if r.turns > 0]
-    facts = filter_facts(fv.facts_for_rows(db, rows))
+    asst = c3.selectbox("Assistant", [None, *db.run_values("assistant")], key="fm_asst", format_func=lambda v: v or "all")
+    pre = c4.selectbox("Preset", [None, *db.run_values("preset")], key="fm_preset", format_func=lambda v: v or "all")
+    status = c5.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
+                          help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
+                               "at turn 1 would pull every mean down.")
+    # every filter is applied in the query, before the limit (one more row says whether it bit)
+    facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, limit=fv.FACTS_LIMIT + 1)
+    capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
+    which = STATUS_LABELS[status].lower()
     if not facts:
-        st.info("No runs with turns match these filters.")
+        st.info(f"No runs with turns match these filters ({which})."
+                + (" Choose “all runs” under Runs to include unfinished ones." if status == "finished" else ""))
     else:
-        st.caption(f"{len(facts)} runs" + (" (the newest shown; narrow the filters)" if len(rows) >= fv.FACTS_LIMIT else ""))
+        st.caption(f"{len(facts)} runs · {which}" + (" · the newest shown; narrow the filters" if capped else "")
+                   + f" · {SPREAD_TEXT}")
         st.subheader("Shares by knowledge level")
         st.plotly_chart(fv.shares_figure(facts), key="fm_shares", on_select="rerun", selection_mode="points")
         st.subheader("KG / DC / CO by level")
         by = st.radio("Rows", ["assistant", "question_id", "preset"], horizontal=True, key="fm_rows")
-        fig, table = fv.table_figure(facts, row=by)
+        fig, _ = fv.table_figure(facts, row=by)
         st.plotly_chart(fig, key="fm_table", on_select="rerun", selection_mode="points")
-        st.dataframe(
-            [dict(zip([by, "level", "n runs", "KG", "DC", "CO"], r)) for r in table], hide_index=True, key="fm_table_df"
-        )
+        st.dataframe([{k: _cell(v) for k, v in r.items()} for r in metric_rows(facts, row=by)],
+                     hide_index=True, key="fm_table_df")
         p = fv.selected_point("fm_shares")
         target = fv.target_from_shares(p, facts) if p else None
         p = fv.selected_point("fm_table")

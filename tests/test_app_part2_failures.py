@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from statistics import quantiles
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -95,3 +96,42 @@ def test_empty_database_shows_guidance(db_path, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=30).run()
     assert not at.exception
     assert any("No saved runs" in i.value for i in at.info)
+
+
+def test_across_runs_counts_finished_runs_unless_asked_and_shows_n_and_the_iqr(db):
+    g = db.latest_graph_version(QID).graph
+    for seed in (21, 22):  # stopped at turn 1: must not be averaged with finished runs by default
+        stopped = make_run(g, question_id=QID, level="novice", assistant_id="a1", seed=seed, max_turns=5)
+        db.save_run(stopped.with_turns(stopped.turns[:1]), status="interrupted")
+    finished = [db.load_run(i) for i in db.ids]
+    everything = finished + [db.load_run(r.id) for r in db.list_runs(status="interrupted")]
+
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="fm_status").value == "finished"
+    caption = next(c.value for c in at.caption if "runs ·" in c.value)
+    assert caption.startswith("4 runs · finished runs") and "interquartile range" in caption
+    shares = _specs(at)[2]
+    assert "novice (n=2)" in shares["data"][0]["y"]
+    table = at.dataframe[-1].value.set_index(["assistant", "level"])
+    a1_novice = [r for r in finished if r.level == "novice" and r.adapter["assistant"] == "a1"]
+    assert table.loc[("a1", "novice"), "n runs"] == 1 and table.loc[("a1", "novice"), "DC IQR"] is None
+    assert table.loc[("a1", "novice"), "DC"] == pytest.approx(a1_novice[0].metrics().delivery_calibration, abs=5e-4)
+
+    at.selectbox(key="fm_status").set_value("all").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shares = _specs(at)[2]
+    assert "novice (n=4)" in shares["data"][0]["y"]
+    for trace in shares["data"]:
+        for level, mode, count in trace["customdata"]:
+            assert count == sum(1 for r in everything if r.level == level for t in r.turns for _, m in t.modes
+                                if m.value == mode)
+    table = at.dataframe[-1].value.set_index(["assistant", "level"])
+    cell = [r.metrics().delivery_calibration for r in everything
+            if r.level == "novice" and r.adapter["assistant"] == "a1"]
+    assert table.loc[("a1", "novice"), "n runs"] == 3
+    q1, _, q3 = quantiles(cell, n=4, method="inclusive")
+    assert table.loc[("a1", "novice"), "DC IQR"] == f"{q1:.3f} – {q3:.3f}"
+
+    at.selectbox(key="fm_status").set_value("unfinished").run()
+    assert "novice (n=2)" in _specs(at)[2]["data"][0]["y"]

@@ -1,0 +1,57 @@
+"""``failures [filters] [--status finished|all|unfinished] [--json]``: failure modes and KG / DC / CO per level.
+
+The same population and the same arithmetic as the Failure modes page's "Across runs" tab
+(:meth:`Store.run_facts` + :func:`knowsim_core.analysis.level_summary`), so a figure quoted from
+either is the other's. Finished runs only unless ``--status`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..analysis import METRIC_KEYS, SPREAD, STATUS_CHOICES, level_summary
+from ..failures import FAILURE_ORDER
+from .runs import add_db_argument, open_store
+
+NAME = "failures"
+HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across stored runs"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_db_argument(p)
+    p.add_argument("--question", metavar="ID", help="only runs of this question")
+    p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
+    p.add_argument("--assistant", metavar="ID", help="only this assistant id")
+    p.add_argument("--preset", metavar="NAME", help="only runs with this rule preset")
+    p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
+                   help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _range(spread: list[float] | None) -> str:
+    return "" if spread is None else f" [{spread[0]:.3f}, {spread[1]:.3f}]"
+
+
+def run(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    facts = store.run_facts(question_id=args.question, level=args.level, assistant=args.assistant,
+                            preset=args.preset, status=args.status)
+    summary = level_summary(facts)
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False, indent=2))
+        return 0
+    which = "" if args.status == "all" else f"{args.status} "
+    if not facts:
+        print(f"no {which}runs with turns match these filters in {store.path}")
+        return 0
+    print(f"{summary['runs']} {which}runs · spread: {SPREAD} (25th–75th percentile), where n > 1")
+    names = [m.title for m in FAILURE_ORDER]
+    print(f"{'level':<13} {'runs':>4}  " + "  ".join(f"{n:>15}" for n in names))
+    for level, row in summary["by_level"].items():
+        print(f"{level:<13} {row['runs']:>4}  " + "  ".join(f"{row['modes'][n]:>15.1%}" for n in names))
+    print()
+    for level, row in summary["by_level"].items():
+        parts = [f"{short} {row[key]:.3f}{_range(row['spread'][key])}" for short, key in METRIC_KEYS.items()]
+        print(f"{level:<13} n={row['runs']:<4} " + " · ".join(parts))
+    return 0
