@@ -192,3 +192,24 @@ def test_compat_url_list_pins_conversations_round_robin():
     assert s.base_url("compat") == "http://a:1/v1"  # a single conversation uses the first server
     assert [s.for_conversation(i).base_url("compat") for i in range(3)] == [
         "http://a:1/v1", "http://b:2/v1", "http://a:1/v1"]
+
+
+def test_runs_lists_a_batch_and_resume_needs_a_known_tag(capsys, db_path):
+    for tag in ("one", "two"):
+        code, _, err = cli(capsys, "batch", "--questions", "sample_lava_lamps", "--levels", "novice",
+                           "--assistants", "offline/simple", "--seeds", "2", "--max-turns", "2", "--tag", tag,
+                           "--db", str(db_path))
+        assert code == 0, err
+    code, out, _ = cli(capsys, "runs", "--batch", "two", "--json", "--db", str(db_path))
+    assert code == 0 and [r["batch_tag"] for r in json.loads(out)] == ["two", "two"]
+    assert Store(db_path).count_runs(batch_tag="one") == 2
+    code, out, err = cli(capsys, "batch", "--resume", "two", "--db", str(db_path))
+    assert code == 0 and "0 to run" in out and "2 already finished" in out
+    for argv, message in (
+        (["--resume", "nope"], "no batch tagged 'nope'"),
+        (["--questions", "sample_lava_lamps", "--tag", "one"], "batch tag 'one' exists; continue it with --resume one"),
+        (["--questions", "sample_lava_lamps", "--workers", "2", "--concurrency", "4"], "not both"),
+        (["--resume", "one", "--questions", "all"], "drop --questions"),
+    ):
+        code, _, err = cli(capsys, "batch", *argv, "--db", str(db_path))
+        assert code == 2 and message in err and err.count("\n") == 1, err

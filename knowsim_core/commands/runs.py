@@ -56,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
     p.add_argument("--assistant", metavar="ID", help="only this assistant id")
     p.add_argument("--search", metavar="TEXT", help="full-text search in the transcripts (all words)")
+    p.add_argument("--batch", metavar="TAG", help="only runs of the batch with this tag")
     p.add_argument("--limit", type=int_in(1, 1_000_000), default=200, metavar="N", help="at most N runs (default 200)")
 
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     rows = store.list_runs(
         question_id=args.question, level=args.level, assistant=args.assistant, status=args.status,
-        text=args.search, limit=args.limit,
+        text=args.search, limit=args.limit, batch_tag=args.batch,
     )
     if args.json:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             f"{_fmt(r.dc, '.3f'):>6}  {_fmt(r.co, '.3f'):>6}  {q}"
         )
     total = store.count_runs(question_id=args.question, level=args.level, assistant=args.assistant,
-                             status=args.status, text=args.search)
+                             status=args.status, text=args.search, batch_tag=args.batch)
     if total > len(rows):
         print(f"… {total - len(rows)} more (use --limit)")
     return 0
