@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "knowsim_core"
-PURE = ["rules", "termination", "metrics", "failures", "graph", "state", "signals", "records", "config", "session", "ports", "whatif"]
+PURE = ["rules", "termination", "metrics", "failures", "graph", "graph_checks", "graph_diff", "state", "signals", "records", "config", "session", "ports", "whatif"]
 FORBIDDEN = {"streamlit", "openai", "anthropic", "sqlite3", "sqlite_utils", "socket", "http", "urllib", "requests",
              "httpx", "time", "datetime", "os", "random"}
 ALLOWED_EXCEPTIONS = {("state", "random")}  # the sampler takes an injected random.Random stream
