@@ -29,11 +29,12 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from .. import registry
 from ..batch_plan import BatchSpec, Cell, Estimate, estimate, is_offline, row_key
-from ..batching import Budget, Control, LLMSetup, Outcome, Tally, run_processes, run_threads, signals_stop
+from ..batch_workers import run_processes
+from ..batching import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from ..config import DEFAULT_PRESET, LEVELS, PRESETS
 from ..errors import ConfigError, StorageError
 from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER
@@ -119,19 +120,21 @@ def plan(store: Store, args: argparse.Namespace) -> BatchSpec:
                      args.seeds, args.user, args.extractor, args.preset, args.max_turns)
 
 
-def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int]:
-    """The cells still to run (with the stored run to continue, if any) and how many are finished."""
-    finished, resumable = set(), {}
+def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int]:
+    """The cells still to run (with the stored run to continue, if any), how many are finished and
+    how many another live process is still playing (opening the store marked dead writers' runs
+    ``interrupted``, so a ``running`` run here has a live writer; it is left alone)."""
+    finished, busy, resumable = set(), set(), {}
     for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
         if row.status == "finished":
             finished.add(row_key(row))
-        elif row.status in ("interrupted", "failed"):
+        elif row.status == "running":
+            busy.add(row_key(row))
+        else:  # interrupted or failed: continue the newest from its last completed turn
             resumable[row_key(row)] = row.id
-        else:  # still running: another live process is writing it
-            finished.add(row_key(row))
     cells = spec.cells()
-    todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished]
-    return todo, len(cells) - len(todo)
+    todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
+    return todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells)
 
 
 def _check_modes(args: argparse.Namespace) -> int:
@@ -230,10 +233,11 @@ def _run(args: argparse.Namespace, concurrency: int) -> int:
         tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
         if store.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
-    todo, skipped = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0)
+    todo, skipped, busy = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0)
     est = _estimate(store, spec, len(todo))
     mode = f"{args.workers} worker processes" if args.workers > 1 else f"up to {concurrency} at once"
-    print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else ""),
+    print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else "")
+          + (f", {busy} still being played by another process (left alone)" if busy else ""),
           file=sys.stdout if args.dry_run else info)
     for line in est.lines():
         print(line, file=sys.stdout if args.dry_run else info)
