@@ -19,6 +19,7 @@ db = store()
 if flash := st.session_state.pop("runs_flash", None):
     st.success(flash)
 
+db.mark_dead_runs()  # runs whose process died or whose browser session went away become "interrupted"
 f = run_list.filters(db)
 page = st.number_input("Page", 1, value=1, key="runs_page") - 1
 try:

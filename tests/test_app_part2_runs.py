@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -184,3 +185,28 @@ def test_filter_by_graph_version_after_a_graph_edit(db):
     at.selectbox(key="runs_q").set_value("all").run()  # a stale version choice does not linger
     assert not at.exception and len(at.dataframe[0].value) == 3
 
+
+
+def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
+    from knowsim_core.runner import start_run
+    from knowsim_core.storage import Store
+
+    from . import storage_fakes as fk
+
+    # a session played one turn under a lease that lapsed long ago; the server (this process) lives on
+    then = Store(db.path, clock=lambda: time.time() - 3600)
+    live = start_run(then, question_id=QID, level="novice", seed=4, max_turns=3, lease_seconds=60,
+                     assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
+    live.step()
+    assert db.get_run_row(live.run_id).status == "running"
+    at = _open()
+    at.toggle(key="runs_bad").set_value(True).run()
+    table = at.dataframe[0].value
+    assert live.run_id[:12] in list(table["run"])
+    assert table.set_index("run").loc[live.run_id[:12], "status"] == "interrupted"
+    at = _select(at, _row_of(at, live.run_id))
+    assert any("browser session" in e.value for e in at.error)
+    at.button(key="runs_resume").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    row = db.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("finished", 3)

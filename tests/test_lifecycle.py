@@ -282,3 +282,26 @@ def test_a_run_stored_before_runs_kept_their_domain_resumes_with_the_questions(c
     resumed = resume_run(store, live.run_id)
     assert resumed.sim.material.domain == "expert"
     assert resumed.run_to_end().domain == "expert"
+
+
+# ---------------------------------------------------------------------- the app's player
+def test_the_player_holds_a_lease_and_takes_back_a_run_marked_interrupted_while_idle(clocked):
+    from ui.player import Player
+
+    store, clock = clocked
+    live = start_run(store, question_id=Q, level="novice", seed=6, max_turns=4, **AGENTS)  # as the setup form does
+    p = Player(store, (live.run_id,), live={live.run_id: live})
+    p.hold_leases()  # what opening the run in the Simulate page does, and its heartbeat after that
+    clock.t += LEASE_SECONDS - 1
+    p.hold_leases()
+    clock.t += LEASE_SECONDS - 1
+    assert store.mark_dead_runs() == []
+    assert p.forward() and p.turn == 1
+    clock.t += LEASE_SECONDS + 1  # the tab sat idle: the lease lapsed and the run was marked interrupted
+    assert store.mark_dead_runs() == [live.run_id]
+    assert p.forward() and p.turn == 2 and not p.error  # stepping again takes the run back
+    assert store.get_run_row(live.run_id).status == "running"
+    while p.forward():
+        pass
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("finished", 4)

@@ -5,6 +5,10 @@ Stepping forward past the last stored turn plays a new turn through :class:`runn
 every turn is stored. A run opened from a link in a fresh session is read from the store and,
 if it is not finished, continued with :func:`runner.resume_run` the first time a new turn is
 needed — so reloading the page or losing the connection resumes the run.
+
+Runs played here are held under a lease (:meth:`Store.renew_lease`): each step renews it and the
+page renews it while the run is open (:meth:`Player.hold_leases`), so a run whose browser session
+went away is marked ``interrupted`` once the lease lapses and shows up on Saved runs with Resume.
 """
 
 from __future__ import annotations
@@ -109,13 +113,28 @@ class Player:
 
     # ------------------------------------------------------------------ moving
     def _live(self, rid: str):
+        """The run's LiveRun, claimed under a lease; a run whose lease lapsed while the page sat
+        idle (and was marked interrupted) is resumed again rather than refused."""
         from knowsim_core.runner import resume_run
+        from knowsim_core.storage import LEASE_SECONDS
 
         live = self.live.get(rid)
+        if live is not None and not live.done and not self.store.renew_lease(rid, seconds=LEASE_SECONDS):
+            live = None
         if live is None:
-            live = resume_run(self.store, rid, settings=self.settings)
+            live = resume_run(self.store, rid, settings=self.settings, lease_seconds=LEASE_SECONDS)
             self.live[rid] = live
+        live.leased = True
         return live
+
+    def hold_leases(self) -> None:
+        """Renew the lease of every run this session is playing and has not finished (the app's
+        heartbeat while a run is open; a run whose lease lapsed is left for the next step to resume)."""
+        from knowsim_core.storage import LEASE_SECONDS
+
+        for rid, live in self.live.items():
+            if not live.done:
+                self.store.renew_lease(rid, seconds=LEASE_SECONDS)
 
     def forward(self) -> bool:
         """Show the next turn, playing it first where it is not stored yet. False when nothing moved."""

@@ -17,6 +17,7 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.formats import csv_export, reference_export, studio
 from knowsim_core.formats.importers import read_runs
 from knowsim_core.runner import resume_run
+from knowsim_core.storage import LEASE_SECONDS
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
@@ -154,7 +155,7 @@ def confirm_delete(store, run_id: str) -> None:
 def resume(store, run_id: str) -> None:
     """Continue an interrupted or failed run to its end with the adapters it was started with."""
     try:
-        live = resume_run(store, run_id)
+        live = resume_run(store, run_id, lease_seconds=LEASE_SECONDS)  # held like any run the app plays
         bar = st.progress(0.0, text="resuming…")
         total = live.run.params.max_turns
         live.run_to_end(progress=lambda t: bar.progress(min(1.0, t.turn / total), text=f"turn {t.turn}"))

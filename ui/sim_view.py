@@ -214,10 +214,19 @@ def _fork(p: Player, index: int, rid: str) -> None:
             st.rerun(scope="app")
 
 
+@st.fragment(run_every=state.LEASE_RENEW_SECONDS)
+def _hold_leases(p: Player) -> None:
+    """While this page is open in a browser, keep the leases of the runs it plays; when the
+    session goes away the timer stops and the runs are marked interrupted once the lease lapses."""
+    p.hold_leases()
+
+
 def render_player(p: Player) -> None:
     """The fragment with everything a step changes."""
     pb = state.playback()
     _play_controls(p)
+    if any(not live.done for live in p.live.values()):
+        _hold_leases(p)
 
     @st.fragment(run_every=pb.speed if pb.playing else None)
     def player_fragment() -> None:

@@ -20,6 +20,7 @@ PLAYBACK = "_ks_playback"
 COMPARE_OPEN = "_ks_compare_open"  # set after a fork: Simulate opens its Compare view on the pair
 SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.5 s)": 0.5}
 DEFAULT_SPEED = "normal (1 s)"
+LEASE_RENEW_SECONDS = 60  # the open Simulate page renews its runs' leases (storage.LEASE_SECONDS) this often
 
 
 @dataclass
@@ -77,6 +78,7 @@ def player(store) -> Player | None:
 def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None) -> Player:
     """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them."""
     p = Player(store, run_ids, turn=turn, live=live, settings=agent_settings(store))
+    p.hold_leases()  # a run started here is abandoned if this session goes away before it ends
     st.session_state[PLAYER] = p
     st.session_state.pop(COMPARE_OPEN, None)
     playback().playing = False
