@@ -1,8 +1,9 @@
 """The offline dialogue-act tagger against our hand labels of the shared real conversations.
 
 tests/data/act_labels.json stores only (conversation, 1-based user turn, label); the message text
-is read from ../shared/realworld at test time. The rules were written on conversations at even
-positions of the annotations file; the odd ones are the held-out set the README reports.
+is read from ../shared/realworld at test time. The rules were written on the problem-1 turns of the
+conversations at even positions of the annotations file; the odd ones, and every conversation's
+second-problem turns (labelled after the rules were frozen), are the held-out sets the README reports.
 """
 
 from __future__ import annotations
@@ -18,18 +19,29 @@ ROOT = Path(__file__).resolve().parent.parent
 ANNOTATIONS = (ROOT.parent / "shared" / "realworld" / "simulatorarena_math"
                / "math_tutoring_annotations_redacted_for_benchmarking.json")
 LABELS = json.loads((ROOT / "tests" / "data" / "act_labels.json").read_text())
-# Measured held-out macro-F1 when the rules were frozen: 0.843 (87 turns, 12 conversations);
-# the floor leaves a margin of 0.08 for small, general edits to the cue lists.
-HELD_OUT_MACRO_F1 = 0.843
+# Measured when the rules were frozen: held-out macro-F1 0.843 on the odd conversations' problem-1
+# turns (87 turns) and 0.711 on the second-problem turns of every conversation (77 turns, labelled
+# after the rules were frozen); the floors leave a margin of 0.08 for small, general edits.
+HELD_OUT = {"odd": 0.843, "second-problem": 0.711}
 MARGIN = 0.08
 
 
-def _split(held_out: bool) -> tuple[list[str], list[str]]:
+def _split(part: str) -> tuple[list[str], list[str]]:
+    """Gold and predicted acts of one part: ``even`` / ``odd`` (problem-1 turns of the conversations at
+    even / odd positions of the file) or ``second-problem`` (later turns of every conversation)."""
     if not ANNOTATIONS.exists():
         pytest.skip("../shared/realworld is not present")
-    text = {f"{r['problem_id']}:{r['workerId']}": r["user_queries"] for r in json.loads(ANNOTATIONS.read_text())}
+    records = json.loads(ANNOTATIONS.read_text())
+    text = {f"{r['problem_id']}:{r['workerId']}": r["user_queries"] for r in records}
+    first = {f"{r['problem_id']}:{r['workerId']}": r["problem_1_turns"] for r in records}
     pos = {k: i for i, k in enumerate(LABELS["conversations"])}
-    rows = [(k, t, lab) for k, t, lab in LABELS["labels"] if (pos[k] % 2 == 1) == held_out]
+
+    def wanted(key: str, turn: int) -> bool:
+        if turn > first[key]:
+            return part == "second-problem"
+        return part == ("odd" if pos[key] % 2 else "even")
+
+    rows = [(k, t, lab) for k, t, lab in LABELS["labels"] if wanted(k, t)]
     return [lab for *_, lab in rows], [acts.tag(text[k][t - 1]) for k, t, _ in rows]
 
 
@@ -39,18 +51,19 @@ def test_the_label_file_holds_no_message_text():
     assert set(LABELS) == {"about", "conversations", "labels"}
 
 
-def test_held_out_agreement_beats_the_floor_and_the_majority_baseline():
-    gold, pred = _split(held_out=True)
+@pytest.mark.parametrize("part", sorted(HELD_OUT))
+def test_held_out_agreement_beats_the_floor_and_the_majority_baseline(part):
+    gold, pred = _split(part)
     assert len(gold) >= 60
     f1 = acts.macro_f1(gold, pred)
     majority = acts.macro_f1(gold, [acts.MATH_ANSWER] * len(gold))
     assert majority < 0.2
-    assert f1 >= HELD_OUT_MACRO_F1 - MARGIN, f"held-out macro-F1 {f1:.3f}"
+    assert f1 >= HELD_OUT[part] - MARGIN, f"{part}: held-out macro-F1 {f1:.3f}"
     assert acts.accuracy(gold, pred) > sum(g == acts.MATH_ANSWER for g in gold) / len(gold)
 
 
 def test_every_act_is_predicted_somewhere_in_the_held_out_half():
-    _, pred = _split(held_out=True)
+    _, pred = _split("odd")
     assert set(pred) == set(acts.ACTS)
 
 
