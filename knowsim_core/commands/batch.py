@@ -66,7 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
     p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD",
-                   help="stop starting conversations when spent + in-flight estimate would pass USD")
+                   help="stop starting conversations when this invocation's spending + the estimate of those "
+                        "in flight would pass USD")
     p.add_argument("--dry-run", action="store_true", help="print the matrix, calls and estimated cost; run nothing")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
