@@ -1,0 +1,181 @@
+"""Simulate at 1400×900 in Debian's chromium: what a new user sees without scrolling.
+
+Clicking an IU shows its explanation inside the viewport; no transport label is cut; the gauge
+keeps one scale across steps; a typed assistant reply recolours the graph as the stored record
+says; a fork opens the pair and its Compare view; no Deploy button. Screenshots go to
+``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from knowsim_core.fork import fork_link
+from knowsim_core.runner import start_run
+from knowsim_core.storage import Store
+
+from .conftest import ARTIFACTS, wait_idle
+from .test_app_part1_browser import _click_node, expected_nodes, wait_graph
+
+pytestmark = pytest.mark.browser
+VIEWPORT = {"width": 1400, "height": 900}
+# every gauge on the page: its axis range as plotly drew it
+GAUGE_RANGES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(el => el.data && el.data[0] && el.data[0].type === 'indicator')
+  .map(el => el._fullData[0].gauge.axis.range)"""
+# any element inside a button whose text does not fit (what shows as "B…")
+CUT_LABELS_JS = """() => [...document.querySelectorAll('[data-testid="stButton"] button, [data-testid="stPopover"] button')]
+  .filter(b => b.offsetParent !== null)
+  .flatMap(b => [b, ...b.querySelectorAll('*')])
+  .filter(el => el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1)
+  .map(el => el.closest('button').innerText.replace(/\\s+/g, ' '))"""
+
+
+@pytest.fixture()
+def screen(browser):
+    """A page the size of a laptop screen (the main area scrolls; nothing here may need it)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.console_errors = []  # type: ignore[attr-defined]
+    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))  # type: ignore[attr-defined]
+    yield pg
+    context.close()
+
+
+def query(page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def handed_over(store: Store, **kw) -> str:
+    """A stored run this process will not write (the app resumes it)."""
+    store.seed_samples()
+    live = start_run(store, **kw)
+    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+    return live.run_id
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def main_scroll(page) -> int:
+    return page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]'); return m ? m.scrollTop : 0; }")
+
+
+def test_a_click_shows_the_iu_explanation_without_scrolling(studio, screen):
+    store = Store(studio.db)
+    store.seed_samples()
+    live = start_run(store, question_id="sample_transformer_attention", level="intermediate",
+                     assistant_id="offline/adaptive", seed=5)
+    for _ in range(2):
+        live.step()
+    screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
+    wait_idle(screen)
+    wait_graph(screen, "sim_graph_0", expected_nodes(store.load_run(live.run_id), 2))
+    node = live.run.graph.nodes[5]
+    _click_node(screen, "sim_graph_0", node.id)
+    title = screen.get_by_text(f"{node.id} — {node.concept}").first
+    title.wait_for()
+    reason = screen.get_by_text("Turn 2:").first
+    reason.wait_for()
+    assert main_scroll(screen) == 0, "nothing scrolled"
+    for el in (title, reason):
+        box = el.bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= VIEWPORT["height"], box
+    # the panel sits beside the graph, not under it
+    graph_box = screen.locator(".ks-canvas").first.bounding_box()
+    assert title.bounding_box()["x"] > graph_box["x"] + graph_box["width"]
+    shot(screen, "simulate-1400x900-selected-iu.png")
+
+
+def test_transport_labels_fit_and_there_is_no_deploy_button(studio, screen):
+    rid = handed_over(Store(studio.db), question_id="sample_herd_immunity", level="novice",
+                      assistant_id="offline/simple", seed=2, max_turns=6)
+    for width in (1400, 1280):
+        screen.set_viewport_size({"width": width, "height": 900})
+        screen.goto(f"{studio.url}/simulate?run={rid}&turn=0")
+        wait_idle(screen)
+        screen.wait_for_function("() => window.__knowsim && window.__knowsim.sim_graph_0")
+        for key, name in (("sim_rewind", "Start"), ("sim_back", "Back"), ("sim_step", "Step"), ("sim_play", "Play"),
+                          ("sim_close", "Close")):
+            button = screen.locator(f".st-key-{key} button").first
+            button.wait_for(state="visible")  # the first paint of a page can take a moment
+            assert name in button.inner_text(), key
+        assert screen.evaluate(CUT_LABELS_JS) == [], f"labels cut at {width} px"
+        # the shortcut is named in the tooltip
+        screen.locator(".st-key-sim_step button").first.hover()
+        screen.get_by_text("(shortcut: →)").first.wait_for(timeout=5_000)
+        screen.mouse.move(0, 0)
+    assert screen.locator('[data-testid="stAppDeployButton"]').count() == 0
+    assert screen.get_by_role("button", name="Deploy").count() == 0
+    shot(screen, "simulate-1280x900.png")
+
+
+def test_the_gauge_keeps_its_scale_over_five_steps(studio, screen):
+    store = Store(studio.db)
+    rid = handed_over(store, question_id="sample_follicular_lymphoma", level="novice",
+                      assistant_id="offline/comprehensive", seed=1, max_turns=8)
+    screen.goto(f"{studio.url}/simulate?run={rid}&turn=0")
+    wait_idle(screen)
+    screen.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length > 0")
+    ranges = [screen.evaluate(GAUGE_RANGES_JS)]
+    for turn in range(1, 6):
+        screen.locator(".st-key-sim_step button").first.click()
+        screen.wait_for_function(f"() => new URLSearchParams(location.search).get('turn') === '{turn}'")
+        wait_idle(screen)
+        ranges.append(screen.evaluate(GAUGE_RANGES_JS))
+    run = store.load_run(rid)
+    loads = [t.quantities.effective_load for t in run.turns[:5]]
+    assert len(ranges) == 6 and all(r == ranges[-1] for r in ranges), ranges
+    assert ranges[-1][0][1] >= max(2 * run.tau, *loads)  # every needle fits the one scale
+    shot(screen, "simulate-gauge-turn5.png")
+
+
+def test_a_typed_assistant_reply_recolours_the_graph_as_stored(studio, screen):
+    store = Store(studio.db)
+    rid = handed_over(store, question_id="sample_lava_lamps", level="novice", assistant_id="human", seed=4)
+    graph = store.load_run(rid).graph
+    roots = [n for n in graph.nodes if not graph.index.prereqs.get(n.id)]
+    reply = " ".join(f"{n.concept}: {n.description}" for n in roots[:2])
+    screen.goto(f"{studio.url}/simulate?run={rid}&turn=0")
+    wait_idle(screen)
+    wait_graph(screen, "sim_graph_0", expected_nodes(store.load_run(rid), 0))
+    screen.get_by_text("The learner says:").first.wait_for()
+    box = screen.get_by_label("Your reply as the assistant")
+    box.fill(reply)
+    box.press("Control+Enter")  # commit the text area's value
+    wait_idle(screen)
+    screen.get_by_role("button", name="Send").click()
+    screen.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '1'")
+    run = store.load_run(rid)
+    assert run.adapter["assistant"] == "human" and run.turns[0].assistant_message == reply
+    assert run.turns[0].transitions, "the typed reply taught something"
+    wait_graph(screen, "sim_graph_0", expected_nodes(run, 1))
+    wait_idle(screen)
+    shot(screen, "simulate-typed-turn.png")
+
+
+def test_a_fork_opens_the_pair_and_compare(studio, screen):
+    store = Store(studio.db)
+    store.seed_samples()
+    live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive", seed=6)
+    for _ in range(3):
+        live.step()
+    screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
+    wait_idle(screen)
+    screen.get_by_text("Fork at turn 2").first.click()
+    box = screen.get_by_label("Your reply for this turn")
+    box.fill("Start with what you already know: warm wax is less dense than the liquid, so it rises.")
+    box.press("Control+Enter")
+    wait_idle(screen)
+    screen.get_by_role("button", name="Fork and compare").click()
+    screen.wait_for_function("() => new URLSearchParams(location.search).get('pair')")
+    wait_idle(screen)
+    child = store.load_run(query(screen)["pair"])
+    assert fork_link(child) == (live.run_id, 2) and len(child.turns) == 2
+    screen.get_by_text("Per-IU states").first.wait_for()
+    wait_graph(screen, "sim_graph_1", expected_nodes(child, 2))
+    shot(screen, "simulate-fork-compare.png")
