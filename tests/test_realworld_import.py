@@ -149,6 +149,17 @@ def test_null_replies_and_image_messages_are_handled_and_counted(tmp_path):
     assert "2 null repl" in report.summary() and "1 image-path" in report.summary()
 
 
+def test_a_conversation_without_any_reply_and_a_single_record_file(tmp_path):
+    path = _variant(tmp_path, lambda d: d[0].update(ai_responses=None), n=1)
+    data = json.loads(path.read_text())[0]
+    path.write_text(json.dumps(data))  # one conversation, not a list
+    store = Store(tmp_path / "n.db")
+    report = import_path(store, path)
+    assert report.null_replies == _problem1(_records()[0]) and len(report.runs) == 1
+    run = store.load_run(report.runs[0])
+    assert all(t.assistant_message == "" and not t.transitions for t in run.turns)
+
+
 def test_missing_companions(tmp_path):
     only = tmp_path / "only"
     only.mkdir()

@@ -116,7 +116,7 @@ class _Arena(BaseModel):
     problem_id: int | str
     workerId: str
     user_queries: list[str] = Field(min_length=1)
-    ai_responses: list[str | None]
+    ai_responses: list[str | None] | None  # null as a whole: no reply was recorded at all
     model: str = "unknown"
     math_expertise: str | None = None
     overall_rating: float | None = None
@@ -151,6 +151,8 @@ def _refuse(path: Path, record: str, what: str) -> FormatError:
 def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
     """Conversations of a SimulatorArena annotations file (companions found beside it), plus notes."""
     data = read_json(path)
+    if isinstance(data, dict):
+        data = [data]  # one conversation on its own
     if not isinstance(data, list):
         raise FormatError(f"{path.name}: expected a JSON list of conversations, got {type(data).__name__}")
     notes: list[str] = []
@@ -165,6 +167,8 @@ def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
             raise _refuse(path, label, _where(exc)) from None
         key = f"{rec.problem_id}:{rec.workerId}"
         label = f"record {i} ({key})"
+        if rec.ai_responses is None:
+            rec.ai_responses = [None] * len(rec.user_queries)
         if len(rec.ai_responses) != len(rec.user_queries):
             raise _refuse(path, label, f"field 'ai_responses' has {len(rec.ai_responses)} entries for "
                                        f"{len(rec.user_queries)} user_queries; they must pair up")
@@ -335,6 +339,8 @@ def detect(path: Path) -> str | None:
         data = read_json(path)
     except FormatError:
         return None
+    if isinstance(data, dict) and "user_queries" in data:
+        return KIND_ARENA
     if isinstance(data, list) and data and all(isinstance(r, dict) and "user_queries" in r for r in data):
         return KIND_ARENA
     return None
