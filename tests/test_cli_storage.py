@@ -62,7 +62,7 @@ def test_runs_json_lists_objects(capsys, db_path):
     for r in rows:
         assert {"id", "status", "turns", "question", "level", "assistant"} <= set(r)
         assert (r["status"], r["turns"], r["level"], r["assistant"]) == ("finished", 2, "novice", "offline/simple")
-        assert r["question"].startswith("Ryan has")
+        assert r["question"].startswith("Priya lines up")
     code, out, _ = cli(capsys, "runs", "--db", str(db_path))
     assert code == 0 and all(r["id"] in out for r in rows)
 

@@ -66,7 +66,7 @@ def test_strategies_see_no_state_and_reply_with_prose_from_the_descriptions():
 
 
 def test_comprehensive_covers_much_more_than_socratic_and_stays_near_ten_sentences():
-    text = "I know classical probability via counting. How should I set this up?"
+    text = "I know probability as a ratio of equally likely counts. How should I set this up?"
     comp = registry.resolve("assistant", "offline/comprehensive").reply(_ctx("sample_lava_lamps", text)).message
     soc = registry.resolve("assistant", "offline/socratic").reply(_ctx("sample_lava_lamps", text)).message
     assert 6 <= len(sentences(comp)) <= 11

@@ -60,7 +60,7 @@ def test_run_stored_turn_by_turn_loads_back_identical(db_path):
     m = sim.run.metrics()
     assert (row.status, row.turns, row.stop_reason) == ("finished", 15, "max_turns")
     assert (row.kg, row.dc, row.co) == (m.knowledge_gain, m.delivery_calibration, m.cognitive_overload)
-    assert row.assistant == fk.ASSISTANT and row.question.startswith("Ryan has 3 red")
+    assert row.assistant == fk.ASSISTANT and row.question.startswith("Priya lines up six lava lamps")
     assert store.integrity_check() == "ok"
 
 
@@ -157,7 +157,7 @@ def test_list_filters_search_order_and_delete(db_path):
     assert store.count_runs(status="running") == 0
     # full-text search over transcripts: the fake assistant writes "zebra<turn>"
     assert store.count_runs(text="zebra7") == 3
-    assert store.count_runs(text="zebra7 Ryan") == 2  # all words must occur (the lava-lamp runs)
+    assert store.count_runs(text="zebra7 Priya") == 2  # all words must occur (the lava-lamp runs)
     assert store.count_runs(text="zebra99") == 0
     assert store.count_runs(text='"unbalanced ( AND') == 0  # FTS syntax never reaches the user
     with pytest.raises(StorageError, match="unknown run order"):

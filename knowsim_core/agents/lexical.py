@@ -7,12 +7,12 @@ from the latest user message. No model download: a handful of general text measu
 explaining the sentences about the IU do (the rubric's cues: a definition, a reason, a worked
 number or formula, an example; a question alone does little), what share of the reply is about
 the IU, how the IU ranks among the graph's IUs for this message, and whether the user asked
-about it — are combined by two small logistic regressions (mentioned?; if so, well explained?).
-The attempt type works the same way from the user message (does it concern the IU; does it bring
-new content — numbers, an attempt, a reason — or echo the assistant's previous words; is it only
-a question). The coefficients live in :data:`COEFFICIENTS`, fitted on the paper's two recorded
-MathQA conversations; their out-of-sample (leave-one-recording-out) agreement is what the README
-and the tests quote (:mod:`knowsim_core.extractor_eval`).
+about it — are combined by two small logistic regressions (mentioned?; if so, well explained?),
+under the rubric's floor (a one-liner or a bare naming is at most shallow). The attempt type is a
+plain rule on the user's message (:func:`attempt_types`). The coefficients live in
+:data:`COEFFICIENTS`, fitted on the paper's two recorded MathQA conversations; their out-of-sample
+(leave-one-recording-out) agreement is what the README and the tests quote
+(:mod:`knowsim_core.extractor_eval`). Nothing here is specific to a recording or a domain.
 """
 
 from __future__ import annotations
@@ -33,14 +33,10 @@ _REASON = re.compile(r"\b(because|since|so that|therefore|thus|which means|that'
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|imagine|suppose|like when|say|includes?|including)\b")
 _FORMULA = re.compile(r"[=×÷^!]|\d\s*[x*/+\-]\s*\d|\bC\(\s*\d|\\(?:binom|frac)|\d+\s*choose\s*\d+|\(\s*\d+\s*,\s*\d+\s*\)")
 _NUMBER = re.compile(r"\d")
-_HEDGE = re.compile(r"\b(not sure|don't (?:fully )?(?:get|understand|know)|confus|lost|no idea|unsure|"
-                    r"what (?:is|does|are)|how do (?:i|you)|can you explain|could you explain|i haven't|never learned)\b")
-_ATTEMPT = re.compile(r"\b(i think|i guess|i got|i get|i calculated|i computed|so it'?s|that gives|would be|"
-                      r"is it|so the|then the|i'd|i would|my answer|my guess|because|which means)\b")
 
 ATTEMPT_COVER = 0.5  # share of an IU's concept-name words the user must use (see attempt_types)
-ABOUT = 0.35
-MIN_DEPTH = 0.2  # cue_depth (depth / 3) of one bare naming sentence is at most 0.5 / 3  # word relevance for a sentence to be "about" an IU (a sentence naming most of it)
+ABOUT = 0.35  # word relevance for a sentence to be "about" an IU (a sentence naming most of it)
+MIN_DEPTH = 0.2  # cue_depth (depth / 3) of one bare naming sentence is at most 0.5 / 3
 
 # The reply's cosines are used relative to the best-matching IU of the same message ("rank"):
 # their absolute size depends on the graph (longer descriptions and more IUs give smaller
@@ -115,14 +111,20 @@ def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str,
     top_named = max(named.values(), default=0.0) or 1.0
     top_close = max(close.values(), default=0.0) or 1.0
     neighbours = _neighbours(prof)
+    post = _postings(prof)
+    # a sentence is relevant only to IUs sharing a term with it: score just those
+    rels = []
+    for terms in sent_terms:
+        cands = {iu for t in terms for iu, _ in post.get(t, ())}
+        rels.append({iu: prof.relevance(iu, terms) for iu in cands})
     length = min(1.0, len(sents) / 10)
     out: dict[str, tuple[float, ...]] = {}
     for iu in prof.profiles:
         depth = 0.0
         n_about = 0
         previous = False
-        for cue, terms in zip(cues, sent_terms):
-            r = prof.relevance(iu, terms) if terms else 0.0
+        for cue, rel in zip(cues, rels):
+            r = rel.get(iu, 0.0)
             # a sentence that continues an explanation rarely repeats the concept's name
             about = r >= ABOUT or (previous and r >= ABOUT / 2)
             if about:

@@ -60,19 +60,27 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
     """``(explained, mentioned)``: the IUs one of the assistant's own past messages explained
     (:meth:`Writer.teach`: the description's first two sentences) and mentioned (any of its
     sentences or the concept's name), read off the text the Writer produced."""
+    memo = profiles_for(graph).memo
+    hit = memo.get(("own", text))
+    if hit is not None:
+        return hit
+    units = memo.get("own-units")
+    if units is None:  # per IU: (id, first description sentence, second sentence or the name, name)
+        units = memo["own-units"] = []
+        for n in graph.nodes:
+            parts = [" ".join(p.lower().split()).rstrip(".") for p in sentences(n.description)] or [""]
+            units.append((n.id, parts[0], parts[1] if len(parts) > 1 else n.concept.lower(), n.concept.lower()))
     low = " ".join(text.lower().split())
     explained: set[str] = set()
     mentioned: set[str] = set()
-    for n in graph.nodes:
-        parts = [" ".join(p.lower().split()) for p in sentences(n.description)]
-        first = parts[0] if parts else ""
+    for iu, first, second, name in units:
         if first and first in low:
-            mentioned.add(n.id)
-            second = parts[1] if len(parts) > 1 else n.concept.lower()
-            if second.rstrip(".") in low:
-                explained.add(n.id)
-        elif n.concept.lower() in low:
-            mentioned.add(n.id)
+            mentioned.add(iu)
+            if second in low:
+                explained.add(iu)
+        elif name in low:
+            mentioned.add(iu)
+    memo[("own", text)] = (explained, mentioned)
     return explained, mentioned
 
 
