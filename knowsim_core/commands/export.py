@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from dataclasses import replace
 
-from ..formats import csv_export, reference_export, studio
+from ..formats import csv_export, jsonio, reference_export, studio
+from ..llm.redact import redact_urls
 from .runs import add_db_argument, open_store
 
 NAME = "export"
 HELP = "print a stored run as Studio JSON, reference run-record JSON or CSV of turns"
+RAW_OUTPUT = True  # data, not a message: kept byte for byte when redirected (cleaned on a terminal)
 FORMATS = ("studio-json", "reference-json", "csv")
 
 
@@ -21,13 +23,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def render(store, run_id: str, fmt: str) -> str:
+    """The stored run in ``fmt``: never a credential (ids of runs stored before redaction are
+    redacted here), never NaN / Infinity (FormatError instead of invalid JSON)."""
     run = store.load_run(run_id)
+    run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     if fmt == "studio-json":
         return studio.dumps(run) + "\n"
     if fmt == "reference-json":
         domain = store.get_question(run.question_id).domain
         record = reference_export.to_reference(run, judgement=store.get_judgement(run_id), domain=domain)
-        return json.dumps([record], ensure_ascii=False, indent=2) + "\n"
+        return jsonio.dumps([record], indent=2) + "\n"
     return csv_export.dumps(run)
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Callable
 
+from ..llm.redact import redact_urls
 from ..storage import ENV_DB, Store
 
 NAME = "runs"
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         question_id=args.question, level=args.level, assistant=args.assistant, status=args.status,
         text=args.search, limit=args.limit, batch_tag=args.batch,
     )
+    rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
         return 0

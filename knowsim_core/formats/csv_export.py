@@ -7,6 +7,7 @@ import io
 from typing import Iterable
 
 from ..failures import FAILURE_ORDER
+from ..llm.redact import redact_urls
 from ..records import RunRecord
 from ..state import IUState
 
@@ -28,8 +29,8 @@ def rows(run: RunRecord) -> Iterable[dict[str, object]]:
         modes = t.mode_counts()
         yield {
             "run_id": run.run_id or "", "question_id": run.question_id, "level": run.level,
-            "assistant": adapters.get("assistant", ""), "user": adapters.get("user", ""),
-            "extractor": adapters.get("extractor", ""), "seed": run.seed, "turn": t.turn,
+            "assistant": redact_urls(adapters.get("assistant", "")), "user": redact_urls(adapters.get("user", "")),
+            "extractor": redact_urls(adapters.get("extractor", "")), "seed": run.seed, "turn": t.turn,
             "comprehension_load": q.comprehension_load, "attempt_load": q.attempt_load,
             "effective_load": q.effective_load, "overload_threshold": q.overload_threshold,
             "overload": int(q.overload), "efficiency": q.efficiency,
@@ -44,13 +45,25 @@ def rows(run: RunRecord) -> Iterable[dict[str, object]]:
         }
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what Excel / LibreOffice / Sheets would execute
+
+
+def neutralise(value: object) -> object:
+    """A text cell a spreadsheet would read as a formula gets a leading ``'`` (OWASP's advice);
+    numbers, including negative ones, stay numbers."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def dumps(runs: RunRecord | Iterable[RunRecord]) -> str:
-    """The turns of ``runs`` as CSV text with a header row."""
+    """The turns of ``runs`` as CSV text with a header row, safe to open in a spreadsheet."""
     if isinstance(runs, RunRecord):
         runs = [runs]
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    # every text cell quoted: a lone carriage return in a message would otherwise end the row
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writeheader()
     for run in runs:
-        writer.writerows(rows(run))
+        writer.writerows({k: neutralise(v) for k, v in row.items()} for row in rows(run))
     return buf.getvalue()

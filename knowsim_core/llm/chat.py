@@ -13,7 +13,7 @@ import json
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from pydantic import BaseModel
@@ -23,6 +23,7 @@ from ..ports import Message
 from ..records import Usage
 from .cache import ResponseCache, request_key
 from .errors import MalformedOutputError, ProviderCallError, redact, translate
+from .redact import redact_url, unredact_url, url_secrets
 from .jsontext import validate_reply
 from .providers import RawReply, call, gate_for, get_client, sdk_errors
 from .settings import PROVIDERS, LLMSettings
@@ -55,7 +56,8 @@ class ModelRef:
 
     @property
     def id(self) -> str:
-        tail = f"@{self.base_url}" if self.base_url else ""
+        """The id stored with runs and shown everywhere: its URL has no credentials."""
+        tail = f"@{redact_url(self.base_url)}" if self.base_url else ""
         return f"{self.provider}/{self.model}{tail}"
 
     @classmethod
@@ -101,7 +103,8 @@ class ChatModel:
         self.ref = ref
         self.settings = settings or LLMSettings.from_env()
         self.cache = cache if self.settings.cache_enabled else None
-        self.base_url = ref.base_url or self.settings.base_url(ref.provider)
+        # a resumed run's id holds a redacted URL: the real one comes from the settings
+        self.base_url = unredact_url(ref.base_url, self.settings.base_urls()) or self.settings.base_url(ref.provider)
         if not self.base_url:
             raise ConfigError(
                 f"{ref.id}: no base URL for the compatible server; set KNOWSIM_COMPAT_BASE_URL "
@@ -114,6 +117,10 @@ class ChatModel:
     @property
     def id(self) -> str:
         return self.ref.id
+
+    def _secrets(self) -> tuple[str, ...]:
+        """What to mask in replies and errors: configured keys and the credentials of this URL."""
+        return self.settings.secrets() + url_secrets(self.base_url)
 
     def complete(
         self,
@@ -166,7 +173,7 @@ class ChatModel:
             raise MalformedOutputError(
                 f"{self.id}: the reply did not match the expected JSON after one repair request ({error}); "
                 "try another model or KNOWSIM_LLM_STRUCTURED=json",
-                provider=self.ref.provider, text=redact(raw.text, self.settings.secrets()), usage=usage,
+                provider=self.ref.provider, text=redact(raw.text, self._secrets()), usage=usage,
             ) from None
         if self.cache is not None:
             self.cache.cache_put(key, json.dumps(
@@ -224,12 +231,13 @@ class ChatModel:
         client = get_client(self.ref.provider, base_url=self.base_url, settings=s)
         try:
             with gate_for(self.ref.provider, self.base_url, s):
-                return call(self.ref.provider, client, model=self.ref.model, messages=messages,
-                            schema_model=json_schema, mode=mode, temperature=temperature,
-                            max_tokens=max_tokens, seed=seed)
+                raw = call(self.ref.provider, client, model=self.ref.model, messages=messages,
+                           schema_model=json_schema, mode=mode, temperature=temperature,
+                           max_tokens=max_tokens, seed=seed)
         except sdk_errors(self.ref.provider) as exc:
             raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
-                            timeout_s=s.timeout_s, retries=s.max_retries, secrets=s.secrets()) from None
+                            timeout_s=s.timeout_s, retries=s.max_retries, secrets=self._secrets()) from None
+        return _redacted(raw, self._secrets())
 
     @staticmethod
     def _validate(raw: RawReply, json_schema: type[BaseModel] | None) -> tuple[BaseModel | None, str]:
@@ -275,5 +283,20 @@ class ChatModel:
         if self.sampling_is_default():
             d["sampling"] = "model default (the model rejects temperature and seed)"
         if self.ref.provider == "compat":
-            d["base_url"] = redact(self.base_url, self.settings.secrets())
+            d["base_url"] = redact(redact_url(self.base_url), self._secrets())
         return d
+
+
+def _redacted(raw: RawReply, secrets: tuple[str, ...]) -> RawReply:
+    """A reply that echoes a configured key (or URL credential) with it masked — before it is
+    cached, stored as a message or quoted in an error. Replies without one come back unchanged."""
+    text = redact(raw.text, secrets, patterns=False)
+    parsed = raw.parsed
+    if parsed is not None:
+        dumped = parsed.model_dump_json()
+        clean = redact(dumped, secrets, patterns=False)
+        if clean != dumped:
+            parsed = type(parsed).model_validate_json(clean)
+    if text == raw.text and parsed is raw.parsed:
+        return raw
+    return replace(raw, text=text, parsed=parsed)

@@ -1,22 +1,17 @@
 """Turn SDK exceptions into one clear :class:`ProviderError` line — never echoing a key.
 
 Providers sometimes quote the key they rejected ("Incorrect API key provided: sk-…"); every text
-that leaves this package goes through :func:`redact`, and translated errors are raised
-``from None`` so the SDK exception (with its raw body) is not chained into tracebacks or logs.
+that leaves this package goes through :func:`~knowsim_core.llm.redact.redact` (keys and URL
+credentials), and translated errors are raised ``from None`` so the SDK exception (with its raw body) is not chained into tracebacks or logs.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable
 
 from ..errors import ProviderError
+from .redact import redact  # noqa: F401  (re-exported: callers import it from here)
 
-_KEY_PATTERNS = (
-    re.compile(r"sk-[A-Za-z0-9_\-*.]{6,}"),  # OpenAI / Anthropic style keys, incl. masked echoes
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=]{8,}"),
-    re.compile(r"(?i)(api[_-]?key[\"'\s:=]+)[A-Za-z0-9_\-.]{8,}"),
-)
 MAX_DETAIL_CHARS = 200
 
 
@@ -42,18 +37,6 @@ class MalformedOutputError(ProviderError):
         self.provider = provider
         self.text = text
         self.usage = usage  # records.Usage of the failed calls (they were still billed)
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every given secret and anything that looks like a key replaced by ``***``."""
-    out = str(text)
-    for s in sorted((s for s in secrets if s), key=len, reverse=True):
-        out = out.replace(s, "***")
-        if len(s) > 12:  # a provider may echo a shortened key: hide its distinctive ends too
-            out = out.replace(s[:12], "***").replace(s[-8:], "***")
-    for pat in _KEY_PATTERNS:
-        out = pat.sub(lambda m: (m.group(1) if m.groups() else "") + "***", out)
-    return out
 
 
 def _detail(exc: Exception, secrets: Iterable[str]) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError
 from .prices import DEFAULT_PRICES, PriceTable
+from .redact import redact_url, url_secrets
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -238,8 +239,14 @@ class LLMSettings:
         return replace(self, compat_base_url=urls[index % len(urls)])
 
     def secrets(self) -> tuple[str, ...]:
-        """Every configured key, for redaction."""
-        return tuple(k.reveal() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
+        """Every configured key and every credential inside a configured base URL, for redaction."""
+        keys = tuple(k.reveal() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
+        urls = (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls())
+        return keys + tuple(s for u in urls if u for s in url_secrets(u))
+
+    def base_urls(self) -> tuple[str, ...]:
+        """Every configured base URL (to find the real one behind a redacted id)."""
+        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls()) if u)
 
     def describe(self) -> dict[str, Any]:
         """Non-secret settings, safe to store with a run or show in the UI."""
@@ -290,7 +297,8 @@ def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
         if provider == "compat":
             url = settings.compat_base_url
             if url:
-                out.append(ProviderStatus(provider, True, f"OpenAI-compatible server at {url}"))
+                shown = ", ".join(redact_url(u) for u in settings.compat_base_urls())
+                out.append(ProviderStatus(provider, True, f"OpenAI-compatible server at {shown}"))
             else:
                 out.append(ProviderStatus(
                     provider, False,
@@ -300,7 +308,7 @@ def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
         var = f"{provider.upper()}_API_KEY"
         if settings.api_key(provider):
             src = settings.key_sources.get(provider, "session")
-            out.append(ProviderStatus(provider, True, f"key from {src}; {settings.base_url(provider)}"))
+            out.append(ProviderStatus(provider, True, f"key from {src}; {redact_url(settings.base_url(provider))}"))
         else:
             out.append(ProviderStatus(provider, False, f"no key: set {var} or type one in the sidebar"))
     return out
