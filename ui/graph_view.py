@@ -41,6 +41,9 @@ _CSS = """
 .ks-info { min-height: 1.4em; padding: 4px 2px; font-size: 0.85rem; color: #333333; white-space: pre-wrap; }
 """
 HINT = "Hover over an IU to read it; click it to select it."
+HINT_VIEW_ONLY = "Hover over an IU to read it."  # a graph that cannot be selected must not invite a click
+LABEL_FONT_PX = 15
+MIN_LABEL_PX = 11  # compact graphs never zoom out below this label size; the view pans instead
 _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
 
 
@@ -80,12 +83,15 @@ def graph_data(
     height: int,
     selectable: bool,
     descriptions: bool = True,
+    marked_edges: Collection[tuple[str, str]] = (),
+    compact: bool = False,
 ) -> dict:
     """The exact payload sent to the browser (exposed for tests and the benchmark)."""
     sig, nodes, edges = _structure(graph.model_dump_json(), descriptions)
     st_list = None if states is None else [int(states.get(n[0], IUState.UNAWARE)) for n in nodes]
     changed_ids = sorted(set(changed))
-    rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected]).encode()).hexdigest()[:10]
+    marked = sorted({(a, b) for a, b in marked_edges})
+    rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected, marked, compact]).encode()).hexdigest()[:10]
     return {
         "key": key,
         "lib": vis_url(),
@@ -94,8 +100,11 @@ def graph_data(
         "rev": rev,
         "height": height,
         "selectable": selectable,
-        "hint": HINT,
+        "hint": HINT if selectable else HINT_VIEW_ONLY,
         "nodes": nodes,
+        "marked": [list(e) for e in marked],
+        "compact": compact,
+        "minScale": round(MIN_LABEL_PX / LABEL_FONT_PX, 4) if compact else 0,
         "edges": edges,
         "states": st_list,
         "changed": changed_ids,
@@ -130,6 +139,8 @@ def render_graph(
     height: int = 480,
     selectable: bool = True,
     descriptions: bool = True,
+    marked_edges: Collection[tuple[str, str]] = (),
+    compact: bool = False,
 ) -> str | None:
     """Draw ``graph`` and return the selected IU id (or None).
 
@@ -143,6 +154,10 @@ def render_graph(
         selectable: whether clicking a node selects it.
         descriptions: include IU descriptions in the hover line; the Simulate player leaves them
             out (they are in its IU panel) to keep each step's payload small.
+        marked_edges: ``(from, to)`` edges drawn dashed and thicker (the editor's unsaved edges).
+        compact: for graphs side by side: nodes show glyph and id only (the concept is in the
+            hover line), drawn closer together, and the view never zooms out below
+            :data:`MIN_LABEL_PX` labels — it pans instead.
 
     Returns:
         The id of the IU the user clicked last, if it is still in the graph.
@@ -152,7 +167,7 @@ def render_graph(
         current = None
     data = graph_data(
         graph, states=states, changed=changed, selected=current, key=key, height=height, selectable=selectable,
-        descriptions=descriptions,
+        descriptions=descriptions, marked_edges=marked_edges, compact=compact,
     )
     _component()(data=data, key=key, default={"selected": None}, on_selected_change=lambda: None)
     return current

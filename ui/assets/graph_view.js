@@ -4,6 +4,7 @@
 const LOADING = (window.__ksVisLoading = window.__ksVisLoading || {});
 const REGISTRY = (window.__knowsim = window.__knowsim || {});
 const TWEEN_MS = 150;
+const COMPACT_X = 0.45; // compact graphs (side by side): labels are ids only, so columns sit closer
 
 function loadVis(url) {
   if (window.vis && window.vis.Network) return Promise.resolve(window.vis);
@@ -32,8 +33,8 @@ function item(d, n, i) {
   const selected = d.selected === n[0];
   const ring = selected ? d.selectedColour : changed ? d.changedColour : d.borderColour;
   return {
-    id: n[0], x: n[4], y: n[5], state: st, changed: changed,
-    label: (sty.g ? sty.g + " " : "") + n[0] + "\n" + n[1],
+    id: n[0], x: d.compact ? Math.round(n[4] * COMPACT_X) : n[4], y: n[5], state: st, changed: changed,
+    label: (sty.g ? sty.g + " " : "") + n[0] + (d.compact ? "" : "\n" + n[1]),
     color: { background: sty.c, border: ring, highlight: { background: sty.c, border: d.selectedColour },
              hover: { background: sty.c, border: ring } },
     font: { color: sty.f },
@@ -48,16 +49,25 @@ function describe(d, id) {
   return n ? n[0] + ": " + n[2] + (n[3] ? " — " + n[3] : "") : "";
 }
 
+function edgeItems(d) {
+  const marked = new Set((d.marked || []).map((e) => e[0] + "\u0000" + e[1]));
+  return d.edges.map((e, i) => {
+    const m = marked.has(e[0] + "\u0000" + e[1]);
+    return { id: i, from: e[0], to: e[1], arrows: "to", dashes: m ? [8, 5] : false, width: m ? 3 : 1,
+             color: { color: m ? d.selectedColour : d.edgeColour } };
+  });
+}
+
 function build(vis, box, info, d, setStateValue) {
   const nodes = new vis.DataSet(d.nodes.map((n, i) => item(d, n, i)));
-  const edges = new vis.DataSet(d.edges.map((e, i) => ({ id: i, from: e[0], to: e[1], arrows: "to" })));
+  const edges = new vis.DataSet(edgeItems(d));
   const net = new vis.Network(box, { nodes, edges }, {
     physics: false, layout: { hierarchical: false },
     interaction: { hover: true, keyboard: false, dragNodes: false, selectable: d.selectable, zoomView: true },
     nodes: { shape: "box", margin: 8, widthConstraint: { maximum: 150 }, font: { size: 15, face: "sans-serif" } },
     edges: { color: { color: d.edgeColour }, smooth: { type: "cubicBezier", forceDirection: "vertical", roundness: 0.4 } },
   });
-  const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null };
+  const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null, marks: JSON.stringify(d.marked || []) };
   net.on("click", (p) => {
     if (g.data.selectable && p.nodes.length) {
       info.textContent = describe(g.data, p.nodes[0]);
@@ -66,7 +76,11 @@ function build(vis, box, info, d, setStateValue) {
   });
   net.on("hoverNode", (p) => { info.textContent = describe(g.data, p.node); });
   net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : g.data.hint; });
-  net.once("afterDrawing", () => net.fit({ animation: false }));
+  net.once("afterDrawing", () => {
+    net.fit({ animation: false });
+    // never shrink labels below the minimum: zoom back in and let the view pan instead
+    if (d.minScale && net.getScale() < d.minScale) net.moveTo({ scale: d.minScale, animation: false });
+  });
   return g;
 }
 
@@ -74,6 +88,8 @@ function recolour(g, d) {
   const target = d.nodes.map((n, i) => item(d, n, i));
   const before = new Map(g.nodes.get().map((n) => [n.id, n.color.background]));
   const moving = target.filter((t) => before.get(t.id) && before.get(t.id) !== t.color.background);
+  const marks = JSON.stringify(d.marked || []);
+  if (marks !== g.marks) { g.edges.update(edgeItems(d)); g.marks = marks; } // Simulate steps never pay for this
   const finish = () => {
     g.nodes.update(target);
     g.rev = d.rev;
