@@ -39,7 +39,8 @@ _COMPLAINT = _rx(r"you are not", r"you'?re not", r"you aren'?t", r"not helpful",
 _REQUEST = _rx(r"can you", r"could you", r"would you", r"will you", r"can u", r"please", r"help me", r"show me",
                r"explain", r"give me", r"tell me", r"reword", r"rephrase", r"walk me", r"you do", r"let'?s start",
                r"lets start", r"help!?")
-_STRONG_REQUEST = _rx(r"can you", r"could you", r"would you", r"give me", r"explain", r"reword", r"rephrase", r"show me")
+_STRONG_REQUEST = _rx(r"can you", r"could you", r"would you", r"give me", r"explain", r"reword", r"rephrase",
+                      r"show me")
 _WH = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:so |and |but |ok,? |okay,? )?(?:what|how|why|where|when|which|who)(?:'s)?\b")
 _STUCK = _rx(r"(?:don'?t|do not|dont|didn'?t) (?:really |fully |quite )?(?:know|understand|get|follow|see)",
              r"not (?:really )?sure", r"no idea", r"i'?m (?:so |completely |totally )?(?:lost|stuck|confused)",

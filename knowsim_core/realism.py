@@ -117,7 +117,8 @@ def real_turns(run: RunRecord) -> list[RealTurn]:
     out = []
     for t in range(2, len(run.turns) + 1):
         before = run.turns[: t - 1]
-        history = tuple(m for r in before for m in (Message("user", r.user_message), Message("assistant", r.assistant_message)))
+        history = tuple(m for r in before
+                        for m in (Message("user", r.user_message), Message("assistant", r.assistant_message)))
         last = before[-1]
         states = [run.initial_state, *(r.state_after for r in before)]
         ctx = UserContext(
@@ -149,7 +150,8 @@ def score(
             text = user.respond(rt.context).message
             act = tagger(text)
             sims[uid] = {
-                "act": act, "rouge_l": round(rouge_l(rt.text, text), 4), "cosine": round(tfidf.cosine(rt.text, text), 4),
+                "act": act, "rouge_l": round(rouge_l(rt.text, text), 4),
+                "cosine": round(tfidf.cosine(rt.text, text), 4),
                 "length_ratio": round(length_ratio(rt.text, text), 4),
                 "iu_jaccard": _round(jaccard(real_ius, mentioned_ius(rt.context.material, text))), "text": text,
             }
@@ -217,7 +219,8 @@ def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any
 
 def level_rows(report: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
     """``[{"level", user: value, ...}]`` of one summary metric, for per-level bars."""
-    return [{"level": lvl, **{uid: s[metric] for uid, s in by_user.items()}} for lvl, by_user in report["by_level"].items()]
+    return [{"level": lvl, **{uid: s[metric] for uid, s in by_user.items()}}
+            for lvl, by_user in report["by_level"].items()]
 
 
 def turn_rows(report: Mapping[str, Any], user: str) -> list[dict[str, Any]]:

@@ -43,6 +43,11 @@ def ctx(turn: int, history=(), state: KnowledgeState = STATE) -> UserContext:
                        articulation_mode="Vague", explained=(), stuck=False, stop_hint=False, seed=7)
 
 
+def _unaware() -> list[str]:
+    return [GRAPH.node(v).concept for v in GRAPH.index.ids
+            if STATE.state_of(GRAPH.index.label_of[v]) == IUState.UNAWARE]
+
+
 def _reply(done: bool = False):
     return lambda req: json.dumps({"reasoning": "I know counting", "message": " is it 6? ", "done": done})
 
@@ -61,7 +66,7 @@ def test_each_baseline_sends_what_its_definition_says(llm_server, provider, meth
     assert "- You: Where do I start?" in prompt and "- AI Tutor: First count the cases." in prompt
     assert ('"reasoning"' in prompt) == (method != "zs")
     assert ("## Who you are" in prompt) == (method == "zs-cot-prof")
-    unaware = [GRAPH.node(v).concept for v in GRAPH.index.ids if STATE.state_of(GRAPH.index.label_of[v]) == IUState.UNAWARE]
+    unaware = _unaware()
     assert (f"- unaware: {', '.join(unaware)}" in prompt) == (method == "zs-cot-prof")
     assert "unaware" not in prompt.lower() or method == "zs-cot-prof"  # zs / zs-cot see no state
     assert req.body["temperature"] == p.TEMPERATURE
@@ -78,7 +83,7 @@ def test_the_profile_and_initial_state_are_never_updated(llm_server):
     agent.respond(ctx(3, HISTORY, state=later_state))
     second = llm_server.requests[-1].last_user
     block = lambda text: text.split("## Who you are")[1].split("## The conversation")[0]  # noqa: E731
-    unaware = [GRAPH.node(v).concept for v in GRAPH.index.ids if STATE.state_of(GRAPH.index.label_of[v]) == IUState.UNAWARE]
+    unaware = _unaware()
     assert unaware and block(first) == block(second)
     assert f"- unaware: {', '.join(unaware)}" in block(second)  # the initial state, not the later one
     assert p.LEVELS["novice"] in second  # the level read at first sight is kept too
@@ -116,7 +121,8 @@ def test_realism_scores_an_llm_baseline_end_to_end(llm_server, tmp_path, monkeyp
     assert main(["import", str(path), "--db", db]) == 0
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        assert main(["realism", "--db", db, "--json", "--user", "compat/m1:zs-cot-prof", "--user", "baseline/generic"]) == 0
+        assert main(["realism", "--db", db, "--json", "--user", "compat/m1:zs-cot-prof",
+                     "--user", "baseline/generic"]) == 0
     report = json.loads(buf.getvalue())
     assert [t["turn"] for t in report["turns"]] == [2, 3]
     sims = [t["simulated"]["compat/m1:zs-cot-prof"] for t in report["turns"]]
@@ -135,7 +141,8 @@ def test_the_llm_act_tagger_tags_real_and_simulated_turns(llm_server, tmp_path, 
         {"role": "user", "content": "6"}], "concepts": [{"name": "Counting", "description": "Count cases."}]}) + "\n")
     db = str(tmp_path / "t.db")
     assert main(["import", str(path), "--db", db]) == 0
-    llm_server.reply = lambda req: json.dumps({"act": "acknowledge" if "explain that step" in req.last_user else "math_answer"})
+    llm_server.reply = lambda req: json.dumps(
+        {"act": "acknowledge" if "explain that step" in req.last_user else "math_answer"})
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         assert main(["realism", "--db", db, "--json", "--user", "baseline/generic", "--tagger", "compat/m1"]) == 0

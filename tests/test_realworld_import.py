@@ -92,7 +92,8 @@ def test_graph_nodes_are_the_extracted_concepts_without_edges(imported):
         want = concepts[str(rec["problem_id"])]["extracted_concepts"]
         nodes = run.graph.nodes
         assert [n.id for n in nodes] == [f"IU{i}" for i in range(1, len(want) + 1)]
-        assert [(n.concept, n.description) for n in nodes] == [(c["Concept Name"], c["Concept Explanation"]) for c in want]
+        want_pairs = [(c["Concept Name"], c["Concept Explanation"]) for c in want]
+        assert [(n.concept, n.description) for n in nodes] == want_pairs
         assert run.graph.edges == () or list(run.graph.edges) == []
         (version,) = store.graph_versions(run.question_id)
         assert version.author == "simulatorarena" and "no prerequisite edges" in version.note

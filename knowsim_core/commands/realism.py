@@ -22,7 +22,8 @@ OFFLINE_PREFIXES = ("offline/", "baseline/")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", action="append", metavar="ID",
-                   help="user simulator id, repeatable (default: offline/knowsim, baseline/copy-last, baseline/generic)")
+                   help="user simulator id, repeatable "
+                        "(default: offline/knowsim, baseline/copy-last, baseline/generic)")
     p.add_argument("--conversation", action="append", metavar="KEY",
                    help="only this conversation (problem_id:workerId, as in the output), repeatable")
     p.add_argument("--tagger", default="offline", metavar="ID",

@@ -5,13 +5,7 @@ Two inputs are read into one :class:`Conversation` form:
 * ``simulatorarena`` — the SimulatorArena maths release: PATH is its annotations file
   (a JSON list with ``user_queries`` / ``ai_responses``); its companions are found beside it by
   their release names (:data:`CONCEPTS_NAME`, :data:`STATES_NAME`) and may be missing;
-* ``conversations-jsonl`` — the generic form, one conversation per line (README, "Real
-  conversations and realism")::
-
-    {"id": "c1", "question": "...", "messages": [{"role": "user", "content": "..."},
-     {"role": "assistant", "content": "..." | null}, ...], "level": "novice", "rating": 7,
-     "model": "gpt-4o", "concepts": [{"name": "...", "description": "..."}],
-     "initial_states": {"<concept name>": "struggling"}}
+* ``conversations-jsonl`` — the generic form, one conversation per line (:mod:`realworld_jsonl`).
 
 Decisions, stated once: expertise ``9-12`` → novice, ``undergrad`` → intermediate, ``grad`` →
 advanced (:func:`level_of`); the graph's nodes are the problem's extracted concepts (``IU1…``, in
@@ -138,13 +132,13 @@ class _StateConcept(BaseModel):
     status: str = Field(alias="Status")
 
 
-def _where(exc: ValidationError) -> str:
+def where_of(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(x) for x in err["loc"]) or "(record)"
     return f"field {loc!r}: {err['msg'].lower()}"
 
 
-def _refuse(path: Path, record: str, what: str) -> FormatError:
+def refuse(path: Path, record: str, what: str) -> FormatError:
     return FormatError(f"{path.name}: {record}: {what}")
 
 
@@ -164,18 +158,18 @@ def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
         try:
             rec = _Arena.model_validate(raw)
         except ValidationError as exc:
-            raise _refuse(path, label, _where(exc)) from None
+            raise refuse(path, label, where_of(exc)) from None
         key = f"{rec.problem_id}:{rec.workerId}"
         label = f"record {i} ({key})"
         if rec.ai_responses is None:
             rec.ai_responses = [None] * len(rec.user_queries)
         if len(rec.ai_responses) != len(rec.user_queries):
-            raise _refuse(path, label, f"field 'ai_responses' has {len(rec.ai_responses)} entries for "
+            raise refuse(path, label, f"field 'ai_responses' has {len(rec.ai_responses)} entries for "
                                        f"{len(rec.user_queries)} user_queries; they must pair up")
         try:
             level = level_of(rec.math_expertise)
         except ValueError as exc:
-            raise _refuse(path, label, f"field 'math_expertise': {exc}") from None
+            raise refuse(path, label, f"field 'math_expertise': {exc}") from None
         pairs = tuple(zip(rec.user_queries, rec.ai_responses))
         n1 = rec.problem_1_turns
         cut = n1 if n1 is not None and 1 <= n1 < len(pairs) else len(pairs)
@@ -211,7 +205,7 @@ def _read_concepts(path: Path, notes: list[str]) -> dict[str, tuple[tuple[str, s
                 raise FormatError(f"{path.name}: problem {pid}: field 'extracted_concepts' must be a list")
             out[str(pid)] = tuple((c.name.strip(), c.explanation.strip()) for c in map(_Concept.model_validate, items))
         except ValidationError as exc:
-            raise FormatError(f"{path.name}: problem {pid}: extracted_concepts.{_where(exc)}") from None
+            raise FormatError(f"{path.name}: problem {pid}: extracted_concepts.{where_of(exc)}") from None
     return out
 
 
@@ -232,93 +226,18 @@ def _read_states(path: Path, notes: list[str]) -> dict[tuple[str, str], dict[str
         try:
             concepts = [_StateConcept.model_validate(c) for c in (entry or {}).get("concepts", [])]
         except (ValidationError, AttributeError) as exc:
-            what = _where(exc) if isinstance(exc, ValidationError) else "entry is not an object"
+            what = where_of(exc) if isinstance(exc, ValidationError) else "entry is not an object"
             raise FormatError(f"{path.name}: {key}: concepts.{what}") from None
-        out[(pid, worker)] = {c.name.strip().lower(): _status(c.status, path, key) for c in concepts}
+        out[(pid, worker)] = {c.name.strip().lower(): status_of(c.status, path, key) for c in concepts}
     return out
 
 
-def _status(value: str, path: Path, key: str) -> IUState:
+def status_of(value: str, path: Path, key: str) -> IUState:
     state = STATUS.get(value.strip().lower())
     if state is None:
         raise FormatError(f"{path.name}: {key}: field 'Status' is {value!r}; expected Not introduced, "
                           "Struggling, Partial understanding or Knows well")
     return state
-
-
-# ---------------------------------------------------------------------- generic JSONL
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: str
-    content: str | None
-
-
-class _JsonlConcept(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    name: str = Field(min_length=1)
-    description: str = ""
-
-
-class _JsonlConversation(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    id: str | int | None = None
-    question: str | None = None
-    messages: list[_Message] = Field(min_length=1)
-    level: str | None = None
-    rating: float | None = None
-    model: str = "unknown"
-    concepts: list[_JsonlConcept] = []
-    initial_states: dict[str, str] = {}
-
-
-def read_jsonl(path: Path) -> tuple[list[Conversation], list[str]]:
-    """Conversations of the generic JSONL form (module docstring)."""
-    out = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        label = f"line {n}"
-        try:
-            rec = _JsonlConversation.model_validate_json(line)
-        except ValidationError as exc:
-            raise _refuse(path, label, _where(exc)) from None
-        key = str(rec.id if rec.id is not None else n)
-        pairs = _pair(rec.messages, path, label)
-        try:
-            level = level_of(rec.level) if rec.level else "intermediate"
-        except ValueError as exc:
-            raise _refuse(path, label, f"field 'level': {exc}") from None
-        initial = {name.strip().lower(): _status(v, path, label) for name, v in rec.initial_states.items()} or None
-        out.append(Conversation(
-            key=key, question_id=f"conv_{re.sub(r'[^A-Za-z0-9_-]+', '_', key)}",
-            question=rec.question or stated_problem([u for u, _ in pairs], f"conversation {key}"), source=f"conversations {path.name}", field="",
-            level=level, model=rec.model, pairs=pairs, concepts=tuple((c.name, c.description) for c in rec.concepts),
-            initial=initial,
-            meta={"source": KIND_JSONL, "conversation": key, "expertise": rec.level or "", "rating": rec.rating},
-        ))
-    if not out:
-        raise FormatError(f"{path.name}: no conversations (one JSON object per line expected)")
-    return out, []
-
-
-def _pair(messages: list[_Message], path: Path, label: str) -> tuple[tuple[str, str | None], ...]:
-    pairs: list[list[Any]] = []
-    for j, m in enumerate(messages):
-        role = m.role.strip().lower()
-        if role == "user":
-            if m.content is None:
-                raise _refuse(path, label, f"field 'messages.{j}.content': a user message cannot be null")
-            pairs.append([m.content, None])
-        elif role == "assistant":
-            if not pairs or pairs[-1][1] is not None:
-                raise _refuse(path, label, f"field 'messages.{j}.role': an assistant message must answer a user message")
-            pairs[-1][1] = m.content
-        else:
-            raise _refuse(path, label, f"field 'messages.{j}.role' is {m.role!r}; expected user or assistant")
-    if not pairs:
-        raise _refuse(path, label, "field 'messages': no user message")
-    return tuple((u, a) for u, a in pairs)
 
 
 # ---------------------------------------------------------------------- detection
@@ -352,5 +271,7 @@ def read_conversations(path: Path) -> tuple[str, list[Conversation], list[str]]:
     if kind == KIND_ARENA:
         return (kind, *read_arena(path))
     if kind == KIND_JSONL:
+        from .realworld_jsonl import read_jsonl  # the generic form builds on this module's helpers
+
         return (kind, *read_jsonl(path))
     raise FormatError(f"{path} is neither a SimulatorArena annotations file nor a conversations .jsonl")

@@ -63,7 +63,9 @@ def initial_of(conv: Conversation, graph: IUGraph, params: RuleParams) -> tuple[
     return KnowledgeState.from_ids(graph, states), where
 
 
-def build_run(conv: Conversation, *, extractor_id: str = DEFAULT_EXTRACTOR, params: RuleParams | None = None) -> RunRecord:
+def build_run(
+    conv: Conversation, *, extractor_id: str = DEFAULT_EXTRACTOR, params: RuleParams | None = None
+) -> RunRecord:
     """The KnowSim reading of one conversation (needs its concepts)."""
     params = params or preset()
     graph = conv.graph()

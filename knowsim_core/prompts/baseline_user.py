@@ -52,10 +52,12 @@ def render(
     initial_state: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The user-turn prompt of one baseline turn (``initial_state``: state name → concept names)."""
-    parts = [f"## The problem you are working on\n{question}", f"## Your level\n{LEVELS.get(level, LEVELS['intermediate'])}"]
+    parts = [f"## The problem you are working on\n{question}",
+             f"## Your level\n{LEVELS.get(level, LEVELS['intermediate'])}"]
     if method == "zs-cot-prof":
         parts.append(f"## Who you are\n{profile}")
-        lines = [f"- {name.replace('_', ' ')}: {', '.join(c) if c else '(none)'}" for name, c in (initial_state or {}).items()]
+        lines = [f"- {name.replace('_', ' ')}: {', '.join(c) if c else '(none)'}"
+                 for name, c in (initial_state or {}).items()]
         parts.append("## What you knew when you started (how you began; it does not change)\n" + "\n".join(lines))
     if history:
         parts.append("## The conversation so far\n" + transcript(history, user=USER_LABEL, assistant=TUTOR_LABEL))
