@@ -213,3 +213,21 @@ def test_runs_lists_a_batch_and_resume_needs_a_known_tag(capsys, db_path):
     ):
         code, _, err = cli(capsys, "batch", *argv, "--db", str(db_path))
         assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_resume_continues_a_failed_run_from_its_last_turn(capsys, db_path, server, llm_env):
+    llm_env.setenv("KNOWSIM_LLM_MAX_RETRIES", "0")
+    server.reply = KnowSimReplies()
+    server.push(*[Fault() for _ in range(4)], Fault(status=500))  # the 5th call: turn 2's assistant
+    argv = ("--questions", "sample_lava_lamps", "--levels", "novice", "--seeds", "2", *LLM, "--max-turns", "2",
+            "--concurrency", "1", "--db", str(db_path))
+    code, out, err = cli(capsys, "batch", *argv, "--tag", "flaky")
+    assert code == 1 and "1 of 2 runs finished" in out and "failed: sample_lava_lamps novice" in err
+    store = Store(db_path)
+    failed = store.list_runs(batch_tag="flaky", status="failed")
+    assert len(failed) == 1 and failed[0].turns == 1
+    code, out, err = cli(capsys, "batch", "--resume", "flaky", "--db", str(db_path))
+    assert code == 0 and "1 to run" in out and "1 already finished" in out, err
+    rows = store.list_runs(batch_tag="flaky")
+    assert len(rows) == 2 and all(r.status == "finished" and r.turns == 2 for r in rows)
+    assert failed[0].id in {r.id for r in rows}  # the same run, continued — not a new one
