@@ -9,6 +9,7 @@ import streamlit as st
 
 from knowsim_core import realism
 from knowsim_core.errors import KnowSimError
+from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
 from knowsim_core.reading import RECORDED_PREFIX
 from ui.frame import ensure_frame
 from ui.nav import store
@@ -28,6 +29,8 @@ if not rows:
     st.stop()
 
 options = agent_ids("user")
+options += [f"{uid}:{m}" for uid in options if not uid.startswith(("offline/", "baseline/", "human"))
+            for m in BASELINE_METHODS]  # the paper's LLM baselines on every configured model
 users = st.multiselect("User simulators", options, default=[u for u in realism.DEFAULT_USERS if u in options],
                        key="realism_users")
 if st.button(f"Score {len(rows)} conversation(s)", key="realism_score", type="primary", disabled=not users):

@@ -65,3 +65,13 @@ def test_scoring_shows_the_table_levels_confusion_and_a_turn_side_by_side(with_c
     texts = [t.value for t in at.text]
     assert "is it 6?" in texts and GENERIC_MESSAGE in texts
     assert any(t.startswith("Person: How many ways") for t in texts)  # the history before the turn
+
+
+def test_with_a_provider_the_llm_baselines_are_offered(with_conversations, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    monkeypatch.setenv("KNOWSIM_OPENAI_MODELS", "m1")
+    at = _open()
+    assert not at.exception
+    options = at.multiselect(key="realism_users").options
+    assert {"openai/m1", "openai/m1:zs", "openai/m1:zs-cot", "openai/m1:zs-cot-prof"} <= set(options)
+    assert "baseline/generic:zs" not in options
