@@ -210,6 +210,7 @@ def test_runs_lists_a_batch_and_resume_needs_a_known_tag(capsys, db_path):
         (["--questions", "sample_lava_lamps", "--tag", "one"], "batch tag 'one' exists; continue it with --resume one"),
         (["--questions", "sample_lava_lamps", "--workers", "2", "--concurrency", "4"], "not both"),
         (["--resume", "one", "--questions", "all"], "drop --questions"),
+        (["--questions", "sample_lava_lamps", "--user", "compat/m@http://a/v1,http://b/v1"], "KNOWSIM_COMPAT_BASE_URL"),
     ):
         code, _, err = cli(capsys, "batch", *argv, "--db", str(db_path))
         assert code == 2 and message in err and err.count("\n") == 1, err

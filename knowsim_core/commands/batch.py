@@ -40,7 +40,7 @@ from ..errors import ConfigError, StorageError
 from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER
 from ..storage import Store, default_path
 from .run import ensure_question
-from .runs import add_db_argument
+from .runs import add_db_argument, int_in
 
 NAME = "batch"
 HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
@@ -54,14 +54,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--levels", default="all", metavar="all|L,…", help=f"levels ({', '.join(LEVELS)}) or all")
     p.add_argument("--assistants", default="offline", metavar="offline|ID,…",
                    help="assistant ids, or every offline assistant")
-    p.add_argument("--seeds", type=int, default=1, metavar="N", help="seeds 1..N per cell (default 1)")
+    p.add_argument("--seeds", type=int_in(None, 100_000), default=1, metavar="N", help="seeds 1..N per cell (default 1)")
     p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator (default {DEFAULT_USER})")
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
     p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
-    p.add_argument("--max-turns", type=int, default=None, metavar="N", help="override the preset's max turns")
-    p.add_argument("--concurrency", type=int, default=None, metavar="N",
+    p.add_argument("--max-turns", type=int_in(None, 1000), default=None, metavar="N", help="override the preset's max turns")
+    p.add_argument("--concurrency", type=int_in(None, 1024), default=None, metavar="N",
                    help=f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--workers", type=int, default=1, metavar="K",
+    p.add_argument("--workers", type=int_in(None, 256), default=1, metavar="K",
                    help="worker processes, one conversation each (CPU-bound offline matrices); excludes --concurrency")
     p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
     p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
@@ -115,6 +115,9 @@ def plan(store: Store, args: argparse.Namespace) -> BatchSpec:
         for agent_id in ids:
             if agent_id.startswith("offline/") or "/" not in agent_id:
                 registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
+            elif "," in agent_id.partition("@")[2]:
+                raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "
+                                  "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
     if not questions or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, or no assistants")
     return BatchSpec(tuple(questions), tuple(levels), tuple(_canonical_assistant(a) for a in assistants),
