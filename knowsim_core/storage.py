@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from sqlite_utils import Database, Migrations
 
@@ -790,10 +790,15 @@ class Store:
 
     @staticmethod
     def _run_filters(
-        question_id: str | None, level: str | None, assistant: str | None, status: str | None, text: str | None,
+        question_id: str | None, level: str | None, assistant: str | None, status: str | Sequence[str] | None,
+        text: str | None,
         graph_version_id: int | None = None, batch_tag: str | None = None,
     ) -> tuple[str, list[Any]]:
         where, args = [], []
+        if isinstance(status, (tuple, list)):  # any of several statuses ("failed / interrupted only")
+            where.append(f"r.status IN ({', '.join('?' * len(status))})")
+            args += list(status)
+            status = None
         for col, value in (("question_id", question_id), ("level", level), ("assistant", assistant), ("status", status),
                            ("graph_version_id", graph_version_id), ("batch_tag", batch_tag)):
             if value:
@@ -809,7 +814,7 @@ class Store:
 
     def list_runs(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
-        status: str | None = None, text: str | None = None, graph_version_id: int | None = None,
+        status: str | Sequence[str] | None = None, text: str | None = None, graph_version_id: int | None = None,
         limit: int = 200, offset: int = 0, order: str = "created_desc", batch_tag: str | None = None,
     ) -> list[RunRow]:
         """Runs matching every given filter; ``text`` searches the transcripts (all words must occur)."""
@@ -822,7 +827,7 @@ class Store:
 
     def count_runs(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
-        status: str | None = None, text: str | None = None, graph_version_id: int | None = None,
+        status: str | Sequence[str] | None = None, text: str | None = None, graph_version_id: int | None = None,
         batch_tag: str | None = None,
     ) -> int:
         where, args = self._run_filters(question_id, level, assistant, status, text, graph_version_id, batch_tag)

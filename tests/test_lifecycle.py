@@ -305,3 +305,18 @@ def test_the_player_holds_a_lease_and_takes_back_a_run_marked_interrupted_while_
         pass
     row = store.get_run_row(live.run_id)
     assert (row.status, row.turns) == ("finished", 4)
+
+
+def test_several_statuses_are_filtered_in_sql_before_the_page_limit(clocked):
+    store, _ = clocked
+    ids = {}
+    for seed, status in ((1, "failed"), (2, "finished"), (3, "interrupted"), (4, "finished"), (5, "interrupted")):
+        live = start_run(store, question_id=Q, level="novice", seed=seed, max_turns=2, **AGENTS)
+        live.step()
+        store.finish_run(live.run_id, status=status)
+        ids[seed] = live.run_id
+    bad = ("failed", "interrupted")
+    assert store.count_runs(status=bad) == 3
+    page = [r.id for r in store.list_runs(status=bad, limit=2, order="created_asc")]
+    assert page == [ids[1], ids[3]]
+    assert [r.id for r in store.list_runs(status=bad, limit=2, offset=2, order="created_asc")] == [ids[5]]
