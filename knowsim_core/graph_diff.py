@@ -2,18 +2,60 @@
 
 Researchers correct LLM-extracted graphs by hand, and every correction changes the
 denominators of the metrics; the version history therefore has to say *what* changed in plain
-words (added / removed / changed IUs and edges), not show two JSON blobs. Pure: no I/O.
+words (added / removed / changed IUs and edges), not show two JSON blobs. A changed text field
+is compared word by word (:func:`word_diff`), so a one-word correction in a long description shows
+as that word, not as two long strings cut at some width. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any
+from difflib import SequenceMatcher
+from typing import Any, Literal
 
 from .graph import IUEdge, IUGraph, IUNode
 
 NODE_FIELDS: tuple[str, ...] = ("concept", "abstraction_level", "description")
 EDGE_FIELDS: tuple[str, ...] = ("delta_l", "reason")
+
+
+SpanKind = Literal["same", "removed", "added"]
+_TOKENS = re.compile(r"\s+|[^\s]+")
+
+
+@dataclass(frozen=True, slots=True)
+class WordSpan:
+    """A run of text that both versions share, or that only the old / only the new one has."""
+
+    kind: SpanKind
+    text: str
+
+
+def word_diff(old: str, new: str) -> tuple[WordSpan, ...]:
+    """``old`` → ``new`` as spans of whole words (whitespace kept), shortest edit first.
+
+    Joining the ``same`` + ``removed`` spans gives ``old`` back, ``same`` + ``added`` gives ``new``
+    — nothing is cut or reflowed, so any length of text can be shown in full.
+    """
+    a, b = _TOKENS.findall(old), _TOKENS.findall(new)
+    out: list[WordSpan] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            _push(out, "same", "".join(a[i1:i2]))
+            continue
+        if i2 > i1:
+            _push(out, "removed", "".join(a[i1:i2]))
+        if j2 > j1:
+            _push(out, "added", "".join(b[j1:j2]))
+    return tuple(out)
+
+
+def _push(out: list[WordSpan], kind: SpanKind, text: str) -> None:
+    if out and out[-1].kind == kind:
+        out[-1] = WordSpan(kind, out[-1].text + text)
+    elif text:
+        out.append(WordSpan(kind, text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +65,18 @@ class FieldChange:
     field: str
     old: Any
     new: Any
+
+    def words(self) -> tuple[WordSpan, ...]:
+        """The change word by word (numbers and empty values compare as one word)."""
+        return word_diff(_text(self.old), _text(self.new))
+
+
+@dataclass(frozen=True, slots=True)
+class DiffEntry:
+    """One line of the highlighted diff: what it is about, and its text as word spans."""
+
+    label: str
+    spans: tuple[WordSpan, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +142,27 @@ class GraphDiff:
         return out
 
 
+    def entries(self) -> list[DiffEntry]:
+        """The same changes as :meth:`lines`, in the same order, as word spans for highlighting."""
+        out = [DiffEntry(f"added IU {n.id}", (WordSpan("added", _node_text(n)),)) for n in self.added_nodes]
+        out += [DiffEntry(f"removed IU {n.id}", (WordSpan("removed", _node_text(n)),)) for n in self.removed_nodes]
+        for c in self.changed_nodes:
+            out += [DiffEntry(f"IU {c.id} · {f.field.replace('_', ' ')}", f.words()) for f in c.changes]
+        out += [DiffEntry("added edge", (WordSpan("added", f"{a} → {b}"),)) for a, b in self.added_edges]
+        out += [DiffEntry("removed edge", (WordSpan("removed", f"{a} → {b}"),)) for a, b in self.removed_edges]
+        for c in self.changed_edges:
+            a, b = c.edge
+            out += [DiffEntry(f"edge {a} → {b} · {f.field.replace('_', ' ')}", f.words()) for f in c.changes]
+        if self.knowledge_areas:
+            old, new = self.knowledge_areas
+            out.append(DiffEntry("knowledge areas", word_diff(", ".join(old), ", ".join(new))))
+        return out
+
+
+def _node_text(n: IUNode) -> str:
+    return f"{n.concept} (level {n.abstraction_level:g}) — {n.description}"
+
+
 def diff_graphs(old: IUGraph, new: IUGraph) -> GraphDiff:
     """The changes from ``old`` to ``new``.
 
@@ -150,11 +225,14 @@ def _ordered_keys(*edge_lists: tuple[IUEdge, ...]) -> list[tuple[str, str]]:
     return list(seen)
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = f"{value:g}" if isinstance(value, float) else str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _text(value: Any) -> str:
+    """A field value as shown: floats compactly (0.5, not 0.500000), None as an empty string."""
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _field_sentence(f: FieldChange) -> str:
+    """``description old text → new text`` in full (the word-level view is :meth:`FieldChange.words`)."""
     name = f.field.replace("_", " ")
-    return f"{name} {_short(f.old)!s} → {_short(f.new)!s}"
+    return f"{name} {_text(f.old) or '(empty)'} → {_text(f.new) or '(empty)'}"

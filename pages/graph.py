@@ -10,7 +10,6 @@ from knowsim_core.errors import KnowSimError
 from ui import graph_tools
 from ui.nav import store
 from ui.frame import ensure_frame
-from ui.graph_view import render_graph
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -52,12 +51,17 @@ if versions:
             "This graph has prerequisite cycles: " + "; ".join(" ↔ ".join(c) for c in cycles)
             + ". Delete or reverse one edge of each in the edge table below, then save."
         )
-    render_graph(g, key=f"graph_view_{vid}", height=420)
+    draft = graph_tools.draft(version)  # the tables' unsaved edits, drawn before the tables themselves
+    c_graph, c_panel = st.columns([3, 2])
+    with c_graph:
+        picked = graph_tools.render_preview(version, draft)
+    with c_panel:
+        graph_tools.render_node_panel(db, version, draft, picked)
 
     tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"])
     with tab_edit:
         try:
-            graph_tools.render_editor(db, version)
+            graph_tools.render_editor(db, version, draft)
         except KnowSimError as exc:
             st.error(str(exc))
     with tab_hist:

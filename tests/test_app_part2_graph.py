@@ -150,3 +150,103 @@ def test_html_in_every_text_field_is_refused_and_nothing_is_stored(db):
         parse_graph_file(json.dumps(data).encode(), name="evil.json")
     assert "concept" in str(info.value) and "description" in str(info.value)
     assert [(v.id, v.graph) for v in db.graph_versions(QID)] == before
+
+
+# ---------------------------------------------------------------------- issue 14
+def _graph_payload(at: AppTest) -> dict:
+    from tests.test_app_part1 import graph_payloads
+
+    (payload,) = graph_payloads(at)
+    return payload
+
+
+def _columns(at: AppTest, which: int) -> dict:
+    return json.loads(at.dataframe[which].proto.columns)
+
+
+def test_edge_endpoints_are_listed_as_people_count(db):
+    at = _open(db)
+    cols = _columns(at, 1)
+    expected = [f"IU{i}" for i in range(1, 15)]  # the sample has IU1…IU14: a string sort gives IU1, IU10, …
+    assert cols["from"]["type_config"]["options"] == expected
+    assert cols["to"]["type_config"]["options"] == expected
+
+
+def test_natural_key_orders_numbers_inside_ids():
+    from knowsim_core.graph import natural_key
+
+    ids = ["IU10", "IU2", "IU1", "IU14", "IU2b", "A"]
+    assert sorted(ids, key=natural_key) == ["A", "IU1", "IU2", "IU2b", "IU10", "IU14"]
+
+
+def test_a_half_filled_edge_row_is_named_not_held_back(db):
+    at = _open(db)
+    # a required column makes the browser hold a new row back until it is complete, silently
+    assert not any(c.get("required") for c in _columns(at, 1).values())
+    assert not any(c.get("required") for c in _columns(at, 0).values())
+    nkey, ekey, vid = _keys(db)
+    at.session_state[ekey] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [{"from": "IU3"}]}
+    at.run()
+    errors = [e.value for e in at.error]
+    assert any("new edge row 1 is incomplete (IU3 → ?)" in e and "choose its to IU" in e for e in errors), errors
+    assert _save_button(at).disabled
+
+
+def test_a_half_filled_iu_row_names_what_it_lacks(db):
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    at.session_state[nkey] = {"edited_rows": {}, "deleted_rows": [],
+                              "added_rows": [{"id": "IU15", "abstraction_level": 0.4}]}
+    at.run()
+    errors = [e.value for e in at.error]
+    assert any("new IU row 1 is incomplete: fill in concept and description" in e for e in errors), errors
+
+
+def test_the_graph_draws_unsaved_edges_and_rings_the_cycle_they_make(db):
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    g = db.latest_graph_version(QID).graph
+    e = g.edges[0]
+    before = _graph_payload(at)
+    assert [e.to, e.from_] not in before["edges"] and before["marked"] == [] and before["changed"] == []
+    at.session_state[ekey] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [{"from": e.to, "to": e.from_}]}
+    at.run()
+    after = _graph_payload(at)
+    assert [e.to, e.from_] in after["edges"] and after["marked"] == [[e.to, e.from_]]
+    assert set(after["changed"]) == {e.from_, e.to}  # the would-be cycle, ringed
+    assert any("unsaved edits" in c.value and f"{e.to} → {e.from_}" in c.value for c in at.caption)
+    assert _save_button(at).disabled  # still refused: the picture shows what the error says
+
+
+def test_clicking_an_iu_opens_its_editor_and_saves_a_version(db):
+    at = _open(db)
+    g = db.latest_graph_version(QID).graph
+    vid = db.latest_graph_version(QID).id
+    node = g.nodes[2]
+    at.session_state[f"graph_view_{vid}"] = {"selected": node.id}  # what a click in the browser sends
+    at.run()
+    assert any(m.value == f"**Edit {node.id}**" for m in at.markdown)
+    concept = next(t for t in at.text_input if t.label == "Concept")
+    assert concept.value == node.concept
+    next(t for t in at.text_area if t.label == "Description").input("Rewritten after a click on the graph.")
+    next(b for b in at.button if b.label == f"Save {node.id} as a new version").click().run()
+    assert not at.exception, [x.value for x in at.exception]
+    latest = db.latest_graph_version(QID)
+    assert latest.version == 2 and latest.note == f"edited {node.id}"
+    assert latest.graph.node(node.id).description == "Rewritten after a click on the graph."
+
+
+def test_history_diff_is_word_level_highlighted_and_escaped(db):
+    g = db.latest_graph_version(QID).graph
+    first = g.nodes[0]
+    long_tail = " and it keeps going well past sixty characters so nothing may be cut off"
+    new_text = first.description + long_tail + " <b>bold?</b>"
+    db.add_graph_version(QID, g.with_node(first.model_copy(update={"description": new_text})), note="longer", author="t")
+    at = _open(db)
+    html_md = next(m.value for m in at.markdown if 'class="ks-diff"' in m.value)
+    assert f"IU {first.id} · description" in html_md
+    # only the new words are highlighted; the shared start is plain text, the whole text is there
+    assert '<span class="ks-added"' in html_md and "ks-removed" not in html_md
+    added = html_md.split('<span class="ks-added"', 1)[1]
+    assert "sixty characters so nothing may be cut off" in added
+    assert "&lt;b&gt;bold?&lt;/b&gt;" in html_md and "<b>bold?</b>" not in html_md

@@ -70,3 +70,41 @@ def test_each_node_field_is_compared(field, value):
     new = old.with_node(old.node("A").model_copy(update={field: value}))
     (change,) = diff_graphs(old, new).changed_nodes
     assert change.id == "A" and change.changes[0].field == field and change.changes[0].new == value
+
+
+# ---------------------------------------------------------------------- word level (issue 14)
+def test_word_diff_marks_only_the_words_that_changed():
+    from knowsim_core.graph_diff import WordSpan, word_diff
+
+    spans = word_diff("Wax melts when heated from below by the lamp.", "Wax melts when it is heated from below.")
+    assert spans == (
+        WordSpan("same", "Wax melts when "), WordSpan("added", "it is "), WordSpan("same", "heated from "),
+        WordSpan("removed", "below by the lamp."), WordSpan("added", "below."),
+    )
+
+
+@pytest.mark.parametrize("old,new", [
+    ("", "brand new text"), ("gone entirely", ""), ("same words", "same words"),
+    ("a  b\n c " * 40, "a b c " * 41), ("x" * 300, "x" * 300 + " y"),
+])
+def test_word_diff_gives_both_texts_back_in_full(old, new):
+    from knowsim_core.graph_diff import word_diff
+
+    spans = word_diff(old, new)
+    assert "".join(s.text for s in spans if s.kind != "added") == old
+    assert "".join(s.text for s in spans if s.kind != "removed") == new
+    assert all(s.text for s in spans)
+    assert all(a.kind != b.kind for a, b in zip(spans, spans[1:]))  # neighbours merged
+
+
+def test_entries_follow_lines_and_keep_long_text_whole():
+    old = _graph()
+    long = "atoms share electrons " + "in a covalent bond, " * 6
+    new = old.with_node(old.node("B").model_copy(update={"description": long})).with_edge("A", "C")
+    d = diff_graphs(old, new)
+    entries = d.entries()
+    assert [e.label for e in entries] == ["IU B · description", "added edge"]
+    assert len(entries) == len(d.lines())
+    (same, added) = entries[0].spans
+    assert same.text == "atoms share electrons" and added.kind == "added" and added.text.endswith("bond, ")
+    assert long.strip() in d.lines()[0]  # the plain text is not cut at 60 characters any more

@@ -10,6 +10,7 @@ graphs can be fixed one edge at a time, while a new cycle is refused with its pa
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -17,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from knowsim_core.errors import FormatError, GraphError
-from knowsim_core.graph import IUEdge, IUGraph, IUNode, GraphIssue
+from knowsim_core.graph import IUEdge, IUGraph, IUNode, GraphIssue, natural_key
+from knowsim_core.graph_diff import GraphDiff
 
 NODE_COLUMNS: tuple[str, ...] = ("id", "concept", "abstraction_level", "description")
 EDGE_COLUMNS: tuple[str, ...] = ("from", "to", "reason")
@@ -93,6 +95,9 @@ def apply_edits(
         nodes.append(_node(new, f"IU {row['id']}", problems))
     for j, row in enumerate(added):
         if any(_text(row.get(c)) for c in NODE_COLUMNS):
+            missing = [c for c in TEXT_NODE_FIELDS if not _text(row.get(c))]
+            if missing:
+                problems.append(f"new IU row {j + 1} is incomplete: fill in {' and '.join(missing)}")
             nodes.append(_node(row, f"new IU row {j + 1}", problems))
     ids = {n.id for n in nodes}
     e_edited, e_added, e_deleted = _delta(edge_delta)
@@ -114,7 +119,10 @@ def apply_edits(
         if not a and not b:
             continue
         if not a or not b:
-            problems.append(f"new edge row {j + 1}: choose both endpoints (from and to)")
+            problems.append(
+                f"new edge row {j + 1} is incomplete ({a or '?'} → {b or '?'}): choose its "
+                f"{'from' if not a else 'to'} IU, or delete the row; it is left out until both ends are set"
+            )
             continue
         edges.append(IUEdge(from_=a, to=b, delta_l=_delta_l(levels, a, b), reason=_text(row.get("reason"))))
     for e in edges:
@@ -147,6 +155,72 @@ def _delta_l(levels: Mapping[str, float], a: str, b: str) -> float | None:
     if a in levels and b in levels:
         return round(abs(levels[a] - levels[b]), 6)
     return None
+
+
+def endpoint_options(graph: IUGraph) -> list[str]:
+    """The ids an edge may name, as people count them (IU2 before IU10)."""
+    return sorted(set(graph.index.ids), key=natural_key)
+
+
+# ---------------------------------------------------------------------- live preview
+@dataclass(frozen=True)
+class Preview:
+    """What the graph above the tables draws while edits are unsaved."""
+
+    graph: IUGraph  # the draft, minus rows that cannot be drawn yet (empty or repeated ids)
+    cycle_ids: tuple[str, ...]  # IUs on a prerequisite cycle of the draft (ringed in the picture)
+    new_edges: tuple[tuple[str, str], ...]  # edges the draft has and the saved version has not
+
+
+def preview(base: IUGraph, draft: IUGraph) -> Preview:
+    """The draft as the picture shows it, with its cycles (``draft.cycles()``) and new edges.
+
+    Rows without an id or with an id used twice are left out of the picture (a browser graph
+    needs unique ids); the tables' messages already name them.
+    """
+    seen: set[str] = set()
+    nodes = []
+    for n in draft.nodes:
+        if n.id and n.id not in seen:
+            seen.add(n.id)
+            nodes.append(n)
+    drawable = draft if len(nodes) == len(draft.nodes) else IUGraph.from_data({
+        "knowledge_areas": list(draft.knowledge_areas),
+        "nodes": [n.model_dump() for n in nodes],
+        "edges": [{"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason} for e in draft.edges],
+    })
+    cyc = tuple(dict.fromkeys(v for comp in drawable.cycles() for v in comp))
+    old = {(e.from_, e.to) for e in base.edges}
+    new = tuple(dict.fromkeys((e.from_, e.to) for e in draft.edges if (e.from_, e.to) not in old))
+    return Preview(graph=drawable, cycle_ids=cyc, new_edges=new)
+
+
+# ---------------------------------------------------------------------- diff as HTML
+_SPAN_STYLE = {
+    # removed: struck through on a light vermillion; added: underlined on a light blue — told apart
+    # by the line as well as the colour (Okabe–Ito hues, safe for colour-vision deficiencies)
+    "removed": "background:#F9D9CC;text-decoration:line-through;",
+    "added": "background:#CFE6F5;text-decoration:underline;",
+}
+
+
+def diff_html(d: GraphDiff) -> str:
+    """The version diff as HTML: one line per change, removed and added words highlighted.
+
+    Every piece of graph text is escaped here; the tags are our own constants.
+    """
+    rows = []
+    for entry in d.entries():
+        spans = "".join(
+            f'<span class="ks-{s.kind}" style="{_SPAN_STYLE[s.kind]}">{html.escape(s.text)}</span>'
+            if s.kind in _SPAN_STYLE else html.escape(s.text)
+            for s in entry.spans
+        )
+        rows.append(
+            f'<div class="ks-diff-row" style="margin:2px 0;white-space:pre-wrap;overflow-wrap:anywhere">'
+            f'<b>{html.escape(entry.label)}</b>: {spans}</div>'
+        )
+    return f'<div class="ks-diff" style="font-size:0.9rem;line-height:1.5">{"".join(rows)}</div>'
 
 
 # ---------------------------------------------------------------------- validation

@@ -15,9 +15,14 @@ from knowsim_core import registry
 from knowsim_core.errors import FormatError, KnowSimError
 from knowsim_core.formats.graph_html import graph_html
 from knowsim_core.graph import IUGraph
+from knowsim_core.graph import IUNode
 from knowsim_core.graph_diff import diff_graphs
 from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
-from ui.graph_editor import EDGE_COLUMNS, NODE_COLUMNS, apply_edits, edge_rows, judge, node_rows, parse_graph_file
+from ui.graph_editor import (
+    EDGE_COLUMNS, NODE_COLUMNS, EditResult, apply_edits, diff_html, edge_rows, endpoint_options, judge, node_rows,
+    parse_graph_file, preview,
+)
+from ui.graph_view import render_graph
 
 NONCE_KEY = "graph_editor_nonce"
 FLASH_KEY = "graph_flash"
@@ -30,8 +35,72 @@ def editor_keys(version_id: int) -> tuple[str, str]:
     return f"nodes_{version_id}_{n}", f"edges_{version_id}_{n}"
 
 
-def render_editor(store, version) -> IUGraph:
-    """The node and edge tables; returns the candidate graph (the base one if it cannot be built)."""
+def draft(version) -> EditResult:
+    """The candidate graph built from the tables' current edits (their deltas are in session
+    state before the tables are drawn, so the picture above them can show the draft)."""
+    nkey, ekey = editor_keys(version.id)
+    return apply_edits(version.graph, st.session_state.get(nkey), st.session_state.get(ekey))
+
+
+def render_preview(version, result: EditResult, *, height: int = 420) -> str | None:
+    """The graph as the unsaved edits make it: new edges drawn, IUs on a cycle ringed.
+
+    Returns the IU the user clicked (to edit it beside the graph).
+    """
+    base: IUGraph = version.graph
+    shown = preview(base, result.graph or base)
+    picked = render_graph(
+        shown.graph, changed=shown.cycle_ids, marked_edges=shown.new_edges, key=f"graph_view_{version.id}",
+        height=height,
+    )
+    notes = []
+    if shown.graph is not base and not diff_graphs(base, shown.graph).empty:
+        notes.append("Showing your unsaved edits")
+        if shown.new_edges:
+            notes.append("new edges dashed: " + ", ".join(f"{a} → {b}" for a, b in shown.new_edges))
+    if shown.cycle_ids:
+        notes.append("ringed IUs lie on a prerequisite cycle: " + ", ".join(shown.cycle_ids))
+    if notes:
+        st.caption(" · ".join(notes))
+    return picked
+
+
+def render_node_panel(store, version, result: EditResult, picked: str | None) -> None:
+    """Edit the IU clicked in the graph; saving keeps the tables' unsaved edits too."""
+    draft_graph = result.graph or version.graph
+    if picked is None or picked not in draft_graph.index.index_of:
+        st.caption("Click an IU in the graph to edit it here.")
+        return
+    node = draft_graph.node(picked)
+    with st.form(f"iu_form_{version.id}_{picked}", border=True):
+        st.markdown(f"**Edit {picked}**")
+        concept = st.text_input("Concept", value=node.concept)
+        level = st.number_input("Abstraction level", 0.0, 1.0, float(node.abstraction_level), step=0.01,
+                                help="1 = general principle, 0 = item-specific computation")
+        description = st.text_area("Description", value=node.description, height=120)
+        note = st.text_input("Note for this version", placeholder=f"e.g. clarified {picked}")
+        go = st.form_submit_button(f"Save {picked} as a new version", type="primary",
+                                   help="Saves this IU together with any unsaved edits in the tables below")
+    if not go:
+        return
+    edited = draft_graph.with_node(IUNode(id=picked, concept=concept.strip(), abstraction_level=level,
+                                          description=description.strip()))
+    verdict = judge(EditResult(graph=edited, problems=result.problems, renames=result.renames), version.graph)
+    if not verdict.can_save:
+        st.error("Not saved: " + "; ".join(verdict.blockers))
+    elif diff_graphs(version.graph, edited).empty:
+        st.info("Nothing changed.")
+    else:
+        save_version(store, version, edited, note=note or f"edited {picked}", author="human")
+
+
+def render_editor(store, version, result: EditResult | None = None) -> IUGraph:
+    """The node and edge tables; returns the candidate graph (the base one if it cannot be built).
+
+    No column is ``required``: Streamlit holds back a new row until every required cell is filled,
+    which kept a half-filled edge row out of sight with no word; instead the row reaches
+    :func:`apply_edits`, which names what it lacks.
+    """
     base: IUGraph = version.graph
     nkey, ekey = editor_keys(version.id)
     st.markdown("**IUs** — add rows at the bottom, select rows to delete; renaming an id renames its edges")
@@ -39,18 +108,18 @@ def render_editor(store, version) -> IUGraph:
         node_rows(base), key=nkey, num_rows="dynamic", hide_index=True, width="stretch",
         column_order=NODE_COLUMNS,
         column_config={
-            "id": st.column_config.TextColumn("id", required=True),
-            "concept": st.column_config.TextColumn("concept", required=True),
+            "id": st.column_config.TextColumn("id"),
+            "concept": st.column_config.TextColumn("concept"),
             "abstraction_level": st.column_config.NumberColumn(
-                "abstraction level", min_value=0.0, max_value=1.0, step=0.01, required=True,
+                "abstraction level", min_value=0.0, max_value=1.0, step=0.01,
                 help="1 = general principle, 0 = item-specific computation",
             ),
-            "description": st.column_config.TextColumn("description", width="large", required=True),
+            "description": st.column_config.TextColumn("description", width="large"),
         },
     )
     # The endpoint options are the saved version's ids and stay fixed while editing: changing a
     # column's options makes Streamlit rebuild the table and drop the edits made so far.
-    ids = sorted(set(base.index.ids))
+    ids = endpoint_options(base)
     st.markdown(
         "**Prerequisite edges** — `from → to`: understanding *to* needs *from*. "
         "Endpoints list the saved IUs: save new IUs first, then connect them."
@@ -59,12 +128,12 @@ def render_editor(store, version) -> IUGraph:
         edge_rows(base), key=ekey, num_rows="dynamic", hide_index=True, width="stretch",
         column_order=EDGE_COLUMNS,
         column_config={
-            "from": st.column_config.SelectboxColumn("from", options=ids, required=True),
-            "to": st.column_config.SelectboxColumn("to", options=ids, required=True),
+            "from": st.column_config.SelectboxColumn("from", options=ids),
+            "to": st.column_config.SelectboxColumn("to", options=ids),
             "reason": st.column_config.TextColumn("reason", width="large"),
         },
     )
-    result = apply_edits(base, st.session_state.get(nkey), st.session_state.get(ekey))
+    result = apply_edits(base, st.session_state.get(nkey), st.session_state.get(ekey)) if result is None else result
     verdict = judge(result, base)
     for msg in verdict.blockers:
         st.error(msg, icon="⛔")
@@ -115,7 +184,10 @@ def render_history(store, question_id: str) -> None:
     d = diff_graphs(by_id[a].graph, by_id[b].graph)
     st.markdown(f"**{d.summary()}**")
     if not d.empty:
-        st.code("\n".join(d.lines()), language=None, wrap_lines=True)
+        # our own tags around escaped graph text (ui.graph_editor.diff_html)
+        st.markdown(diff_html(d), unsafe_allow_html=True)
+        with st.expander("As plain text"):
+            st.code("\n".join(d.lines()), language=None, wrap_lines=True)
 
 
 def render_export(question_id: str, version) -> None:
