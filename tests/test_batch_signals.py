@@ -143,11 +143,11 @@ def slow_server():
 
 LLM = ("--questions", "sample_lava_lamps,sample_herd_immunity", "--levels", "novice,intermediate", "--seeds", "2",
        "--assistants", "compat/fake:adaptive", "--user", "compat/fake", "--extractor", "compat/fake",
-       "--max-turns", "3", "--concurrency", "4")
+       "--max-turns", "3")
 
 
-def _llm_batch(srv, db_path, tag):
-    return subprocess.Popen(cli_cmd("batch", *LLM, "--tag", tag, "--db", str(db_path)), cwd=ROOT,
+def _llm_batch(srv, db_path, tag, mode=("--concurrency", "4")):
+    return subprocess.Popen(cli_cmd("batch", *LLM, *mode, "--tag", tag, "--db", str(db_path)), cwd=ROOT,
                             env=env(KNOWSIM_COMPAT_BASE_URL=srv.openai_url, KNOWSIM_LLM_CACHE="0"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -169,19 +169,22 @@ def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow
     assert "0 done, 4 interrupted, 4 not started" in err
 
 
-def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow_server):
+@pytest.mark.parametrize("mode", [("--concurrency", "4"), ("--workers", "2")], ids=["threads", "workers"])
+def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow_server, mode):
     slow_server.latency = 5.0  # the first turn's calls are still waiting when both signals arrive
-    proc = _llm_batch(slow_server, db_path, "now")
+    proc = _llm_batch(slow_server, db_path, "now", mode)
+    flying = int(mode[1])
     try:
-        wait_for(lambda: slow_server.in_flight == 4, proc, "four calls in flight")
-        os.kill(proc.pid, signal.SIGINT)
+        wait_for(lambda: slow_server.in_flight == flying, proc, "calls in flight")
+        os.killpg(proc.pid, signal.SIGINT)
         time.sleep(0.3)
-        os.kill(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130 and "Traceback" not in err, err
     rows = Store(db_path).list_runs(batch_tag="now")
-    assert len(rows) == 4 and all(r.status == "interrupted" and r.turns == 0 for r in rows)
-    assert "0 done, 4 interrupted, 4 not started" in err
+    # nobody waited for the 5-second calls: every run is interrupted before its first turn ended
+    assert len(rows) == flying and all(r.status == "interrupted" and r.turns == 0 for r in rows)
+    assert f"0 done, {flying} interrupted, {8 - flying} not started" in err
