@@ -18,7 +18,7 @@ from knowsim_core.errors import StorageError
 from knowsim_core.llm import LLMSettings
 from knowsim_core.prompts import assistant as p_assistant
 from knowsim_core.runner import resume_run, start_run
-from knowsim_core.storage import LEASE_SECONDS, Store, _pack, _unpack
+from knowsim_core.storage import LEASE_SECONDS, SCHEMA_VERSION, Store, _pack, _unpack
 from tests import storage_fakes as fk
 from tests.fakes.llm_server import KnowSimReplies, llm_server  # noqa: F401
 
@@ -320,3 +320,22 @@ def test_several_statuses_are_filtered_in_sql_before_the_page_limit(clocked):
     page = [r.id for r in store.list_runs(status=bad, limit=2, order="created_asc")]
     assert page == [ids[1], ids[3]]
     assert [r.id for r in store.list_runs(status=bad, limit=2, offset=2, order="created_asc")] == [ids[5]]
+
+
+def test_a_schema_2_database_gains_leases_and_keeps_its_runs(db_path):
+    store = Store(db_path)
+    store.seed_samples()
+    old = start_run(store, question_id=Q, level="novice", seed=1, max_turns=2, **AGENTS).run_to_end()
+    conn = sqlite3.connect(db_path)  # what a database written before leases looks like
+    conn.execute("ALTER TABLE runs DROP COLUMN lease_seconds")
+    conn.execute("ALTER TABLE runs DROP COLUMN lease_until")
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = '0003_run_leases'")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    clock = Clock()
+    reopened = Store(db_path, clock=clock)
+    assert reopened.schema_version == SCHEMA_VERSION and reopened.load_run(old.run_id) == old
+    live = start_run(reopened, question_id=Q, level="novice", seed=2, max_turns=3, lease_seconds=10, **AGENTS)
+    clock.t += 11
+    assert reopened.mark_dead_runs() == [live.run_id]
