@@ -261,10 +261,12 @@ def test_init_cache_with_an_unknown_level_is_refused(reference_dir, store, tmp_p
      "--seed", "99999999999999999999999"],
     ["run", "--seed", "-1"],
     ["runs", "--limit", "1" + "0" * 50],
+    ["batch", "--questions", "sample_lava_lamps", "--seeds", "99999999999999999999999"],
+    ["batch", "--questions", "sample_lava_lamps", "--workers", "99999999999999999999"],
 ])
 def test_out_of_range_numbers_are_usage_errors(argv, db_path, capsys):
     with pytest.raises(SystemExit) as info:
         main([*argv, "--db", str(db_path)])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert "expected a whole number" in err and "Traceback" not in err
+    assert "Traceback" not in err and "expected a whole number" in err.splitlines()[-1]  # usage, then the error

@@ -28,17 +28,19 @@ def add_db_argument(p: argparse.ArgumentParser) -> None:
 MAX_SEED = 2**63 - 1  # SQLite's largest integer: a seed must be storable with its run
 
 
-def int_in(low: int, high: int) -> Callable[[str], int]:
+def int_in(low: int | None, high: int) -> Callable[[str], int]:
     """An argparse ``type=`` for an integer in ``[low, high]``: a clear usage error, never an
-    OverflowError deep in the database layer (``--seed 99999999999999999999999``)."""
+    OverflowError deep in the database or process layer (``--seed 99999999999999999999999``).
+    ``low=None`` bounds only from above (the command checks small values with its own message)."""
+    expected = f"a whole number from {low} to {high}" if low is not None else f"a whole number up to {high}"
 
     def parse(text: str) -> int:
         try:
             value = int(text.strip()) if len(text.strip()) <= 40 else None
         except ValueError:
             value = None
-        if value is None or not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, got {text[:40]!r}")
+        if value is None or value > high or (low is not None and value < low):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text[:40]!r}")
         return value
 
     parse.__name__ = "integer"  # argparse names the type in its messages
