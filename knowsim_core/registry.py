@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from .errors import ConfigError
+from .llm.redact import redact_urls  # an id may embed a base URL with credentials
 
 Kind = Literal["assistant", "user", "extractor", "graph_extractor", "judge"]
 KINDS: tuple[str, ...] = ("assistant", "user", "extractor", "graph_extractor", "judge")
@@ -84,7 +85,7 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
             return entry.factory(**settings)
     if not sep or not rest:
         raise ConfigError(
-            f"agent id {agent_id!r} should look like provider/name, e.g. offline/adaptive, "
+            f"agent id {redact_urls(agent_id)!r} should look like provider/name, e.g. offline/adaptive, "
             "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5 or compat/llama3"
         )
     _load(prefix)
@@ -98,6 +99,6 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
     guess = difflib.get_close_matches(agent_id, choices, n=1)
     hint = f"; did you mean {guess[0]!r}?" if guess else ""
     raise ConfigError(
-        f"unknown {kind} {agent_id!r}{hint} Offline {kind}s: {', '.join(choices) or 'none'}; "
+        f"unknown {kind} {redact_urls(agent_id)!r}{hint} Offline {kind}s: {', '.join(choices) or 'none'}; "
         "LLM ids are openai/<model>, anthropic/<model> or compat/<model>"
     )

@@ -172,3 +172,12 @@ def test_terminal_output_carries_no_escape_sequences(offline_run, tmp_path, caps
     assert terminal_safe("a\x1b[2Kb\x00c\td\n") == "abc\td\n"
     stored = Store(db).list_runs()[0]
     assert "\x1b" in stored.question  # the data is kept as imported; only the terminal is protected
+
+
+def test_an_unknown_agent_id_is_quoted_without_its_credentials():
+    from knowsim_core import registry
+    from knowsim_core.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        registry.resolve("assistant", f"nosuch@http://admin:{PASSWORD}@host/v1")
+    assert PASSWORD not in str(info.value) and "http://***@host/v1" in str(info.value)
