@@ -135,3 +135,43 @@ def test_across_runs_counts_finished_runs_unless_asked_and_shows_n_and_the_iqr(d
 
     at.selectbox(key="fm_status").set_value("unfinished").run()
     assert "novice (n=2)" in _specs(at)[2]["data"][0]["y"]
+
+
+# ---------------------------------------------------------------------- chart legibility (issue 14)
+def test_mode_colours_are_the_shared_palette_and_legends_stay_off_the_axes(db):
+    from knowsim_core.failures import FailureMode
+    from ui.theme import MODE_COLORS, STATE_STYLE
+
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.query_params["run"] = db.ids[2]
+    at.run()
+    bars, heat, shares, table = _specs(at)[:4]
+    # one palette, from ui.theme, in every mode chart — and none of it means a state elsewhere
+    assert {t["name"]: t["marker"]["color"] for t in bars["data"]} == {m.title: MODE_COLORS[m] for m in FAILURE_ORDER}
+    assert {t["name"]: t["marker"]["color"] for t in shares["data"]} == {m.title: MODE_COLORS[m] for m in FAILURE_ORDER}
+    assert {c for _, c in heat["data"][0]["colorscale"]} == set(MODE_COLORS.values())
+    assert not set(MODE_COLORS.values()) & {s.colour for s in STATE_STYLE.values()}
+    assert len(set(MODE_COLORS.values())) == len(FailureMode)
+    # legends outside the plot area, with room kept for them: right of the stacked columns, read
+    # top-down like the stack (first trace = bottom), and above the stacked rows, read left to right
+    leg = bars["layout"]["legend"]
+    assert leg["orientation"] == "v" and leg["x"] >= 1 and leg["traceorder"] == "reversed"
+    assert bars["layout"]["margin"]["r"] >= 150 and bars["layout"]["xaxis"]["title"]["text"] == "turn"
+    leg = shares["layout"]["legend"]
+    assert leg["orientation"] == "h" and leg["y"] >= 1 and leg["yanchor"] == "bottom" and leg["traceorder"] == "normal"
+    assert shares["layout"]["margin"]["t"] >= 60
+
+
+def test_metric_table_has_a_colour_key_and_coloured_kg_columns(db):
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    table = _specs(at)[3]["data"][0]
+    assert table["showscale"] is True and "better" in table["colorbar"]["ticktext"]
+    kg_cols = [j for j, x in enumerate(table["x"]) if x.endswith(" KG")]
+    assert kg_cols
+    filled = [line[j] for line, texts in zip(table["z"], table["text"]) for j in kg_cols if texts[j]]
+    assert filled and all(v is not None for v in filled)
+    assert max(filled) == pytest.approx(1.0)  # KG is coloured relative to the table's largest KG
+    # CO is coloured the way round that makes darker mean better (less overload)
+    co = [(float(texts[j].split("<br>")[0]), line[j]) for line, texts in zip(table["z"], table["text"])
+          for j, x in enumerate(table["x"]) if x.endswith(" CO") and texts[j]]
+    assert all(v == pytest.approx(1 - mean, abs=6e-3) for mean, v in co)

@@ -18,17 +18,21 @@ from knowsim_core.analysis import (
 )
 from knowsim_core.explain import explain_run
 from knowsim_core.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
+from knowsim_core.graph import natural_key
 from knowsim_core.records import RunRecord
+from ui.theme import MODE_COLORS, MODE_PATTERNS
 
-# Okabe–Ito, colour-blind-safe; the same colour means the same mode in every chart.
-MODE_COLOURS: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "#999999",
-    FailureMode.PREREQ_BLOCKED: "#D55E00",
-    FailureMode.EFFECTIVE: "#009E73",
-    FailureMode.OVERLOAD_WASTED: "#CC79A7",
-    FailureMode.UNDER_ABSORBED: "#E69F00",
-}
 FACTS_LIMIT = 5000  # runs read for the cross-run views (the newest first)
+
+# Legends sit outside the plot area (above, or to the right) with room kept for them, so they
+# never cover an axis title or its ticks; their order follows the stack as the eye reads it.
+LEGEND_RIGHT = dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top", traceorder="reversed")
+LEGEND_ABOVE = dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="bottom", traceorder="normal")
+
+
+def _mode_marker(m: FailureMode) -> dict:
+    """The mode's colour (ui.theme.MODE_COLORS, the same in every view) and its greyscale pattern."""
+    return dict(color=MODE_COLORS[m], pattern=dict(shape=MODE_PATTERNS[m], fgcolor="#FFFFFF", fgopacity=0.55))
 
 
 # ---------------------------------------------------------------------- one run
@@ -36,19 +40,21 @@ def turn_bars_figure(run: RunRecord) -> go.Figure:
     per_turn = modes_per_turn(run)
     turns = [t.turn for t in run.turns]
     fig = go.Figure()
-    for m in FAILURE_ORDER:
+    for m in FAILURE_ORDER:  # the first trace is the bottom of each stack
         fig.add_bar(
-            x=turns, y=[c[m] for c in per_turn], name=m.title, marker_color=MODE_COLOURS[m],
+            x=turns, y=[c[m] for c in per_turn], name=m.title, marker=_mode_marker(m),
             hovertemplate=f"turn %{{x}}: %{{y}} × {m.title}<br>{EXPLANATIONS[m]}<extra></extra>",
         )
-    fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=30), xaxis_title="turn",
-                      yaxis_title="explained IUs", legend_orientation="h", clickmode="event+select")
+    # a vertical legend read top-down lists the top of the stack first
+    fig.update_layout(barmode="stack", height=320, margin=dict(t=30, b=50, l=60, r=170), xaxis_title="turn",
+                      yaxis_title="explained IUs", legend=LEGEND_RIGHT, clickmode="event+select",
+                      xaxis=dict(dtick=1))
     return fig
 
 
 def heatmap_figure(run: RunRecord) -> go.Figure:
     """IU × turn: colour = mode, hover = the IU's why that turn (knowsim_core.explain); blank = not explained."""
-    ids = list(run.graph.index.ids)
+    ids = sorted(run.graph.index.ids, key=natural_key)
     turns = [t.turn for t in run.turns]
     pos = {m: i for i, m in enumerate(FAILURE_ORDER)}
     z: list[list[Any]] = [[None] * len(turns) for _ in ids]
@@ -64,15 +70,16 @@ def heatmap_figure(run: RunRecord) -> go.Figure:
     n = len(FAILURE_ORDER)
     scale = []
     for i, m in enumerate(FAILURE_ORDER):
-        scale += [(i / n, MODE_COLOURS[m]), ((i + 1) / n, MODE_COLOURS[m])]
+        scale += [(i / n, MODE_COLORS[m]), ((i + 1) / n, MODE_COLORS[m])]
     fig = go.Figure(
         go.Heatmap(
             z=z, x=turns, y=ids, text=text, hovertemplate="%{text}<extra></extra>", colorscale=scale,
             zmin=-0.5, zmax=n - 0.5, xgap=1, ygap=1,
-            colorbar=dict(tickvals=list(range(n)), ticktext=[m.title for m in FAILURE_ORDER]),
+            colorbar=dict(tickvals=list(range(n)), ticktext=[m.title for m in FAILURE_ORDER], title="mode",
+                          thickness=14, x=1.02, xanchor="left"),
         )
     )
-    fig.update_layout(height=max(260, 22 * len(ids) + 80), margin=dict(t=30, b=30), xaxis_title="turn",
+    fig.update_layout(height=max(260, 22 * len(ids) + 80), margin=dict(t=30, b=50, l=60, r=170), xaxis_title="turn",
                       yaxis=dict(autorange="reversed", type="category"), xaxis=dict(dtick=1))
     return fig
 
@@ -109,22 +116,43 @@ def shares_figure(facts: Sequence[RunFacts]) -> go.Figure:
     fig = go.Figure()
     for i, m in enumerate(FAILURE_ORDER):
         fig.add_bar(
-            y=levels, x=[r.shares[i] for r in rows], orientation="h", name=m.title, marker_color=MODE_COLOURS[m],
+            y=levels, x=[r.shares[i] for r in rows], orientation="h", name=m.title, marker=_mode_marker(m),
             customdata=[[r.level, m.value, r.counts[i]] for r in rows],
             hovertemplate="%{customdata[0]}: %{x:.1%} " + m.title + " (%{customdata[2]} IU-turns)<extra></extra>",
         )
-    fig.update_layout(barmode="stack", height=120 + 50 * len(rows), margin=dict(t=30, b=30),
-                      xaxis=dict(tickformat=".0%", range=[0, 1]), legend_orientation="h")
+    # stacks run left to right in trace order, and so does the legend above them
+    fig.update_layout(barmode="stack", height=150 + 50 * len(rows), margin=dict(t=70, b=50, l=10, r=20),
+                      xaxis=dict(tickformat=".0%", range=[0, 1], title="share of explained IU-turns"),
+                      legend=LEGEND_ABOVE)
     return fig
 
 
+# How a metric's cell is coloured: DC as it is (1 = calibrated), CO turned round (0 overload is
+# best), KG relative to the largest KG in the table (it counts state steps, so it has no fixed top).
+# One key, "worse → better", then reads the same way for all three metrics.
+GOODNESS_SCALE = "Blues"
+GOODNESS_KEY = "darker = better<br>DC: as it is<br>CO: less overload<br>KG: vs the largest"
+
+
+def _goodness(metric: str, mean: float, kg_top: float) -> float:
+    if metric == "KG":
+        return mean / kg_top if kg_top > 0 else 0.0
+    if metric == "CO":
+        return 1.0 - min(max(mean, 0.0), 1.0)
+    return min(max(mean, 0.0), 1.0)
+
+
 def table_figure(facts: Sequence[RunFacts], *, row: str) -> tuple[go.Figure, list[list[Any]]]:
-    """Table 4 as a clickable grid: one column per (level, metric), one row per ``row`` value."""
+    """Table 4 as a clickable grid: one column per (level, metric), one row per ``row`` value.
+
+    Every cell is coloured, KG included (see :func:`_goodness`), with a colour key that says how.
+    """
     cells = metric_table(facts, row=row)
-    rows = sorted({c.row for c in cells})
+    rows = sorted({c.row for c in cells}, key=natural_key)
     levels = list(dict.fromkeys(c.level for c in cells))
     cols = [(lv, m) for lv in levels for m in METRIC_NAMES]
-    z = [[None] * len(cols) for _ in rows]
+    kg_top = max((c.means[METRIC_NAMES.index("KG")] for c in cells), default=0.0)
+    z: list[list[float | None]] = [[None] * len(cols) for _ in rows]
     text = [[""] * len(cols) for _ in rows]
     custom: list[list[Any]] = [[None] * len(cols) for _ in rows]
     records = []
@@ -133,19 +161,21 @@ def table_figure(facts: Sequence[RunFacts], *, row: str) -> tuple[go.Figure, lis
         for k, m in enumerate(METRIC_NAMES):
             j = cols.index((c.level, m))
             mean = c.means[k]
-            z[r][j] = mean if m != "KG" else None
+            z[r][j] = _goodness(m, mean, kg_top)
             text[r][j] = f"{mean:.2f}<br>n={c.n}"
             custom[r][j] = [c.row, c.level, m]
         records.append([c.row, c.level, c.n, *(round(v, 3) for v in c.means)])
     fig = go.Figure(
         go.Heatmap(
-            z=[[v if v is not None else 0.0 for v in line] for line in z], x=[f"{lv} {m}" for lv, m in cols],
-            y=rows, text=text, texttemplate="%{text}", customdata=custom, colorscale="Blues", showscale=False,
+            z=z, x=[f"{lv} {m}" for lv, m in cols],
+            y=rows, text=text, texttemplate="%{text}", customdata=custom, colorscale=GOODNESS_SCALE,
             zmin=0, zmax=1, hovertemplate="%{y} · %{x}<br>%{text}<br>click: open the median run<extra></extra>",
-            xgap=2, ygap=2,
+            xgap=2, ygap=2, showscale=True,
+            colorbar=dict(title=dict(text=GOODNESS_KEY, side="top", font=dict(size=11)), tickvals=[0, 1],
+                          ticktext=["worse", "better"], thickness=14, x=1.02, xanchor="left"),
         )
     )
-    fig.update_layout(height=90 + 45 * len(rows), margin=dict(t=30, b=30), yaxis=dict(type="category"),
+    fig.update_layout(height=max(200, 110 + 45 * len(rows)), margin=dict(t=40, b=20, l=10, r=140), yaxis=dict(type="category"),
                       xaxis=dict(type="category", side="top"))
     return fig, records
 
