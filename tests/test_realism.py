@@ -135,3 +135,18 @@ def test_floor_baselines_as_agents():
     assert copy.respond(ctx(history)).message == "is it 6?"
     assert generic.respond(ctx(history)).message == GENERIC_MESSAGE
     assert {"baseline/copy-last", "baseline/generic"} <= {e.id for e in registry.available("user")}
+
+
+def test_the_text_report_lists_every_user_overall_by_level_and_attempts(tmp_path, capsys):
+    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
+            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
+                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    db = str(tmp_path / "t.db")
+    assert main(["import", str(path), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["realism", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "1 conversation(s), 1 real user turns scored" in out and "\nintermediate\n" in out
+    assert all(out.count(uid) == 3 for uid in DEFAULT_USERS)  # overall, by level, attempts

@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     for level, by_user in report["by_level"].items():
         print(f"\n{level}")
         print(table(by_user, METRICS))
+    print("\nanswer attempts: agreement with the person / share of the person's attempts also attempted")
+    for uid, a in report["attempts"].items():
+        print(f"  {uid}: {a['agreement']} / {a['recall']} ({a['n_real_attempts']} real attempts)")
     sys.stdout.flush()
     return 0
 
