@@ -3,18 +3,30 @@
 Typical use: the same question and assistant for a novice and an advanced learner (the paper's
 Figure 1), or two assistants, or the same run on two graph versions. The numbers come from pure
 helpers (:func:`metric_deltas`, :func:`state_diff`, :func:`why_diff`) so tests can check them.
+States and modes are shown by name and in the colours of the graph and the failure charts
+(ui.theme), never as raw keys; the two graphs are drawn compact so their labels stay readable
+side by side, and they say "hover", not "click": they cannot be selected.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from knowsim_core.explain import IUWhy, explain_turn
+from knowsim_core.failures import FAILURE_ORDER
+from knowsim_core.graph import natural_key
 from knowsim_core.records import RunRecord
 from knowsim_core.state import IUState
 from ui.graph_view import render_graph
+from ui.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
+
+# cell text → (background, text colour), for the styled tables
+_STATE_CELL = {state_badge(s): (v.colour, v.font) for s, v in STATE_STYLE.items()}
+_MODE_CELL = {m.title: (MODE_COLORS[m], MODE_FONT[m]) for m in FAILURE_ORDER}
 
 
 def metric_deltas(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
@@ -35,14 +47,14 @@ def _state_at(run: RunRecord, turn: int) -> dict[str, IUState]:
 def state_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
     """Every IU of either graph with its state after ``turn`` in A and in B (turn 0: s_0)."""
     sa, sb = _state_at(a, turn), _state_at(b, turn)
-    ids = list(dict.fromkeys([*a.graph.index.ids, *b.graph.index.ids]))
+    ids = sorted({*a.graph.index.ids, *b.graph.index.ids}, key=natural_key)
     rows = []
     for v in ids:
         x, y = sa.get(v), sb.get(v)
         rows.append({
             "IU": v,
-            "A": x.key if x is not None else "—",
-            "B": y.key if y is not None else "—",
+            "A": state_badge(x) if x is not None else "—",
+            "B": state_badge(y) if y is not None else "—",
             "B − A": (int(y) - int(x)) if x is not None and y is not None else None,
         })
     return rows
@@ -61,7 +73,7 @@ def why_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
     The same explanation as the Simulate page and ``python -m knowsim_core explain`` (one source).
     """
     wa, wb = _whys_at(a, turn), _whys_at(b, turn)
-    ids = list(dict.fromkeys([*a.graph.index.ids, *b.graph.index.ids]))
+    ids = sorted({*a.graph.index.ids, *b.graph.index.ids}, key=natural_key)
     rows = []
     for v in ids:
         x, y = wa.get(v), wb.get(v)
@@ -88,20 +100,46 @@ def aligned_turns(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
     return out
 
 
+def styled(rows: list[dict[str, Any]], columns: tuple[str, ...], cells: dict[str, tuple[str, str]]):
+    """``rows`` as a table whose ``columns`` are filled with the colour their text names."""
+    def paint(value: Any) -> str:
+        colours = cells.get(value)
+        return f"background-color: {colours[0]}; color: {colours[1]}" if colours else ""
+
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return frame.style.map(paint, subset=[c for c in columns if c in frame.columns])
+
+
+def state_key_html() -> str:
+    """Swatches naming the four state colours of the two graphs (our constants, escaped anyway)."""
+    chip = ('<span style="display:inline-flex;align-items:center;gap:4px;margin-right:14px;white-space:nowrap">'
+            '<span style="display:inline-block;width:14px;height:14px;border-radius:3px;background:{bg};'
+            'border:1px {ls} {bc}"></span>{text}</span>')
+    parts = [chip.format(bg=v.colour, ls="dashed" if v.dashed else "solid", bc=BORDER_COLOUR,
+                         text=html.escape(f"{v.glyph} {v.name}")) for v in STATE_STYLE.values()]
+    return f'<div class="ks-legend" style="font-size:0.85rem;line-height:1.8">{"".join(parts)}</div>'
+
+
 def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp") -> None:
     st.markdown(f"**A** {a.run_id} · {a.level} · {a.adapter.get('assistant')} — **B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}")
     st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics")
     longest = max(len(a.turns), len(b.turns))
     turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
+    st.html(state_key_html())
     ca, cb = st.columns(2)
     for col, side, run in ((ca, "A", a), (cb, "B", b)):
         with col:
-            st.caption(f"{side}: state after turn {turn}")
-            render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360, selectable=False)
+            st.caption(f"{side}: state after turn {turn} · hover an IU for its concept; drag to pan")
+            render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360,
+                         selectable=False, compact=True)
     st.markdown("**Per-IU states** (B − A > 0: B knows more)")
-    st.dataframe(state_diff(a, b, turn), hide_index=True, key=f"{key}_states")
+    st.dataframe(styled(state_diff(a, b, turn), ("A", "B"), _STATE_CELL), hide_index=True, key=f"{key}_states")
     st.markdown("**Aligned turns**")
     st.dataframe(aligned_turns(a, b), hide_index=True, key=f"{key}_turns")
     if turn:
         st.markdown(f"**Failure modes and why, turn {turn}**")
-        st.dataframe(why_diff(a, b, turn), hide_index=True, key=f"{key}_whys")
+        st.dataframe(styled(why_diff(a, b, turn), ("A mode", "B mode"), _MODE_CELL), hide_index=True,
+                     key=f"{key}_whys", column_config={"A why": st.column_config.TextColumn(width="large"),
+                                                       "B why": st.column_config.TextColumn(width="large")})

@@ -104,7 +104,7 @@ def graph_data(
         "nodes": nodes,
         "marked": [list(e) for e in marked],
         "compact": compact,
-        "minScale": round(MIN_LABEL_PX / LABEL_FONT_PX, 4) if compact else 0,
+        "minScale": MIN_LABEL_PX / LABEL_FONT_PX if compact else 0,
         "edges": edges,
         "states": st_list,
         "changed": changed_ids,

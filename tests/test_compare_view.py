@@ -1,0 +1,78 @@
+"""The Compare view: states and modes by name and colour, view-only compact graphs (issue 14)."""
+
+from __future__ import annotations
+
+import json
+
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.samples import load_samples
+from knowsim_core.state import IUState
+from ui.theme import MODE_COLORS, STATE_STYLE, state_badge
+
+from .part2_support import make_run
+
+QID = "sample_lava_lamps"
+
+
+def _runs():
+    g = next(s for s in load_samples() if s.id == QID).graph
+    return (make_run(g, question_id=QID, level="novice", seed=1, max_turns=4),
+            make_run(g, question_id=QID, level="advanced", seed=2, max_turns=4))
+
+
+def test_states_are_named_and_coloured_not_raw_keys():
+    from ui.compare import _STATE_CELL, state_diff, styled
+
+    a, b = _runs()
+    rows = state_diff(a, b, 2)
+    shown = {r["A"] for r in rows} | {r["B"] for r in rows}
+    assert shown <= {state_badge(s) for s in IUState}
+    assert not any("_" in s for s in shown)  # e.g. partial_understanding never reaches the screen
+    ctx = styled(rows, ("A", "B"), _STATE_CELL)._compute().ctx
+    for i, r in enumerate(rows):
+        state = next(s for s in IUState if state_badge(s) == r["A"])
+        assert ("background-color", STATE_STYLE[state].colour) in ctx[(i, 1)]
+    # natural order of the ids, as everywhere else
+    assert [r["IU"] for r in rows][:3] == ["IU1", "IU2", "IU3"] and [r["IU"] for r in rows][-1] == "IU14"
+
+
+def test_modes_are_coloured_with_the_shared_palette():
+    from knowsim_core.failures import FAILURE_ORDER
+    from ui.compare import _MODE_CELL, styled, why_diff
+
+    a, b = _runs()
+    rows = why_diff(a, b, 2)
+    ctx = styled(rows, ("A mode", "B mode"), _MODE_CELL)._compute().ctx
+    painted = 0
+    for i, r in enumerate(rows):
+        mode = next((m for m in FAILURE_ORDER if m.title == r["A mode"]), None)
+        if mode is not None:
+            assert ("background-color", MODE_COLORS[mode]) in ctx[(i, 1)]
+            painted += 1
+    assert painted
+
+
+def _page():
+    import streamlit as st
+
+    from tests.test_compare_view import _runs
+    from ui.compare import render_compare
+
+    render_compare(*_runs(), key="cmpt")
+    st.write("done")
+
+
+def test_compare_graphs_are_compact_and_never_invite_a_click():
+    from ui.graph_view import HINT, HINT_VIEW_ONLY
+
+    at = AppTest.from_function(_page, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    payloads = [json.loads(el.proto.json) for el in at.get("bidi_component")]
+    assert len(payloads) == 2
+    for p in payloads:
+        assert p["selectable"] is False and p["hint"] == HINT_VIEW_ONLY and "click" not in p["hint"]
+        assert p["compact"] is True and p["minScale"] * 15 >= 11
+    assert HINT != HINT_VIEW_ONLY
+    states = at.dataframe[1].value
+    assert set(states["A"]) <= {state_badge(s) for s in IUState}
