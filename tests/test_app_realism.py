@@ -75,3 +75,13 @@ def test_with_a_provider_the_llm_baselines_are_offered(with_conversations, monke
     options = at.multiselect(key="realism_users").options
     assert {"openai/m1", "openai/m1:zs", "openai/m1:zs-cot", "openai/m1:zs-cot-prof"} <= set(options)
     assert "baseline/generic:zs" not in options
+
+
+def test_a_human_reading_is_labelled_in_simulate(with_conversations):
+    run_id = next(r.id for r in with_conversations.list_runs() if r.assistant.startswith("recorded/"))
+    at = AppTest.from_file("../app.py", default_timeout=60)
+    at.query_params["run"] = run_id
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception
+    assert any("Reading of a human conversation" in c.value for c in at.caption)

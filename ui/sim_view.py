@@ -17,6 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from knowsim_core.reading import is_human_reading
 from knowsim_core.records import RunRecord
 
 from . import state
@@ -109,6 +110,9 @@ def _header(run: RunRecord, status: str = "") -> None:
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
             f"user {adapters.get('user', '?')} · τ = {run.tau}")
     st.markdown(f"{status} · {line}" if status else line, help=glossary_help("τ", "step"))
+    if is_human_reading(run):
+        st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
+                   "and the rules only read them.")
 
 
 def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str) -> None:
