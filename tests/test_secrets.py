@@ -181,3 +181,21 @@ def test_an_unknown_agent_id_is_quoted_without_its_credentials():
     with pytest.raises(ConfigError) as info:
         registry.resolve("assistant", f"nosuch@http://admin:{PASSWORD}@host/v1")
     assert PASSWORD not in str(info.value) and "http://***@host/v1" in str(info.value)
+
+
+def test_runs_stored_before_redaction_are_exported_and_listed_without_credentials(offline_run, seeded_store, capsys):
+    """A run whose id still holds a password (stored by an older Studio) never shows it again."""
+    from dataclasses import replace
+
+    from knowsim_core.formats import reference_export
+
+    leaky = f"compat/tutor@http://admin:{PASSWORD}@host/v1?api_key={QUERY_KEY}"
+    run = replace(offline_run, run_id=None, adapters=(("assistant", leaky), *offline_run.adapters[1:]))
+    run_id = seeded_store.save_run(run)
+    texts = [reference_export.dumps(run), csv_export.dumps(run)]
+    for argv in (["runs"], ["runs", "--json"], *(["export", run_id, "--format", f] for f in
+                                                  ("studio-json", "reference-json", "csv"))):
+        assert main([*argv, "--db", str(seeded_store.path)]) == 0
+        texts.append(capsys.readouterr().out)
+    assert "http://***@host/v1?api_key=***" in texts[3]
+    assert not [t for t in texts if PASSWORD in t or QUERY_KEY in t]

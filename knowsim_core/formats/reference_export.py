@@ -10,12 +10,13 @@ Provenance the reference has no field for (run id, seed, agent ids, preset) goes
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable
 
+from ..llm.redact import redact_urls
 from ..records import RunRecord, TurnRecord
 from ..rules import TurnQuantities
 from ..metrics import reference_metrics
+from . import jsonio
 
 TASKS = {"math": "math", "expert": "expertqa", "expertqa": "expertqa"}
 EARLY_STOP_KEYS = (  # spec §6.5: what the reference writes at a virtual early stop
@@ -88,7 +89,7 @@ def to_reference(
     ``domain`` (the question's: math / expert) names the reference ``task`` for Studio runs.
     """
     meta = dict(run.meta)
-    adapters = run.adapter
+    adapters = {role: redact_urls(agent) for role, agent in run.adapter.items()}  # no URL credentials
     imported = meta.get("source") == "reference-run"
     qs = [t.quantities for t in run.turns]
     history = [run.initial_state.to_data(), *(t.state_after.to_data() for t in run.turns)]
@@ -161,4 +162,4 @@ def dumps(runs: RunRecord | Iterable[RunRecord], *, indent: int | None = 2) -> s
     """A reference run file: a JSON list of records."""
     if isinstance(runs, RunRecord):
         runs = [runs]
-    return json.dumps([to_reference(r) for r in runs], ensure_ascii=False, indent=indent)
+    return jsonio.dumps([to_reference(r) for r in runs], indent=indent)  # FormatError rather than NaN
