@@ -23,7 +23,7 @@ from ..ports import Message
 from ..records import Usage
 from .cache import ResponseCache, request_key
 from .errors import MalformedOutputError, ProviderCallError, redact, translate
-from .redact import redact_url, unredact_url, url_secrets
+from .redact import redact_url, redact_urls, unredact_url, url_secrets
 from .jsontext import validate_reply
 from .providers import RawReply, call, gate_for, get_client, sdk_errors
 from .settings import PROVIDERS, LLMSettings
@@ -72,7 +72,7 @@ class ModelRef:
         model, _, url = spec.strip().partition("@")
         if not model.strip():
             raise ConfigError(
-                f"missing model name in {provider}/{spec!r}; write e.g. {provider}/"
+                f"missing model name in {provider}/{redact_urls(spec)!r}; write e.g. {provider}/"
                 + ("llama3.1@http://localhost:11434/v1" if provider == "compat" else "<model>")
             )
         return cls(provider, model.strip(), url.strip().rstrip("/"))
