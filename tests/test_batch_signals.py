@@ -167,6 +167,7 @@ def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow
     assert len(rows) == 4  # the four in flight; none of the other four started
     assert all(r.status == "interrupted" and r.turns >= 1 for r in rows)  # each finished the turn it was in
     assert "0 done, 4 interrupted, 4 not started" in err
+    assert "stopping: nothing new starts; 4 in flight finish their turn (Ctrl-C again to stop at once)" in err
 
 
 @pytest.mark.parametrize("mode", [("--concurrency", "4"), ("--workers", "2")], ids=["threads", "workers"])

@@ -254,14 +254,23 @@ def _run(args: argparse.Namespace, concurrency: int) -> int:
     budget = Budget(args.max_cost, est.per_conversation_usd)
     llm = LLMSetup(concurrency) if spec.llm_agents() else None
     progress = Progress(tally, len(todo))
+    noted = []
+
+    def tick() -> None:
+        if control.signalled and not noted:  # said once, from the loop (never from the handler)
+            noted.append(True)
+            print(f"\nstopping: nothing new starts; {len(tally.in_flight)} in flight finish their turn "
+                  "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
+        progress.tick()
+
     with signals_stop(control):
         if args.workers > 1:
             outcomes, forced = run_processes(store, todo, workers=args.workers, tag=tag, control=control, tally=tally,
-                                             budget=budget, llm=llm, tick=progress.tick,
+                                             budget=budget, llm=llm, tick=tick,
                                              on_outcome=progress.finished_one)
         else:
             outcomes, forced = run_threads(store, todo, concurrency=concurrency, tag=tag, control=control,
-                                           tally=tally, budget=budget, llm=llm, tick=progress.tick,
+                                           tally=tally, budget=budget, llm=llm, tick=tick,
                                            on_outcome=progress.finished_one)
     progress.close()
     code = _report(args, store, tag, todo, outcomes, control, tally)
