@@ -1,16 +1,16 @@
 """``batch`` with many conversations in flight, against the local wire-format server.
 
 Each test counts what the server saw (requests in flight at once, per endpoint) and what the
-database holds — never how long anything took. A "first wave" barrier in the reply function holds
-the first N requests until N are in flight at once: if the batch cannot get N conversations
-going, the barrier breaks and the test fails on a count, not on a clock.
+database holds — never how long anything took. A "first wave" barrier in the reply function
+(:class:`~tests.fakes.llm_server.FirstWave`) holds the first N requests until N are in flight at
+once: if the batch cannot get N conversations going, the barrier breaks and the test fails on a
+count, not on a clock.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import replace
 
 import pytest
@@ -20,7 +20,7 @@ from knowsim_core.cli import main
 from knowsim_core.llm.prices import PriceTable
 from knowsim_core.llm.settings import LLMSettings
 from knowsim_core.storage import Store
-from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply
+from tests.fakes.llm_server import Fault, FakeLLMServer, FirstWave, KnowSimReplies, Reply
 
 QUESTIONS = "sample_lava_lamps,sample_herd_immunity"
 LLM = ("--assistants", "compat/fake:adaptive", "--user", "compat/fake", "--extractor", "compat/fake")
@@ -30,25 +30,6 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-class FirstWave:
-    """Replies as KnowSim's roles; the first ``n`` requests wait until ``n`` are in flight together."""
-
-    def __init__(self, n: int, inner=None):
-        self.n, self.inner = n, inner or KnowSimReplies()
-        self.barrier = threading.Barrier(n, timeout=30)
-        self.seen = 0
-        self.lock = threading.Lock()
-
-    def __call__(self, req):
-        with self.lock:
-            self.seen += 1
-            first = self.seen <= self.n
-        if first:
-            self.barrier.wait()  # BrokenBarrierError (→ HTTP 500s, failed runs) if n never meet
-        with self.lock:
-            return self.inner(req)
 
 
 @pytest.fixture()

@@ -20,13 +20,13 @@ import pytest
 from knowsim_core.batch_plan import row_key
 from knowsim_core.cli import main
 from knowsim_core.storage import Store, _pid_alive
-from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies
+from tests.fakes.llm_server import FakeLLMServer, FirstWave, KnowSimReplies
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
-MATRIX = ("--questions", "sample_lava_lamps,sample_herd_immunity,sample_crispr_gene_editing", "--levels", "all",
-          "--assistants", "offline/simple,offline/adaptive", "--seeds", "2", "--max-turns", "6")  # 36 cells
-CELLS = 36
+MATRIX = ("--questions", "sample_lava_lamps,sample_herd_immunity", "--levels", "all",
+          "--assistants", "offline/simple,offline/adaptive", "--seeds", "2", "--max-turns", "5")  # 24 cells
+CELLS = 24
 
 
 def cli_cmd(*argv: str) -> list[str]:
@@ -154,6 +154,7 @@ def _llm_batch(srv, db_path, tag, mode=("--concurrency", "4")):
 
 def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow_server):
     slow_server.latency = 0.3
+    slow_server.reply = FirstWave(4)  # the first four calls are answered together: four in flight, surely
     proc = _llm_batch(slow_server, db_path, "llm")
     try:
         wait_for(lambda: slow_server.in_flight == 4, proc, "four calls in flight")
@@ -173,8 +174,9 @@ def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow
 @pytest.mark.parametrize("mode", [("--concurrency", "4"), ("--workers", "2")], ids=["threads", "workers"])
 def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow_server, mode):
     slow_server.latency = 5.0  # the first turn's calls are still waiting when both signals arrive
-    proc = _llm_batch(slow_server, db_path, "now", mode)
     flying = int(mode[1])
+    slow_server.reply = FirstWave(flying)
+    proc = _llm_batch(slow_server, db_path, "now", mode)
     try:
         wait_for(lambda: slow_server.in_flight == flying, proc, "calls in flight")
         os.killpg(proc.pid, signal.SIGINT)

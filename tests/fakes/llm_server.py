@@ -341,6 +341,26 @@ class KnowSimReplies:
         return f"Explanation number {n}: one idea at a time."
 
 
+class FirstWave:
+    """Replies as KnowSim's roles; the first ``n`` requests wait until ``n`` are in flight together
+    (a concurrency test then asserts on a count the server saw, not on a clock)."""
+
+    def __init__(self, n: int, inner=None):
+        self.n, self.inner = n, inner or KnowSimReplies()
+        self.barrier = threading.Barrier(n, timeout=30)
+        self.seen = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, req):
+        with self.lock:
+            self.seen += 1
+            first = self.seen <= self.n
+        if first:
+            self.barrier.wait()  # BrokenBarrierError (the connection drops, runs fail) if n never meet
+        with self.lock:
+            return self.inner(req)
+
+
 def chain_graph(n: int, *, cycle: bool = False) -> dict:
     """A valid n-IU chain in the LLM output format (levels 0.9 → 0.0 in small steps)."""
     nodes = [{"id": f"IU{i}", "concept": f"Concept {i}", "abstraction_level": round(0.9 - 0.9 * (i - 1) / (n - 1), 3),
