@@ -129,6 +129,10 @@ def test_dry_run_prints_the_estimate_and_writes_nothing(capsys, seeded_store, db
     store = Store(db_path)
     assert store.count_runs() == 0 and store.get_batch(out.split()[1].rstrip(":")) is None
 
+    code, out, _ = cli(capsys, "batch", "--questions", QUESTIONS, *LLM, "--max-cost", "1", "--dry-run",
+                       "--db", str(db_path))
+    assert code == 0 and "note: --max-cost cannot limit fake (not in the price table" in out
+
     missing = tmp_path / "nowhere.db"
     code, out, _ = cli(capsys, "batch", "--questions", "all", "--dry-run", "--db", str(missing))
     assert code == 0 and "offline agents cost nothing" in out and not missing.exists()

@@ -245,6 +245,9 @@ def _run(args: argparse.Namespace, concurrency: int) -> int:
           file=sys.stdout if args.dry_run else info)
     for line in est.lines():
         print(line, file=sys.stdout if args.dry_run else info)
+    if args.max_cost is not None and est.unpriced:
+        print(f"note: --max-cost cannot limit {', '.join(est.unpriced)} (not in the price table; add it with "
+              "KNOWSIM_LLM_PRICES)", file=sys.stdout if args.dry_run else info)
     if args.dry_run:
         return 0
     if not args.resume:
