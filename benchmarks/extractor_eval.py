@@ -54,6 +54,10 @@ def main() -> None:
         print(line("all features", ev.protocol(turns, ev.lexical())))
         for f in TQ_FEATURES[1:]:
             print(line(f"- {f}", ev.protocol(turns, ev.lexical(drop=[f]))))
+        from knowsim_core.agents import lexical
+        lexical.RUBRIC_FLOOR = False
+        print(line("- rubric floor (spec §9)", ev.protocol(turns, ev.lexical())))
+        lexical.RUBRIC_FLOOR = True
         for name in ev.TEXT_RULES:
             with ev.text_rule_flipped(name):
                 print(line(f"text rule {name}", ev.protocol(turns, ev.lexical())))

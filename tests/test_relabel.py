@@ -57,10 +57,11 @@ def loro(paths):
 
 
 # Floors from the leave-one-recording-out protocol (benchmarks/extractor_eval.py), each the LORO
-# figure minus a 0.05 margin: teaching quality LORO macro-F1 0.540 -> 0.49; attempt type 0.369 ->
-# 0.32. In-sample figures (0.571 / 0.369) are not used as floors.
-LORO_TQ_FLOOR = 0.540 - 0.05
+# figure minus a 0.05 margin: teaching quality LORO macro-F1 0.546 -> 0.496; attempt type 0.369 ->
+# 0.319. In-sample figures (0.576 / 0.369) are not used as floors.
+LORO_TQ_FLOOR = 0.546 - 0.05
 LORO_AT_FLOOR = 0.369 - 0.05
+LORO_FOLD_FLOOR = 0.463 - 0.05  # each held-out recording alone: the worse fold (math_003) scores 0.463
 
 
 def test_out_of_sample_agreement_floor_and_baselines(loro):
@@ -70,7 +71,7 @@ def test_out_of_sample_agreement_floor_and_baselines(loro):
     # every held-out recording on its own, and the model must beat both baselines out of sample
     assert set(lex["folds"]) == {"math_003", "math_004"}
     for r, stats in lex["folds"].items():
-        assert stats["teaching_quality"]["macro_f1"] >= LORO_TQ_FLOOR - 0.05, r
+        assert stats["teaching_quality"]["macro_f1"] >= LORO_FOLD_FLOOR, r
     for base in (kw, maj):
         assert lex["loro"]["teaching_quality"]["macro_f1"] > base["loro"]["teaching_quality"]["macro_f1"] + 0.1
     assert lex["loro"]["user_attempt_type"]["macro_f1"] > maj["loro"]["user_attempt_type"]["macro_f1"]

@@ -37,12 +37,13 @@ _NUMBER = re.compile(r"\d")
 ATTEMPT_COVER = 0.5  # share of an IU's concept-name words the user must use (see attempt_types)
 ABOUT = 0.35  # word relevance for a sentence to be "about" an IU (a sentence naming most of it)
 MIN_DEPTH = 0.2  # cue_depth (depth / 3) of one bare naming sentence is at most 0.5 / 3
+RUBRIC_FLOOR = True  # spec §9: a one-liner or a bare naming is at most shallow (off only for the ablation)
 
 # The reply's cosines are used relative to the best-matching IU of the same message ("rank"):
 # their absolute size depends on the graph (longer descriptions and more IUs give smaller
 # cosines), the ranking within one message does not. neighbour_mention: the best whole-message
 # cosine among the IU's prerequisites and dependents; asked_by_user: the user message's cosine.
-TQ_FEATURES = ("bias", "message_rank", "sentence_char_rank", "sentence_word_rank", "concept_name_cover",
+TQ_FEATURES = ("bias", "message_rank", "sentence_word_rank", "best_sentence_word_cosine", "concept_name_cover",
                "description_cover", "cue_depth", "share_of_sentences_about", "neighbour_mention", "asked_by_user",
                "reply_length")
 
@@ -62,8 +63,8 @@ class LexicalModel:
 # (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
 # leave-one-recording-out table is the honest estimate of how they do on unseen conversations.
 COEFFICIENTS = LexicalModel(
-    mentioned=(-2.4167, 1.1624, 0.7363, 0.0125, 0.6587, 0.3413, -0.4976, 1.3058, 3.2668, 1.5758, -0.0906),
-    well=(-3.5817, 1.2783, 1.4369, 1.7094, -0.4043, -0.5131, 0.0426, 0.1414, 0.8941, -0.0294, 1.2044),
+    mentioned=(-2.3709, 1.5552, -0.0479, 0.6577, 0.7027, 0.2723, -0.5308, 1.2769, 3.2436, 1.5803, -0.0705),
+    well=(-3.3985, 1.9074, 1.6485, 1.3361, -0.2776, -0.7189, -0.0435, 0.0848, 0.8467, 0.0181, 1.23),
 )
 
 
@@ -104,19 +105,16 @@ def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str,
     all_terms = set().union(*sent_terms)
     cues = [_cue_score(s) for s in sents]
     mention = prof.char_cosines(message)
-    named = _closest_sentence_char_cosines(prof, sents) if len(sents) > 1 else mention
     close = _closest_sentence_cosines(prof, sent_stems)
     asked = prof.char_cosines(user_message) if user_message else {}
     top = max(mention.values(), default=0.0) or 1.0
-    top_named = max(named.values(), default=0.0) or 1.0
     top_close = max(close.values(), default=0.0) or 1.0
     neighbours = _neighbours(prof)
-    post = _postings(prof)
-    # a sentence is relevant only to IUs sharing a term with it: score just those
     rels = []
     for terms in sent_terms:
-        cands = {iu for t in terms for iu, _ in post.get(t, ())}
-        rels.append({iu: prof.relevance(iu, terms) for iu in cands})
+        cc, dc = _covers(prof, terms)
+        rels.append({iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()})
+    all_concept, all_desc = _covers(prof, all_terms)
     length = min(1.0, len(sents) / 10)
     out: dict[str, tuple[float, ...]] = {}
     for iu in prof.profiles:
@@ -133,8 +131,8 @@ def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str,
             previous = about
         m = mention.get(iu, 0.0)
         near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
-        out[iu] = (1.0, m / top, named.get(iu, 0.0) / top_named, close.get(iu, 0.0) / top_close,
-                   prof.concept_cover(iu, all_terms), min(1.0, 2 * prof.desc_cover(iu, all_terms)),
+        out[iu] = (1.0, m / top, close.get(iu, 0.0) / top_close, close.get(iu, 0.0),
+                   all_concept.get(iu, 0.0), min(1.0, 2 * all_desc.get(iu, 0.0)),
                    min(1.0, depth / 3.0), n_about / len(sents), near, asked.get(iu, 0.0), length)
     return out
 
@@ -165,14 +163,14 @@ def teaching_quality(prof: IUProfiles, message: str, user_message: str = "",
     out = {}
     for iu, x in tq_features(prof, message, user_message).items():
         pm = _p(model.mentioned, x)
-        facts = f"rank in message {x[1]:.2f}, closest sentence {x[2]:.2f}/{x[3]:.2f}, cue depth {x[6]:.2f}"
+        facts = f"rank in message {x[1]:.2f}, closest sentence {x[2]:.2f}, cue depth {x[6]:.2f}"
         if pm < 0.5:
             out[iu] = (TeachingQuality.NOT_MENTIONED.value, f"not mentioned (p={pm:.2f}; {facts})")
             continue
         pw = _p(model.well, x)
         # the rubric's floor (spec §9), not fitted: a one-line reply or a bare naming with no
         # explaining cue is at most shallow, whatever the weights say
-        if pw >= 0.5 and x[6] >= MIN_DEPTH and x[10] > 0.1:
+        if pw >= 0.5 and (not RUBRIC_FLOOR or x[6] >= MIN_DEPTH and x[10] > 0.1):
             out[iu] = (TeachingQuality.WELL_EXPLAINED.value, f"explained with definition/reason/example cues "
                                                              f"(p={pw:.2f}; {facts})")
         else:
@@ -200,14 +198,25 @@ def attempt_types(prof: IUProfiles, user_message: str, prev_assistant: str) -> d
     return out
 
 
-def _closest_sentence_char_cosines(prof: IUProfiles, sents: list[str]) -> dict[str, float]:
-    """``{iu: max over sentences of the character n-gram cosine with the IU}``."""
-    best: dict[str, float] = {}
-    for sent in sents:
-        for iu, c in prof.char_cosines(sent).items():
-            if c > best.get(iu, 0.0):
-                best[iu] = c
-    return best
+def _covers(prof: IUProfiles, terms: set[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """``({iu: concept_cover}, {iu: desc_cover})`` of a term set, as :meth:`IUProfiles.concept_cover`
+    and :meth:`~IUProfiles.desc_cover` give them, through an inverted index (only IUs sharing a
+    term appear; every concept term is also a description term)."""
+    index = prof.memo.get("cover-postings")
+    if index is None:
+        index = {}
+        for iu, p in prof.profiles.items():
+            for t, w in p.desc_terms.items():
+                index.setdefault(t, []).append((iu, p.concept_terms.get(t, 0.0) / p.concept_mass, w / p.desc_mass))
+        prof.memo["cover-postings"] = index
+    concept: dict[str, float] = {}
+    desc: dict[str, float] = {}
+    for t in terms:
+        for iu, cw, dw in index.get(t, ()):
+            if cw:
+                concept[iu] = concept.get(iu, 0.0) + cw
+            desc[iu] = desc.get(iu, 0.0) + dw
+    return concept, desc
 
 
 def _postings(prof: IUProfiles) -> dict[str, list[tuple[str, float]]]:
