@@ -52,7 +52,7 @@ if versions:
             + ". Delete or reverse one edge of each in the edge table below, then save."
         )
     draft = graph_tools.draft(version)  # the tables' unsaved edits, drawn before the tables themselves
-    c_graph, c_panel = st.columns([3, 2])
+    c_graph, c_panel = st.columns([2, 1])
     with c_graph:
         picked = graph_tools.render_preview(version, draft)
     with c_panel:

@@ -20,7 +20,7 @@ from knowsim_core.explain import explain_run
 from knowsim_core.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
 from knowsim_core.graph import natural_key
 from knowsim_core.records import RunRecord
-from ui.theme import MODE_COLORS, MODE_PATTERNS
+from ui.theme import MODE_COLORS
 
 FACTS_LIMIT = 5000  # runs read for the cross-run views (the newest first)
 
@@ -31,8 +31,11 @@ LEGEND_ABOVE = dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="botto
 
 
 def _mode_marker(m: FailureMode) -> dict:
-    """The mode's colour (ui.theme.MODE_COLORS, the same in every view) and its greyscale pattern."""
-    return dict(color=MODE_COLORS[m], pattern=dict(shape=MODE_PATTERNS[m], fgcolor="#FFFFFF", fgopacity=0.55))
+    """The mode's colour (ui.theme.MODE_COLORS, the same in every view) with a white outline.
+
+    No fill patterns: the plotly.js bundled with Streamlit drew patterned stacked bars as nothing.
+    """
+    return dict(color=MODE_COLORS[m], line=dict(color="#FFFFFF", width=0.5))
 
 
 # ---------------------------------------------------------------------- one run
@@ -175,7 +178,7 @@ def table_figure(facts: Sequence[RunFacts], *, row: str) -> tuple[go.Figure, lis
                           ticktext=["worse", "better"], thickness=14, x=1.02, xanchor="left"),
         )
     )
-    fig.update_layout(height=max(200, 110 + 45 * len(rows)), margin=dict(t=40, b=20, l=10, r=140), yaxis=dict(type="category"),
+    fig.update_layout(height=max(240, 110 + 45 * len(rows)), margin=dict(t=40, b=20, l=10, r=140), yaxis=dict(type="category"),
                       xaxis=dict(type="category", side="top"))
     return fig, records
 

@@ -8,7 +8,7 @@ from knowsim_core.samples import load_samples
 from knowsim_core.storage import Store
 
 from ..part2_support import make_run
-from .conftest import wait_idle
+from .conftest import ARTIFACTS, wait_idle
 
 QID = "sample_lava_lamps"
 
@@ -78,6 +78,31 @@ def test_failure_modes_for_a_run(page, studio, seeded):
     assert page.locator(".js-plotly-plot").count() >= 2
     assert page.locator(".js-plotly-plot .legendtext", has_text="PREREQ-BLOCKED").count() >= 1
     assert [u for u in page.requests if not u.startswith(studio.url) and not u.startswith("ws://127.0.0.1")] == []
+    # the legend keeps clear of the axis title and the tick labels (it used to sit on them)
+    page.wait_for_timeout(500)
+    boxes = page.locator(".js-plotly-plot").first.evaluate(
+        """(el) => { const r = (q) => [...el.querySelectorAll(q)].map((n) => { const b = n.getBoundingClientRect();
+                         return [b.left, b.top, b.right, b.bottom]; });
+                     return {legend: r("g.legend"), labels: r(".xtitle, .ytitle, .xtick text, .ytick text")}; }""")
+    (legend,) = boxes["legend"]
+    overlaps = [b for b in boxes["labels"] if b[0] < legend[2] and legend[0] < b[2] and b[1] < legend[3] and legend[1] < b[3]]
+    assert boxes["labels"] and overlaps == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1400, "height": 1600})
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(ARTIFACTS / "failure-modes.png"))
+    # every mode with a count has a segment painted in its colour (patterned bars once drew as nothing)
+    run = store.load_run(ids[0])
+    present = {m.title for t in run.turns for _, m in t.modes}
+    fills = page.locator(".js-plotly-plot").first.evaluate(
+        """(el) => Object.fromEntries([...el.querySelectorAll('.barlayer .trace')].map((g, i) => [el._fullData[i].name,
+                       [...g.querySelectorAll('path')].map((p) => getComputedStyle(p).fill)]))""")
+    assert all(any(f.startswith("rgb(") for f in fills.get(m, [])) for m in present), fills
+    page.get_by_role("tab", name="Across runs").click()
+    wait_idle(page)
+    page.get_by_text("KG / DC / CO by level").wait_for(timeout=30_000)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "failure-modes-across-runs.png"))
 
 
 def test_compare_two_runs(page, studio, seeded):
@@ -94,6 +119,18 @@ def test_compare_two_runs(page, studio, seeded):
     page.get_by_text("Compare", exact=True).wait_for(timeout=30_000)
     page.get_by_text("Per-IU states").wait_for()
     assert page.get_by_text("B − A").count() >= 1
+    # the pair of graphs: view-only (no "click to select"), labels at least 11 px on screen
+    page.wait_for_function("() => ['cmp_graph_A', 'cmp_graph_B'].every((k) => (window.__knowsim || {})[k])",
+                           timeout=30_000)
+    page.wait_for_timeout(500)
+    for key in ("cmp_graph_A", "cmp_graph_B"):
+        px = page.evaluate(f"window.__knowsim['{key}'].network.getScale() * 15")
+        assert px >= 11 - 1e-6, (key, px)
+    hints = page.locator(".ks-info").all_text_contents()
+    assert "Hover over an IU to read it." in hints and not any("click" in h for h in hints)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator('[data-testid="stMain"]').get_by_text("Compare", exact=True).scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "compare.png"))
 
 
 def test_edit_a_node_description_and_save(page, studio, seeded):
@@ -172,3 +209,46 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
 
     change = diff_graphs(versions[-2].graph, versions[-1].graph).lines()
     assert versions[-1].graph.nodes[0].description == "Edited in the browser.", change
+
+
+def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
+    """Pointing an edge row at another IU draws the new edge (dashed) before anything is saved."""
+    store, _ = seeded
+    version = store.latest_graph_version(QID)
+    edge = version.graph.edges[0]
+    target = next(n.id for n in reversed(version.graph.nodes)
+                  if n.id not in (edge.from_, edge.to) and (edge.from_, n.id) not in {(e.from_, e.to) for e in version.graph.edges})
+    key = f"graph_view_{version.id}"
+    log = []
+    for attempt in range(3):  # the grid's keyboard timing traps: see test_edit_a_node_description_and_save
+        page.goto(f"{studio.url}/graph?question={QID}")
+        wait_idle(page)
+        page.locator(".vis-network canvas").first.wait_for(timeout=30_000)
+        grid = page.locator('[data-testid="stDataFrame"]').nth(1)  # the edge table
+        grid.scroll_into_view_if_needed()
+        grid.locator('[data-testid="glide-cell-1-0"]').focus()  # row 0, "from"
+        page.wait_for_timeout(300)
+        page.keyboard.press("ArrowRight")  # "to"
+        page.wait_for_timeout(300)
+        page.keyboard.press("Enter")  # opens the endpoint list
+        page.wait_for_timeout(400)
+        page.keyboard.type(target)
+        page.wait_for_timeout(300)
+        page.keyboard.press("Enter")
+        try:
+            page.wait_for_function(
+                """([k, a, b]) => { const g = (window.__knowsim || {})[k];
+                       return !!g && g.edges.get().some((e) => e.from === a && e.to === b && e.dashes); }""",
+                arg=[key, edge.from_, target], timeout=20_000,
+            )
+            break
+        except Exception:
+            shown = grid.locator('[data-testid="glide-cell-2-0"]').text_content()
+            log.append(f"attempt {attempt}: the to-cell shows {shown}")
+    else:
+        page.screenshot(path=str(ARTIFACTS / "graph-preview-failed.png"))
+        raise AssertionError(f"the unsaved edge was never drawn: {log}")
+    dashed = page.evaluate(f"window.__knowsim['{key}'].edges.get().filter((e) => e.dashes).map((e) => [e.from, e.to])")
+    assert dashed == [[edge.from_, target]]
+    page.get_by_text(f"new edges dashed: {edge.from_} → {target}").wait_for()
+    assert store.latest_graph_version(QID).id == version.id  # drawn, not saved
