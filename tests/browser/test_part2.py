@@ -252,3 +252,12 @@ def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
     assert dashed == [[edge.from_, target]]
     page.get_by_text(f"new edges dashed: {edge.from_} → {target}").wait_for()
     assert store.latest_graph_version(QID).id == version.id  # drawn, not saved
+    # a click on an IU opens its editor beside the graph, with the edge still drawn
+    node = version.graph.nodes[1].id
+    box = page.locator(".vis-network canvas").first.bounding_box()
+    dom = page.evaluate("([k, v]) => { const n = window.__knowsim[k].network; return n.canvasToDOM(n.getPositions([v])[v]); }",
+                        [key, node])
+    page.mouse.click(box["x"] + dom["x"], box["y"] + dom["y"])
+    page.get_by_text(f"Edit {node}", exact=True).wait_for(timeout=20_000)
+    assert page.get_by_role("button", name=f"Save {node} as a new version").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "graph-editor.png"))
