@@ -204,12 +204,20 @@ class IUProfiles:
         if hit is None:
             ids, idf, post = self._char_index()
             dots = [0.0] * len(ids)
-            for g, w in _unit(_ngram_tf(text), idf).items():
-                for i, dw in post.get(g, ()):
+            norm2 = 0.0
+            log = math.log
+            for g, c in _ngram_tf(text).items():  # one pass: unnormalised dot products and |text|²
+                weight = idf.get(g)
+                if weight is None:
+                    continue
+                w = weight if c == 1 else (1.0 + log(c)) * weight
+                norm2 += w * w
+                for i, dw in post[g]:
                     dots[i] += w * dw
+            norm = math.sqrt(norm2) or 1.0
             if len(self._char_memo) >= _CHAR_MEMO_SIZE:
                 self._char_memo.clear()
-            hit = self._char_memo[text] = {iu: d for iu, d in zip(ids, dots) if d}
+            hit = self._char_memo[text] = {iu: d / norm for iu, d in zip(ids, dots) if d}
         return hit  # shared: callers must not modify it
 
     def _char_index(self) -> tuple[list[str], dict[str, float], dict[str, list[tuple[int, float]]]]:
@@ -246,12 +254,16 @@ def _ngram_tf(text: str) -> dict[str, int]:
     for w in words(text):
         if w in STOPWORDS or w in META_WORDS:
             continue
-        padded = f" {w} "
-        for k in (3, 4, 5):
-            for i in range(len(padded) - k + 1):
-                g = padded[i:i + k]
-                tf[g] = tf.get(g, 0) + 1
+        for g in _word_ngrams(w):
+            tf[g] = tf.get(g, 0) + 1
     return tf
+
+
+@lru_cache(maxsize=32768)
+def _word_ngrams(word: str) -> tuple[str, ...]:
+    """The character 3–5-grams of one word padded with spaces (words recur across messages)."""
+    padded = f" {word} "
+    return tuple(padded[i:i + k] for k in (3, 4, 5) for i in range(len(padded) - k + 1))
 
 
 def _unit(tf: dict[str, int], idf: dict[str, float]) -> dict[str, float]:
