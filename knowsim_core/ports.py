@@ -3,7 +3,8 @@
 One method each. The assistant sees only the visible conversation and the question's material —
 never the simulated user's hidden state — unless it declares ``reads_state = True`` (the offline
 oracle, labelled as an upper bound; it also gets the run's rule parameters). Randomness comes in
-as a per-call ``seed`` derived from the run's seed, so a rewound or resumed run regenerates exactly the same turn.
+as a per-call ``seed`` derived from the run's seed, so a rewound or resumed run regenerates
+exactly the same turn.
 """
 
 from __future__ import annotations
