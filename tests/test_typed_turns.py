@@ -164,6 +164,8 @@ def test_fork_on_the_page_opens_the_pair_and_compare(db):
     for _ in range(3):
         parent.step()
     at = ok(app(SIMULATE, run=parent.run_id, turn="2"))
+    assert not at.text_area, "the reply box is only sent when asked for"
+    at.toggle(key="sim_fork_open_0").set_value(True).run()
     reply = teaching_reply(parent.run.graph)
     at.text_area(key=f"sim_fork_text_{parent.run_id}_2").input(reply).run()
     at.button(key="sim_fork_0").click().run()
@@ -192,3 +194,11 @@ def test_link_without_turn_opens_a_finished_run_at_its_last_turn(db):
     other.step()
     at = ok(app(SIMULATE, run=other.run_id))
     assert at.query_params["turn"] == "0"
+
+
+def test_sending_an_empty_reply_says_what_to_do_and_plays_nothing(db):
+    at = start_typed("assistant")
+    at.button(key="sim_send").click().run()
+    ok(at)
+    assert any("type the assistant's message first" in e.value for e in at.error)
+    assert len(Store(db).load_run(at.query_params["run"]).turns) == 0

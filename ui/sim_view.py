@@ -160,8 +160,9 @@ def _pair(p: Player) -> None:
         run = p.runs[rid]
         with col:
             _header(run)
+            # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
-                                    height=PAIR_GRAPH_HEIGHT, descriptions=False)
+                                    height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True)
             _iu_panel(p, i, rid, selected, height=260 if selected else "content")
             if p.record(rid) is None and 0 < len(run.turns) < p.turn:
                 st.caption(f"This run ended after turn {len(run.turns)}.")
@@ -182,10 +183,11 @@ def _compose(p: Player, rid: str) -> None:
                 st.error(f"The simulated learner could not write its message: {exc}")
                 return
         label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
-        text = st.text_area(label, key=TYPED_KEY, height=110,
-                            placeholder="It goes through the same extractor and rules as an agent's message.")
+        st.text_area(label, key=TYPED_KEY, height=110,
+                     placeholder="It goes through the same extractor and rules as an agent's message.")
         attempt = role == "user" and st.checkbox("This message attempts an answer", key="sim_typed_attempt")
-        st.button("Send", key="sim_send", icon=":material/send:", type="primary", disabled=not (text or "").strip(),
+        # never disabled: the box's text reaches the server when it loses focus, i.e. on this very click
+        st.button("Send", key="sim_send", icon=":material/send:", type="primary",
                   help="Play the next turn with this message", on_click=_send, args=(p, bool(attempt)))
 
 
@@ -201,7 +203,11 @@ def _fork(p: Player, index: int, rid: str) -> None:
     rec = p.record(rid)
     if rec is None:
         return
-    with st.expander(f"Fork at turn {rec.turn}: write your own assistant reply and continue as a new run"):
+    # a toggle, not an expander: the reply box (a copy of the message) is only sent when asked for
+    if not st.toggle(f"Fork at turn {rec.turn}: write your own assistant reply and continue as a new run",
+                     key=f"sim_fork_open_{index}"):
+        return
+    with st.container(border=True):
         reply = st.text_area("Your reply for this turn", value=rec.assistant_message, height=140,
                              key=f"sim_fork_text_{rid}_{rec.turn}")
         if st.button("Fork and compare", key=f"sim_fork_{index}", icon=":material/call_split:",

@@ -144,11 +144,8 @@ def test_a_typed_assistant_reply_recolours_the_graph_as_stored(studio, screen):
     wait_idle(screen)
     wait_graph(screen, "sim_graph_0", expected_nodes(store.load_run(rid), 0))
     screen.get_by_text("The learner says:").first.wait_for()
-    box = screen.get_by_label("Your reply as the assistant")
-    box.fill(reply)
-    box.press("Control+Enter")  # commit the text area's value
-    wait_idle(screen)
-    screen.get_by_role("button", name="Send").click()
+    screen.get_by_label("Your reply as the assistant").fill(reply)
+    screen.get_by_role("button", name="Send").click()  # as a person would: type, then click Send
     screen.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '1'")
     run = store.load_run(rid)
     assert run.adapter["assistant"] == "human" and run.turns[0].assistant_message == reply
