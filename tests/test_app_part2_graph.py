@@ -250,3 +250,18 @@ def test_history_diff_is_word_level_highlighted_and_escaped(db):
     added = html_md.split('<span class="ks-added"', 1)[1]
     assert "sixty characters so nothing may be cut off" in added
     assert "&lt;b&gt;bold?&lt;/b&gt;" in html_md and "<b>bold?</b>" not in html_md
+
+
+def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(db):
+    from ui.graph_editor import apply_edits, preview
+
+    base = db.latest_graph_version(QID).graph
+    # a new row repeating IU1's id and one without an id: the tables name both problems; the
+    # picture (whose nodes need unique ids) leaves them out and still draws the rest
+    result = apply_edits(base, {"edited_rows": {}, "deleted_rows": [], "added_rows": [
+        {"id": "IU1", "concept": "copy", "abstraction_level": 0.5, "description": "d"},
+        {"concept": "no id yet", "abstraction_level": 0.5, "description": "d"},
+    ]}, None)
+    shown = preview(base, result.graph)
+    assert [n.id for n in shown.graph.nodes] == [n.id for n in base.nodes]
+    assert shown.cycle_ids == () and shown.new_edges == ()
