@@ -8,6 +8,10 @@ and clicks "Step" repeatedly. For each step it records, in the browser's clock:
 * colours — click → the colour transition has finished (data + the 150 ms tween);
 * the websocket bytes received and sent between the click and the end of the rerun.
 
+Then it opens a run whose assistant replies are typed (agent id ``human``) and sends typed replies
+(``--typed`` of them): click "Send" → the offline extractor and the rules run on the text, the turn
+is stored and the graph receives its new states — the typed-turn round trip.
+
 Targets (issue 5): ≤ 300 ms per step, ≤ 50 KB per step. Needs /usr/bin/chromium.
 """
 
@@ -37,12 +41,12 @@ WS_TIMES_JS = """(() => { const Orig = window.WebSocket; window.__wsTimes = [];
   window.WebSocket = function (...a) { const ws = new Orig(...a);
     ws.addEventListener('message', () => window.__wsTimes.push(performance.now())); return ws; };
   window.WebSocket.prototype = Orig.prototype; Object.assign(window.WebSocket, Orig); })();"""
-# Click "Step" and watch, frame by frame, for the graph's new colours and the URL's new turn.
-# A turn where no IU moves sends byte-identical graph data: it is timed by the URL update only.
-STEP_JS = """([key, turn]) => new Promise((resolve) => {
+# Click "Step" (or "Send") and watch, frame by frame, for the graph's new colours and the URL's new
+# turn. A turn where no IU moves sends byte-identical graph data: it is timed by the URL update only.
+STEP_JS = """([key, turn, button]) => new Promise((resolve) => {
   const g0 = window.__knowsim[key], rev = g0.rev, t0 = performance.now();
   let tUrl = null;
-  document.querySelector('.st-key-sim_step button').click();
+  document.querySelector('.st-key-' + button + ' button').click();
   const tick = () => {
     const g = window.__knowsim[key], now = performance.now();
     if (tUrl === null && new URLSearchParams(location.search).get('turn') === String(turn)) tUrl = now;
@@ -63,6 +67,7 @@ def largest_sample():
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--typed", type=int, default=5, help="typed assistant replies to send")
     args = ap.parse_args()
     if not CHROMIUM.exists():
         print(f"{CHROMIUM} is missing; install Debian's chromium (make test does)", file=sys.stderr)
@@ -104,7 +109,7 @@ def main() -> int:
             data_ms, colour_ms, turn_ms, kb_in, kb_out, first_msg, last_msg = [], [], [], [], [], [], []
             for turn in range(1, args.steps + 1):
                 before = dict(frames)
-                got = page.evaluate(STEP_JS, [KEY, turn])
+                got = page.evaluate(STEP_JS, [KEY, turn, "sim_step"])
                 wait_idle(page)
                 turn_ms.append(got["url"] - got["t0"])
                 times = [t for t in page.evaluate("window.__wsTimes") if t >= got["t0"]]
@@ -117,6 +122,25 @@ def main() -> int:
                 kb_in.append((frames["in"] - before["in"]) / 1024)
                 kb_out.append((frames["out"] - before["out"]) / 1024)
             runs = store.load_run(live.run_id)
+
+            # typed turns: the researcher writes the assistant's replies
+            typed = start_run(store, question_id=sample.id, level="novice", assistant_id="human", seed=1)
+            store.finish_run(typed.run_id, status="interrupted", error="handed over to the app")
+            page.goto(f"{server.url}/simulate?run={typed.run_id}&turn=0")
+            page.wait_for_function(f"() => window.__knowsim && window.__knowsim.{KEY} && window.__knowsim.{KEY}.rev")
+            wait_idle(page)
+            typed_ms, typed_kb = [], []
+            for turn, node in enumerate(sample.graph.nodes[: args.typed], 1):
+                box = page.get_by_label("Your reply as the assistant")
+                box.fill(f"{node.concept}: {node.description}")
+                box.press("Control+Enter")  # the text reaches the server first, so the timed click is only "Send"
+                wait_idle(page)
+                before = dict(frames)
+                got = page.evaluate(STEP_JS, [KEY, turn, "sim_send"])
+                wait_idle(page)
+                typed_ms.append((got["recv"] if got["changed"] else got["url"]) - got["t0"])
+                typed_kb.append((frames["in"] - before["in"]) / 1024)
+            typed_turns = len(store.load_run(typed.run_id).turns)
             browser.close()
     finally:
         server.stop()
@@ -139,6 +163,10 @@ def main() -> int:
         print(line("colours shown (incl. 150 ms tween)", colour_ms, "ms"))
     print(line("websocket bytes received", kb_in, "KB"))
     print(line("websocket bytes sent", kb_out, "KB"))
+    print(f"typed turns (click 'Send' → graph receives the new states; offline/lexical extractor), "
+          f"{typed_turns} stored")
+    print(line("typed turn round trip", typed_ms, "ms"))
+    print(line("websocket bytes received", typed_kb, "KB"))
     ok = statistics.median(colour_ms or turn_ms) <= 300 and max(kb_in) <= 50
     print(f"targets (≤ 300 ms/step, ≤ 50 KB/step): {'met' if ok else 'NOT met'}")
     return 0
