@@ -1,16 +1,21 @@
-"""The stored per-turn mode columns give the same cross-run facts as the full records."""
+"""The stored per-turn mode columns give the same cross-run facts as the full records.
+
+``Store.run_facts`` reads mode totals and first turns from the per-turn scalar columns (no turn
+record is parsed) — the only path that does since ``Store.mode_summaries`` (used by no view) was
+removed; this checks it against :func:`run_facts` over the records themselves.
+"""
 
 from __future__ import annotations
 
 from knowsim_core import registry
-from knowsim_core.analysis import facts_from_summary, run_facts
+from knowsim_core.analysis import run_facts
 from knowsim_core.config import preset
 from knowsim_core.samples import get_sample
 from knowsim_core.session import Simulation
 from knowsim_core.storage import Store
 
 
-def test_mode_summaries_match_facts_computed_from_records(db_path):
+def test_stored_mode_columns_give_the_facts_computed_from_records(db_path):
     store = Store(db_path)
     store.seed_samples()
     runs = {}
@@ -23,12 +28,8 @@ def test_mode_summaries_match_facts_computed_from_records(db_path):
         sim.reset(seed=3)
         run = sim.run_to_end()
         runs[store.save_run(run)] = run
-    summaries = store.mode_summaries(list(runs))
-    for row in store.list_runs():
-        counts, first = summaries[row.id]
-        got = facts_from_summary(
-            run_id=row.id, question_id=row.question_id, level=row.level, assistant=row.assistant,
-            preset=row.preset, kg=row.kg, dc=row.dc, co=row.co, turns=row.turns, mode_counts=counts, first_turn=first,
-        )
-        assert got == run_facts(runs[row.id], run_id=row.id)
-    assert sum(sum(c) for c, _ in summaries.values()) > 0
+    facts = store.run_facts(status="all")
+    assert sorted(f.run_id for f in facts) == sorted(runs)
+    for got in facts:
+        assert got == run_facts(runs[got.run_id], run_id=got.run_id, status="finished")
+    assert sum(sum(f.mode_counts) for f in facts) > 0

@@ -1,0 +1,44 @@
+"""The Studio's database: questions, IU graph versions, initial states, runs and turns, caches.
+
+The only package that speaks SQL (via ``sqlite-utils``), split by what it stores, over one
+connection helper:
+
+* :mod:`.connection` — a fresh connection per call (Streamlit runs scripts on many threads), WAL,
+  ``busy_timeout``, ``BEGIN IMMEDIATE`` writes, read-only opening; the record codec.
+* :mod:`.migrations` — the versioned schema, and the check that refuses a file that is not ours
+  (or is newer) before anything is written.
+* :mod:`.questions` — questions and their graph versions (one door for every graph).
+* :mod:`.runs` — runs and turns: one transaction per turn, close, reopen (check-and-set), load,
+  delete; :mod:`.liveness` — writer pids and app leases.
+* :mod:`.run_search` — filters, transcript search (FTS5), pages, batch groups, cross-run facts.
+* :mod:`.caches` — initial states, the LLM response cache, IQ judgements.
+
+**Why a facade.** :class:`Store` composes the repositories (``store.questions``, ``store.runs``,
+``store.search``, ``store.caches``) and keeps one delegating method per name the app, the
+commands, the benchmarks and the tests already call. Those ~40 call sites keep working
+unchanged, one object still means "this database file" (it is what ``ui.resources`` caches and
+what a page passes around), and each repository stays small enough to read in one sitting.
+
+The tables the repositories share are joined in SQL where a view needs both (a run list shows
+its question's text); otherwise each repository writes only its own tables. API keys never reach
+this package: records do not contain them and settings are not stored.
+"""
+
+from __future__ import annotations
+
+from .connection import BUSY_TIMEOUT_MS, DEFAULT_DB, ENV_DB, default_path, writable
+from .connection import pack as _pack
+from .connection import unpack as _unpack
+from .liveness import LEASE_SECONDS, LEASE_LAPSED, PROCESS_DIED, STALE_REMOTE_SECONDS
+from .liveness import pid_alive as _pid_alive
+from .migrations import SCHEMA_VERSION
+from .questions import GraphVersion, QuestionRow
+from .run_search import ORDERS, BatchGroup, RunRow
+from .runs import FINAL_STATUSES, STATUSES
+from .store import Store
+
+__all__ = [
+    "Store", "QuestionRow", "GraphVersion", "RunRow", "BatchGroup", "SCHEMA_VERSION", "STATUSES",
+    "FINAL_STATUSES", "ORDERS", "LEASE_SECONDS", "LEASE_LAPSED", "PROCESS_DIED", "STALE_REMOTE_SECONDS",
+    "BUSY_TIMEOUT_MS", "DEFAULT_DB", "ENV_DB", "default_path", "writable", "_pack", "_unpack", "_pid_alive",
+]

@@ -1,0 +1,172 @@
+"""One connection helper under every repository: how the Studio's SQLite file is opened.
+
+* **A fresh connection per call.** Streamlit runs every script on its own thread and sqlite3
+  connections are bound to the thread that made them, so nothing holds a connection between
+  calls; :meth:`Connection.transaction` shares one only for the calls of one block on one thread.
+* **WAL + ``busy_timeout`` + ``BEGIN IMMEDIATE``.** Readers never block the writer, and a writer
+  takes the write lock up front instead of upgrading a read lock half-way (which is what makes
+  deferred transactions fail with "database is locked" under several writing processes).
+* **Read-only files open read-only.** A database whose file or folder this process may not write
+  (``os.access``, see :func:`writable`) — or one opened with ``read_only=True`` — is opened with
+  SQLite's ``mode=ro`` URI, so SQLite itself refuses every write, even for root. A WAL database in
+  a read-only folder cannot create its ``-shm`` file even to read; then it is opened
+  ``immutable=1``, which is safe there because no writer can create the ``-wal`` it would need.
+  Any write then fails with one message saying what to do (:meth:`Connection.read_only_error`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import zlib
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlite_utils import Database
+
+from ..errors import FormatError, StorageError
+
+DEFAULT_DB = Path("~/.knowsim/studio.db")
+ENV_DB = "KNOWSIM_DB"
+BUSY_TIMEOUT_MS = 60_000
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def default_path() -> Path:
+    """``$KNOWSIM_DB`` or ``~/.knowsim/studio.db``."""
+    return Path(os.environ.get(ENV_DB) or DEFAULT_DB).expanduser()
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def writable(path: Path) -> bool:
+    """Whether this process may write the database file and create its journal beside it.
+
+    The one check that decides read-only opening; tests fake a read-only file by replacing it
+    (as root, ``chmod`` does not stop writes, and ``os.access`` says so).
+    """
+    folder = path.parent if path.parent != Path("") else Path(".")
+    if path.exists() and not os.access(path, os.W_OK):
+        return False
+    return os.access(folder, os.W_OK) if folder.exists() else True
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection SQLite will not write through (see the module docstring for ``immutable``)."""
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()  # opens the file (and the WAL index) now
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()  # a WAL file in a folder we cannot write: its -shm cannot be created
+    return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+
+
+class Connection:
+    """Opens the database file for the repositories: per call, or shared inside one transaction."""
+
+    def __init__(self, path: Path, *, read_only: bool | None = None):
+        self.path = path
+        if path.is_dir():
+            raise StorageError(f"{path} is a folder; --db / KNOWSIM_DB must name a database file")
+        self.read_only = (path.exists() and not writable(path)) if read_only is None else bool(read_only)
+        if self.read_only and not path.exists():
+            raise StorageError(f"{path} does not exist, so it cannot be opened read-only; "
+                               "point --db or KNOWSIM_DB at an existing database")
+        self._local = threading.local()
+
+    def read_only_error(self) -> StorageError:
+        return StorageError(
+            f"{self.path} is open read-only (the file or its folder is not writable), so nothing can be "
+            "saved or deleted; copy it to a writable folder or fix its permissions to change it"
+        )
+
+    def _open(self) -> sqlite3.Connection:
+        if self.read_only:
+            conn = connect_read_only(self.path)
+        else:
+            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    @contextmanager
+    def db(self) -> Iterator[Database]:
+        """A fresh connection in autocommit mode; sqlite errors become StorageError."""
+        shared = getattr(self._local, "db", None)
+        if shared is not None:  # inside transaction(): reuse its connection
+            yield shared
+            return
+        conn = None
+        try:
+            conn = self._open()
+            yield Database(conn)
+        except sqlite3.Error as exc:
+            if self.read_only and "readonly" in str(exc):
+                raise self.read_only_error() from None
+            raise StorageError(f"database {self.path}: {exc}") from None
+        finally:
+            if conn is not None:
+                conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[Database]:
+        """One ``BEGIN IMMEDIATE`` … ``COMMIT`` transaction (rolled back on any error)."""
+        if self.read_only:
+            raise self.read_only_error()
+        if getattr(self._local, "db", None) is not None:  # already inside transaction()
+            yield self._local.db
+            return
+        with self.db() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.conn.rollback()
+                raise
+            db.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Share one connection and one write transaction among this thread's calls in the block."""
+        if getattr(self._local, "db", None) is not None:
+            yield
+            return
+        with self.write() as db:
+            self._local.db = db
+            try:
+                yield
+            finally:
+                self._local.db = None
+
+
+def pack(data: Any) -> bytes:
+    """A record as stored: JSON without spaces, zlib-compressed.
+
+    A 15-turn offline run is ~140 KB of JSON and ~30 KB packed (``benchmarks/storage.py``); the
+    per-IU labels, states and rationales repeat keys and text that compress well. Records are
+    read back only through ``load_run`` (never queried in SQL), and the CLI's
+    ``export RUN_ID --format studio-json`` gives the readable JSON.
+    """
+    return zlib.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
+
+
+def unpack(value: bytes | str) -> Any:
+    """Read a stored record: packed (schema 2) or plain JSON text (schema 1).
+
+    Raises:
+        FormatError: the record is damaged.
+    """
+    try:
+        if isinstance(value, bytes):
+            value = zlib.decompress(value).decode("utf-8")
+        return json.loads(value)
+    except (zlib.error, UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"a stored record is damaged ({exc})") from None

@@ -1,0 +1,170 @@
+"""The schema: versioned migrations, the identity check on opening, and applying what is pending.
+
+Migrations are DDL, written as SQL: that is where SQL earns its keep (sqlite-utils' ``create`` and
+``enable_fts`` would make slightly different tables — ``enable_fts`` names no ``content_rowid``
+and another tokenizer — and a migration must replay exactly as it first ran). ``PRAGMA
+user_version`` mirrors the number of migrations so opening can check it without a write lock.
+
+**Opening never damages a file.** :func:`check_file` reads the file only (the header bytes, then a
+``mode=ro`` connection): a non-SQLite file, a SQLite database of another application or one
+written by a newer Studio is refused before anything is written — before the switch to WAL too.
+A KnowSim database is recognised by its ``_sqlite_migrations`` rows, not by a table name another
+application could share.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from sqlite_utils import Database, Migrations
+
+from ..errors import StorageError
+from .connection import SQLITE_HEADER, Connection, connect_read_only
+
+# ---------------------------------------------------------------------- schema
+MIGRATIONS = Migrations("knowsim_studio")
+SCHEMA_VERSION = 4  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+
+
+@MIGRATIONS(name="0001_initial")
+def _m0001_initial(db: Database) -> None:
+    for sql in (
+        """CREATE TABLE questions (
+            id TEXT PRIMARY KEY, text TEXT NOT NULL, reference_answer TEXT NOT NULL DEFAULT '',
+            domain TEXT NOT NULL DEFAULT '', field TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL DEFAULT 'user', created TEXT NOT NULL)""",
+        """CREATE TABLE graph_versions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            question_id TEXT NOT NULL REFERENCES questions(id) ON DELETE CASCADE,
+            version INTEGER NOT NULL, parent_id INTEGER REFERENCES graph_versions(id) ON DELETE SET NULL,
+            note TEXT NOT NULL DEFAULT '', author TEXT NOT NULL DEFAULT 'human', created TEXT NOT NULL,
+            graph_json TEXT NOT NULL, UNIQUE (question_id, version))""",
+        """CREATE TABLE initial_states (
+            question_id TEXT NOT NULL REFERENCES questions(id) ON DELETE CASCADE, level TEXT NOT NULL,
+            state_json TEXT NOT NULL, PRIMARY KEY (question_id, level))""",
+        """CREATE TABLE runs (
+            id TEXT PRIMARY KEY, question_id TEXT NOT NULL REFERENCES questions(id),
+            graph_version_id INTEGER REFERENCES graph_versions(id) ON DELETE SET NULL,
+            level TEXT NOT NULL, assistant TEXT NOT NULL DEFAULT '', user TEXT NOT NULL DEFAULT '',
+            extractor TEXT NOT NULL DEFAULT '', preset TEXT NOT NULL DEFAULT '', seed INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted')),
+            stop_reason TEXT, n_turns INTEGER NOT NULL DEFAULT 0, kg REAL, dc REAL, co REAL,
+            created TEXT NOT NULL, updated TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
+            iq_score REAL, iq_rationale TEXT NOT NULL DEFAULT '', iq_model TEXT NOT NULL DEFAULT '',
+            tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0, pid INTEGER, pid_start TEXT, host TEXT, heartbeat TEXT,
+            record_schema INTEGER NOT NULL, setup_json TEXT NOT NULL)""",
+        "CREATE INDEX runs_created ON runs (created)",
+        "CREATE INDEX runs_question ON runs (question_id)",
+        "CREATE INDEX runs_status ON runs (status)",
+        "CREATE INDEX runs_assistant ON runs (assistant)",
+        """CREATE TABLE turns (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, turn INTEGER NOT NULL,
+            user_message TEXT NOT NULL, assistant_message TEXT NOT NULL,
+            effective_load REAL NOT NULL, overload_threshold INTEGER NOT NULL, overload INTEGER NOT NULL,
+            efficiency REAL NOT NULL, n_upward INTEGER NOT NULL, redundant INTEGER NOT NULL,
+            prereq_blocked INTEGER NOT NULL, effective INTEGER NOT NULL, overload_wasted INTEGER NOT NULL,
+            under_absorbed INTEGER NOT NULL, extractor_failed INTEGER NOT NULL, created TEXT NOT NULL,
+            record_json TEXT NOT NULL, PRIMARY KEY (run_id, turn))""",
+        # full-text search over transcripts, kept in step with `turns` by triggers
+        """CREATE VIRTUAL TABLE turns_fts USING fts5(
+            user_message, assistant_message, content='turns', content_rowid='rowid',
+            tokenize='porter unicode61')""",
+        """CREATE TRIGGER turns_ai AFTER INSERT ON turns BEGIN
+            INSERT INTO turns_fts (rowid, user_message, assistant_message)
+            VALUES (new.rowid, new.user_message, new.assistant_message); END""",
+        """CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, user_message, assistant_message)
+            VALUES ('delete', old.rowid, old.user_message, old.assistant_message); END""",
+        """CREATE TRIGGER turns_au AFTER UPDATE ON turns BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, user_message, assistant_message)
+            VALUES ('delete', old.rowid, old.user_message, old.assistant_message);
+            INSERT INTO turns_fts (rowid, user_message, assistant_message)
+            VALUES (new.rowid, new.user_message, new.assistant_message); END""",
+        "CREATE TABLE llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created TEXT NOT NULL)",
+    ):
+        db.execute(sql)
+
+
+@MIGRATIONS(name="0002_compressed_records")
+def _m0002_compressed_records(db: Database) -> None:
+    """From schema 2 on, ``runs.setup_json`` and ``turns.record_json`` are written as zlib-compressed
+    JSON (a BLOB; about a fifth of the text). Nothing changes in the tables: rows written under
+    schema 1 stay text and are read as they are (:func:`_unpack`). The version bump is what makes
+    an older Studio refuse the file instead of failing on a compressed record."""
+
+
+@MIGRATIONS(name="0003_run_leases")
+def _m0003_run_leases(db: Database) -> None:
+    """A run the app plays holds a lease: ``lease_seconds`` (its length) and ``lease_until`` (Unix
+    time it lapses). NULL for command-line runs, which are judged by their writer's pid."""
+    db.execute("ALTER TABLE runs ADD COLUMN lease_seconds REAL")
+    db.execute("ALTER TABLE runs ADD COLUMN lease_until REAL")
+
+
+@MIGRATIONS(name="0004_batch_tag")
+def _m0004_batch_tag(db: Database) -> None:
+    """Runs carry the tag of the ``batch`` that made them (NULL for single runs and imports), so a
+    batch can be listed, filtered and resumed; ``batches`` keeps each batch's matrix, so
+    ``batch --resume TAG`` knows the cells that never started."""
+    db.execute("ALTER TABLE runs ADD COLUMN batch_tag TEXT")
+    db.execute("CREATE INDEX runs_batch_tag ON runs (batch_tag)")
+    db.execute("CREATE TABLE batches (tag TEXT PRIMARY KEY, created TEXT NOT NULL, spec_json TEXT NOT NULL)")
+
+
+def check_file(path: Path) -> None:
+    """Refuse a file we must not touch, reading it only (no write, no WAL switch)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb") as fh:
+        head = fh.read(len(SQLITE_HEADER))
+    if head != SQLITE_HEADER:
+        raise StorageError(
+            f"{path} is not a SQLite database; point --db or KNOWSIM_DB at a KnowSim Studio database "
+            "or a new file name"
+        )
+    try:
+        conn = connect_read_only(path)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            ours = "_sqlite_migrations" in tables and conn.execute(
+                "SELECT 1 FROM _sqlite_migrations WHERE migration_set = ? LIMIT 1", [MIGRATIONS.name]
+            ).fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"{path} is damaged or not a database ({exc}); restore a backup or use a new file") from None
+    if tables - {"sqlite_sequence"} and not ours:
+        raise StorageError(
+            f"{path} is a SQLite database of another application (tables: {', '.join(sorted(tables)[:5])}); "
+            "use a new file for KnowSim Studio"
+        )
+    if version > SCHEMA_VERSION:
+        raise StorageError(
+            f"{path} was written by a newer KnowSim Studio (schema {version}, this one reads up to "
+            f"{SCHEMA_VERSION}); upgrade KnowSim Studio to open it"
+        )
+
+
+def migrate(conn: Connection) -> None:
+    """Bring the file to :data:`SCHEMA_VERSION` (WAL first); a no-op read when it is current."""
+    with conn.db() as db:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return  # the common case: no write lock needed just to open the store
+    if conn.read_only:
+        raise StorageError(
+            f"{conn.path} needs upgrading to schema {SCHEMA_VERSION} (it has {version}) but is read-only; "
+            "open it once from a writable folder, or copy it to one"
+        )
+    with conn.db() as db:
+        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode.lower() != "wal":
+            raise StorageError(f"{conn.path}: cannot switch to WAL journaling (got {mode}); is the folder writable?")
+    with conn.write() as db:
+        # under the write lock, so concurrent first openings migrate exactly once
+        if MIGRATIONS.pending(db):
+            MIGRATIONS.apply(db)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -1,0 +1,183 @@
+"""Questions and their IU graph versions.
+
+Every graph enters through :func:`insert_graph`, the one door that refuses a graph with errors
+its parent version does not have — imports, the editor, extraction and stored runs all use it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+from ..errors import StorageError
+from ..graph import IUGraph
+from .connection import Connection, now
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionRow:
+    id: str
+    text: str
+    reference_answer: str
+    domain: str
+    field: str
+    source: str
+    created: str
+    n_graph_versions: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphVersion:
+    id: int
+    question_id: str
+    version: int
+    parent_id: int | None
+    note: str
+    author: str
+    created: str
+    graph: IUGraph
+
+
+def graph_json(graph: IUGraph) -> str:
+    return json.dumps(graph.to_data(), ensure_ascii=False, sort_keys=True)
+
+
+def insert_graph(db: Database, qid: str, graph: IUGraph, *, note: str, author: str, parent_id: int | None) -> int:
+    """Store ``graph`` as the question's next version — the one door every graph goes through.
+
+    Refuses (GraphError) a graph with errors its parent version does not have; without a
+    parent it is kept as authored (an import, a sample, a first extraction): its own cycles
+    are allowed, an empty graph, NaN levels, duplicate ids or dangling edges never are.
+    """
+    parent = None
+    if parent_id is not None:
+        row = db.execute("SELECT graph_json FROM graph_versions WHERE id = ?", [parent_id]).fetchone()
+        parent = IUGraph.from_data(json.loads(row[0])) if row else None
+    graph.require_savable(parent, as_authored=parent_id is None)
+    version = db.execute(
+        "SELECT COALESCE(MAX(version), 0) + 1 FROM graph_versions WHERE question_id = ?", [qid]
+    ).fetchone()[0]
+    table = db["graph_versions"]
+    table.insert({"question_id": qid, "version": version, "parent_id": parent_id, "note": note, "author": author,
+                  "created": now(), "graph_json": graph_json(graph)})
+    return int(table.last_rowid)
+
+
+def insert_question(db: Database, **row: Any) -> None:
+    """A question row as given plus its creation time (the caller checked the id is free)."""
+    db["questions"].insert({"field": "", **row, "created": now()})
+
+
+class Questions:
+    """The question library and each question's graph versions."""
+
+    _SELECT = (
+        "SELECT q.id, q.text, q.reference_answer, q.domain, q.field, q.source, q.created, "
+        "(SELECT COUNT(*) FROM graph_versions g WHERE g.question_id = q.id) FROM questions q"
+    )
+    _G_COLUMNS = ("id", "question_id", "version", "parent_id", "note", "author", "created")
+
+    def __init__(self, conn: Connection):
+        self._conn = conn
+
+    def add(
+        self, *, text: str, reference_answer: str = "", domain: str = "", field: str = "",
+        source: str = "user", question_id: str | None = None,
+    ) -> str:
+        """Add a question; adding the same id with the same text again is a no-op."""
+        if not text or not text.strip():
+            raise StorageError("a question needs a non-empty text")
+        qid = question_id or f"q_{uuid.uuid4().hex[:10]}"
+        with self._conn.write() as db:
+            row = next(db["questions"].rows_where("id = ?", [qid], select="text"), None)
+            if row is not None:
+                if row["text"] != text:
+                    raise StorageError(f"question id {qid!r} already exists with another text; choose another id")
+                return qid
+            insert_question(db, id=qid, text=text, reference_answer=reference_answer, domain=domain,
+                            field=field, source=source)
+        return qid
+
+    def list(self, *, search: str = "", domain: str | None = None) -> list[QuestionRow]:
+        where, args = [], []
+        if search:
+            where.append("(q.text LIKE ? OR q.id LIKE ? OR q.field LIKE ?)")
+            args += [f"%{search}%"] * 3
+        if domain:
+            where.append("q.domain = ?")
+            args.append(domain)
+        sql = self._SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY q.id"
+        with self._conn.db() as db:
+            return [QuestionRow(*r) for r in db.execute(sql, args).fetchall()]
+
+    def get(self, question_id: str) -> QuestionRow:
+        with self._conn.db() as db:
+            row = db.execute(self._SELECT + " WHERE q.id = ?", [question_id]).fetchone()
+        if row is None:
+            raise StorageError(f"unknown question id {question_id!r}; `python -m knowsim_core runs` lists runs, "
+                               "the Questions page lists questions")
+        return QuestionRow(*row)
+
+    def seed_samples(self) -> int:
+        """Add every sample question (+ its graph as version 1) that is missing; idempotent."""
+        from ..samples import load_samples
+
+        added = 0
+        with self._conn.write() as db:  # one transaction for the whole set
+            for s in load_samples():
+                if db["questions"].count_where("id = ?", [s.id]):
+                    continue
+                insert_question(db, id=s.id, text=s.question, reference_answer=s.reference_answer,
+                                domain=s.domain, field=s.field, source=s.source or "sample")
+                insert_graph(db, s.id, s.graph, note="sample graph", author="human", parent_id=None)
+                added += 1
+        return added
+
+    # ------------------------------------------------------------------ graph versions
+    def add_graph_version(
+        self, question_id: str, graph: IUGraph, *, note: str = "", author: str = "human", parent_id: int | None = None,
+    ) -> int:
+        with self._conn.write() as db:
+            if not db["questions"].count_where("id = ?", [question_id]):
+                raise StorageError(f"unknown question id {question_id!r}; add the question before its graph")
+            if parent_id is not None:
+                row = next(db["graph_versions"].rows_where("id = ?", [parent_id], select="question_id"), None)
+                if row is None or row["question_id"] != question_id:
+                    raise StorageError(f"parent graph version {parent_id} is not a version of question {question_id!r}")
+            return insert_graph(db, question_id, graph, note=note, author=author, parent_id=parent_id)
+
+    def _versions(self, where: str, args: list[Any], *, order_by: str | None = None,
+                  limit: int | None = None) -> list[GraphVersion]:
+        with self._conn.db() as db:
+            rows = list(db["graph_versions"].rows_where(where, args, order_by=order_by, limit=limit))
+        return [GraphVersion(*(r[c] for c in self._G_COLUMNS), graph=IUGraph.from_data(json.loads(r["graph_json"])))
+                for r in rows]
+
+    def graph_versions(self, question_id: str) -> list[GraphVersion]:
+        return self._versions("question_id = ?", [question_id], order_by="version")
+
+    def get_graph_version(self, version_id: int) -> GraphVersion:
+        found = self._versions("id = ?", [version_id])
+        if not found:
+            raise StorageError(f"unknown graph version id {version_id!r}")
+        return found[0]
+
+    def latest_graph_version(self, question_id: str) -> GraphVersion | None:
+        found = self._versions("question_id = ?", [question_id], order_by="version DESC", limit=1)
+        return found[0] if found else None
+
+    def graph_version_numbers(self, version_ids: list[int]) -> dict[int, int]:
+        """``{graph version id: version number}`` for the given ids (no graph is parsed)."""
+        ids = sorted({int(v) for v in version_ids if v is not None})
+        out: dict[int, int] = {}
+        with self._conn.db() as db:
+            for i in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+                chunk = ids[i : i + 500]
+                marks = ", ".join("?" * len(chunk))
+                out.update((r["id"], r["version"]) for r in
+                           db["graph_versions"].rows_where(f"id IN ({marks})", chunk, select="id, version"))
+        return out

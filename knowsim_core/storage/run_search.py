@@ -1,0 +1,268 @@
+"""Finding runs: filters, full-text search over transcripts, pages, per-batch groups, cross-run facts.
+
+Every filter is applied in SQL, before ``LIMIT``: a page is never filtered after the fact in
+Python. The ``WHERE`` clause is built here by hand because the list joins ``questions`` and the
+search is a sub-select on the FTS table (``turns_fts``, kept in step with ``turns`` by triggers);
+sqlite-utils' ``rows_where`` takes exactly such a clause, but not the join.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..analysis import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
+from ..errors import StorageError
+from .caches import unknown_run
+from .connection import Connection, now
+from .runs import MODE_COLUMNS, Runs
+
+ORDERS = {
+    "created_desc": "r.created DESC, r.rowid DESC",
+    "created_asc": "r.created ASC, r.rowid ASC",
+    "updated_desc": "r.updated DESC, r.rowid DESC",
+    "kg_desc": "r.kg DESC, r.created DESC",
+}
+EXACT = ("question_id", "level", "assistant", "user", "extractor", "preset", "seed", "status",
+         "graph_version_id", "batch_tag")
+CONTAINS = ("question_id", "assistant", "user", "extractor", "preset", "batch_tag")  # contains-search
+VALUE_COLUMNS = ("assistant", "user", "extractor", "preset", "level", "question_id", "seed", "batch_tag")
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    id: str
+    question_id: str
+    question: str
+    level: str
+    assistant: str
+    user: str
+    extractor: str
+    preset: str
+    seed: int
+    status: str
+    stop_reason: str | None
+    turns: int
+    kg: float | None
+    dc: float | None
+    co: float | None
+    created: str
+    updated: str
+    error: str
+    iq_score: float | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    graph_version_id: int | None
+    batch_tag: str | None = None  # the `batch --tag` this run belongs to (see the batch_tag migration)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchGroup:
+    """The runs of one batch tag that match the filters, summed up (one line on Home / Saved runs)."""
+    tag: str
+    runs: int
+    finished: int
+    unfinished: int
+    turns: int
+    kg: float | None  # means over runs with stored metrics
+    dc: float | None
+    co: float | None
+    first: str
+    last: str
+
+
+_SELECT = (
+    "SELECT r.id, r.question_id, q.text, r.level, r.assistant, r.user, r.extractor, r.preset, r.seed, "
+    "r.status, r.stop_reason, r.n_turns, r.kg, r.dc, r.co, r.created, r.updated, r.error, r.iq_score, "
+    "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag "
+    "FROM runs r JOIN questions q ON q.id = r.question_id"
+)
+
+
+def _fts_query(text: str) -> str:
+    """User text as an FTS5 query: every word quoted (no syntax errors), all must occur."""
+    words = [w.replace('"', '""') for w in text.replace("\x00", " ").split()]
+    return " ".join(f'"{w}"' for w in words if w)
+
+
+def _like(fragment: str) -> str:
+    return "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None = None,
+                 **exact: Any) -> tuple[str, list[Any]]:
+    """``WHERE`` over ``runs r`` for exact column values, contains-fragments and transcript words.
+
+    A sequence as ``status`` means any of those statuses; ``seed`` 0 is a value, not "no filter".
+    """
+    where, args = [], []
+    for col, value in exact.items():
+        if col not in EXACT:
+            raise StorageError(f"runs cannot be filtered by {col!r}; expected one of {', '.join(EXACT)}")
+        if isinstance(value, (tuple, list)):
+            if value:
+                where.append(f"r.{col} IN ({', '.join('?' * len(value))})")
+                args += list(value)
+        elif value is not None and value != "":
+            where.append(f"r.{col} = ?")
+            args.append(value)
+    for col, fragment in (contains or {}).items():
+        if col not in CONTAINS:
+            raise StorageError(f"runs cannot be searched by {col!r}; expected one of {', '.join(CONTAINS)}")
+        if fragment and fragment.strip():
+            where.append(f"r.{col} LIKE ? ESCAPE '\\'")
+            args.append(_like(fragment.strip()))
+    query = _fts_query(text or "")
+    if query:
+        where.append(
+            "r.id IN (SELECT t.run_id FROM turns_fts f JOIN turns t ON t.rowid = f.rowid WHERE turns_fts MATCH ?)"
+        )
+        args.append(query)
+    return (" WHERE " + " AND ".join(where) if where else ""), args
+
+
+class RunSearch:
+    """Read-only queries over runs (plus the batches table they are grouped by)."""
+
+    def __init__(self, conn: Connection, runs: Runs):
+        self._conn = conn
+        self._runs = runs  # cross-run facts read a run without stored metrics record by record
+
+    def get_row(self, run_id: str) -> RunRow:
+        with self._conn.db() as db:
+            row = db.execute(_SELECT + " WHERE r.id = ?", [run_id]).fetchone()
+        if row is None:
+            raise StorageError(unknown_run(run_id))
+        return RunRow(*row)
+
+    def list(self, *, limit: int = 200, offset: int = 0, order: str = "created_desc", text: str | None = None,
+             contains: Mapping[str, str] | None = None, **exact: Any) -> list[RunRow]:
+        """Runs matching every given filter; ``text`` searches the transcripts (all words must occur)."""
+        if order not in ORDERS:
+            raise StorageError(f"unknown run order {order!r}; expected one of {', '.join(ORDERS)}")
+        where, args = where_clause(text=text, contains=contains, **exact)
+        sql = f"{_SELECT}{where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?"
+        with self._conn.db() as db:
+            return [RunRow(*r) for r in db.execute(sql, [*args, int(limit), int(offset)]).fetchall()]
+
+    def count(self, *, text: str | None = None, contains: Mapping[str, str] | None = None, **exact: Any) -> int:
+        where, args = where_clause(text=text, contains=contains, **exact)
+        with self._conn.db() as db:
+            return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
+
+    def values(self, column: str) -> list[Any]:
+        """The distinct values of a run column the filters offer as a dropdown (NULL left out)."""
+        if column not in VALUE_COLUMNS:
+            raise StorageError(f"runs cannot be listed by {column!r}; expected one of {', '.join(VALUE_COLUMNS)}")
+        with self._conn.db() as db:
+            return [r[0] for r in db.execute(
+                f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL ORDER BY {column}").fetchall()]
+
+    def batch_groups(self, *, limit: int = 200, text: str | None = None, contains: Mapping[str, str] | None = None,
+                     **exact: Any) -> list[BatchGroup]:
+        """One summary per batch tag over the runs matching the filters, newest batch first."""
+        where, args = where_clause(text=text, contains=contains, **exact)
+        where = (where + " AND" if where else " WHERE") + " r.batch_tag IS NOT NULL"
+        sql = (
+            "SELECT r.batch_tag, COUNT(*), SUM(r.status = 'finished'), SUM(r.status != 'finished'), SUM(r.n_turns), "
+            f"AVG(r.kg), AVG(r.dc), AVG(r.co), MIN(r.created), MAX(r.created) FROM runs r{where} "
+            "GROUP BY r.batch_tag ORDER BY MAX(r.created) DESC LIMIT ?"
+        )
+        with self._conn.db() as db:
+            return [BatchGroup(*r) for r in db.execute(sql, [*args, int(limit)]).fetchall()]
+
+    def recent(self, limit: int = 8) -> list[RunRow | BatchGroup]:
+        """The newest entries, a batch's runs folded into one :class:`BatchGroup` (Home's list)."""
+        with self._conn.db() as db:
+            keys = db.execute(
+                "SELECT batch_tag, MIN(id) FROM runs GROUP BY COALESCE(batch_tag, id) "
+                "ORDER BY MAX(created) DESC, MAX(rowid) DESC LIMIT ?", [int(limit)]
+            ).fetchall()
+        tags = [t for t, _ in keys if t is not None]
+        groups = {g.tag: g for g in self.batch_groups(batch_tag=tags, limit=len(tags))} if tags else {}
+        singles: dict[str, RunRow] = {}
+        ids = [rid for t, rid in keys if t is None]
+        if ids:
+            with self._conn.db() as db:
+                marks = ", ".join("?" * len(ids))
+                singles = {r[0]: RunRow(*r) for r in db.execute(f"{_SELECT} WHERE r.id IN ({marks})", ids).fetchall()}
+        return [groups[t] if t is not None else singles[rid] for t, rid in keys
+                if (t is not None and t in groups) or (t is None and rid in singles)]
+
+    def facts(
+        self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
+        preset: str | None = None, status: str = "finished", limit: int | None = None, batch_tag: str | None = None,
+    ) -> list[RunFacts]:
+        """The population of the cross-run views (Failure modes page, ``failures`` command).
+
+        Runs with at least one turn that match every filter, newest first. ``status`` is one of
+        :data:`~knowsim_core.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
+        turn 1 is not averaged with finished ones unless asked). Every filter is applied in SQL
+        before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
+        no stored metrics (still running, or its writer died) is read back record by record.
+        """
+        if status not in STATUS_CHOICES:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        where, args = where_clause(question_id=question_id, level=level, assistant=assistant, preset=preset,
+                                   batch_tag=batch_tag)
+        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0"
+        if status != "all":
+            where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
+        sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
+        firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
+        sql = (
+            "WITH sel AS (SELECT r.rowid AS rk, r.id, r.question_id, r.level, r.assistant, r.preset, r.seed, r.status, "
+            f"r.kg, r.dc, r.co, r.n_turns, r.created FROM runs r{where} "
+            "ORDER BY r.created DESC, r.rowid DESC" + (" LIMIT ?" if limit is not None else "") + ") "
+            f"SELECT sel.id, sel.question_id, sel.level, sel.assistant, sel.preset, sel.seed, sel.status, sel.kg, "
+            f"sel.dc, sel.co, sel.n_turns, {sums}, {firsts} FROM sel JOIN turns t ON t.run_id = sel.id "
+            "GROUP BY sel.id ORDER BY sel.created DESC, sel.rk DESC"
+        )
+        with self._conn.db() as db:
+            rows = db.execute(sql, [*args, *([int(limit)] if limit is not None else [])]).fetchall()
+        out = []
+        for rid, qid, lv, asst, pre, seed, st, kg, dc, co, n, *modes in rows:
+            if None in (kg, dc, co):
+                out.append(run_facts(self._runs.load(rid), run_id=rid, status=st))
+            else:
+                out.append(facts_from_summary(
+                    run_id=rid, question_id=qid, level=lv, assistant=asst, preset=pre, kg=kg, dc=dc, co=co,
+                    turns=n, mode_counts=modes[:5], first_turn=modes[5:], seed=seed, status=st,
+                ))
+        return out
+
+    def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
+        """(assistant, user, extractor, turns, tokens in, tokens out) of recent runs that used any of
+        ``agent_ids`` and spent tokens — what a batch estimate averages over."""
+        if not agent_ids:
+            return []
+        marks = ", ".join("?" * len(agent_ids))
+        with self._conn.db() as db:
+            return db.execute(
+                f"SELECT assistant, user, extractor, n_turns, tokens_in, tokens_out FROM runs "
+                f"WHERE n_turns > 0 AND tokens_in > 0 AND (assistant IN ({marks}) OR user IN ({marks}) "
+                f"OR extractor IN ({marks})) ORDER BY created DESC LIMIT ?",
+                [*agent_ids, *agent_ids, *agent_ids, int(limit)],
+            ).fetchall()
+
+    # ------------------------------------------------------------------ batches
+    def save_batch(self, tag: str, spec: dict[str, Any]) -> None:
+        """Record a batch's matrix under its tag (what ``batch --resume TAG`` replays).
+
+        Raises:
+            StorageError: the tag is taken.
+        """
+        with self._conn.write() as db:
+            if db["batches"].count_where("tag = ?", [tag]):
+                raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
+            db["batches"].insert({"tag": tag, "created": now(),
+                                  "spec_json": json.dumps(spec, ensure_ascii=False, sort_keys=True)})
+
+    def get_batch(self, tag: str) -> dict[str, Any] | None:
+        """The matrix stored for a batch tag, or None."""
+        with self._conn.db() as db:
+            row = next(db["batches"].rows_where("tag = ?", [tag], select="spec_json"), None)
+        return json.loads(row["spec_json"]) if row else None
+

@@ -1,0 +1,267 @@
+"""Runs and their turns: storing, appending, closing, reopening, loading, deleting.
+
+* **One transaction per turn.** A completed turn is on disk before the next model call starts,
+  so a crash, a closed laptop or a rate limit never loses it.
+* **Reopening is a check-and-set.** :meth:`Runs.reopen` reads the status and turn count inside the
+  same ``BEGIN IMMEDIATE`` transaction that claims the run, so of two concurrent resumes exactly
+  one wins and a finished run is never reopened (or demoted).
+* **Compressed records.** A run's setup and each turn's record are zlib-compressed JSON (schema 2);
+  the columns the Runs page filters and sorts on stay plain.
+
+Listing and search are in :mod:`.run_search`; liveness (pids, leases) in :mod:`.liveness`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from typing import Callable
+
+from sqlite_utils import Database
+
+from ..errors import FormatError, StorageError
+from ..failures import FailureMode
+from ..records import RunRecord, TurnRecord
+from .caches import unknown_run
+from .connection import Connection, now, pack, unpack
+from .liveness import writer, writer_gone
+from .questions import graph_json, insert_graph, insert_question
+
+STATUSES = ("running", "finished", "failed", "interrupted")
+FINAL_STATUSES = ("finished", "failed", "interrupted")
+MODE_COLUMNS = ("redundant", "prereq_blocked", "effective", "overload_wasted", "under_absorbed")
+_MODES = (FailureMode.REDUNDANT, FailureMode.PREREQ_BLOCKED, FailureMode.EFFECTIVE,
+          FailureMode.OVERLOAD_WASTED, FailureMode.UNDER_ABSORBED)
+
+
+class Runs:
+    """The write side of runs and turns, and reading one run back whole."""
+
+    def __init__(self, conn: Connection, *, clock: Callable[[], float] = time.time):
+        self._conn = conn
+        self._clock = clock  # Unix seconds; leases are judged by it (tests pass a fake one)
+
+    # ------------------------------------------------------------------ storing
+    def create(
+        self, run: RunRecord, *, graph_version_id: int | None = None, lease_seconds: float | None = None,
+        batch_tag: str | None = None,
+    ) -> str:
+        """Store a run's setup (and any turns it already has) with status ``running``.
+
+        ``lease_seconds``: the app's runs hold a lease (see :meth:`renew_lease`); CLI runs none.
+        """
+        with self._conn.write() as db:
+            rid = self._insert(db, run, status="running", graph_version_id=graph_version_id, batch_tag=batch_tag)
+            if lease_seconds is not None:
+                db["runs"].update(rid, {"lease_seconds": float(lease_seconds),
+                                        "lease_until": self._clock() + float(lease_seconds)})
+            return rid
+
+    def save(
+        self, run: RunRecord, *, status: str = "finished", graph_version_id: int | None = None,
+        batch_tag: str | None = None,
+    ) -> str:
+        """Store a whole run in one transaction (imports, replays)."""
+        if status not in STATUSES:
+            raise StorageError(f"unknown run status {status!r}; expected one of {', '.join(STATUSES)}")
+        with self._conn.write() as db:
+            return self._insert(db, run, status=status, graph_version_id=graph_version_id, batch_tag=batch_tag)
+
+    def _insert(self, db: Database, run: RunRecord, *, status: str, graph_version_id: int | None,
+                batch_tag: str | None = None) -> str:
+        rid = run.run_id
+        if not rid or db["runs"].count_where("id = ?", [rid]):
+            rid = uuid.uuid4().hex[:12]
+        qid = run.question_id
+        if not db["questions"].count_where("id = ?", [qid]):
+            insert_question(db, id=qid, text=run.question or qid, reference_answer=run.reference_answer,
+                            domain=run.domain, source=str(dict(run.meta).get("source", "run")))
+        if graph_version_id is None:
+            gjson = graph_json(run.graph)
+            versions = [(r["id"], r["graph_json"]) for r in db["graph_versions"].rows_where(
+                "question_id = ?", [qid], select="id, graph_json", order_by="version DESC")]
+            graph_version_id = next((v for v, g in versions if g == gjson), None)
+            if graph_version_id is None and not versions:
+                graph_version_id = insert_graph(db, qid, run.graph, note="graph of an imported run", author="import",
+                                                parent_id=None)
+        elif not db["graph_versions"].count_where("id = ? AND question_id = ?", [graph_version_id, qid]):
+            raise StorageError(f"graph version {graph_version_id} is not a version of question {qid!r}")
+        setup = run.with_turns(()).to_data()
+        for key in ("turns", "metrics", "run_id", "stop_reason"):
+            setup.pop(key, None)
+        adapters = run.adapter
+        stamp = now()
+        db["runs"].insert(
+            {"id": rid, "question_id": qid, "graph_version_id": graph_version_id, "level": run.level,
+             "assistant": adapters.get("assistant", ""), "user": adapters.get("user", ""),
+             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
+             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
+             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
+             "batch_tag": batch_tag or None}
+        )
+        for i, turn in enumerate(run.turns, 1):
+            if turn.turn != i:
+                raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
+            self._insert_turn(db, rid, turn)
+        if run.turns and status != "running":
+            _set_metrics(db, rid, run)
+        return rid
+
+    def _insert_turn(self, db: Database, rid: str, turn: TurnRecord) -> None:
+        """Store one turn and update the run's counters; a stored turn also renews the run's lease."""
+        q = turn.quantities
+        modes = turn.mode_counts()
+        stamp = now()
+        db["turns"].insert(
+            {"run_id": rid, "turn": turn.turn, "user_message": turn.user_message,
+             "assistant_message": turn.assistant_message, "effective_load": q.effective_load,
+             "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
+             "n_upward": q.n_upward_transitions, **{c: modes.get(m, 0) for c, m in zip(MODE_COLUMNS, _MODES)},
+             "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": pack(turn.to_data())}
+        )
+        # counters add to what is stored (SQL arithmetic), so this stays one statement
+        db.execute(
+            "UPDATE runs SET n_turns = ?, updated = ?, heartbeat = ?, lease_until = ? + lease_seconds, "
+            "tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, cost_usd = cost_usd + ? WHERE id = ?",
+            [turn.turn, stamp, stamp, self._clock(), sum(u.input_tokens for u in turn.usage),
+             sum(u.output_tokens for u in turn.usage), sum(u.cost_usd for u in turn.usage), rid],
+        )
+
+    def append_turn(self, run_id: str, turn: TurnRecord) -> None:
+        """Add the next completed turn of a running run, in its own transaction."""
+        with self._conn.write() as db:
+            row = db.execute("SELECT status, n_turns FROM runs WHERE id = ?", [run_id]).fetchone()
+            if row is None:
+                raise StorageError(unknown_run(run_id))
+            status, n = row
+            if status != "running":
+                raise StorageError(f"run {run_id} is {status}; resume it before adding turns")
+            if turn.turn != n + 1:
+                raise StorageError(f"run {run_id} has {n} turns; the next turn must be number {n + 1}, got {turn.turn}")
+            self._insert_turn(db, run_id, turn)
+
+    # ------------------------------------------------------------------ closing and reopening
+    def finish(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "") -> None:
+        """Close a run: ``finished``, ``failed`` (with the error) or ``interrupted``."""
+        if status not in FINAL_STATUSES:
+            raise StorageError(f"a run can finish as {', '.join(FINAL_STATUSES)}, not {status!r}")
+        run = self.load(run_id)
+        with self._conn.write() as db:
+            row = db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
+            if row is not None and row[0] == "finished" and status != "finished":
+                raise StorageError(f"run {run_id} is already finished; it cannot become {status}")
+            db.execute(
+                "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL WHERE id = ?",
+                [status, stop_reason, error, now(), run_id],
+            )
+            if run.turns:
+                _set_metrics(db, run_id, run)
+
+    def reopen(self, run_id: str, *, turns: int | None = None, lease_seconds: float | None = None) -> None:
+        """Claim a run for resuming: ``running`` again, owned by this process.
+
+        Everything is checked inside the one ``BEGIN IMMEDIATE`` transaction that claims the run, so
+        two resumes racing for it cannot both pass the checks. ``turns`` is the number of turns the
+        caller loaded: if the run has moved on since, the caller's copy is stale and is refused.
+        ``lease_seconds``: the app holds resumed runs under a lease; the command line does not.
+
+        Raises:
+            StorageError: unknown run, a finished run, a run another live writer holds, or a run
+                that changed since the caller loaded it.
+        """
+        with self._conn.write() as db:
+            row = db.execute(
+                "SELECT status, stop_reason, n_turns, pid, pid_start, host, heartbeat, lease_until FROM runs WHERE id = ?",
+                [run_id],
+            ).fetchone()
+            if row is None:
+                raise StorageError(unknown_run(run_id))
+            status, stop, n, pid, start, rhost, beat, lease_until = row
+            if status == "finished":
+                raise StorageError(f"run {run_id} is already finished ({stop}); nothing to resume")
+            if (status == "running" and pid and pid != os.getpid()
+                    and not writer_gone(pid, start, rhost, beat, lease_until, clock=self._clock())):
+                raise StorageError(f"run {run_id} is still being written by process {pid} on {rhost}; "
+                                   "wait for it to finish or stop that process")
+            if turns is not None and n != turns:
+                raise StorageError(f"run {run_id} changed while it was being resumed (it has {n} turns now, "
+                                   f"{turns} were loaded); resume it again")
+            stamp = now()
+            lease = None if lease_seconds is None else float(lease_seconds)
+            db["runs"].update(run_id, {
+                "status": "running", "stop_reason": None, "error": "", **writer(), "heartbeat": stamp,
+                "updated": stamp, "lease_seconds": lease, "lease_until": None if lease is None else self._clock() + lease,
+            })
+
+    # ------------------------------------------------------------------ liveness
+    def mark_dead(self) -> list[str]:
+        """Mark ``running`` runs whose writer is gone as ``interrupted``; returns their ids.
+
+        Gone: the run's lease lapsed (a browser session that went away), or, for runs without a
+        lease, the writing process no longer exists (same host) or sent no heartbeat for
+        :data:`~.liveness.STALE_REMOTE_SECONDS` (another host). Cheap: pages call it before listing
+        runs. A read-only database is left as it is (its runs are listed as stored).
+        """
+        if self._conn.read_only:
+            return []
+        with self._conn.db() as db:
+            rows = db.execute(
+                "SELECT id, pid, pid_start, host, heartbeat, lease_until FROM runs WHERE status = 'running'"
+            ).fetchall()
+        clock = self._clock()
+        dead = {rid: why for rid, *w in rows if (why := writer_gone(*w, clock=clock))}
+        if dead:
+            with self._conn.write() as db:
+                for rid, why in dead.items():
+                    db.execute(
+                        "UPDATE runs SET status = 'interrupted', updated = ?, error = ?, lease_until = NULL "
+                        "WHERE id = ? AND status = 'running'",
+                        [now(), why, rid],
+                    )
+        return list(dead)
+
+    def renew_lease(self, run_id: str, *, seconds: float | None = None) -> bool:
+        """Extend the lease of a ``running`` run this process writes; ``seconds`` (re)sets its length.
+
+        The app takes a lease when it starts or resumes a run and renews it while the run is open;
+        without ``seconds`` a run that holds no lease keeps none. Returns False when the run is no
+        longer running here (e.g. the lease lapsed and the run was marked interrupted): the caller
+        must resume it before playing on.
+        """
+        with self._conn.write() as db:
+            cur = db.execute(
+                "UPDATE runs SET lease_seconds = COALESCE(?, lease_seconds), "
+                "lease_until = ? + COALESCE(?, lease_seconds) "
+                "WHERE id = ? AND status = 'running' AND pid = ? AND host = ?",
+                [seconds, self._clock(), seconds, run_id, os.getpid(), socket.gethostname()],
+            )
+            return cur.rowcount == 1
+
+    # ------------------------------------------------------------------ reading one, deleting
+    def load(self, run_id: str) -> RunRecord:
+        with self._conn.db() as db:
+            row = next(db["runs"].rows_where("id = ?", [run_id], select="setup_json, stop_reason"), None)
+            if row is None:
+                raise StorageError(unknown_run(run_id))
+            records = [r["record_json"] for r in db["turns"].rows_where(
+                "run_id = ?", [run_id], select="record_json", order_by="turn")]
+        try:
+            data = {**unpack(row["setup_json"]), "turns": [unpack(r) for r in records], "run_id": run_id,
+                    "stop_reason": row["stop_reason"]}
+            return RunRecord.from_data(data)
+        except FormatError as exc:
+            raise StorageError(f"run {run_id} cannot be read back: {exc}") from None
+
+    def delete(self, run_ids: list[str]) -> None:
+        """Delete runs and their turns, all or none (an unknown id deletes nothing)."""
+        with self._conn.write() as db:
+            for rid in run_ids:
+                if db.execute("DELETE FROM runs WHERE id = ?", [rid]).rowcount == 0:
+                    raise StorageError(unknown_run(rid))
+
+
+def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
+    m = run.metrics()
+    db["runs"].update(rid, {"kg": m.knowledge_gain, "dc": m.delivery_calibration, "co": m.cognitive_overload})

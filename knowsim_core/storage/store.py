@@ -1,0 +1,187 @@
+"""``Store``: the one object the rest of the Studio holds — a facade over the repositories.
+
+It opens the file once (check, migrate, mark dead runs), then each repository opens its own
+fresh connection per call through the shared :class:`~.connection.Connection`. New code may
+use a repository directly (``store.search.list(...)``, ``store.runs.load(...)``); the methods
+below keep the names ~40 call sites already use.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..errors import StorageError
+from ..graph import IUGraph
+from ..records import RunRecord, TurnRecord
+from ..state import KnowledgeState
+from .caches import Caches
+from .connection import Connection, default_path
+from .migrations import check_file, migrate
+from .questions import GraphVersion, QuestionRow, Questions
+from .run_search import BatchGroup, RunRow, RunSearch
+from .runs import Runs
+
+
+class Store:
+    """All persistent data of the Studio in one SQLite file (see the package docstring).
+
+    Args:
+        path: the database file (default ``$KNOWSIM_DB`` or ``~/.knowsim/studio.db``).
+        clock: Unix seconds; leases are judged by it (tests pass a fake one).
+        read_only: open for reading only; by default, when the file or its folder is not writable.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, clock: Callable[[], float] = time.time,
+                 read_only: bool | None = None):
+        self.path = Path(path).expanduser() if path is not None else default_path()
+        self._conn = Connection(self.path, read_only=read_only)
+        check_file(self.path)
+        if not self._conn.read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(f"cannot create the folder for the database {self.path}: {exc}") from None
+        migrate(self._conn)
+        self.questions = Questions(self._conn)
+        self.runs = Runs(self._conn, clock=clock)
+        self.search = RunSearch(self._conn, self.runs)
+        self.caches = Caches(self._conn)
+        self.mark_dead_runs()
+
+    @property
+    def read_only(self) -> bool:
+        """True when every write is refused (the file or its folder is not writable, or asked so)."""
+        return self._conn.read_only
+
+    @contextmanager
+    def transaction(self) -> Iterator["Store"]:
+        """Group many calls of this thread into one write transaction (bulk imports).
+
+        Inside the block every method of this store, on this thread, shares one connection and
+        one ``BEGIN IMMEDIATE`` transaction: all of it is committed at the end, or none of it.
+        """
+        with self._conn.transaction():
+            yield self
+
+    @property
+    def schema_version(self) -> int:
+        with self._conn.db() as db:
+            return db.execute("PRAGMA user_version").fetchone()[0]
+
+    def integrity_check(self) -> str:
+        with self._conn.db() as db:
+            return db.execute("PRAGMA integrity_check").fetchone()[0]
+
+    # ------------------------------------------------------------------ questions and graphs
+    def add_question(self, **kw: Any) -> str:
+        return self.questions.add(**kw)
+
+    def list_questions(self, *, search: str = "", domain: str | None = None) -> list[QuestionRow]:
+        return self.questions.list(search=search, domain=domain)
+
+    def get_question(self, question_id: str) -> QuestionRow:
+        return self.questions.get(question_id)
+
+    def seed_samples(self) -> int:
+        return self.questions.seed_samples()
+
+    def add_graph_version(self, question_id: str, graph: IUGraph, **kw: Any) -> int:
+        return self.questions.add_graph_version(question_id, graph, **kw)
+
+    def graph_versions(self, question_id: str) -> list[GraphVersion]:
+        return self.questions.graph_versions(question_id)
+
+    def get_graph_version(self, version_id: int) -> GraphVersion:
+        return self.questions.get_graph_version(version_id)
+
+    def latest_graph_version(self, question_id: str) -> GraphVersion | None:
+        return self.questions.latest_graph_version(question_id)
+
+    def graph_version_numbers(self, version_ids: list[int]) -> dict[int, int]:
+        return self.questions.graph_version_numbers(version_ids)
+
+    # ------------------------------------------------------------------ caches and judgements
+    def set_initial_state(self, question_id: str, level: str, state: KnowledgeState) -> None:
+        self.caches.set_initial_state(question_id, level, state)
+
+    def get_initial_state(self, question_id: str, level: str) -> KnowledgeState | None:
+        return self.caches.get_initial_state(question_id, level)
+
+    def cache_get(self, key: str) -> str | None:
+        return self.caches.cache_get(key)
+
+    def cache_put(self, key: str, value: str) -> None:
+        self.caches.cache_put(key, value)
+
+    def set_judgement(self, run_id: str, *, score: float, rationale: str, model: str) -> None:
+        self.caches.set_judgement(run_id, score=score, rationale=rationale, model=model)
+
+    def get_judgement(self, run_id: str) -> tuple[float, str, str] | None:
+        return self.caches.get_judgement(run_id)
+
+    # ------------------------------------------------------------------ runs and turns
+    def create_run(self, run: RunRecord, **kw: Any) -> str:
+        return self.runs.create(run, **kw)
+
+    def save_run(self, run: RunRecord, **kw: Any) -> str:
+        return self.runs.save(run, **kw)
+
+    def append_turn(self, run_id: str, turn: TurnRecord) -> None:
+        self.runs.append_turn(run_id, turn)
+
+    def finish_run(self, run_id: str, **kw: Any) -> None:
+        self.runs.finish(run_id, **kw)
+
+    def reopen_run(self, run_id: str, **kw: Any) -> None:
+        self.runs.reopen(run_id, **kw)
+
+    def load_run(self, run_id: str) -> RunRecord:
+        return self.runs.load(run_id)
+
+    def delete_run(self, run_id: str) -> None:
+        self.runs.delete([run_id])
+
+    def delete_runs(self, run_ids: list[str]) -> None:
+        """Delete several runs in one transaction: all of them, or none if any id is unknown."""
+        self.runs.delete(list(run_ids))
+
+    def mark_dead_runs(self) -> list[str]:
+        return self.runs.mark_dead()
+
+    def renew_lease(self, run_id: str, *, seconds: float | None = None) -> bool:
+        return self.runs.renew_lease(run_id, seconds=seconds)
+
+    # ------------------------------------------------------------------ finding runs
+    def get_run_row(self, run_id: str) -> RunRow:
+        return self.search.get_row(run_id)
+
+    def list_runs(self, **filters: Any) -> list[RunRow]:
+        """Runs matching every filter (see :func:`~.run_search.where_clause`), one page."""
+        return self.search.list(**filters)
+
+    def count_runs(self, **filters: Any) -> int:
+        return self.search.count(**filters)
+
+    def run_values(self, column: str) -> list[Any]:
+        return self.search.values(column)
+
+    def batch_groups(self, **filters: Any) -> list[BatchGroup]:
+        return self.search.batch_groups(**filters)
+
+    def recent_entries(self, limit: int = 8) -> list[RunRow | BatchGroup]:
+        return self.search.recent(limit)
+
+    def run_facts(self, **filters: Any) -> list:
+        return self.search.facts(**filters)
+
+    def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
+        return self.search.token_totals(agent_ids, limit=limit)
+
+    def save_batch(self, tag: str, spec: dict[str, Any]) -> None:
+        self.search.save_batch(tag, spec)
+
+    def get_batch(self, tag: str) -> dict[str, Any] | None:
+        return self.search.get_batch(tag)

@@ -1,0 +1,133 @@
+"""A read-only database opens read-only; a foreign SQLite file is refused before anything is written.
+
+Tests run as root in CI, where ``chmod`` does not stop writes and ``os.access`` says every file is
+writable. So non-writability is faked through the one check the store uses to decide
+(``knowsim_core.storage.connection.writable``), or asked for with ``Store(path, read_only=True)``.
+Either way the file is then opened with SQLite's ``mode=ro`` URI, which SQLite enforces for root
+too — the digests below prove nothing was written. A WAL file in a read-only folder (where SQLite
+cannot create the ``-shm`` it needs even to read; seen as a non-root user, reported as "damaged"
+before) is reproduced by making the ``mode=ro`` open fail the way it fails there.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from knowsim_core.errors import StorageError
+from knowsim_core.formats import csv_export, studio
+from knowsim_core.storage import SCHEMA_VERSION, Store, connection
+from tests.test_storage import digest, stored_run
+
+READ_ONLY = "open read-only"
+
+
+def built(db_path):
+    """A database with one stored 15-turn run, its WAL folded into the main file."""
+    store = Store(db_path)
+    rid, _ = stored_run(store)
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return rid
+
+
+def check_read_only(store: Store, rid: str, db_path) -> None:
+    before = digest(db_path)
+    assert store.read_only
+    rows = store.list_runs()
+    assert [r.id for r in rows] == [rid] and store.count_runs(text="lava") == 1
+    assert store.count_runs(contains={"assistant": "teach"}) == 1 and store.run_values("assistant") == ["test/teacher"]
+    run = store.load_run(rid)
+    assert studio.loads(studio.dumps(run)) == run and csv_export.dumps(run)
+    assert store.list_questions() and store.latest_graph_version(run.question_id) is not None
+    assert store.mark_dead_runs() == []
+    writes = (
+        lambda: store.save_run(run),
+        lambda: store.delete_run(rid),
+        lambda: store.add_question(text="a new question"),
+        lambda: store.cache_put("k", "v"),
+        lambda: store.set_judgement(rid, score=5, rationale="", model="m"),
+        lambda: store.finish_run(rid, status="interrupted"),
+    )
+    for write in writes:
+        with pytest.raises(StorageError, match=f"{READ_ONLY}.*copy it to a writable folder"):
+            write()
+    assert digest(db_path) == before
+
+
+def test_a_file_this_process_cannot_write_opens_read_only(db_path, monkeypatch):
+    rid = built(db_path)
+    monkeypatch.setattr(connection, "writable", lambda path: False)  # what os.access says for a 0444 file
+    check_read_only(Store(db_path), rid, db_path)
+
+
+def test_read_only_on_request_is_enforced_by_sqlite_itself(db_path):
+    rid = built(db_path)
+    store = Store(db_path, read_only=True)
+    check_read_only(store, rid, db_path)
+    before = digest(db_path)
+    with pytest.raises(StorageError, match=READ_ONLY):  # past the store's own check: SQLite refuses (mode=ro)
+        with store._conn.db() as db:
+            db.execute("DELETE FROM runs")
+    assert digest(db_path) == before and Store(db_path).count_runs() == 1
+
+
+def test_a_wal_file_in_a_read_only_folder_is_read_not_called_damaged(db_path, monkeypatch):
+    rid = built(db_path)
+    real = sqlite3.connect
+
+    def no_shm(target, *a, **kw):  # what a non-root user gets for `mode=ro` on a WAL file in a 0555 folder
+        if "mode=ro" in str(target):
+            conn = real(target, *a, **kw)
+            conn.close()
+            return _Failing()
+        return real(target, *a, **kw)
+
+    monkeypatch.setattr(connection.sqlite3, "connect", no_shm)
+    monkeypatch.setattr(connection, "writable", lambda path: False)
+    check_read_only(Store(db_path), rid, db_path)
+
+
+class _Failing:
+    def execute(self, *a):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    def close(self):
+        pass
+
+
+def test_a_read_only_file_that_needs_a_migration_says_how_to_upgrade(db_path):
+    built(db_path)
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match="needs upgrading.*read-only; open it once from a writable folder"):
+        Store(db_path, read_only=True)
+
+
+def test_read_only_needs_an_existing_file(tmp_path):
+    with pytest.raises(StorageError, match="does not exist"):
+        Store(tmp_path / "missing.db", read_only=True)
+
+
+@pytest.mark.parametrize("ddl, version", [
+    ("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)", 2),  # another app's user_version
+    ("CREATE TABLE runs (id TEXT PRIMARY KEY, started REAL)", 0),  # a table name we also use
+])
+def test_a_foreign_sqlite_file_is_refused_before_the_switch_to_wal(db_path, ddl, version):
+    conn = sqlite3.connect(db_path)
+    conn.execute(ddl)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+    before = digest(db_path)
+    with pytest.raises(StorageError, match="another application.*use a new file"):
+        Store(db_path)
+    assert digest(db_path) == before
+    assert db_path.read_bytes()[18:20] == b"\x01\x01"  # still a rollback-journal file, never switched to WAL
+    conn = sqlite3.connect(db_path)
+    assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {ddl.split()[2]}
+    conn.close()
