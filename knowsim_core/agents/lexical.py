@@ -5,7 +5,8 @@ from the latest user message. No model download: a handful of general text measu
 — how close the message and its closest sentence are to the IU's concept name and description
 (character n-gram and word TF-IDF cosines), how much of the concept's name it uses, how much
 explaining the sentences about the IU do (the rubric's cues: a definition, a reason, a worked
-number or formula, an example; a question alone does little), what share of the reply is about
+number or formula, an example; a question alone does little; a sentence is about the IUs it
+matches best, so long concept names of another domain do not starve it), what share of the reply is about
 the IU, how the IU ranks among the graph's IUs for this message, and whether the user asked
 about it — are combined by two small logistic regressions (mentioned?; if so, well explained?),
 under the rubric's floor (a one-liner or a bare naming is at most shallow). The attempt type is a
@@ -35,7 +36,8 @@ _FORMULA = re.compile(r"[=×÷^!]|\d\s*[x*/+\-]\s*\d|\bC\(\s*\d|\\(?:binom|frac)
 _NUMBER = re.compile(r"\d")
 
 ATTEMPT_COVER = 0.5  # share of an IU's concept-name words the user must use (see attempt_types)
-ABOUT = 0.35  # word relevance for a sentence to be "about" an IU (a sentence naming most of it)
+ABOUT_FLOOR = 0.1  # least word relevance for a sentence to be "about" an IU
+NEAR_TOP = 0.8  # ... and within this share of the sentence's best-matching IU
 MIN_DEPTH = 0.2  # cue_depth (depth / 3) of one bare naming sentence is at most 0.5 / 3
 RUBRIC_FLOOR = True  # spec §9: a one-liner or a bare naming is at most shallow (off only for the ablation)
 
@@ -63,8 +65,8 @@ class LexicalModel:
 # (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
 # leave-one-recording-out table is the honest estimate of how they do on unseen conversations.
 COEFFICIENTS = LexicalModel(
-    mentioned=(-2.3709, 1.5552, -0.0479, 0.6577, 0.7027, 0.2723, -0.5308, 1.2769, 3.2436, 1.5803, -0.0705),
-    well=(-3.3985, 1.9074, 1.6485, 1.3361, -0.2776, -0.7189, -0.0435, 0.0848, 0.8467, 0.0181, 1.23),
+    mentioned=(-2.4228, 1.5753, -0.0359, 0.6689, 0.7228, 0.331, -0.6016, 1.287, 3.2413, 1.5833, -0.0348),
+    well=(-3.4151, 1.9671, 1.6996, 1.3688, -0.2292, -0.6835, -0.0306, -0.3397, 0.8225, 0.0291, 1.1891),
 )
 
 
@@ -114,20 +116,25 @@ def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str,
     for terms in sent_terms:
         cc, dc = _covers(prof, terms)
         rels.append({iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()})
+    rel_top = [max(rel.values(), default=0.0) or 1.0 for rel in rels]
     all_concept, all_desc = _covers(prof, all_terms)
+    top_concept = max(all_concept.values(), default=0.0) or 1.0
+    top_desc = max(all_desc.values(), default=0.0) or 1.0
     length = min(1.0, len(sents) / 10)
     out: dict[str, tuple[float, ...]] = {}
     for iu in prof.profiles:
         depth = 0.0
         n_about = 0
         previous = False
-        for cue, rel in zip(cues, rels):
+        for cue, rel, rmax in zip(cues, rels, rel_top):
             r = rel.get(iu, 0.0)
-            # a sentence that continues an explanation rarely repeats the concept's name
-            about = r >= ABOUT or (previous and r >= ABOUT / 2)
+            # a sentence is about the IUs it matches best (relative, so long concept names and
+            # descriptions of another domain do not starve it); one that continues an explanation
+            # rarely repeats the concept's name
+            about = r >= ABOUT_FLOOR and (r >= NEAR_TOP * rmax or (previous and r >= rmax / 2))
             if about:
                 n_about += 1
-                depth += cue * min(1.0, max(r, ABOUT) / 0.6)
+                depth += cue * r / rmax
             previous = about
         m = mention.get(iu, 0.0)
         near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
