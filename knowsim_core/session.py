@@ -37,6 +37,7 @@ STOP_OVERLOAD = "cognitive_overload"
 STOP_EMPTY_USER = "empty_user_message"
 STOP_EMPTY_ASSISTANT = "empty_assistant"
 STOP_EXTRACTOR = "phase_b_empty"
+STOP_USER_DONE = "user_done"  # the simulated user declared the conversation over (a judged end, not a rule vote)
 
 
 def derive_seed(seed: int, turn: int, role: str) -> int:
@@ -146,7 +147,9 @@ class Simulation:
     """One simulated conversation: ``reset(seed=…)``, then ``step()`` until ``done``.
 
     Stop modes: ``"virtual"`` (paper runs: play all ``max_turns``, record where the stop rule
-    fired) or ``"real"`` (end after the firing turn).
+    fired) or ``"real"`` (end after the firing turn). In both, a user turn with ``terminate`` (a
+    baseline or an LLM user that declares it is done) ends the run after that turn with
+    :data:`STOP_USER_DONE` — the user's own judgement, kept apart from the rules' votes.
     """
 
     def __init__(
@@ -321,6 +324,8 @@ class Simulation:
         stop = None
         if failed:
             stop = STOP_EXTRACTOR
+        elif u.terminate:  # in either stop mode: a user who has said goodbye writes no further turn
+            stop = STOP_USER_DONE
         elif self.stop_mode == "real" and rec.votes.fired:
             stop = rec.votes.fired
         elif turn >= run.params.max_turns:

@@ -163,3 +163,48 @@ def test_a_bad_act_from_the_llm_tagger_is_a_one_line_error(llm_server, tmp_path)
         tagger.tag("is it 6?")
     with pytest.raises(ConfigError, match="offline or <provider>/<model>"):
         make_tagger("gpt-4o")
+
+
+# ---------------------------------------------------------------------- a declared end stops the run
+def _done_at(turn: int):
+    """Replies 'not done' until the user's ``turn``-th request, then 'done'."""
+    seen = {"n": 0}
+
+    def reply(req):
+        seen["n"] += 1
+        return json.dumps({"reasoning": "r", "message": f"message {seen['n']}", "done": seen["n"] >= turn})
+    return reply
+
+
+@pytest.mark.parametrize("stop_mode", ["virtual", "real"])
+def test_a_declared_end_stops_the_run_after_that_turn(llm_server, tmp_path, stop_mode):
+    from knowsim_core.runner import start_run
+    from knowsim_core.session import STOP_USER_DONE
+    from knowsim_core.storage import Store
+
+    llm_server.reply = _done_at(3)
+    store = Store(tmp_path / "d.db")
+    store.seed_samples()
+    live = start_run(store, question_id=SAMPLE.id, level="novice", assistant_id="offline/adaptive",
+                     user_id="compat/m1:zs-cot", seed=5, max_turns=10, stop_mode=stop_mode,
+                     settings={"settings": LLMSettings.from_sources(env=_env(llm_server))})
+    run = live.run_to_end()
+    assert [t.user_message for t in run.turns] == ["message 1", "message 2", "message 3"]
+    assert run.stop_reason == STOP_USER_DONE and DONE_NOTE in run.turns[-1].user_thought
+    assert DONE_NOTE not in run.turns[1].user_thought
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.stop_reason, row.turns) == ("finished", STOP_USER_DONE, 3)
+    assert len(llm_server.requests) == 3  # no fourth user turn was asked for
+
+
+def test_offline_runs_still_end_on_their_own_rules(tmp_path):
+    from knowsim_core.runner import start_run
+    from knowsim_core.session import STOP_MAX_TURNS, STOP_USER_DONE
+    from knowsim_core.storage import Store
+
+    store = Store(tmp_path / "o.db")
+    store.seed_samples()
+    run = start_run(store, question_id=SAMPLE.id, level="novice", assistant_id="offline/adaptive",
+                    seed=5, max_turns=4).run_to_end()
+    assert run.stop_reason == STOP_MAX_TURNS and len(run.turns) == 4
+    assert all(t.user_message for t in run.turns) and run.stop_reason != STOP_USER_DONE
