@@ -208,3 +208,56 @@ def test_offline_runs_still_end_on_their_own_rules(tmp_path):
                     seed=5, max_turns=4).run_to_end()
     assert run.stop_reason == STOP_MAX_TURNS and len(run.turns) == 4
     assert all(t.user_message for t in run.turns) and run.stop_reason != STOP_USER_DONE
+
+
+# ---------------------------------------------------------------------- import --extractor
+CONV = {"id": "c1", "level": "novice", "model": "tutor-x",
+        "messages": [{"role": "user", "content": "How many ways can 3 books stand in a row?"},
+                     {"role": "assistant", "content": "Multiply the choices: 3 x 2 x 1, the factorial of 3."},
+                     {"role": "user", "content": "is it 6?"}],
+        "concepts": [{"name": "Factorial", "description": "n! is the product 1 x 2 x ... x n."},
+                     {"name": "Counting", "description": "Independent choices multiply."}]}
+
+
+def _import(args: list[str], capsys) -> tuple[int, str, str]:
+    code = main(["import", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_import_reads_real_conversations_with_the_chosen_extractor(llm_server, tmp_path, monkeypatch, capsys):
+    from tests.fakes.llm_server import KnowSimReplies
+
+    for k, v in _env(llm_server).items():
+        monkeypatch.setenv(k, v)
+    llm_server.reply = replies = KnowSimReplies(explain=1)
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(CONV) + "\n")
+    db = tmp_path / "x.db"
+    code, out, err = _import([str(path), "--db", str(db), "--extractor", "compat/m1", "--json"], capsys)
+    assert code == 0, err
+    from knowsim_core.storage import Store
+
+    (run_id,) = json.loads(out)["runs"]
+    run = Store(db).load_run(run_id)
+    assert run.adapter["extractor"] == "compat/m1" and replies.calls == {"extractor": 2}
+    assert run.turns[0].signals[0].teaching_quality == "well_explained"  # the model's label, not the lexical one
+    # the default is still the offline extractor: no request at all
+    path2 = tmp_path / "d.jsonl"
+    path2.write_text(json.dumps({**CONV, "id": "c2"}) + "\n")
+    code, out, _ = _import([str(path2), "--db", str(db), "--json"], capsys)
+    assert code == 0 and replies.calls == {"extractor": 2}
+    assert Store(db).load_run(json.loads(out)["runs"][0]).adapter["extractor"] == "offline/lexical"
+
+
+def test_import_refuses_an_unknown_extractor_or_one_for_other_files(tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(CONV) + "\n")
+    db = tmp_path / "y.db"
+    code, _, err = _import([str(path), "--db", str(db), "--extractor", "offline/lexcal"], capsys)
+    assert code == 2 and "did you mean 'offline/lexical'" in err and err.strip().count("\n") == 0
+    assert not db.exists()  # refused before the database was opened
+    graph = tmp_path / "cache.json"
+    graph.write_text(json.dumps({SAMPLE.id: GRAPH.to_data()}))
+    code, _, err = _import([str(graph), "--db", str(db), "--extractor", "offline/lexical"], capsys)
+    assert code == 2 and "--extractor reads real conversations" in err

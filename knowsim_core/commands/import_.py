@@ -1,4 +1,5 @@
-"""``import PATH``: Studio or reference run files, reference items + IU caches, the reference folder."""
+"""``import PATH``: Studio or reference run files, reference items + IU caches, the reference folder, and
+real conversations (SimulatorArena release, conversations JSONL), read with ``--extractor``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ..formats.importers import import_path
 from .runs import add_db_argument, open_store
 
 NAME = "import"
-HELP = "import runs (Studio or reference JSON), reference items JSONL + IU caches, or the reference data folder"
+HELP = ("import runs (Studio or reference JSON), reference items JSONL + IU caches, the reference data folder, "
+        "or real conversations (SimulatorArena annotations, conversations JSONL)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,12 +22,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="IU cache for reference run / items files (default: an iu_cache/ folder beside or above)")
     p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS),
                    help="rule preset used to replay reference runs (default paper-final, as the paper ran)")
+    p.add_argument("--extractor", metavar="ID",
+                   help="extractor that reads real conversations (default offline/lexical; e.g. openai/<model>); "
+                        "other files keep their recorded labels")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the import report as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.extractor is not None:  # a typo is refused (with its "did you mean") before the database is opened
+        from ..formats.realworld_import import make_extractor
+
+        make_extractor(args.extractor)
     store = open_store(args)
-    report = import_path(store, args.path, graphs=args.graphs, params=preset(args.preset))
+    report = import_path(store, args.path, graphs=args.graphs, params=preset(args.preset),
+                         extractor_id=args.extractor)
     print(json.dumps(asdict(report)) if args.json else report.summary())
     return 0

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import RuleParams, preset
-from ..errors import FormatError
+from ..errors import ConfigError, FormatError
 from ..graph import IUGraph
 from ..records import RunRecord
 from ..state import KnowledgeState
@@ -226,19 +226,28 @@ def read_items(path: Path, graphs: str | Path | None) -> tuple[list[ReferenceIte
 
 # ---------------------------------------------------------------------- importing
 def import_path(
-    store: Store, path: str | Path, *, graphs: str | Path | None = None, params: RuleParams | None = None
+    store: Store, path: str | Path, *, graphs: str | Path | None = None, params: RuleParams | None = None,
+    extractor_id: str | None = None,
 ) -> ImportReport:
     """Import whatever ``path`` is into ``store`` (see the module docstring).
+
+    ``extractor_id`` reads real conversations (default ``offline/lexical``); other files keep their
+    recorded labels, so naming one for them is refused rather than silently ignored.
 
     Raises:
         FormatError: unreadable or unrecognised input, or runs whose graph does not match; nothing
             has been written then.
+        ConfigError: an unknown extractor id, or one given for a file that is not a conversation.
     """
     p = Path(path)
     if realworld.detect(p):  # real human conversations (SimulatorArena release, conversations JSONL)
-        from .realworld_import import import_realworld  # imports the registry, so only when needed
-        return import_realworld(store, p, params=params)  # type: ignore[return-value]
+        from .realworld_import import DEFAULT_EXTRACTOR, import_realworld  # imports the registry: only when needed
+        return import_realworld(store, p, params=params,  # type: ignore[return-value]
+                                extractor_id=extractor_id or DEFAULT_EXTRACTOR)
     kind = detect(p)
+    if extractor_id is not None:
+        raise ConfigError(f"--extractor reads real conversations; {p.name} holds {kind.replace('-', ' ')}, "
+                          "which keep their recorded labels — drop --extractor")
     report = ImportReport(kind)
     if kind in ("studio-run", "reference-runs"):
         runs, report.skipped = read_runs(p, graphs=graphs, params=params)

@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import registry
 from ..config import RuleParams, preset
 from ..graph import IUGraph
-from ..ports import QuestionMaterial
+from ..ports import QuestionMaterial, SignalExtractor
 from ..reading import RECORDED_PREFIX, read_conversation
 from ..records import RunRecord
 from ..state import IUState, KnowledgeState, initial_state
@@ -63,10 +63,29 @@ def initial_of(conv: Conversation, graph: IUGraph, params: RuleParams) -> tuple[
     return KnowledgeState.from_ids(graph, states), where
 
 
+def make_extractor(extractor_id: str, store: Store | None = None) -> SignalExtractor:
+    """The extractor that reads the conversations, by registry id (a typo gets a "did you mean").
+
+    LLM ids get the environment's settings and, when caching is on, ``store`` as the response
+    cache — as a run started from the command line does.
+
+    Raises:
+        ConfigError: an unknown id.
+    """
+    if extractor_id.startswith("offline/"):
+        return registry.resolve("extractor", extractor_id)
+    from ..llm import LLMSettings  # lazy: offline imports never load the LLM layer
+
+    settings = LLMSettings.from_env()
+    return registry.resolve("extractor", extractor_id, settings=settings,
+                            cache=store if settings.cache_enabled else None)
+
+
 def build_run(
-    conv: Conversation, *, extractor_id: str = DEFAULT_EXTRACTOR, params: RuleParams | None = None
+    conv: Conversation, *, extractor: SignalExtractor | None = None, params: RuleParams | None = None
 ) -> RunRecord:
-    """The KnowSim reading of one conversation (needs its concepts)."""
+    """The KnowSim reading of one conversation (needs its concepts); ``offline/lexical`` by default."""
+    extractor = extractor or make_extractor(DEFAULT_EXTRACTOR)
     params = params or preset()
     graph = conv.graph()
     s0, origin = initial_of(conv, graph, params)
@@ -77,7 +96,7 @@ def build_run(
             "image_messages": sum(is_image_path(u) for u, _ in conv.pairs),
             "later_messages": json.dumps([[u, a] for u, a in conv.later], ensure_ascii=False)}
     return read_conversation(
-        material, conv.pairs, s0, level=conv.level, extractor=registry.resolve("extractor", extractor_id),
+        material, conv.pairs, s0, level=conv.level, extractor=extractor,
         assistant_id=f"{RECORDED_PREFIX}{conv.model}", params=params, meta=tuple(meta.items()), turn_notes=notes,
     )
 
@@ -88,13 +107,15 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
 
     Raises:
         FormatError: a malformed file, naming file, record and field; nothing is written then.
+        ConfigError: an unknown ``extractor_id``.
     """
     p = Path(path)
+    extractor = make_extractor(extractor_id, store)  # a bad id is refused before the file is read
     kind, convs, notes = read_conversations(p)
     report = RealworldReport(kind, conversations=len(convs), skipped=list(notes))
     built: list[tuple[Conversation, RunRecord | None]] = []
     for conv in convs:
-        run = build_run(conv, extractor_id=extractor_id, params=params) if conv.concepts else None
+        run = build_run(conv, extractor=extractor, params=params) if conv.concepts else None
         if run is None:
             report.skipped.append(f"{conv.key} (no concepts: question only)")
         built.append((conv, run))
