@@ -22,6 +22,7 @@ PAGES = {
     "Simulate": [
         st.Page("pages/questions.py", title="Questions", icon=":material/quiz:", url_path="questions"),
         st.Page("pages/simulate.py", title="Simulate", icon=":material/play_circle:", url_path="simulate"),
+        st.Page("pages/batch.py", title="Batch", icon=":material/dynamic_feed:", url_path="batch"),
     ],
     "Correct & analyse": [
         st.Page("pages/graph.py", title="Graph editor", icon=":material/account_tree:", url_path="graph"),

@@ -193,4 +193,16 @@ def estimate(spec: BatchSpec, conversations: int, *, prices: Any = None, history
                     tuple(dict.fromkeys(unpriced)), source)
 
 
-__all__ = ["BatchSpec", "Cell", "Estimate", "estimate", "model_name", "row_key", "tokens_per_call"]
+def estimate_stored(store: Any, spec: BatchSpec, conversations: int) -> Estimate:
+    """:func:`estimate` with the environment's price table and the token history of ``store`` —
+    what ``batch`` prints before it starts and what the app's Batch page shows (one source)."""
+    prices = None
+    if spec.llm_agents():
+        from .llm.settings import LLMSettings  # lazy: offline batches never load the LLM layer
+
+        prices = LLMSettings.from_env().prices
+    return estimate(spec, conversations, prices=prices, history=store.token_totals(spec.llm_agents()))
+
+
+__all__ = ["BatchSpec", "Cell", "Estimate", "estimate", "estimate_stored", "model_name", "row_key",
+           "tokens_per_call"]

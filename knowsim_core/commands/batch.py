@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .. import registry
-from ..batch_plan import BatchSpec, Cell, Estimate, estimate, is_offline, row_key
+from ..batch_plan import BatchSpec, Cell, estimate_stored, is_offline, row_key
 from ..batch_workers import run_processes
 from ..batching import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from ..config import DEFAULT_PRESET, LEVELS, PRESETS
@@ -154,15 +154,6 @@ def _check_modes(args: argparse.Namespace) -> int:
     return args.concurrency or DEFAULT_CONCURRENCY
 
 
-def _estimate(store: Store, spec: BatchSpec, n: int) -> Estimate:
-    prices = None
-    if spec.llm_agents():
-        from ..llm.settings import LLMSettings
-
-        prices = LLMSettings.from_env().prices
-    return estimate(spec, n, prices=prices, history=store.token_totals(spec.llm_agents()))
-
-
 def _resume_command(args: argparse.Namespace, tag: str, db: str) -> str:
     parts = [Path(sys.executable).name, "-m", "knowsim_core", "batch", "--resume", tag, "--db", db]
     if args.workers > 1:
@@ -238,7 +229,7 @@ def _run(args: argparse.Namespace, concurrency: int) -> int:
         if store.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
     todo, skipped, busy = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0)
-    est = _estimate(store, spec, len(todo))
+    est = estimate_stored(store, spec, len(todo))
     mode = f"{args.workers} worker processes" if args.workers > 1 else f"up to {concurrency} at once"
     print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else "")
           + (f", {busy} still being played by another process (left alone)" if busy else ""),

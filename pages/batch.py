@@ -1,0 +1,109 @@
+"""Batch: choose a matrix, see its size and estimated cost, launch it in the background, watch it, stop it, resume it.
+
+The batch is the command line's ``batch`` in its own process (it outlives this tab); this page only
+launches, signals and reads the database.
+"""
+
+import streamlit as st
+
+from knowsim_core.config import LEVELS
+from knowsim_core.errors import KnowSimError
+from ui import batch_view as bv
+from ui.frame import ensure_frame
+from ui.nav import store
+from ui.resources import agent_ids, db_path
+
+ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+
+WATCH = "batch_watch"
+POLL_S = 2.0
+st.title("Batch")
+db, path = store(), db_path()
+
+with st.expander("New batch", expanded=not bv.launches(path)):
+    questions = [q for q in db.list_questions() if q.n_graph_versions]
+    qids = [q.id for q in questions]
+    chosen_q = st.multiselect("Questions", qids, default=qids[:1], key="batch_questions")
+    c1, c2 = st.columns(2)
+    levels = c1.multiselect("Levels", list(LEVELS), default=list(LEVELS), key="batch_levels")
+    assistants_all = agent_ids("assistant")
+    assistants = c2.multiselect("Assistants", assistants_all, default=[a for a in assistants_all if a == "offline/adaptive"],
+                                key="batch_assistants")
+    users = [u for u in agent_ids("user") if u != "human"]
+    extractors = agent_ids("extractor")
+    c1, c2, c3, c4, c5 = st.columns(5)
+    user = c1.selectbox("User", users, index=users.index("offline/knowsim") if "offline/knowsim" in users else 0,
+                        key="batch_user")
+    extractor = c2.selectbox("Extractor", extractors, key="batch_extractor",
+                             index=extractors.index("offline/lexical") if "offline/lexical" in extractors else 0)
+    seeds = c3.number_input("Seeds", 1, 1000, 1, key="batch_seeds")
+    max_turns = c4.number_input("Max turns (0 = preset)", 0, 1000, 0, key="batch_max_turns")
+    concurrency = c5.number_input("In flight at once", 1, 1024, 16, key="batch_concurrency",
+                                  help="conversations played at the same time (threads in one process)")
+    tag = st.text_input("Tag", key="batch_tag", placeholder="generated when empty")
+    try:
+        argv = bv.batch_argv(questions=chosen_q, levels=levels, assistants=assistants, user=user, extractor=extractor,
+                             seeds=seeds, max_turns=max_turns, concurrency=concurrency, tag=tag or bv.new_tag())
+        _, est = bv.preview(db, argv)
+    except KnowSimError as exc:
+        st.error(str(exc))
+    else:
+        st.caption("  \n".join(est.lines()))
+        if st.button("Launch", type="primary", key="batch_launch"):
+            final_tag = argv[argv.index("--tag") + 1]
+            if db.get_batch(final_tag) is not None:
+                st.error(f"A batch tagged {final_tag!r} exists; choose another tag or resume it below.")
+            else:
+                bv.launch(path, argv, final_tag)
+                st.session_state[WATCH] = final_tag
+                st.query_params["tag"] = final_tag
+                st.rerun()
+
+runs = bv.launches(path)
+if not runs:
+    st.info("No batch has been launched from here yet.")
+    st.stop()
+tags = [r.tag for r in runs]
+launched = st.session_state.pop(WATCH, None)
+wanted = launched or st.query_params.get("tag")
+if wanted in tags and (launched or st.session_state.get("batch_pick") not in tags):
+    st.session_state["batch_pick"] = wanted
+tag = st.selectbox("Watch batch", tags, key="batch_pick")
+st.query_params["tag"] = tag
+rec = runs[tags.index(tag)]
+was_alive = bv.alive(rec)
+
+
+@st.fragment(run_every=POLL_S if was_alive else None)
+def watch() -> None:
+    """Progress from the database; the stop buttons while it runs, the summary and Resume after."""
+    live = bv.alive(rec)
+    counts = bv.progress(db, rec.tag)
+    done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
+    st.progress(done / max(1, counts["cells"]), text=f"{done} / {counts['cells']} conversations done")
+    st.caption(" · ".join(f"{n} {s}" for s, n in counts.items() if s != "cells" and n)
+               + f" · process {rec.pid} {'running' if live else 'ended'}")
+    if live:
+        c1, c2 = st.columns(2)
+        if c1.button("Stop", key="batch_stop", help="no new conversation starts; those in flight finish their turn"):
+            bv.stop(rec)
+        if c2.button("Stop now", key="batch_stop_now", help="a second Ctrl-C: in-flight conversations are interrupted"):
+            bv.stop(rec, now=True)
+        if not was_alive:
+            st.rerun()  # it was relaunched elsewhere: poll again
+        return
+    if was_alive:
+        st.rerun()  # it just ended: redraw the page without the polling
+    st.subheader("Summary")
+    st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None)
+    if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
+        bv.launch(path, bv.resume_argv(rec), rec.tag)
+        st.rerun()
+    try:
+        st.page_link("pages/failures.py", label="Failure modes of this batch", icon=":material/troubleshoot:",
+                     query_params={"batch": rec.tag})
+    except (st.errors.StreamlitAPIException, KeyError):
+        st.markdown(f"Failure modes of this batch: [failures?batch={rec.tag}](failures?batch={rec.tag})")
+
+
+watch()

@@ -1,0 +1,106 @@
+"""AppTest: the Batch page launches a real background batch, watches it through the database, stops
+it with a real signal and resumes it.
+
+The waits are bounded polls for a state in the database or of the process; every process a test
+starts is killed by process group in ``finally``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.storage import Store
+from ui import batch_view as bv
+
+PAGE = "../pages/batch.py"
+QID = "sample_lava_lamps"
+pytestmark = pytest.mark.slow
+
+
+def wait_until(condition, what: str, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def kill_all(db_path) -> None:
+    for rec in bv.launches(db_path):
+        if bv.alive(rec):
+            try:
+                os.killpg(rec.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            wait_until(lambda: not bv.alive(rec), "the batch process to die", timeout=10)
+
+
+def page(**state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in state.items():
+        at.session_state[k] = v
+    return at.run()
+
+
+def test_a_tiny_offline_batch_launches_finishes_and_links_to_failure_modes(seeded_store, db_path):
+    at = page(batch_questions=[QID], batch_levels=["novice"], batch_assistants=["offline/adaptive"],
+              batch_max_turns=2, batch_tag="tiny")
+    assert not at.exception, [e.value for e in at.exception]
+    assert "matrix: 1 conversation(s) × up to 2 turns" in " ".join(c.value for c in at.caption)
+    assert "estimated cost: $0.00" in " ".join(c.value for c in at.caption)
+    try:
+        at.button(key="batch_launch").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        [rec] = bv.launches(db_path)
+        assert rec.tag == "tiny" and "--max-turns" in rec.argv
+        store = Store(db_path)
+        wait_until(lambda: not bv.alive(rec), "the batch process to end")
+        assert store.count_runs(batch_tag="tiny", status="finished") == 1
+        [row] = store.list_runs(batch_tag="tiny")
+        assert (row.question_id, row.level, row.assistant, row.seed) == (QID, "novice", "offline/adaptive", 1)
+        at.run()  # a reload: the page finds the batch again from its record and the database
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.selectbox(key="batch_pick").value == "tiny"
+        assert "1 / 1 conversations done" in at.get("progress")[0].proto.text
+        assert "1 of 1 runs finished" in at.get("code")[0].value
+        assert not [b for b in at.button if b.key == "batch_resume"]  # nothing left to resume
+        assert not [b for b in at.button if b.key == "batch_stop"]
+    finally:
+        kill_all(db_path)
+
+
+def test_stop_sends_ctrl_c_and_resume_continues_the_batch(seeded_store, db_path):
+    # a matrix long enough to be stopped mid-way: 3 levels × 2 assistants × 30 seeds, one at a time
+    at = page(batch_questions=[QID, "sample_herd_immunity"], batch_levels=list(("novice", "intermediate", "advanced")),
+              batch_assistants=["offline/adaptive", "offline/simple"], batch_seeds=30, batch_concurrency=1,
+              batch_tag="long")
+    assert not at.exception, [e.value for e in at.exception]
+    store = Store(db_path)
+    try:
+        at.button(key="batch_launch").click().run()
+        [rec] = bv.launches(db_path)
+        wait_until(lambda: store.count_runs(batch_tag="long", status="finished") >= 2, "two runs finished")
+        assert bv.alive(rec)
+        at.run()
+        at.button(key="batch_stop").click().run()  # real SIGINT to the process group
+        wait_until(lambda: not bv.alive(rec), "the batch to stop")
+        counts = bv.progress(store, "long")
+        assert counts["cells"] == 360 and 2 <= counts["finished"] < 360 and counts["running"] == 0
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        summary = at.get("code")[0].value
+        assert "stopped:" in summary and "continue with:" in summary and "--resume long" in summary
+        at.button(key="batch_resume").click().run()
+        [again] = bv.launches(db_path)
+        assert again.pid != rec.pid and again.argv[:3] == ("batch", "--resume", "long")
+        before = counts["finished"]
+        wait_until(lambda: store.count_runs(batch_tag="long", status="finished") > before, "the resumed batch to run")
+        assert bv.stop(again, now=True)
+        wait_until(lambda: not bv.alive(again), "the resumed batch to stop at once")
+        assert bv.progress(store, "long")["running"] == 0
+    finally:
+        kill_all(db_path)

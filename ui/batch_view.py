@@ -1,0 +1,175 @@
+"""The Batch page's logic: the command a form describes, its estimate, and a batch as a background process.
+
+The page never runs conversations itself: it launches ``python -m knowsim_core batch … --tag T``
+in a new session (``start_new_session=True``), so the batch outlives the browser tab and even the
+Streamlit server, and stopping it is the command line's own clean stop (SIGINT to its process
+group). What the page knows about a launch — pid (+ the kernel's start time of that pid, which
+guards against pid reuse), the command, the log file — is a small JSON file per tag in a folder
+beside the database, so a reload or another tab finds the batch again. Progress is read from the
+database (the runs of the tag by status; the matrix stored under the tag gives the total), never
+from the process.
+
+The matrix and estimate go through the CLI's own argument parser, :func:`~knowsim_core.commands.batch.plan`
+and :func:`~knowsim_core.batch_plan.estimate_stored`, so what the page shows is what the command
+will run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from knowsim_core.batch_plan import BatchSpec, Estimate, estimate_stored
+from knowsim_core.errors import ConfigError
+from knowsim_core.storage.liveness import pid_alive, process_start
+
+ROOT = Path(__file__).resolve().parent.parent
+STATUSES = ("finished", "running", "interrupted", "failed")
+LOG_TAIL_LINES = 6
+SECOND_SIGNAL_AFTER_S = 0.3
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A batch started from the page: enough to find, watch and stop it after a reload."""
+
+    tag: str
+    pid: int
+    start: str  # /proc start time of pid ("" where /proc is absent)
+    argv: tuple[str, ...]
+    log: str
+    started_at: float
+
+
+def launches_dir(db: Path) -> Path:
+    """Where launches of batches into ``db`` are recorded: ``<db stem>.batches/`` beside it."""
+    return db.parent / f"{db.stem}.batches"
+
+
+def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str], user: str, extractor: str,
+               seeds: int, max_turns: int | None, concurrency: int, tag: str) -> list[str]:
+    """The ``batch`` arguments the form describes (the page runs exactly these)."""
+    if not questions or not levels or not assistants:
+        raise ConfigError("choose at least one question, one level and one assistant")
+    argv = ["batch", "--questions", ",".join(questions), "--levels", ",".join(levels),
+            "--assistants", ",".join(assistants), "--user", user, "--extractor", extractor,
+            "--seeds", str(int(seeds)), "--concurrency", str(int(concurrency))]
+    if max_turns:
+        argv += ["--max-turns", str(int(max_turns))]
+    return argv + ["--tag", tag.strip()] if tag.strip() else argv
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    from knowsim_core.cli import build_parser
+
+    try:
+        return build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse prints and exits on bad input; the page needs an error
+        raise ConfigError(f"these batch settings are not valid: {' '.join(argv)}") from exc
+
+
+def preview(store: Any, argv: list[str]) -> tuple[BatchSpec, Estimate]:
+    """The matrix and estimate of ``batch argv`` — the same functions the command prints from."""
+    from knowsim_core.commands.batch import plan
+
+    spec = plan(store, _parse(argv))
+    return spec, estimate_stored(store, spec, len(spec.cells()))
+
+
+def new_tag() -> str:
+    return f"b{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(2).hex()}"
+
+
+def launch(db: Path, argv: list[str], tag: str) -> Launch:
+    """Start ``python -m knowsim_core <argv> --db db`` as its own process group and record it."""
+    folder = launches_dir(db)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"{tag}.log"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "knowsim_core", *argv, "--db", str(db)], cwd=ROOT, env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    rec = Launch(tag, proc.pid, process_start(proc.pid), tuple(argv), str(log), time.time())
+    tmp = folder / f".{tag}.json.tmp"
+    tmp.write_text(json.dumps(asdict(rec)))
+    tmp.replace(folder / f"{tag}.json")
+    return rec
+
+
+def launches(db: Path) -> list[Launch]:
+    """Every recorded launch into ``db``, newest first."""
+    out = []
+    for f in launches_dir(db).glob("*.json"):
+        try:
+            d = json.loads(f.read_text())
+            out.append(Launch(d["tag"], int(d["pid"]), d["start"], tuple(d["argv"]), d["log"], float(d["started_at"])))
+        except (OSError, ValueError, KeyError):
+            continue  # a half-written or foreign file is not a launch
+    return sorted(out, key=lambda rec: rec.started_at, reverse=True)
+
+
+def alive(rec: Launch) -> bool:
+    """Whether the launch's process still runs (a finished child of this server is reaped here)."""
+    try:
+        os.waitpid(rec.pid, os.WNOHANG)  # our own child: collect it, or it stays a zombie
+    except ChildProcessError:
+        pass  # launched by an earlier server, or already collected
+    return pid_alive(rec.pid, rec.start)
+
+
+def stop(rec: Launch, *, now: bool = False) -> bool:
+    """Ctrl-C to the batch's process group: the first stops starting conversations and lets those in
+    flight finish their turn; ``now`` sends a second one after a pause (two signals sent back to back
+    can reach Python's handler as one), which stops at once."""
+    for i in range(2 if now else 1):
+        if not alive(rec):
+            return i > 0
+        if i:
+            time.sleep(SECOND_SIGNAL_AFTER_S)
+        try:
+            os.killpg(rec.pid, signal.SIGINT)
+        except ProcessLookupError:
+            return i > 0
+    return True
+
+
+def progress(store: Any, tag: str) -> dict[str, int]:
+    """Runs of batch ``tag`` by status, plus ``cells`` (the matrix size) and ``not started``."""
+    counts = {s: store.count_runs(batch_tag=tag, status=s) for s in STATUSES}
+    data = store.get_batch(tag)
+    cells = len(BatchSpec.from_data(data).cells()) if data else 0
+    # a failed/interrupted run that was resumed finishes in place; every run is one cell
+    counts["cells"] = cells
+    counts["not started"] = max(0, cells - sum(counts[s] for s in STATUSES))
+    return counts
+
+
+def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
+    """The last lines the batch printed (its summary once it has ended), progress redraws folded."""
+    try:
+        text = Path(rec.log).read_text(errors="replace")
+    except OSError:
+        return []
+    rows = [r.rsplit("\r", 1)[-1].strip() for r in text.splitlines()]
+    return [r for r in rows if r][-lines:]
+
+
+def resume_argv(rec: Launch) -> list[str]:
+    """``batch --resume TAG`` with the launch's concurrency."""
+    argv = ["batch", "--resume", rec.tag]
+    if "--concurrency" in rec.argv:
+        argv += ["--concurrency", rec.argv[rec.argv.index("--concurrency") + 1]]
+    return argv
+
+
+__all__ = ["Launch", "alive", "batch_argv", "launch", "launches", "launches_dir", "log_tail", "new_tag",
+           "preview", "progress", "resume_argv", "stop"]
