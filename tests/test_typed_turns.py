@@ -202,3 +202,28 @@ def test_sending_an_empty_reply_says_what_to_do_and_plays_nothing(db):
     ok(at)
     assert any("type the assistant's message first" in e.value for e in at.error)
     assert len(Store(db).load_run(at.query_params["run"]).turns) == 0
+
+
+def test_the_fork_of_a_typed_run_goes_on_typed_beside_its_parent(db):
+    store = Store(db)
+    parent = start_run(store, question_id=QUESTION, level="novice", assistant_id=HUMAN_ID, seed=5)
+    for text in ("Let us start with counting.", "Now the shelf."):
+        parent.sim.assistant.put(text)
+        parent.step()
+    store.finish_run(parent.run_id, status="interrupted", error="handed over to the app")
+    at = ok(app(SIMULATE, run=parent.run_id, turn="2"))
+    at.toggle(key="sim_fork_open_0").set_value(True).run()
+    at.text_area(key=f"sim_fork_text_{parent.run_id}_2").input("Count the arrangements first.").run()
+    at.button(key="sim_fork_0").click().run()
+    ok(at)
+    child_id = at.query_params["pair"]
+    assert store.load_run(child_id).adapter["assistant"] == "human"
+    # only the child waits for a reply at turn 2; the parent has nothing new at this turn
+    at.text_area(key="sim_typed_1").input("Then the lamps that are on.").run()
+    at.button(key="sim_send_1").click().run()
+    ok(at)
+    child = store.load_run(child_id)
+    assert [t.assistant_message for t in child.turns] == ["Let us start with counting.", "Count the arrangements first.",
+                                                          "Then the lamps that are on."]
+    assert len(store.load_run(parent.run_id).turns) == 2  # the parent was not played
+    assert not at.error, [e.value for e in at.error]  # and waiting for its own reply is no error

@@ -13,6 +13,7 @@ went away is marked ``interrupted`` once the lease lapses and shows up on Saved 
 
 from __future__ import annotations
 
+from knowsim_core.agents.human import AwaitingInput
 from knowsim_core.errors import KnowSimError
 from knowsim_core.records import RunRecord, TurnRecord
 
@@ -81,11 +82,12 @@ class Player:
 
         return next_user_turn(self._live(rid).sim).message
 
-    def send(self, text: str, **extra) -> bool:
-        """Play the next turn with ``text`` as the typed side's message; False when nothing moved."""
+    def send(self, text: str, *, rid: str | None = None, **extra) -> bool:
+        """Play the next turn with ``text`` as the typed side's message (of run ``rid``, default: every
+        typed run); False when nothing moved."""
         self.error = ""
         try:
-            for rid in self._typed_runs():
+            for rid in [r for r in self._typed_runs() if rid in (None, r)]:
                 live = self._live(rid)
                 getattr(live.sim, self.human_role(rid)).put(text, **extra)
         except KnowSimError as exc:
@@ -147,6 +149,8 @@ class Player:
                 live = self._live(rid)
                 if not live.done:
                     live.step()
+            except AwaitingInput:
+                pass  # a typed run beside another one: it waits for its own reply
             except KnowSimError as exc:
                 self.error = str(exc)
             finally:

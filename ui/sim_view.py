@@ -148,7 +148,7 @@ def _single(p: Player, rid: str) -> None:
     with right:
         _compose(p, rid)
         _iu_panel(p, 0, rid, selected, height=GRAPH_HEIGHT + 20)
-    if p.record(rid) is None and 0 < len(run.turns) < p.turn:
+    if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
     _gauges(p, 0, rid)
 
@@ -160,21 +160,23 @@ def _pair(p: Player) -> None:
         run = p.runs[rid]
         with col:
             _header(run)
+            _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
                                     height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True)
             _iu_panel(p, i, rid, selected, height=260 if selected else "content")
-            if p.record(rid) is None and 0 < len(run.turns) < p.turn:
+            if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
                 st.caption(f"This run ended after turn {len(run.turns)}.")
             _gauges(p, i, rid)
 
 
-def _compose(p: Player, rid: str) -> None:
+def _compose(p: Player, rid: str, index: int = 0) -> None:
     """The researcher's box for the next typed message (only at the newest turn of a typed run)."""
     role = p.human_role(rid)
     if role is None or p.finished(rid) or p.turn < len(p.runs[rid].turns):
         return
-    with st.container(border=True, key="sim_compose"):
+    suffix = f"_{index}" if index else ""  # the first (or only) run keeps the plain keys
+    with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
                 st.markdown("**The learner says:**")
@@ -183,18 +185,19 @@ def _compose(p: Player, rid: str) -> None:
                 st.error(f"The simulated learner could not write its message: {exc}")
                 return
         label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
-        st.text_area(label, key=TYPED_KEY, height=110,
+        st.text_area(label, key=TYPED_KEY + suffix, height=110,
                      placeholder="It goes through the same extractor and rules as an agent's message.")
-        attempt = role == "user" and st.checkbox("This message attempts an answer", key="sim_typed_attempt")
+        attempt = role == "user" and st.checkbox("This message attempts an answer", key=f"sim_typed_attempt{suffix}")
         # never disabled: the box's text reaches the server when it loses focus, i.e. on this very click
-        st.button("Send", key="sim_send", icon=":material/send:", type="primary",
-                  help="Play the next turn with this message", on_click=_send, args=(p, bool(attempt)))
+        st.button("Send", key=f"sim_send{suffix}", icon=":material/send:", type="primary",
+                  help="Play the next turn with this message", on_click=_send, args=(p, rid, suffix, bool(attempt)))
 
 
-def _send(p: Player, attempt: bool) -> None:
+def _send(p: Player, rid: str, suffix: str, attempt: bool) -> None:
     """Send the typed message (a callback, so the new turn is drawn by the same rerun)."""
-    if p.send(st.session_state.get(TYPED_KEY) or "", **({"attempt": True} if attempt else {})):
-        st.session_state[TYPED_KEY] = ""  # the box is empty for the next turn
+    key = TYPED_KEY + suffix
+    if p.send(st.session_state.get(key) or "", rid=rid, **({"attempt": True} if attempt else {})):
+        st.session_state[key] = ""  # the box is empty for the next turn
         state.playback().mark()
 
 
