@@ -377,3 +377,14 @@ def test_a_key_typed_in_the_sidebar_enables_the_provider_for_the_session(db, mon
     assert ":material/check_circle: **openai** — key from session" in providers(at)
     shown = " ".join(e.value for e in (*at.markdown, *at.caption, *at.sidebar.caption))
     assert "sk-typed-secret-456" not in shown
+
+
+def test_glossary_and_legend_on_simulate(db):
+    from ui.theme import GLOSSARY, STATE_STYLE
+
+    at = start_demo()
+    shown = " ".join(m.value for m in at.markdown)
+    for term in ("τ", "load", "η", "ceiling", "carry", "step"):
+        assert f"**{term}** — {GLOSSARY[term]}" in shown, term
+    legend = " ".join(el.proto.body for el in elements(at, "html"))
+    assert all(f"background:{s.colour}" in legend for s in STATE_STYLE.values())
