@@ -63,7 +63,7 @@ with one:
 
 with many:
     questions = [q.id for q in db.list_questions()]
-    c1, c2, c3, c4, c5 = st.columns(5)
+    c1, c2, c3, c4, c5, c6 = st.columns(6)
     q = c1.selectbox("Question", [None, *questions], key="fm_q", format_func=lambda v: v or "all")
     lv = c2.selectbox("Level", [None, *LEVELS], key="fm_level", format_func=lambda v: v or "all")
     asst = c3.selectbox("Assistant", [None, *db.run_values("assistant")], key="fm_asst", format_func=lambda v: v or "all")
@@ -72,7 +72,10 @@ with many:
                           help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                "at turn 1 would pull every mean down.")
     # every filter is applied in the query, before the limit (one more row says whether it bit)
-    facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, limit=fv.FACTS_LIMIT + 1)
+    batch = c6.selectbox("Batch", [None, *db.run_values("batch_tag")], key="fm_batch", format_func=lambda v: v or "all",
+                         help="only the runs of one `batch --tag NAME`")
+    facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch,
+                         limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
     which = STATUS_LABELS[status].lower()
     if not facts:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from knowsim_core.storage import BatchGroup
 from ui import state
 from ui.demo import DEMO_ASSISTANT, start_demo
 from ui.resources import get_store
@@ -41,14 +42,23 @@ with left:
 
 with right:
     st.subheader("Recent runs")
-    rows = store.list_runs(limit=8)
-    if not rows:
+    entries = store.recent_entries(limit=8)  # a batch's runs fold into one line, so singles stay visible
+    if not entries:
         st.caption(f"No runs yet. {len(store.list_questions())} sample questions are ready — start the demo.")
-    for r in rows:
-        metrics = "" if r.kg is None else f" · KG {r.kg:.2f}"
+    for e in entries:
+        if isinstance(e, BatchGroup):
+            metrics = "" if e.kg is None else f" · mean KG {e.kg:.2f}"
+            st.page_link(
+                "pages/runs.py",
+                label=f"batch {e.tag} · {e.runs} runs ({e.finished} finished){metrics}",
+                query_params={"batch": e.tag},
+                icon=":material/stacks:",
+            )
+            continue
+        metrics = "" if e.kg is None else f" · KG {e.kg:.2f}"
         st.page_link(
             "pages/simulate.py",
-            label=f"{r.question_id} · {r.level} · {r.assistant} · {r.turns} turns · {r.status}{metrics}",
-            query_params={"run": r.id, "turn": str(r.turns)},
+            label=f"{e.question_id} · {e.level} · {e.assistant} · {e.turns} turns · {e.status}{metrics}",
+            query_params={"run": e.id, "turn": str(e.turns)},
             icon=":material/chat:",
         )

@@ -1,6 +1,7 @@
-"""Saved runs: filter and search, open at any turn, compare two, what-if, export / import, delete, resume.
+"""Saved runs: filter and search, group by batch, open at any turn, compare two, what-if, export / import, delete, resume.
 
-Select one row for its actions, two rows to compare them side by side.
+Select one row for its actions, two rows to compare them side by side, any number to export (one zip or
+one JSONL) or delete them together.
 """
 
 import streamlit as st
@@ -21,17 +22,28 @@ if flash := st.session_state.pop("runs_flash", None):
 
 db.mark_dead_runs()  # runs whose process died or whose browser session went away become "interrupted"
 f = run_list.filters(db)
+if f["group"]:  # one line per batch tag; picking one lists its runs
+    groups = db.batch_groups(**run_list.query(f))
+    if not groups:
+        st.info("No batch runs match these filters: `python -m knowsim_core batch --tag NAME` makes some.")
+    st.dataframe(run_list.batch_rows(groups), key="runs_batches", on_select="rerun", selection_mode="single-row",
+                 hide_index=True)
+    picked = [groups[i].tag for i in run_list.selected_rows("runs_batches") if i < len(groups)]
+    if picked:
+        st.button(f"Show the runs of batch {picked[0]}", key="runs_show_batch", on_click=run_list.show_batch,
+                  args=(picked[0],))
+    st.stop()
 page = st.number_input("Page", 1, value=1, key="runs_page") - 1
 try:
     rows, total = run_list.fetch(db, f, page=page)
 except KnowSimError as exc:
     st.error(str(exc))
     st.stop()
-cost = sum(r.cost_usd or 0.0 for r in rows)
-st.caption(
-    f"{total} runs match · showing {len(rows)} · tokens on this page: "
-    f"{sum(r.tokens_in for r in rows):,} in / {sum(r.tokens_out for r in rows):,} out · cost ${cost:.4f}"
-)
+caption = f"{total} runs match · showing {len(rows)}"
+if run_list.spends(rows):  # offline runs spend nothing: no token or cost figures for them
+    caption += (f" · tokens on this page: {sum(r.tokens_in for r in rows):,} in / "
+                f"{sum(r.tokens_out for r in rows):,} out · cost ${sum(r.cost_usd or 0.0 for r in rows):.4f}")
+st.caption(caption)
 if any(r.assistant.startswith("recorded/") for r in rows):
     st.caption("Runs whose assistant is **recorded/…** (user **human**) are readings of human conversations: the "
                "messages are what a real person and tutor wrote; KnowSim's extractor and rules only read them.")
@@ -39,6 +51,13 @@ versions = db.graph_version_numbers([r.graph_version_id for r in rows])
 st.dataframe(run_list.table_rows(rows, versions), key="runs_table", on_select="rerun", selection_mode="multi-row", hide_index=True)
 chosen = [rows[i] for i in run_list.selected_rows("runs_table") if i < len(rows)]
 
+if chosen:
+    ids = [r.id for r in chosen]
+    with st.container(border=True):
+        st.markdown(f"**{len(ids)} selected** · export or delete them together")
+        run_list.export_many(db, ids)
+        if st.button(f"Delete {len(ids)} selected…", key="runs_delete_many"):
+            run_list.ask_delete(ids)
 if len(chosen) == 1:
     r = chosen[0]
     st.subheader(f"Run {r.id[:12]} · {r.question_id} · {r.level} · {r.assistant} · {r.status}")
@@ -51,9 +70,7 @@ if len(chosen) == 1:
     if r.status in run_list.BAD_STATUSES and c3.button("Resume", key="runs_resume"):
         run_list.resume(db, r.id)
     if c4.button("Delete…", key="runs_delete"):
-        st.session_state[run_list.CONFIRM_KEY] = r.id
-    if st.session_state.get(run_list.CONFIRM_KEY) == r.id:
-        run_list.confirm_delete(db, r.id)
+        run_list.ask_delete([r.id])
     run_list.exports(db, r.id)
     with st.expander("What-if: relabel a turn or use another graph version"):
         render_whatif(db, db.load_run(r.id), key="wi")
@@ -61,7 +78,9 @@ elif len(chosen) == 2:
     st.subheader("Compare")
     render_compare(db.load_run(chosen[0].id), db.load_run(chosen[1].id), key="cmp")
 elif len(chosen) > 2:
-    st.info("Select one run for its actions or two runs to compare them.")
+    st.info("Select one run for its actions or two runs to compare them; any number to export or delete them.")
+if chosen and run_list.delete_asked([r.id for r in chosen]):
+    run_list.confirm_delete(db, [r.id for r in chosen])
 
 with st.expander("Import runs"):
     run_list.import_runs(db)

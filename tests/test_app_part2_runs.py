@@ -154,11 +154,20 @@ def test_resume_an_interrupted_run_finishes_it(db):
     assert any("resumed" in s.value for s in at.success)
 
 
-def test_the_cost_and_token_totals_are_shown(db):
+def test_cost_and_tokens_are_shown_only_for_runs_that_spent_some(db):
+    at = _open()  # offline runs: no token or cost columns, no "cost $0.0000" caption
+    assert not {"tokens in", "tokens out", "cost $"} & set(at.dataframe[0].value.columns)
+    assert "cost" not in at.caption[0].value and "2 runs match" in at.caption[0].value
+    import sqlite3
+
+    conn = sqlite3.connect(db.path)
+    conn.execute("UPDATE runs SET tokens_in = 1200, tokens_out = 300, cost_usd = 0.0125 WHERE id = ?", [db.ids[0]])
+    conn.commit()
+    conn.close()
     at = _open()
     table = at.dataframe[0].value
     assert {"tokens in", "tokens out", "cost $"} <= set(table.columns)
-    assert "tokens on this page: 0 in / 0 out · cost $0.0000" in at.caption[0].value
+    assert "tokens on this page: 1,200 in / 300 out · cost $0.0125" in at.caption[0].value
 
 
 def test_filter_by_graph_version_after_a_graph_edit(db):

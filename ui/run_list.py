@@ -1,4 +1,4 @@
-"""The saved-runs list: filters, full-text search, paging, row selection; and the run actions.
+"""The saved-runs list: filters, full-text search, paging, batch groups, row selection; and the run actions.
 
 The list reads only ``RunRow`` summaries (one indexed query per page), so it stays fast with
 tens of thousands of runs; a full record is loaded only for the runs the user selects.
@@ -6,7 +6,9 @@ tens of thousands of runs; a full record is loaded only for the runs the user se
 
 from __future__ import annotations
 
+import io
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -25,52 +27,111 @@ ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
 BAD_STATUSES = ("failed", "interrupted")
 
 
+ALL = None  # the "all" choice of every dropdown
+FIND_COLUMNS = ("assistant", "user", "extractor", "preset", "batch_tag", "question_id")
+
+
+def _pick(col, label: str, options: list, *, key: str, help: str | None = None):
+    return col.selectbox(label, [ALL, *options], key=key, help=help,
+                         format_func=lambda v: "all" if v is None else str(v))
+
+
 def filters(store) -> dict[str, Any]:
-    """The filter widgets; returns keyword arguments for ``Store.list_runs``/``count_runs``."""
-    c1, c2, c3, c4 = st.columns([2, 1, 2, 2])
-    questions = [q.id for q in store.list_questions()]
-    q = c1.selectbox("Question", ["all", *questions], key="runs_q")
-    lv = c2.selectbox("Level", ["all", *LEVELS], key="runs_level")
-    asst = c3.text_input("Assistant id", key="runs_asst", placeholder="e.g. offline/adaptive")
-    text = c4.text_input("Search transcripts", key="runs_text", placeholder="words in any message")
-    c5, c6, c7 = st.columns([1, 1, 2])
-    bad = c5.toggle("Failed / interrupted only", key="runs_bad")
-    order = c6.selectbox("Order", list(ORDER_LABELS), key="runs_order")
+    """The filter widgets; returns keyword arguments for ``Store.list_runs``/``count_runs``.
+
+    Each dropdown offers the values the database holds (``SELECT DISTINCT`` in SQL); "Find in
+    ids" is a contains-search over the agent, preset, batch and question ids, so typing
+    "comprehensive" finds ``offline/comprehensive`` without knowing its prefix.
+    """
+    c1, c2, c3, c4, c5 = st.columns([2, 1, 2, 2, 2])
+    q = _pick(c1, "Question", [q.id for q in store.list_questions()], key="runs_q")
+    lv = _pick(c2, "Level", list(LEVELS), key="runs_level")
+    asst = _pick(c3, "Assistant", store.run_values("assistant"), key="runs_asst")
+    user = _pick(c4, "User", store.run_values("user"), key="runs_user")
+    extractor = _pick(c5, "Extractor", store.run_values("extractor"), key="runs_extractor")
+    c6, c7, c8, c9, c10 = st.columns([2, 2, 1, 2, 2])
+    pre = _pick(c6, "Preset", store.run_values("preset"), key="runs_preset")
+    batches = store.run_values("batch_tag")
+    wanted = st.query_params.get("batch")  # Home links a batch's line here as ?batch=TAG (applied once)
+    if wanted in batches and st.session_state.get("runs_batch_link") != wanted:
+        st.session_state["runs_batch"] = st.session_state["runs_batch_link"] = wanted
+    batch = _pick(c7, "Batch", batches, key="runs_batch",
+                  help="runs made by `python -m knowsim_core batch --tag NAME`")
+    seed = _pick(c8, "Seed", store.run_values("seed"), key="runs_seed")
+    find = c9.text_input("Find in ids", key="runs_find", placeholder="e.g. comprehensive",
+                         help="part of an assistant, user, extractor, preset, batch or question id")
+    text = c10.text_input("Search transcripts", key="runs_text", placeholder="words in any message")
+    c11, c12, c13, c14 = st.columns([1, 1, 1, 2])
+    bad = c11.toggle("Failed / interrupted only", key="runs_bad")
+    group = c12.toggle("Group by batch", key="runs_group", help="one line per batch tag, with its means")
+    order = c13.selectbox("Order", list(ORDER_LABELS), key="runs_order")
     version = None
-    if q != "all":  # graph versions belong to one question
+    if q is not None:  # graph versions belong to one question
         versions = {f"v{v.version}" + (f" · {v.note}" if v.note else ""): v.id for v in store.graph_versions(q)}
-        picked = c7.selectbox("Graph version", ["all", *versions], key="runs_graph_version",
-                              help="only runs simulated on this version of the question's IU graph")
+        picked = c14.selectbox("Graph version", ["all", *versions], key="runs_graph_version",
+                               help="only runs simulated on this version of the question's IU graph")
         version = versions.get(picked)
     return {
-        "question_id": None if q == "all" else q, "level": None if lv == "all" else lv,
-        "assistant": asst.strip() or None, "text": text.strip() or None, "bad_only": bad,
-        "graph_version_id": version, "order": ORDER_LABELS[order],
+        "question_id": q, "level": lv, "assistant": asst, "user": user, "extractor": extractor, "preset": pre,
+        "batch_tag": batch, "seed": seed, "find": find.strip() or None, "text": text.strip() or None,
+        "bad_only": bad, "group": group, "graph_version_id": version, "order": ORDER_LABELS[order],
     }
+
+
+def query(f: dict[str, Any]) -> dict[str, Any]:
+    """The filters as ``Store.list_runs`` keywords (every one applied in SQL, before the page's LIMIT)."""
+    base = {k: f.get(k) for k in ("question_id", "level", "assistant", "user", "extractor", "preset", "batch_tag",
+                                  "seed", "text", "graph_version_id")}
+    if f.get("find"):
+        base["find"] = f["find"]
+    if f.get("bad_only"):
+        base["status"] = BAD_STATUSES
+    return base
 
 
 def fetch(store, f: dict[str, Any], *, page: int) -> tuple[list, int]:
     """One page of rows and the total count for the filters."""
-    base = {k: f.get(k) for k in ("question_id", "level", "assistant", "text", "graph_version_id")}
-    if f["bad_only"]:  # one query: the statuses are filtered in SQL, before the page's LIMIT
-        base["status"] = BAD_STATUSES
+    base = query(f)
     return (store.list_runs(**base, order=f["order"], limit=PAGE_SIZE, offset=page * PAGE_SIZE),
             store.count_runs(**base))
 
 
+def spends(rows) -> bool:
+    """Whether any run on the page used tokens (offline runs never do: no cost is shown for them)."""
+    return any(r.tokens_in or r.tokens_out or r.cost_usd for r in rows)
+
+
 def table_rows(rows, versions: dict[int, int] | None = None) -> list[dict[str, Any]]:
-    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``)."""
+    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``).
+
+    Token and cost columns appear only when some run on the page spent tokens.
+    """
     versions = versions or {}
+    cost = spends(rows)
     return [
         {
             "run": r.id[:12], "question": r.question_id,
             "graph": f"v{versions[r.graph_version_id]}" if r.graph_version_id in versions else "",
-            "level": r.level, "assistant": r.assistant,
+            "level": r.level, "assistant": r.assistant, "user": r.user, "extractor": r.extractor,
+            "preset": r.preset, "seed": r.seed, "batch": r.batch_tag or "",
             "status": r.status, "turns": r.turns, "KG": r.kg, "DC": r.dc, "CO": r.co,
-            "tokens in": r.tokens_in, "tokens out": r.tokens_out, "cost $": round(r.cost_usd or 0.0, 4),
+            **({"tokens in": r.tokens_in, "tokens out": r.tokens_out, "cost $": round(r.cost_usd or 0.0, 4)}
+               if cost else {}),
             "created": r.created[:19], "stop": r.stop_reason or "", "error": r.error,
         }
         for r in rows
+    ]
+
+
+def batch_rows(groups) -> list[dict[str, Any]]:
+    """One table row per batch tag (``Store.batch_groups``)."""
+    def mean(v):
+        return None if v is None else round(v, 3)
+    return [
+        {"batch": g.tag, "runs": g.runs, "finished": g.finished, "unfinished": g.unfinished, "turns": g.turns,
+         "mean KG": mean(g.kg), "mean DC": mean(g.dc), "mean CO": mean(g.co),
+         "first": g.first[:19], "last": g.last[:19]}
+        for g in groups
     ]
 
 
@@ -119,6 +180,32 @@ def import_runs(store) -> None:
     st.success(f"Imported {len(ids)} run(s) from {up.name}" + (f"; skipped {len(skipped)}" if skipped else ""))
 
 
+def zip_of_studio_files(store, run_ids: list[str]) -> bytes:
+    """One zip holding ``<run id>.json`` (Studio JSON, re-importable) per run."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rid in run_ids:
+            zf.writestr(f"{rid}.json", studio.dumps(store.load_run(rid)))
+    return buf.getvalue()
+
+
+def jsonl_of_runs(store, run_ids: list[str]) -> str:
+    """One Studio run per line (the same records as the zip, for pandas / jq)."""
+    return "".join(studio.dumps(store.load_run(rid), indent=None) + "\n" for rid in run_ids)
+
+
+def export_many(store, run_ids: list[str]) -> None:
+    """Download buttons for the selected runs (built only when clicked)."""
+    ids = list(run_ids)
+    c1, c2 = st.columns(2)
+    c1.download_button(f"Zip of {len(ids)} Studio JSON files", data=lambda: zip_of_studio_files(store, ids),
+                       file_name=f"knowsim_runs_{len(ids)}.zip", mime="application/zip", on_click="ignore",
+                       key="dl_many_zip")
+    c2.download_button(f"JSONL ({len(ids)} runs)", data=lambda: jsonl_of_runs(store, ids),
+                       file_name=f"knowsim_runs_{len(ids)}.jsonl", mime="application/jsonl", on_click="ignore",
+                       key="dl_many_jsonl")
+
+
 CONFIRM_KEY = "runs_confirm_delete"
 
 
@@ -126,19 +213,32 @@ def _dismiss() -> None:
     st.session_state.pop(CONFIRM_KEY, None)
 
 
-@st.dialog("Delete run?", on_dismiss=_dismiss)
-def confirm_delete(store, run_id: str) -> None:
-    """Asked while ``st.session_state[CONFIRM_KEY]`` names the run (closing the dialog clears it)."""
-    st.write(f"Run {run_id} and all its turns will be deleted. This cannot be undone.")
+def ask_delete(run_ids: list[str]) -> None:
+    """Open the confirmation for these runs (the dialog shows while the key names them)."""
+    st.session_state[CONFIRM_KEY] = tuple(run_ids)
+
+
+def delete_asked(run_ids: list[str]) -> bool:
+    return st.session_state.get(CONFIRM_KEY) == tuple(run_ids)
+
+
+@st.dialog("Delete runs?", on_dismiss=_dismiss)
+def confirm_delete(store, run_ids: list[str]) -> None:
+    """Asked while ``st.session_state[CONFIRM_KEY]`` names the runs (closing the dialog clears it)."""
+    ids = list(run_ids)
+    what = f"Run {ids[0]}" if len(ids) == 1 else f"These {len(ids)} runs ({', '.join(i[:12] for i in ids[:5])}" + (
+        ", …)" if len(ids) > 5 else ")")
+    st.write(f"{what} and all their turns will be deleted. This cannot be undone.")
     c1, c2 = st.columns(2)
     if c1.button("Delete", type="primary", key="del_yes"):
         _dismiss()
         try:
-            store.delete_run(run_id)
+            store.delete_runs(ids)
         except KnowSimError as exc:
             st.error(str(exc))
             return
-        st.session_state["runs_flash"] = f"Deleted run {run_id}."
+        st.session_state["runs_flash"] = f"Deleted run {ids[0]}." if len(ids) == 1 else f"Deleted {len(ids)} runs."
+        st.session_state.pop("runs_table", None)  # the old selection would point at other rows
         st.rerun()
     if c2.button("Cancel", key="del_no"):
         _dismiss()
@@ -157,3 +257,9 @@ def resume(store, run_id: str) -> None:
         return
     st.session_state["runs_flash"] = f"Run {run_id} resumed and finished."
     st.rerun()
+
+
+def show_batch(tag: str) -> None:
+    """Leave the batch groups for the runs of one batch (a button callback: runs before the widgets)."""
+    st.session_state["runs_batch"] = tag
+    st.session_state["runs_group"] = False

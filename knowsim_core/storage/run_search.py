@@ -91,11 +91,14 @@ def _like(fragment: str) -> str:
     return "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None = None,
+def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None = None, find: str | None = None,
                  **exact: Any) -> tuple[str, list[Any]]:
-    """``WHERE`` over ``runs r`` for exact column values, contains-fragments and transcript words.
+    """``WHERE`` over ``runs r``: every condition given must hold.
 
-    A sequence as ``status`` means any of those statuses; ``seed`` 0 is a value, not "no filter".
+    ``exact``: column values (a sequence means any of them; ``seed`` 0 is a value, None is "no
+    filter"); ``contains``: a fragment per column; ``find``: a fragment in any of the
+    :data:`CONTAINS` id columns ("comprehensive" finds ``offline/comprehensive``); ``text``:
+    words that must all occur in the run's transcript (FTS5).
     """
     where, args = [], []
     for col, value in exact.items():
@@ -114,6 +117,9 @@ def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None 
         if fragment and fragment.strip():
             where.append(f"r.{col} LIKE ? ESCAPE '\\'")
             args.append(_like(fragment.strip()))
+    if find and find.strip():
+        where.append("(" + " OR ".join(f"r.{c} LIKE ? ESCAPE '\\'" for c in CONTAINS) + ")")
+        args += [_like(find.strip())] * len(CONTAINS)
     query = _fts_query(text or "")
     if query:
         where.append(
@@ -138,17 +144,18 @@ class RunSearch:
         return RunRow(*row)
 
     def list(self, *, limit: int = 200, offset: int = 0, order: str = "created_desc", text: str | None = None,
-             contains: Mapping[str, str] | None = None, **exact: Any) -> list[RunRow]:
+             contains: Mapping[str, str] | None = None, find: str | None = None, **exact: Any) -> list[RunRow]:
         """Runs matching every given filter; ``text`` searches the transcripts (all words must occur)."""
         if order not in ORDERS:
             raise StorageError(f"unknown run order {order!r}; expected one of {', '.join(ORDERS)}")
-        where, args = where_clause(text=text, contains=contains, **exact)
+        where, args = where_clause(text=text, contains=contains, find=find, **exact)
         sql = f"{_SELECT}{where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?"
         with self._conn.db() as db:
             return [RunRow(*r) for r in db.execute(sql, [*args, int(limit), int(offset)]).fetchall()]
 
-    def count(self, *, text: str | None = None, contains: Mapping[str, str] | None = None, **exact: Any) -> int:
-        where, args = where_clause(text=text, contains=contains, **exact)
+    def count(self, *, text: str | None = None, contains: Mapping[str, str] | None = None, find: str | None = None,
+              **exact: Any) -> int:
+        where, args = where_clause(text=text, contains=contains, find=find, **exact)
         with self._conn.db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 
@@ -161,9 +168,10 @@ class RunSearch:
                 f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL ORDER BY {column}").fetchall()]
 
     def batch_groups(self, *, limit: int = 200, text: str | None = None, contains: Mapping[str, str] | None = None,
-                     **exact: Any) -> list[BatchGroup]:
-        """One summary per batch tag over the runs matching the filters, newest batch first."""
-        where, args = where_clause(text=text, contains=contains, **exact)
+                     find: str | None = None, order: str | None = None, **exact: Any) -> list[BatchGroup]:
+        """One summary per batch tag over the runs matching the filters, newest batch first
+        (``order`` is accepted so a page can pass its list filters unchanged; groups are by recency)."""
+        where, args = where_clause(text=text, contains=contains, find=find, **exact)
         where = (where + " AND" if where else " WHERE") + " r.batch_tag IS NOT NULL"
         sql = (
             "SELECT r.batch_tag, COUNT(*), SUM(r.status = 'finished'), SUM(r.status != 'finished'), SUM(r.n_turns), "
