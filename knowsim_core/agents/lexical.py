@@ -63,7 +63,9 @@ class LexicalModel:
 # `python benchmarks/extractor_eval.py --fit` (class-balanced L2 logistic regression, see
 # knowsim_core.extractor_eval.fit_logistic) on BOTH recorded MathQA conversations
 # (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
-# leave-one-recording-out table is the honest estimate of how they do on unseen conversations.
+# leave-one-recording-out table is the honest estimate of how they do on unseen conversations
+# (teaching-quality macro-F1 0.532 held out, 0.557 in-sample; see README). Feature order as in
+# TQ_FEATURES; a positive weight pushes towards "mentioned" / "well explained".
 COEFFICIENTS = LexicalModel(
     mentioned=(-2.4228, 1.5753, -0.0359, 0.6689, 0.7228, 0.331, -0.6016, 1.287, 3.2413, 1.5833, -0.0348),
     well=(-3.4151, 1.9671, 1.6996, 1.3688, -0.2292, -0.6835, -0.0306, -0.3397, 0.8225, 0.0291, 1.1891),
