@@ -14,7 +14,7 @@ import streamlit as st
 
 from knowsim_core.analysis import (
     METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn,
-    facts_from_summary, representative_run, run_facts, shares_by_level,
+    representative_run, shares_by_level,
 )
 from knowsim_core.explain import explain_run
 from knowsim_core.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
@@ -88,31 +88,6 @@ def heatmap_figure(run: RunRecord) -> go.Figure:
 
 
 # ---------------------------------------------------------------------- many runs
-@st.cache_data(show_spinner=False, max_entries=20000)
-def cached_facts(db_path: str, run_id: str, updated: str) -> RunFacts:
-    """Facts of one stored run; the ``updated`` stamp makes a changed run recompute."""
-    from ui.nav import store
-
-    return run_facts(store().load_run(run_id), run_id=run_id)
-
-
-def facts_for_rows(db, rows) -> list[RunFacts]:
-    """Facts for many stored runs in one query over the per-turn mode columns; only runs whose
-    metrics are not stored yet (still running) are loaded record by record."""
-    summaries = db.mode_summaries([r.id for r in rows if r.kg is not None])
-    out = []
-    for r in rows:
-        if r.id in summaries and r.dc is not None and r.co is not None:
-            counts, first = summaries[r.id]
-            out.append(facts_from_summary(
-                run_id=r.id, question_id=r.question_id, level=r.level, assistant=r.assistant, preset=r.preset,
-                kg=r.kg, dc=r.dc, co=r.co, turns=r.turns, mode_counts=counts, first_turn=first,
-            ))
-        else:
-            out.append(cached_facts(str(db.path), r.id, r.updated))
-    return out
-
-
 def shares_figure(facts: Sequence[RunFacts]) -> go.Figure:
     rows = shares_by_level(facts)
     levels = [f"{r.level} (n={r.runs})" for r in rows]
