@@ -156,14 +156,13 @@ def test_upload_limit_matches_the_import_cap():
 
 def test_failure_mode_colours_are_distinct_and_never_a_state_colour():
     from knowsim_core.failures import FailureMode
-    from ui.theme import CHANGED_COLOUR, MODE_COLORS, MODE_PATTERNS, STATE_STYLE, mode_colour
+    from ui.theme import CHANGED_COLOUR, MODE_COLORS, STATE_STYLE, mode_colour
 
-    assert set(MODE_COLORS) == set(FailureMode) == set(MODE_PATTERNS)
+    assert set(MODE_COLORS) == set(FailureMode)
     colours = [c.upper() for c in MODE_COLORS.values()]
     assert len(set(colours)) == 5
     taken = {v.colour.upper() for v in STATE_STYLE.values()} | {CHANGED_COLOUR.upper()}
     assert not taken & set(colours), "a failure mode must not reuse a state colour with another meaning"
-    assert len(set(MODE_PATTERNS.values())) == 5  # a non-colour cue as well
     assert mode_colour("prereq_blocked") == MODE_COLORS[FailureMode.PREREQ_BLOCKED]
 
 

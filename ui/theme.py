@@ -62,8 +62,9 @@ def state_badge(state: IUState | int) -> str:
 # ---------------------------------------------------------------------- failure modes
 # Five colours from Paul Tol's "muted" scheme (distinguishable under the common colour-vision
 # deficiencies), chosen so that none is one of the state colours above: a failure chart must not
-# say "green" for EFFECTIVE where the graph says "green" for knows well. Each mode also has a bar
-# pattern, so the modes stay apart in greyscale. Every view that colours a mode (Simulate,
+# say "green" for EFFECTIVE where the graph says "green" for knows well. Charts name every mode in
+# their legend and hover (no fill patterns: Streamlit's plotly.js drops patterned stacked bars, see
+# ui/failure_views.py). Every view that colours a mode (Simulate,
 # Failure modes, Compare) takes it from here.
 MODE_COLORS: dict[FailureMode, str] = {
     FailureMode.REDUNDANT: "#DDCC77",  # sand: effort spent on what was already known
@@ -78,13 +79,6 @@ MODE_FONT: dict[FailureMode, str] = {
     FailureMode.EFFECTIVE: "#FFFFFF",
     FailureMode.OVERLOAD_WASTED: "#000000",
     FailureMode.UNDER_ABSORBED: "#000000",
-}
-MODE_PATTERNS: dict[FailureMode, str] = {  # plotly marker.pattern.shape
-    FailureMode.REDUNDANT: ".",
-    FailureMode.PREREQ_BLOCKED: "x",
-    FailureMode.EFFECTIVE: "",
-    FailureMode.OVERLOAD_WASTED: "/",
-    FailureMode.UNDER_ABSORBED: "-",
 }
 
 

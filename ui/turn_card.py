@@ -36,6 +36,16 @@ def render_metrics(run: RunRecord, turn: int) -> None:
         st.caption(f"Recorded proxy DC: {proxy:.4f} — {PROXY_DC_REASON}.")
 
 
+# The "why" sentences are the point of these tables: give them a wide column and rows tall enough
+# for the grid to wrap them onto three lines instead of cutting them off.
+WHY_ROW_HEIGHT = 72
+WHY_COLUMNS = {
+    "why": st.column_config.TextColumn("why", width="large"),
+    "mode": st.column_config.TextColumn("mode", width="medium"),
+    "concept": st.column_config.TextColumn("concept", width="medium"),
+}
+
+
 def _fmt(v) -> str:
     return "–" if v is None else f"{v:.2f}"
 
@@ -73,14 +83,16 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
     tab_sig, tab_modes = st.tabs(["Signals this turn", "Failure modes & stop votes"])
     with tab_sig:
         if mentioned:
-            st.dataframe(mentioned, hide_index=True, key=f"{key}_signals")
+            st.dataframe(mentioned, hide_index=True, key=f"{key}_signals",
+                         column_config=WHY_COLUMNS, row_height=WHY_ROW_HEIGHT)
         else:
             st.caption("No IU was mentioned or attempted this turn.")
         moves = [f"{i}: {state_badge(a)} → {state_badge(b)}" for i, a, b in rec.transitions]
         st.markdown("**Transitions:** " + ("; ".join(moves) if moves else "none"))
         # every IU is a larger table re-sent on each step: only on request
         if st.toggle("Show every IU", key=f"{key}_show_all"):
-            st.dataframe(rows, hide_index=True, key=f"{key}_all")
+            st.dataframe(rows, hide_index=True, key=f"{key}_all",
+                         column_config=WHY_COLUMNS, row_height=WHY_ROW_HEIGHT)
     with tab_modes:
         explained = {w.id: w for w in whys if w.mode is not None}
         if explained:
@@ -111,4 +123,6 @@ def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> Non
         ],
         hide_index=True,
         key=f"{key}_history",
+        column_config=WHY_COLUMNS,
+        row_height=WHY_ROW_HEIGHT,
     )
