@@ -2,7 +2,9 @@
 
 Small valid files are built here from the project's own sample questions (a short offline run as
 Studio JSON and as a reference run record with its ``iu_cache/``, an items JSONL, an IU cache, a
-release folder with its initial-state cache). Hypothesis then mutates one of them — drops a key,
+release folder with its initial-state cache) and from a small synthetic tutoring conversation
+written for this test (a SimulatorArena-format annotations file with its two companions, each
+companion mutated in turn, and the generic conversations JSONL). Hypothesis then mutates one of them — drops a key,
 swaps a value for another type, NaN / Infinity, a huge integer, deep nesting, truncation — and
 imports it. Allowed outcomes: the import succeeds, or it raises :class:`FormatError` and every
 table of the database is exactly as before. Any other exception, or a refused import that wrote
@@ -24,13 +26,14 @@ from hypothesis import strategies as st
 from knowsim_core.errors import FormatError
 from knowsim_core.formats import reference_export, studio
 from knowsim_core.formats.importers import import_path
+from knowsim_core.formats.realworld import CONCEPTS_NAME, STATES_NAME
 from knowsim_core.runner import start_run
 from knowsim_core.samples import load_samples
 from knowsim_core.storage import Store
 from tests.test_hostile_input import db_snapshot
 
 QID = "sample_lava_lamps"
-EXAMPLES = 25  # per file kind: five kinds run in well under a minute on a shared machine
+EXAMPLES = 25  # per file kind: nine kinds run in well under a minute on a shared machine
 
 DEEP: list = []
 for _ in range(80):  # deeper than any format allows
@@ -103,9 +106,55 @@ def seeds(tmp_path_factory) -> "Seeds":
         f"fuzz_{i}": {"novice": {lab: {"state": "unaware"} for lab in s.graph.index.labels}}
         for i, s in enumerate(samples)}}
     files["init-cache"] = (folder, init, "init_ks_cache.json")
+    arena = root / "arena"
+    arena.mkdir()
+    for name, content in ((ANNOTATIONS, ARENA_RECORDS), (CONCEPTS_NAME, ARENA_CONCEPTS), (STATES_NAME, ARENA_STATES)):
+        (arena / name).write_text(json.dumps(content))
+    files["realworld"] = (arena, ARENA_RECORDS, ANNOTATIONS)
+    files["realworld-concepts"] = (arena, ARENA_CONCEPTS, CONCEPTS_NAME)
+    files["realworld-states"] = (arena, ARENA_STATES, STATES_NAME)
+    files["conversations-jsonl"] = (root / "conversations", CONVERSATIONS, "conversations.jsonl")
     for folder, _content, _name in files.values():
         folder.mkdir(parents=True, exist_ok=True)
     return Seeds(files)
+
+
+# ---------------------------------------------------------------------- a synthetic real conversation
+ANNOTATIONS = "math_tutoring_annotations_redacted_for_benchmarking.json"
+ARENA_RECORDS = [
+    {"problem_id": 7, "workerId": "fuzz-worker-1", "model": "tutor-x", "math_expertise": "9-12",
+     "overall_rating": 8, "problem_1_turns": 2, "question_location": "test/algebra/7.json", "level": "Level 2",
+     "type": "Algebra", "why_stop": "I solved it", "moved_to_problem_2": True,
+     "user_queries": ["What is x if 2x + 3 = 11?", "so x is 4?", "now 3x = 12, is that also 4?"],
+     "ai_responses": ["Undo the addition first: subtract 3 from both sides to get 2x = 8, then divide by 2.",
+                      "Yes: 2 times 4 plus 3 is 11, so x = 4 solves the linear equation.", None]},
+    {"problem_id": "p9", "workerId": "fuzz-worker-2", "model": "tutor-y", "math_expertise": "grad",
+     "user_queries": ["How many ways can 4 books stand on a shelf?", "uploads/working.png"],
+     "ai_responses": None},
+]
+ARENA_CONCEPTS = {
+    "7": {"extracted_concepts": [
+        {"Concept Name": "Linear equations", "Concept Explanation": "An equation whose unknown appears to the first power."},
+        {"Concept Name": "Inverse operations", "Concept Explanation": "Subtraction undoes addition, division undoes multiplication."}]},
+    "p9": {"extracted_concepts": [
+        {"Concept Name": "Factorial", "Concept Explanation": "n! is the product of the integers from 1 to n."}]},
+}
+ARENA_STATES = {
+    "(7, 'fuzz-worker-1', 'sim-model')": {"concepts": [
+        {"Concept Name": "Linear equations", "Status": "Partial understanding"},
+        {"Concept Name": "Inverse operations", "Status": "Not introduced"}], "response": "a short inference"},
+}
+CONVERSATIONS = [
+    {"id": "fuzz-c1", "level": "undergrad", "rating": 6, "model": "tutor-z",
+     "messages": [{"role": "user", "content": "Why is the derivative of x^2 equal to 2x?"},
+                  {"role": "assistant", "content": "Take the limit of ((x+h)^2 - x^2)/h as h goes to 0: it is 2x + h, so 2x."},
+                  {"role": "user", "content": "ok so the h term vanishes"},
+                  {"role": "assistant", "content": None}],
+     "concepts": [{"name": "Limit", "description": "The value a quotient approaches as h goes to 0."},
+                  {"name": "Difference quotient", "description": "(f(x+h) - f(x)) / h."}],
+     "initial_states": {"Limit": "struggling", "Difference quotient": "Knows well"}},
+    {"messages": [{"role": "user", "content": "What is 15% of 80?"}]},
+]
 
 
 class Seeds(dict):
@@ -134,7 +183,8 @@ def fuzz_store(tmp_path_factory) -> Store:
     return store
 
 
-@pytest.mark.parametrize("kind", ["studio", "reference", "iu-cache", "items", "init-cache"])
+@pytest.mark.parametrize("kind", ["studio", "reference", "iu-cache", "items", "init-cache", "realworld",
+                                  "realworld-concepts", "realworld-states", "conversations-jsonl"])
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
 @given(data=st.data())
@@ -150,7 +200,7 @@ def test_any_mutation_is_imported_whole_or_refused_cleanly(seeds, fuzz_store, tm
     mutated = content if op == "truncate" else _mutate(content, path, op, value)
     cut = data.draw(st.integers(0, 10**6), label="cut") if op == "truncate" else None
     target = _write(work, name, mutated, cut)
-    to_import = work if kind == "init-cache" else target
+    to_import = work if kind == "init-cache" else work / ANNOTATIONS if kind.startswith("realworld") else target
 
     before = db_snapshot(fuzz_store.path)
     runs_before = fuzz_store.count_runs()
@@ -164,3 +214,15 @@ def test_any_mutation_is_imported_whole_or_refused_cleanly(seeds, fuzz_store, tm
     assert fuzz_store.count_runs() == runs_before + len(report.runs)
     for run_id in report.runs:
         assert fuzz_store.load_run(run_id).turns is not None
+
+
+@pytest.mark.parametrize(("kind", "runs"), [("realworld", 2), ("conversations-jsonl", 1)])  # line 2: no concepts
+def test_the_real_conversation_seeds_import_whole(seeds, tmp_path, kind, runs):
+    """The unmutated seeds are valid, so the property above exercises imports that succeed too."""
+    folder, content, name = seeds[kind]
+    shutil.copytree(folder, tmp_path / "in")
+    _write(tmp_path / "in", name, content, None)
+    store = Store(tmp_path / "seed.db")
+    report = import_path(store, tmp_path / "in" / name)
+    assert len(report.runs) == runs and report.questions == 2
+    assert all(store.load_run(r).turns for r in report.runs)

@@ -178,11 +178,11 @@ def test_missing_companions(tmp_path):
 
 
 @pytest.mark.parametrize(("edit", "expected"), [
-    (lambda d: d[1]["ai_responses"].pop(), r"record 1 \(.*\): field 'ai_responses' has"),
-    (lambda d: d[2].pop("workerId"), r"record 2: field 'workerId'"),
-    (lambda d: d[0].update(user_queries=[]), r"record 0: field 'user_queries'"),
-    (lambda d: d[0]["user_queries"].__setitem__(0, None), r"record 0: field 'user_queries.0'"),
-    (lambda d: d[1].update(math_expertise="astronaut"), r"record 1 \(.*\): field 'math_expertise'"),
+    (lambda d: d[1]["ai_responses"].pop(), r"record 1 \(.*\): field ai_responses: 5 entries for 6 user_queries"),
+    (lambda d: d[2].pop("workerId"), r"record 2: field workerId: field required, got nothing; "),
+    (lambda d: d[0].update(user_queries=[]), r"record 0: field user_queries: list should have at least 1 item"),
+    (lambda d: d[0]["user_queries"].__setitem__(0, None), r"record 0: field user_queries\[0\]: input should be a valid string, got None"),
+    (lambda d: d[1].update(math_expertise="astronaut"), r"record 1 \(.*\): field math_expertise: expertise 'astronaut'"),
 ])
 def test_malformed_annotations_are_refused_with_one_line(tmp_path, edit, expected):
     path = _variant(tmp_path, edit)
@@ -193,6 +193,39 @@ def test_malformed_annotations_are_refused_with_one_line(tmp_path, edit, expecte
     assert store.list_questions() == []  # nothing was written
 
 
+@pytest.mark.parametrize(("edit", "expected"), [
+    (lambda d: d[0].update(overall_rating="7"), r"record 0: field overall_rating: input should be a valid number"),
+    (lambda d: d[0].update(problem_1_turns=True), r"record 0: field problem_1_turns: input should be a valid integer"),
+    (lambda d: d[1].update(problem_id=[1, 2]), r"record 1: field problem_id: input should be a valid integer"),
+    (lambda d: d[2].update(why_stop={"nested": "object"}), r"record 2: field why_stop: "),
+    (lambda d: d[0].update(user_queries=["hi"] * 1001), r"record 0: field user_queries: list should have at most 1000"),
+])
+def test_wrong_types_and_sizes_are_refused_strictly(tmp_path, edit, expected):
+    """Values pydantic's lax mode would have coerced ("7" → 7.0, true → 1) or stored as metadata."""
+    path = _variant(tmp_path, edit)
+    store = Store(tmp_path / "t.db")
+    with pytest.raises(FormatError, match=ANNOTATIONS.name.replace(".", r"\.") + ": " + expected) as exc:
+        import_path(store, path)
+    assert "\n" not in str(exc.value) and store.list_questions() == []
+
+
+@pytest.mark.parametrize(("companion", "edit", "expected"), [
+    (CONCEPTS_NAME, lambda d: d[next(iter(d))]["extracted_concepts"][0].update({"Concept Name": "   "}),
+     r"field \w+\.extracted_concepts\[0\]\.Concept Name: string should have at least 1 character"),
+    (CONCEPTS_NAME, lambda d: d.update({next(iter(d)): None}), r"field \w+: input should be a valid dictionary"),
+    (STATES_NAME, lambda d: d.update({"not a tuple": {"concepts": []}}), r"key 'not a tuple' is not"),
+])
+def test_malformed_companions_are_refused_naming_the_field(tmp_path, companion, edit, expected):
+    path = _variant(tmp_path)
+    data = json.loads((tmp_path / companion).read_text())
+    edit(data)
+    (tmp_path / companion).write_text(json.dumps(data))
+    store = Store(tmp_path / "c.db")
+    with pytest.raises(FormatError, match=companion.replace(".", r"\.") + ": " + expected):
+        import_path(store, path)
+    assert store.list_questions() == []
+
+
 def test_a_bad_status_in_the_companion_is_refused_through_the_cli(tmp_path, capsys):
     path = _variant(tmp_path)
     states = json.loads((tmp_path / STATES_NAME).read_text())
@@ -201,7 +234,7 @@ def test_a_bad_status_in_the_companion_is_refused_through_the_cli(tmp_path, caps
     (tmp_path / STATES_NAME).write_text(json.dumps(states))
     assert main(["import", str(path), "--db", str(tmp_path / "c.db")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and STATES_NAME in err and "'Status'" in err and "Vaguely remembers" in err
+    assert err.count("\n") == 0 and STATES_NAME in err and ".concepts[0].Status: not a status" in err and "Vaguely remembers" in err
 
 
 # ---------------------------------------------------------------------- generic JSONL
@@ -239,11 +272,26 @@ def test_generic_jsonl_is_imported_the_same_way(tmp_path):
     assert store.load_run(report.runs[1]).level == "intermediate"  # no level given: stated default
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    (json.dumps(CONV)[:-1] + ', "rating": NaN}', r"line 1: the value NaN is not valid JSON"),
+    ("[" * 100 + "]" * 100, r"line 1 nests arrays/objects more than"),
+    (json.dumps({**CONV, "id": ["a"]}), r"line 1: field id: "),
+    (json.dumps({**CONV, "concepts": [{"name": 3}]}), r"line 1: field concepts\[0\]\.name: input should be a valid string"),
+])
+def test_hostile_jsonl_lines_are_refused_in_one_line(tmp_path, text, expected):
+    path = _jsonl(tmp_path, [CONV, text])
+    path.write_text(text + "\n" + json.dumps(CONV) + "\n")  # the bad line first: detection must not crash either
+    store = Store(tmp_path / "h.db")
+    with pytest.raises(FormatError, match=r"conversations\.jsonl:? " + expected) as exc:
+        import_path(store, path)
+    assert "\n" not in str(exc.value) and store.list_questions() == []
+
+
 @pytest.mark.parametrize(("line", "expected"), [
-    ({**CONV, "messages": [{"role": "assistant", "content": "hi"}]}, r"line 1: field 'messages.0.role': an assistant"),
-    ({**CONV, "messages": [{"role": "tutor", "content": "hi"}]}, r"line 1: field 'messages.0.role' is 'tutor'"),
-    ({**CONV, "initial_states": {"Factorial": "meh"}}, r"line 1: field 'Status' is 'meh'"),
-    ({**CONV, "rating": "great"}, r"line 1: field 'rating'"),
+    ({**CONV, "messages": [{"role": "assistant", "content": "hi"}]}, r"line 1: field messages\[0\].role: an assistant"),
+    ({**CONV, "messages": [{"role": "tutor", "content": "hi"}]}, r"line 1: field messages\[0\].role: input should be 'user' or 'assistant', got 'tutor'"),
+    ({**CONV, "initial_states": {"Factorial": "meh"}}, r"line 1: field initial_states.Factorial: not a status .*, got 'meh'"),
+    ({**CONV, "rating": "great"}, r"line 1: field rating: input should be a valid number, got 'great'"),
 ])
 def test_malformed_jsonl_is_refused(tmp_path, line, expected):
     with pytest.raises(FormatError, match=r"conversations\.jsonl: " + expected):

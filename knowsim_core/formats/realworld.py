@@ -14,6 +14,11 @@ no prerequisite edges (the release gives none and we do not invent them); a conv
 messages after ``problem_1_turns`` are about the person's second, similar problem (no concepts
 or state are given for it), so they are kept in the run's metadata, not read as turns. A ``null``
 reply is an empty tutor turn; a message that is an image path stays as recorded; both are counted.
+
+Both inputs go through the one validation layer of every import: the guarded JSON reader
+(:mod:`.jsonio`: size, depth, NaN) and strict models in :mod:`.schema` (``ArenaConversationIn``,
+``ArenaConceptsFile``, ``ArenaStatesFile``, ``ConversationLineIn``), so a wrong type, an unknown
+status or an oversized list is refused in one line naming the file, the record and the field path.
 """
 
 from __future__ import annotations
@@ -25,12 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from ..errors import FormatError
 from ..graph import IUGraph
 from ..state import IUState
-from .jsonio import parse_json, read_json
+from . import schema
+from .jsonio import parse_json, read_json, read_text
 
 KIND_ARENA = "simulatorarena"
 KIND_JSONL = "conversations-jsonl"
@@ -40,9 +44,7 @@ ABSTRACTION_LEVEL = 0.5  # a stated constant: the release ranks no concept above
 AUTHOR = "simulatorarena"
 GRAPH_NOTE = ("concepts extracted for this problem by the SimulatorArena release; no prerequisite edges "
               "(the release gives none); abstraction level 0.5 for every IU (not given either)")
-STATUS = {"not introduced": IUState.UNAWARE, "unaware": IUState.UNAWARE, "struggling": IUState.STRUGGLING,
-          "partial understanding": IUState.PARTIAL, "partial_understanding": IUState.PARTIAL,
-          "knows well": IUState.KNOWS_WELL, "knows_well": IUState.KNOWS_WELL}
+STATE_OF = {s.key: s for s in IUState}  # a state name (schema.Status maps the release's wording onto these)
 LEVELS = ("novice", "intermediate", "advanced")
 REPORT_FIELDS = ("why_stop", "why_stop_other_reason", "strength_weakness", "solve_or_not", "problem_1_correctness",
                  "problem_1_turns", "why_ask_tutor", "turk_final_answer", "moved_to_problem_2")
@@ -104,86 +106,58 @@ class Conversation:
 
 
 # ---------------------------------------------------------------------- SimulatorArena
-class _Arena(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    problem_id: int | str
-    workerId: str
-    user_queries: list[str] = Field(min_length=1)
-    ai_responses: list[str | None] | None  # null as a whole: no reply was recorded at all
-    model: str = "unknown"
-    math_expertise: str | None = None
-    overall_rating: float | None = None
-    problem_1_turns: int | None = None
-    question_location: str = ""
-    level: str = ""
-    type: str = ""
-
-
-class _Concept(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-    name: str = Field(alias="Concept Name", min_length=1)
-    explanation: str = Field(default="", alias="Concept Explanation")
-
-
-class _StateConcept(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-    name: str = Field(alias="Concept Name")
-    status: str = Field(alias="Status")
-
-
-def where_of(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"]) or "(record)"
-    return f"field {loc!r}: {err['msg'].lower()}"
+ARENA_FIX = "the file is not the release's annotations format (see its README) or was edited by hand"
+COMPANION_FIX = "fix or remove it (it is read as a companion of the annotations file)"
 
 
 def refuse(path: Path, record: str, what: str) -> FormatError:
+    """The one-line refusal of a record: file, record, field and what is wrong."""
     return FormatError(f"{path.name}: {record}: {what}")
 
 
 def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
-    """Conversations of a SimulatorArena annotations file (companions found beside it), plus notes."""
+    """Conversations of a SimulatorArena annotations file (companions found beside it), plus notes.
+
+    Every record is checked against :class:`~.schema.ArenaConversationIn` and both companions
+    against theirs before any conversation is built.
+    """
     data = read_json(path)
     if isinstance(data, dict):
         data = [data]  # one conversation on its own
     if not isinstance(data, list):
         raise FormatError(f"{path.name}: expected a JSON list of conversations, got {type(data).__name__}")
+    if len(data) > schema.MAX_RECORDS:
+        raise FormatError(f"{path.name}: {len(data)} conversations; at most {schema.MAX_RECORDS} per file — split it")
     notes: list[str] = []
     concepts = _read_concepts(path.parent / CONCEPTS_NAME, notes)
     states = _read_states(path.parent / STATES_NAME, notes)
     out = []
     for i, raw in enumerate(data):
-        label = f"record {i}"
-        try:
-            rec = _Arena.model_validate(raw)
-        except ValidationError as exc:
-            raise refuse(path, label, where_of(exc)) from None
+        rec = schema.check(schema.ArenaConversationIn, raw, f"{path.name}: record {i}", ARENA_FIX)
         key = f"{rec.problem_id}:{rec.workerId}"
         label = f"record {i} ({key})"
-        if rec.ai_responses is None:
-            rec.ai_responses = [None] * len(rec.user_queries)
-        if len(rec.ai_responses) != len(rec.user_queries):
-            raise refuse(path, label, f"field 'ai_responses' has {len(rec.ai_responses)} entries for "
-                                       f"{len(rec.user_queries)} user_queries; they must pair up")
+        replies = rec.ai_responses if rec.ai_responses is not None else [None] * len(rec.user_queries)
+        if len(replies) != len(rec.user_queries):
+            raise refuse(path, label, f"field ai_responses: {len(replies)} entries for {len(rec.user_queries)} "
+                                       "user_queries; they must pair up (null for a missing reply)")
         try:
             level = level_of(rec.math_expertise)
         except ValueError as exc:
-            raise refuse(path, label, f"field 'math_expertise': {exc}") from None
-        pairs = tuple(zip(rec.user_queries, rec.ai_responses))
+            raise refuse(path, label, f"field math_expertise: {exc}") from None
+        pairs = tuple(zip(rec.user_queries, replies))
         n1 = rec.problem_1_turns
         cut = n1 if n1 is not None and 1 <= n1 < len(pairs) else len(pairs)
-        extra = rec.model_extra or {}
-        report = {k: extra.get(k, getattr(rec, k, None)) for k in REPORT_FIELDS if k in extra or k == "problem_1_turns"}
+        report = {k: getattr(rec, k) for k in REPORT_FIELDS if k in rec.model_fields_set or k == "problem_1_turns"}
+        location, model = rec.question_location or "", rec.model or "unknown"
         out.append(Conversation(
             key=key, question_id=f"sa_math_{rec.problem_id}_{rec.workerId[:8]}",
-            question=stated_problem(rec.user_queries, f"MATH {rec.question_location or rec.problem_id}"),
-            source=f"SimulatorArena math (MATH {rec.question_location or 'location not given'}"
+            question=stated_problem(rec.user_queries, f"MATH {location or rec.problem_id}"),
+            source=f"SimulatorArena math (MATH {location or 'location not given'}"
                    f"{', ' + rec.level if rec.level else ''})",
-            field=rec.type, level=level, model=rec.model, pairs=pairs[:cut], later=pairs[cut:],
+            field=rec.type or "", level=level, model=model, pairs=pairs[:cut], later=pairs[cut:],
             concepts=concepts.get(str(rec.problem_id), ()), initial=states.get((str(rec.problem_id), rec.workerId)),
             meta={"source": KIND_ARENA, "conversation": key, "problem_id": str(rec.problem_id),
-                  "worker_id": rec.workerId, "question_location": rec.question_location,
+                  "worker_id": rec.workerId, "question_location": location,
                   "expertise": rec.math_expertise or "", "rating": rec.overall_rating,
                   "report": json.dumps(report, ensure_ascii=False)},
         ))
@@ -194,50 +168,38 @@ def _read_concepts(path: Path, notes: list[str]) -> dict[str, tuple[tuple[str, s
     if not path.exists():
         notes.append(f"{path.name} not found beside the annotations: no IU graphs, so no readings")
         return {}
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise FormatError(f"{path.name}: expected an object {{problem_id: {{extracted_concepts: [...]}}}}")
-    out = {}
-    for pid, entry in data.items():
-        try:
-            items = (entry or {}).get("extracted_concepts") if isinstance(entry, dict) else None
-            if not isinstance(items, list):
-                raise FormatError(f"{path.name}: problem {pid}: field 'extracted_concepts' must be a list")
-            out[str(pid)] = tuple((c.name.strip(), c.explanation.strip()) for c in map(_Concept.model_validate, items))
-        except ValidationError as exc:
-            raise FormatError(f"{path.name}: problem {pid}: extracted_concepts.{where_of(exc)}") from None
-    return out
+    data = schema.check(schema.ArenaConceptsFile, read_json(path), path.name,
+                        f"expected {{problem_id: {{extracted_concepts: [...]}}}}; {COMPANION_FIX}")
+    return {pid: tuple((c.name, (c.explanation or "").strip()) for c in entry.extracted_concepts)
+            for pid, entry in data.items()}
 
 
 def _read_states(path: Path, notes: list[str]) -> dict[tuple[str, str], dict[str, IUState]]:
     if not path.exists():
         notes.append(f"{path.name} not found beside the annotations: initial states sampled for each level")
         return {}
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise FormatError(f"{path.name}: expected an object keyed by \"(problem_id, workerId, model)\"")
+    data = schema.check(schema.ArenaStatesFile, read_json(path), path.name,
+                        f"expected {{\"(problem_id, workerId, model)\": {{concepts: [...]}}}}; {COMPANION_FIX}")
     out = {}
     for key, entry in data.items():
-        try:
-            parts = ast.literal_eval(key)
-            pid, worker = str(parts[0]), str(parts[1])
-        except (ValueError, SyntaxError, TypeError, IndexError):
-            raise FormatError(f"{path.name}: key {key!r} is not \"(problem_id, workerId, model)\"") from None
-        try:
-            concepts = [_StateConcept.model_validate(c) for c in (entry or {}).get("concepts", [])]
-        except (ValidationError, AttributeError) as exc:
-            what = where_of(exc) if isinstance(exc, ValidationError) else "entry is not an object"
-            raise FormatError(f"{path.name}: {key}: concepts.{what}") from None
-        out[(pid, worker)] = {c.name.strip().lower(): status_of(c.status, path, key) for c in concepts}
+        out[_state_key(key, path)] = {c.name.strip().lower(): STATE_OF[c.status] for c in entry.concepts}
     return out
 
 
-def status_of(value: str, path: Path, key: str) -> IUState:
-    state = STATUS.get(value.strip().lower())
-    if state is None:
-        raise FormatError(f"{path.name}: {key}: field 'Status' is {value!r}; expected Not introduced, "
-                          "Struggling, Partial understanding or Knows well")
-    return state
+def _state_key(key: str, path: Path) -> tuple[str, str]:
+    """(problem_id, workerId) of a knowledge-state key written as a Python tuple literal."""
+    try:
+        parts = ast.literal_eval(key)  # literals only; the key is at most schema.MAX_NAME characters
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        parts = None
+    if not (isinstance(parts, tuple) and len(parts) >= 2 and all(isinstance(x, (str, int)) for x in parts[:2])):
+        raise FormatError(f"{path.name}: key {key[:60]!r} is not \"(problem_id, workerId, model)\"; {COMPANION_FIX}")
+    return str(parts[0]), str(parts[1])
+
+
+def status_of(state_name: str) -> IUState:
+    """The :class:`IUState` of a state name checked by :data:`schema.Status`."""
+    return STATE_OF[state_name]
 
 
 # ---------------------------------------------------------------------- detection
@@ -246,9 +208,9 @@ def detect(path: Path) -> str | None:
     if not path.is_file():
         return None
     if path.suffix == ".jsonl":
-        first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "")
-        try:
-            obj = parse_json(first)  # guarded: a hostile first line is "not this format", not a crash
+        try:  # guarded: an unreadable file or a hostile first line is "not this format", not a crash
+            first = next((ln for ln in read_text(path).splitlines() if ln.strip()), "")
+            obj = parse_json(first)
         except FormatError:
             return None
         return KIND_JSONL if isinstance(obj, dict) and "messages" in obj else None

@@ -20,7 +20,7 @@ import typing
 from dataclasses import MISSING, fields
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, ValidationError, create_model
 
 from ..config import LEVELS
 from ..errors import FormatError
@@ -50,6 +50,15 @@ Count = Annotated[int, Strict(), Field(ge=0, le=MAX_SEED)]
 Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Strict(), Field(allow_inf_nan=False, ge=0)]
 Bool = Annotated[bool, Strict()]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is empty; a question needs its text")
+    return value
+
+
+Text = Annotated[Str, AfterValidator(_not_blank)]  # a question's text: the store refuses a blank one
 Level = Literal["novice", "intermediate", "advanced"]
 StateName = Literal["unaware", "struggling", "partial_understanding", "knows_well"]
 StateInt = Annotated[int, Strict(), Field(ge=0, le=3)]
@@ -101,7 +110,7 @@ InitCacheTask = Annotated[dict[Id, dict[Level, RefState]], Field(max_length=MAX_
 # ---------------------------------------------------------------------- items JSONL (§1.2)
 class MathItemIn(_Model):
     id: Id
-    problem: Str
+    problem: Text
     solution: Optional[Str] = ""
     type: Optional[Name] = "Math"
     split: list[Name] = Field(default=[], max_length=100)
@@ -119,7 +128,7 @@ class ExpertMetaIn(_Model):
 
 class ExpertItemIn(_Model):
     id: Id
-    question: Str
+    question: Text
     answers: Optional[dict[Name, AnswerIn]] = Field(default=None, max_length=100)
     metadata: Optional[ExpertMetaIn] = None
     split: list[Name] = Field(default=[], max_length=100)
@@ -249,11 +258,109 @@ class RunIn(_Model):
     turns: list[TurnIn] = Field(default=[], max_length=MAX_TURNS)
 
 
+# ---------------------------------------------------------------------- real conversations (issue 16)
+# How people's understanding is written in the SimulatorArena knowledge-state file (and accepted in
+# the conversations JSONL), case-insensitive, mapped onto KnowSim's four states.
+REAL_STATUS: dict[str, str] = {
+    "not introduced": "unaware", "unaware": "unaware", "struggling": "struggling",
+    "partial understanding": "partial_understanding", "partial_understanding": "partial_understanding",
+    "knows well": "knows_well", "knows_well": "knows_well",
+}
+assert set(REAL_STATUS.values()) == set(STATE_NAMES)
+
+
+def _real_status(value: str) -> str:
+    state = REAL_STATUS.get(value.strip().lower())
+    if state is None:
+        raise ValueError("not a status (expected Not introduced, Struggling, Partial understanding or Knows well)")
+    return state
+
+
+Status = Annotated[Name, AfterValidator(_real_status)]  # → a KnowSim state name
+ConceptName = Annotated[str, Strict(), StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME)]
+Report = Optional[Str | Bool | Int | Float]  # a post-session answer, kept as metadata as it is
+
+
+class ArenaConversationIn(_Model):
+    """One SimulatorArena annotations record (the release's README names the fields)."""
+
+    problem_id: Int | Id
+    workerId: Id
+    user_queries: list[Str] = Field(min_length=1, max_length=MAX_TURNS)
+    ai_responses: Optional[list[Optional[Str]]] = Field(max_length=MAX_TURNS)  # null: no reply recorded
+    model: Optional[Name] = "unknown"
+    math_expertise: Optional[Name] = None
+    overall_rating: Optional[Float] = None
+    problem_1_turns: Optional[Count] = None
+    question_location: Optional[Name] = ""
+    level: Optional[Name] = ""
+    type: Optional[Name] = ""
+    why_stop: Report = None
+    why_stop_other_reason: Report = None
+    strength_weakness: Report = None
+    solve_or_not: Report = None
+    problem_1_correctness: Report = None
+    why_ask_tutor: Report = None
+    turk_final_answer: Report = None
+    moved_to_problem_2: Report = None
+
+
+class ArenaConceptIn(_Model):
+    name: ConceptName = Field(alias="Concept Name")
+    explanation: Optional[Str] = Field(default="", alias="Concept Explanation")
+
+
+class ArenaProblemConceptsIn(_Model):
+    extracted_concepts: list[ArenaConceptIn] = Field(max_length=MAX_NODES)
+
+
+ArenaConceptsFile = Annotated[dict[Name, ArenaProblemConceptsIn], Field(max_length=MAX_RECORDS)]
+
+
+class ArenaStateConceptIn(_Model):
+    name: Name = Field(alias="Concept Name")
+    status: Status = Field(alias="Status")
+
+
+class ArenaStateIn(_Model):
+    concepts: list[ArenaStateConceptIn] = Field(default=[], max_length=MAX_NODES)
+
+
+ArenaStatesFile = Annotated[dict[Name, ArenaStateIn], Field(max_length=MAX_RECORDS)]
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+class ChatMessageIn(_Model):
+    role: Annotated[Literal["user", "assistant"], BeforeValidator(_lower)]  # "User" as some exports write it
+    content: Optional[Str]  # a null assistant message: no reply recorded
+
+
+class ConceptIn(_Model):
+    name: ConceptName
+    description: Optional[Str] = ""
+
+
+class ConversationLineIn(_Model):
+    """One line of the generic conversations JSONL (``realworld_jsonl``'s docstring)."""
+
+    id: Optional[Id | Int] = None
+    question: Optional[Str] = None
+    messages: list[ChatMessageIn] = Field(min_length=1, max_length=2 * MAX_TURNS)
+    level: Optional[Name] = None
+    rating: Optional[Float] = None
+    model: Optional[Name] = "unknown"
+    concepts: list[ConceptIn] = Field(default=[], max_length=MAX_NODES)
+    initial_states: dict[Name, Status] = Field(default={}, max_length=MAX_NODES)
+
+
 # ---------------------------------------------------------------------- checking
 # pydantic puts the member type of a union / wrapper into the error location; it is not a field
 _TYPE_TAG = re.compile(
     r"^(str|int|float|bool|none|json-or-python\[.*|(list|dict|tuple|literal|nullable|union|tagged-union|"
-    r"function-\w+|constrained-\w+)\[.*|[A-Z]\w*In)$"
+    r"function-\w+|constrained-\w+)\[.*|constrained-\w+|[A-Z]\w*In)$"
 )
 
 
@@ -282,9 +389,10 @@ def check(model: Any, data: Any, where: str, fix: str) -> Any:
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = max(errors, key=lambda e: len(e["loc"]))  # the deepest: a union's closest member
-        got = repr(first.get("input"))
+        got = "nothing" if first["type"] == "missing" else repr(first.get("input"))  # not the whole parent
         got = got if len(got) <= 60 else got[:57] + "…"
         more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        msg = first["msg"].removeprefix("Value error, ")  # a validator's own message says it all
         raise FormatError(
-            f"{where}: field {_path(first['loc'])}: {first['msg'].lower()}, got {got}{more}; {fix}"
+            f"{where}: field {_path(first['loc'])}: {msg.lower()}, got {got}{more}; {fix}"
         ) from None
