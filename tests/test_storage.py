@@ -170,6 +170,34 @@ def test_list_filters_search_order_and_delete(db_path):
         store.load_run(other)
 
 
+def test_filters_by_seed_ids_and_batch_all_in_sql(db_path):
+    """Seed 0 is a value; contains-search finds part of an id and searches LIKE's wildcards literally;
+    batch groups and Home's recent entries fold a batch's runs into one summary."""
+    store = Store(db_path)
+    single, _ = stored_run(store, seed=0)
+    sim = make_sim(seed=1)
+    while not sim.done:
+        sim.step()
+    tagged = [store.save_run(replace(sim.run, run_id=None), batch_tag="night_1") for _ in range(3)]
+    store.finish_run(store.create_run(make_sim(seed=2).run, batch_tag="night_1"), status="interrupted")
+    assert [r.id for r in store.list_runs(seed=0)] == [single]
+    assert store.count_runs(find="TEACH") == 5 and store.count_runs(contains={"assistant": "teacher"}) == 5
+    assert store.count_runs(find="night_1") == 4 and store.count_runs(find="night%1") == 0
+    assert store.count_runs(contains={"batch_tag": "ght"}, seed=1) == 3
+    assert store.run_values("batch_tag") == ["night_1"] and store.run_values("seed") == [0, 1, 2]
+    (group,) = store.batch_groups()
+    assert (group.tag, group.runs, group.finished, group.unfinished) == ("night_1", 4, 3, 1)
+    assert group.kg == pytest.approx(store.get_run_row(tagged[0]).kg)
+    recent = store.recent_entries(8)
+    assert [getattr(e, "tag", None) or e.id for e in recent] == ["night_1", single]
+    with pytest.raises(StorageError, match="cannot be filtered by 'setup_json'"):
+        store.list_runs(setup_json="x")
+    with pytest.raises(StorageError, match="cannot be searched by 'error'"):
+        store.count_runs(contains={"error": "x"})
+    with pytest.raises(StorageError, match="cannot be listed by 'error'"):
+        store.run_values("error")
+
+
 def test_judgement(db_path):
     store = Store(db_path)
     rid, _ = stored_run(store)

@@ -64,8 +64,11 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
     try:
         conn.execute("PRAGMA user_version").fetchone()  # opens the file (and the WAL index) now
         return conn
-    except sqlite3.OperationalError:
-        conn.close()  # a WAL file in a folder we cannot write: its -shm cannot be created
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if "readonly" not in str(exc) and "unable to open" not in str(exc):
+            raise  # e.g. locked: reading it immutable could show a half-written state
+    # a WAL file in a folder we cannot write: its -shm cannot be created, so read the file as it is
     return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
 
 
