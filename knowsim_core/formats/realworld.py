@@ -16,7 +16,7 @@ or state are given for it), so they are kept in the run's metadata, not read as 
 reply is an empty tutor turn; a message that is an image path stays as recorded; both are counted.
 
 Both inputs go through the one validation layer of every import: the guarded JSON reader
-(:mod:`.jsonio`: size, depth, NaN) and strict models in :mod:`.schema` (``ArenaConversationIn``,
+(:mod:`.jsonio`: size, depth, NaN) and strict models in :mod:`.realworld_schema` (``ArenaConversationIn``,
 ``ArenaConceptsFile``, ``ArenaStatesFile``, ``ConversationLineIn``), so a wrong type, an unknown
 status or an oversized list is refused in one line naming the file, the record and the field path.
 """
@@ -33,6 +33,7 @@ from typing import Any
 from ..errors import FormatError
 from ..graph import IUGraph
 from ..state import IUState
+from . import realworld_schema as rws
 from . import schema
 from .jsonio import parse_json, read_json, read_text
 
@@ -118,7 +119,7 @@ def refuse(path: Path, record: str, what: str) -> FormatError:
 def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
     """Conversations of a SimulatorArena annotations file (companions found beside it), plus notes.
 
-    Every record is checked against :class:`~.schema.ArenaConversationIn` and both companions
+    Every record is checked against :class:`~.realworld_schema.ArenaConversationIn` and both companions
     against theirs before any conversation is built.
     """
     data = read_json(path)
@@ -133,7 +134,7 @@ def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
     states = _read_states(path.parent / STATES_NAME, notes)
     out = []
     for i, raw in enumerate(data):
-        rec = schema.check(schema.ArenaConversationIn, raw, f"{path.name}: record {i}", ARENA_FIX)
+        rec = schema.check(rws.ArenaConversationIn, raw, f"{path.name}: record {i}", ARENA_FIX)
         key = f"{rec.problem_id}:{rec.workerId}"
         label = f"record {i} ({key})"
         replies = rec.ai_responses if rec.ai_responses is not None else [None] * len(rec.user_queries)
@@ -168,7 +169,7 @@ def _read_concepts(path: Path, notes: list[str]) -> dict[str, tuple[tuple[str, s
     if not path.exists():
         notes.append(f"{path.name} not found beside the annotations: no IU graphs, so no readings")
         return {}
-    data = schema.check(schema.ArenaConceptsFile, read_json(path), path.name,
+    data = schema.check(rws.ArenaConceptsFile, read_json(path), path.name,
                         f"expected {{problem_id: {{extracted_concepts: [...]}}}}; {COMPANION_FIX}")
     return {pid: tuple((c.name, (c.explanation or "").strip()) for c in entry.extracted_concepts)
             for pid, entry in data.items()}
@@ -178,7 +179,7 @@ def _read_states(path: Path, notes: list[str]) -> dict[tuple[str, str], dict[str
     if not path.exists():
         notes.append(f"{path.name} not found beside the annotations: initial states sampled for each level")
         return {}
-    data = schema.check(schema.ArenaStatesFile, read_json(path), path.name,
+    data = schema.check(rws.ArenaStatesFile, read_json(path), path.name,
                         f"expected {{\"(problem_id, workerId, model)\": {{concepts: [...]}}}}; {COMPANION_FIX}")
     out = {}
     for key, entry in data.items():

@@ -9,7 +9,7 @@ Format (README, "Real conversations and realism")::
 
 Only ``messages`` is required; a missing level reads as intermediate. Each user message is paired
 with the assistant message that follows it (``null`` or absent: no reply recorded). Every line is
-parsed by the guarded JSON reader and checked against :class:`~.schema.ConversationLineIn`, so a
+parsed by the guarded JSON reader and checked against :class:`~.realworld_schema.ConversationLineIn`, so a
 bad line is refused with the file, the line and the field path before anything is stored.
 """
 
@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from ..errors import FormatError
+from . import realworld_schema as rws
 from . import schema
 from .jsonio import parse_json, read_text
 from .realworld import KIND_JSONL, Conversation, level_of, refuse, stated_problem, status_of
@@ -36,7 +37,7 @@ def read_jsonl(path: Path) -> tuple[list[Conversation], list[str]]:
         if not line.strip():
             continue
         label = f"line {n}"
-        rec = schema.check(schema.ConversationLineIn, parse_json(line, f"{path.name} {label}"),
+        rec = schema.check(rws.ConversationLineIn, parse_json(line, f"{path.name} {label}"),
                            f"{path.name}: {label}", JSONL_FIX)
         key = str(rec.id if rec.id is not None else n)
         pairs = _pair(rec.messages, path, label)
@@ -58,7 +59,7 @@ def read_jsonl(path: Path) -> tuple[list[Conversation], list[str]]:
     return out, []
 
 
-def _pair(messages: list[schema.ChatMessageIn], path: Path, label: str) -> tuple[tuple[str, str | None], ...]:
+def _pair(messages: list[rws.ChatMessageIn], path: Path, label: str) -> tuple[tuple[str, str | None], ...]:
     """(user message, the reply that follows it or None), checking that the roles alternate sensibly."""
     pairs: list[list[str | None]] = []
     for j, m in enumerate(messages):
