@@ -52,3 +52,53 @@ def test_simulate_a_run_with_compat_agents_from_the_app(llm_server, tmp_path, mo
     assert described["assistant"]["strategy"] == "socratic"
     paths = [r.path for r in llm_server.requests]
     assert paths and all(p.endswith("/chat/completions") for p in paths)
+
+
+def test_the_user_selector_lists_the_baseline_users_and_one_ends_the_run(llm_server, tmp_path, monkeypatch):
+    from knowsim_core.prompts import baseline_user
+    from knowsim_core.session import STOP_USER_DONE
+
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "studio.db"))
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", llm_server.openai_url)
+    monkeypatch.setenv("KNOWSIM_COMPAT_MODELS", "fake")
+    knowsim = KnowSimReplies(explain=3)
+    asked = []
+
+    def reply(req):
+        if not req.system.startswith(baseline_user.SYSTEM):
+            return knowsim(req)
+        asked.append(req)  # the baseline user: done at its second turn
+        return json.dumps({"message": f"is it {len(asked)}?", "done": len(asked) >= 2})
+    llm_server.reply = reply
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["question"] = "sample_lava_lamps"
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    users = at.selectbox(key="setup_user").options
+    assert {"compat/fake", "compat/fake:zs", "compat/fake:zs-cot", "compat/fake:zs-cot-prof"} <= set(users)
+    at.selectbox(key="setup_user").set_value("compat/fake:zs")
+    at.number_input(key="setup_max_turns").set_value(5)
+    at.button(key="setup_start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run_id = at.query_params["run"]
+    for _ in range(2):
+        at.button(key="sim_step").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    row = Store(tmp_path / "studio.db").get_run_row(run_id)
+    assert (row.user, row.status, row.stop_reason, row.turns) == ("compat/fake:zs", "finished", STOP_USER_DONE, 2)
+    assert len(asked) == 2
+
+
+def test_without_a_provider_the_user_selector_offers_offline_users_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "studio.db"))
+    for var in ("KNOWSIM_COMPAT_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["question"] = "sample_lava_lamps"
+    at.run()
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    users = at.selectbox(key="setup_user").options
+    assert users and all(u.startswith(("offline/", "baseline/", "human")) for u in users), users

@@ -317,9 +317,12 @@ def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
 def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
     """Suggested LLM ids per agent kind for the app's selectors (available providers only).
 
-    Assistants get one id per strategy (``openai/gpt-4o-mini:socratic``). Any other model name
-    can be typed: every ``<provider>/<model>`` resolves.
+    Assistants get one id per strategy (``openai/gpt-4o-mini:socratic``); users get the KnowSim
+    user and the paper's baseline users (``openai/gpt-4o-mini:zs``, ``:zs-cot``, ``:zs-cot-prof``).
+    Any other model name can be typed: every ``<provider>/<model>`` resolves.
     """
+    from ..prompts.baseline_user import METHODS as BASELINE_METHODS  # lazy: prompts import the ports
+
     ok = {s.name for s in provider_status(settings) if s.available}
     kinds: dict[str, list[str]] = {k: [] for k in ("assistant", "user", "extractor", "graph_extractor", "judge")}
     for provider in PROVIDERS:
@@ -330,4 +333,5 @@ def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
             kinds["assistant"].extend(f"{base}:{s}" for s in ASSISTANT_STRATEGIES)
             for kind in ("user", "extractor", "graph_extractor", "judge"):
                 kinds[kind].append(base)
+            kinds["user"].extend(f"{base}:{m}" for m in BASELINE_METHODS)
     return kinds
