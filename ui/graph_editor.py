@@ -291,21 +291,23 @@ def parse_graph_file(raw: bytes, *, name: str = "the file") -> IUGraph:
     """Read an uploaded graph JSON, refusing anything that is not a plain-text IU graph.
 
     Accepts a graph object (``nodes``/``edges``), or a Studio export wrapping one in ``"graph"``.
+    The text goes through the importers' guarded reader and the graph through the same check as an
+    IU cache on the command line (:func:`~knowsim_core.formats.reference.graph_from_data`), so deep
+    nesting, NaN, a wrong type, an empty graph or a dangling edge get the CLI's one-line message.
 
     Raises:
         FormatError: with what is wrong and what to do (never a partial graph).
     """
+    from knowsim_core.formats.jsonio import parse_json
+    from knowsim_core.formats.reference import graph_from_data
+
     if len(raw) > MAX_IMPORT_BYTES:
         raise FormatError(f"{name} is {len(raw):,} bytes; an IU graph file is at most {MAX_IMPORT_BYTES:,}")
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise FormatError(f"{name} is not UTF-8 text; export the graph as JSON and try again") from None
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"{name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "check that the file is complete"
-        ) from None
+    data = parse_json(text, name)
     if isinstance(data, dict) and data.get("format") == "knowsim-studio-run":
         raise FormatError(f"{name} is a saved run, not a graph; import it on the Runs page")
     if isinstance(data, dict) and isinstance(data.get("graph"), dict) and "nodes" not in data:
@@ -316,6 +318,7 @@ def parse_graph_file(raw: bytes, *, name: str = "the file") -> IUGraph:
             f"{name} is not an IU graph (got {kind}); expected a JSON object with 'nodes' "
             "(id, concept, abstraction_level, description) and 'edges' (from, to)"
         )
+    graph = graph_from_data(data, name)  # strict types first, so the markup scan below sees checked data
     bad = markup_fields(data)
     if bad:
         shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
@@ -323,8 +326,4 @@ def parse_graph_file(raw: bytes, *, name: str = "the file") -> IUGraph:
             f"{name} has HTML or script markup in {shown}; IU text must be plain text — "
             "remove the tags and import again"
         )
-    try:
-        graph = IUGraph.from_data(data)
-    except GraphError as exc:
-        raise FormatError(f"{name}: {exc}") from None
     return graph

@@ -156,7 +156,15 @@ def exports(store, run_id: str) -> None:
 
 
 def import_runs(store) -> None:
-    """Upload a Studio or reference run file; every run is checked before any is stored."""
+    """Upload a Studio or reference run file: imported whole or not at all.
+
+    It goes through the command line's :func:`~knowsim_core.formats.importers.import_path` (every
+    run checked, then all saved in one transaction), so a failure part-way stores nothing.
+    """
+    from knowsim_core.errors import FormatError
+    from knowsim_core.formats import realworld
+    from knowsim_core.formats.importers import detect, import_path
+
     up = st.file_uploader("Import runs (Studio JSON or reference run file)", type=["json"], key="runs_import")
     if up is None or st.session_state.get("runs_imported") == up.file_id:
         return
@@ -164,20 +172,18 @@ def import_runs(store) -> None:
         path = Path(tmp) / Path(up.name).name
         path.write_bytes(up.getvalue())
         try:
-            runs, skipped = read_runs(path)
+            kind = detect(path)
+            if kind not in ("studio-run", "reference-runs") or realworld.detect(path):
+                what = "real conversations" if realworld.detect(path) else kind.replace("-", " ")
+                raise FormatError(f"{up.name} holds {what}, not runs; import it with `python -m knowsim_core import`")
+            report = import_path(store, path)
         except KnowSimError as exc:
-            st.error(f"{up.name}: {exc}")
+            msg = str(exc).replace(str(path), up.name)  # the upload's name, not a temporary path
+            st.error(msg if msg.startswith(up.name) else f"{up.name}: {msg}")
             return
-    if not runs:
-        st.error(f"{up.name} holds no runs that can be imported" + (f" ({'; '.join(skipped[:3])})" if skipped else ""))
-        return
-    try:
-        ids = [store.save_run(r) for r in runs]
-    except KnowSimError as exc:
-        st.error(f"{up.name}: {exc}")
-        return
     st.session_state["runs_imported"] = up.file_id
-    st.success(f"Imported {len(ids)} run(s) from {up.name}" + (f"; skipped {len(skipped)}" if skipped else ""))
+    skipped = f"; skipped {len(report.skipped)}" if report.skipped else ""
+    st.success(f"Imported {len(report.runs)} run(s) from {up.name}{skipped}")
 
 
 def zip_of_studio_files(store, run_ids: list[str]) -> bytes:
