@@ -6,12 +6,20 @@ writable. So non-writability is faked through the one check the store uses to de
 Either way the file is then opened with SQLite's ``mode=ro`` URI, which SQLite enforces for root
 too — the digests below prove nothing was written. A WAL file in a read-only folder (where SQLite
 cannot create the ``-shm`` it needs even to read; seen as a non-root user, reported as "damaged"
-before) is reproduced by making the ``mode=ro`` open fail the way it fails there.
+before) is reproduced by making the ``mode=ro`` open fail the way it fails there — and, where root
+can drop to ``nobody`` with ``setpriv``, for real in a 0555 folder with no fake at all.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +139,42 @@ def test_a_foreign_sqlite_file_is_refused_before_the_switch_to_wal(db_path, ddl,
     conn = sqlite3.connect(db_path)
     assert {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {ddl.split()[2]}
     conn.close()
+
+
+NOBODY_PYTHON = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+SITE = Path(sysconfig.get_paths()["purelib"])
+NOBODY_SCRIPT = """
+import sys
+sys.path[:0] = [{root!r}, {site!r}]
+from knowsim_core.errors import StorageError
+from knowsim_core.storage import Store
+store = Store({db!r})
+print(store.read_only, store.count_runs(), len(store.load_run(store.list_runs()[0].id).turns))
+try:
+    store.delete_run(store.list_runs()[0].id)
+except StorageError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not NOBODY_PYTHON.exists(),
+                    reason="needs root, setpriv and a system Python of this version to drop to 'nobody'")
+def test_as_a_real_unprivileged_user_a_read_only_folder_is_read(tmp_path):
+    """The real case, without fakes: root builds the file, then a process as ``nobody`` opens it in a
+    0555 folder (0444 file) — as root, chmod would stop nothing."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's tmp_path is 0700 (root only)
+    try:
+        built(folder / "studio.db")
+        script = folder / "check.py"
+        script.write_text(NOBODY_SCRIPT.format(root=str(Path(__file__).resolve().parent.parent), site=str(SITE),
+                                               db=str(folder / "studio.db")))
+        (folder / "studio.db").chmod(0o444)
+        folder.chmod(0o555)
+        out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(NOBODY_PYTHON),
+                              str(script)], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-800:]
+        first, refusal = out.stdout.splitlines()
+        assert first == "True 1 15" and "is open read-only" in refusal and "copy it to a writable folder" in refusal
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
