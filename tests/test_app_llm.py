@@ -101,4 +101,4 @@ def test_without_a_provider_the_user_selector_offers_offline_users_only(tmp_path
     at.switch_page("pages/simulate.py").run()
     assert not at.exception, [e.value for e in at.exception]
     users = at.selectbox(key="setup_user").options
-    assert users and all(u.startswith(("offline/", "baseline/", "human")) for u in users), users
+    assert "offline/knowsim" in users and not any(u.startswith(("openai/", "anthropic/", "compat/")) for u in users)
