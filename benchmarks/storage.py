@@ -1,4 +1,4 @@
-"""Storage speed: append one turn, save a 15-turn run, list and full-text-search 10,000 runs.
+"""Storage speed: append one turn, save a 15-turn run, list, filter, group and search 10,000 runs.
 
 Every figure goes through the public :class:`Store` API with a fresh connection per call (as the
 app uses it) on a real file in a temporary folder, with SQLite's default durable commits
@@ -89,7 +89,9 @@ def main() -> None:
         for start in range(0, missing, CHUNK):
             with store.transaction():
                 for i in range(start, min(missing, start + CHUNK)):
-                    store.save_run(replace(pool[i % len(pool)], run_id=None))
+                    # every other run belongs to one of ten batches (what the batch views group by)
+                    store.save_run(replace(pool[i % len(pool)], run_id=None),
+                                   batch_tag=f"sweep-{i % 10}" if i % 2 else None)
         build = time.perf_counter() - t
         size = (Path(tmp) / "bench.db").stat().st_size / 1e6
         print(f"built {store.count_runs():,} runs ({BULK_TURNS} turns each, {size:.0f} MB) in {build:.1f} s")
@@ -105,6 +107,14 @@ def main() -> None:
             page = timed(lambda: store.list_runs(text=word, limit=200))
             count = timed(lambda: store.count_runs(text=word))
             print(f"search {word!r:18} {n:>6,} runs  count {ms(count).strip():>9}, first page {ms(page).strip():>9}")
+        for frag in ("comprehensive", "sweep-3", "zzyzx"):
+            n = store.count_runs(find=frag)
+            page = timed(lambda: store.list_runs(find=frag, limit=200))
+            print(f"find in ids {frag!r:15} {n:>6,} runs  count {ms(timed(lambda: store.count_runs(find=frag))).strip():>9}, "
+                  f"first page {ms(page).strip():>9}")
+        print(f"distinct assistants (a dropdown)     {ms(timed(lambda: store.run_values('assistant')))}")
+        print(f"batch groups (10 batches)            {ms(timed(lambda: store.batch_groups()))}")
+        print(f"Home's recent entries (batches folded) {ms(timed(lambda: store.recent_entries(8))).strip():>7}")
         print(f"load one 15-turn run                 {ms(timed(lambda: store.load_run(full.run_id)))}")
 
 
