@@ -12,7 +12,9 @@ labeller`` and is scored two ways:
 Baselines sit beside the extractor: the majority class of the training labels, and a plain
 keyword-overlap rule (concept-name words in the reply => mentioned; a good share of the
 description's words too => well explained; the user using the concept's words => an attempt).
-Teaching quality *and* attempt type are reported, per class. ``python -m knowsim_core relabel
+Teaching quality *and* attempt type are reported, per class. Out of domain, :func:`out_of_domain`
+scores methods fitted on one domain against hand-labelled turns of another (teaching quality only;
+``benchmarks/extractor_eval.py --expert-labels tests/data/expert_tq_labels.json``). ``python -m knowsim_core relabel
 RUNS --graphs CACHE --protocol loro`` and ``benchmarks/extractor_eval.py`` print these tables.
 """
 
@@ -61,6 +63,41 @@ def load_turns(runs_path: str, graphs_path: str) -> list[Turn]:
             recorded = tuple((s.id, s.teaching_quality, s.attempt.value) for s in normalize_entries(raw or []) if s.id)
             out.append(Turn(pid, i + 1, graphs[pid], user, assistant, prev, recorded))
             prev = assistant
+    return out
+
+
+def load_hand_labelled(labels_path: str, runs_path: str, graphs_path: str) -> list[Turn]:
+    """The turns named in a hand-label file, their messages read from a run file of any kind.
+
+    The file (e.g. ``tests/data/expert_tq_labels.json``) holds only ids and labels:
+    ``{"labels": [[problem_id, turn, iu, teaching_quality], ...]}``, turn 1-based; the messages come
+    from ``runs_path`` (baseline records too), the graphs from ``graphs_path``. Attempt types are not
+    hand-labelled: they are ``None`` in :attr:`Turn.recorded` (use :func:`out_of_domain`).
+    """
+    from .formats.jsonio import read_json
+
+    data = read_json(labels_path)
+    rows = data.get("labels") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise FormatError(f"{labels_path} is not a hand-label file "
+                          f"(expected {{\"labels\": [[problem_id, turn, iu, label], ...]}})")
+    graphs = load_iu_cache(graphs_path)
+    convos = {r["problem_id"]: r.get("conversation") or [] for r in load_run_file(runs_path)}
+    by_turn: dict[tuple[str, int], list[tuple[str, str, None]]] = {}
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 4 and isinstance(row[1], int) and row[3] in QUALITIES):
+            raise FormatError(f"{labels_path}: expected [problem_id, turn, iu, one of {QUALITIES}], got {row!r}")
+        pid, turn, iu, quality = row
+        if pid not in graphs or pid not in convos or iu not in graphs[pid].index.ids:
+            raise FormatError(f"{labels_path}: {pid!r} / {iu!r} is not in {runs_path} and {graphs_path}")
+        if turn < 1 or 2 * turn > len(convos[pid]):
+            raise FormatError(f"{labels_path}: {pid} has no assistant reply at turn {turn}")
+        by_turn.setdefault((pid, turn), []).append((iu, quality, None))
+    out = []
+    for (pid, turn), recorded in by_turn.items():
+        convo = convos[pid]
+        prev = convo[2 * turn - 3][1] if turn > 1 else ""
+        out.append(Turn(pid, turn, graphs[pid], convo[2 * turn - 2][1], convo[2 * turn - 1][1], prev, tuple(recorded)))
     return out
 
 
@@ -262,6 +299,15 @@ def shipped(train: Sequence[Turn]) -> Labeller:
 
 
 METHODS: dict[str, Method] = {"majority": majority, "keyword": keyword, "lexical": lexical()}
+
+
+def out_of_domain(train: Sequence[Turn], test: Sequence[Turn],
+                  methods: dict[str, Method] = METHODS) -> dict[str, dict[str, Any]]:
+    """``{method: teaching-quality agreement}``: each method fitted on ``train`` (every recording of
+    one domain) and scored on ``test`` (hand-labelled turns of another, e.g. :func:`load_hand_labelled`).
+    The majority baseline predicts the training domain's majority class; "lexical" fitted on every
+    MathQA recording is the shipped :data:`~knowsim_core.agents.lexical.COEFFICIENTS`."""
+    return {name: score(test, method(train))["teaching_quality"] for name, method in methods.items()}
 
 
 # --- ablation of the text rules of offline_text -------------------------------------------------

@@ -1,0 +1,90 @@
+"""``offline/lexical`` out of domain: fitted on MathQA only, scored on hand-labelled ExpertQA turns.
+
+tests/data/expert_tq_labels.json holds one helper's teaching-quality labels (ids and labels only,
+written before the extractor was run on those turns; see its "about"). The messages are read from
+../shared/reference at test time; without that folder the data tests skip with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from knowsim_core import extractor_eval as ev
+from knowsim_core.commands.relabel import QUALITIES
+from knowsim_core.errors import FormatError
+
+LABELS = Path(__file__).resolve().parent / "data" / "expert_tq_labels.json"
+
+# Measured with `python benchmarks/extractor_eval.py --expert-labels tests/data/expert_tq_labels.json`
+# (151 labels, 9 turns of 2 conversations): shipped weights macro-F1 0.672 (per class: well_explained
+# 0.545, shallow 0.585, not_mentioned 0.885); keyword baseline 0.489; math-majority baseline 0.282.
+# Floor = figure - 0.05. The set is small (a turn bootstrap puts 90 % of resamples between 0.52 and
+# 0.81; expertqa_001 alone 0.80, expertqa_002 alone 0.41), so the floor guards against regressions,
+# it does not promise 0.67 on every expert conversation.
+EXPERT_TQ = 0.672
+EXPERT_TQ_FLOOR = EXPERT_TQ - 0.05
+KEYWORD_TQ = 0.489
+
+
+def test_label_file_holds_ids_and_labels_only():
+    data = json.loads(LABELS.read_text())
+    assert set(data) == {"about", "source", "graphs", "labels"}
+    rows = data["labels"]
+    assert len(rows) == 151
+    for pid, turn, iu, label in rows:
+        # no conversation text: short ids, a turn number and one of the three labels
+        assert pid.startswith("expertqa_") and len(pid) < 20 and iu.startswith("IU") and len(iu) < 6
+        assert isinstance(turn, int) and turn >= 1 and label in QUALITIES
+    assert len({(p, t, i) for p, t, i, _ in rows}) == len(rows)
+
+
+@pytest.fixture(scope="module")
+def expert(reference_dir):
+    runs = reference_dir / "examples" / "expertqa_baseline_zero-shot-cot_novice.json"
+    if not runs.is_file():
+        pytest.skip(f"expert conversations not found at {runs}")
+    return ev.load_hand_labelled(str(LABELS), str(runs), str(reference_dir / "iu_cache" / "expertqa.json"))
+
+
+@pytest.fixture(scope="module")
+def results(reference_dir, expert):
+    math = ev.load_turns(str(reference_dir / "examples" / "mathqa_structured_adaptive_novice.json"),
+                         str(reference_dir / "iu_cache" / "math.json"))
+    return ev.out_of_domain(math, expert, {**ev.METHODS, "shipped": ev.shipped})
+
+
+def test_every_turn_labels_every_iu_of_its_graph(expert):
+    assert len(expert) == 9
+    for t in expert:
+        assert [iu for iu, _, _ in t.recorded] == list(t.graph.index.ids), (t.record, t.turn)
+        assert t.assistant and t.user  # messages read from ../shared, not stored here
+
+
+def test_out_of_domain_floor_and_baselines(results):
+    lex = results["shipped"]
+    assert lex["n"] == 151
+    assert lex["macro_f1"] >= EXPERT_TQ_FLOOR
+    assert results["lexical"] == lex  # refitted on every MathQA recording = the shipped weights
+    assert lex["macro_f1"] > results["keyword"]["macro_f1"] + 0.1
+    assert lex["macro_f1"] > results["majority"]["macro_f1"] + 0.2
+    assert results["keyword"]["macro_f1"] == pytest.approx(KEYWORD_TQ, abs=0.001)  # the baseline did not move
+    # each class is found at all (the rare well_explained too), and "mentioned" is not over- or under-called:
+    # the hand labels say 40 of 151 are mentioned
+    assert min(lex["f1"].values()) > 0.4
+    mentioned = sum(lex["matrix"][g][p] for g in QUALITIES for p in QUALITIES if p != "not_mentioned")
+    assert 25 <= mentioned <= 55
+
+
+def test_bad_label_rows_are_refused(reference_dir, tmp_path):
+    runs = str(reference_dir / "examples" / "expertqa_baseline_zero-shot-cot_novice.json")
+    graphs = str(reference_dir / "iu_cache" / "expertqa.json")
+    for rows, message in (([["expertqa_001", 1, "IU1", "good"]], "expected [problem_id, turn, iu"),
+                          ([["expertqa_001", 1, "IU99", "shallow"]], "is not in"),
+                          ([["expertqa_001", 9, "IU1", "shallow"]], "no assistant reply at turn 9")):
+        bad = tmp_path / "labels.json"
+        bad.write_text(json.dumps({"labels": rows}))
+        with pytest.raises(FormatError, match=message.replace("[", r"\[")):
+            ev.load_hand_labelled(str(bad), runs, graphs)
