@@ -182,22 +182,17 @@ class RunSearch:
             return [BatchGroup(*r) for r in db.execute(sql, [*args, int(limit)]).fetchall()]
 
     def recent(self, limit: int = 8) -> list[RunRow | BatchGroup]:
-        """The newest entries, a batch's runs folded into one :class:`BatchGroup` (Home's list)."""
+        """The newest entries, a batch's runs folded into one :class:`BatchGroup` (Home's list).
+
+        The newest ``limit`` single runs and the newest ``limit`` batches, each limited in SQL, hold
+        the newest ``limit`` entries overall; merging them by time picks those.
+        """
         with self._conn.db() as db:
-            keys = db.execute(
-                "SELECT batch_tag, MIN(id) FROM runs GROUP BY COALESCE(batch_tag, id) "
-                "ORDER BY MAX(created) DESC, MAX(rowid) DESC LIMIT ?", [int(limit)]
-            ).fetchall()
-        tags = [t for t, _ in keys if t is not None]
-        groups = {g.tag: g for g in self.batch_groups(batch_tag=tags, limit=len(tags))} if tags else {}
-        singles: dict[str, RunRow] = {}
-        ids = [rid for t, rid in keys if t is None]
-        if ids:
-            with self._conn.db() as db:
-                marks = ", ".join("?" * len(ids))
-                singles = {r[0]: RunRow(*r) for r in db.execute(f"{_SELECT} WHERE r.id IN ({marks})", ids).fetchall()}
-        return [groups[t] if t is not None else singles[rid] for t, rid in keys
-                if (t is not None and t in groups) or (t is None and rid in singles)]
+            singles = [RunRow(*r) for r in db.execute(
+                f"{_SELECT} WHERE r.batch_tag IS NULL ORDER BY r.created DESC, r.rowid DESC LIMIT ?", [int(limit)])]
+        entries: list[RunRow | BatchGroup] = [*singles, *self.batch_groups(limit=limit)]
+        entries.sort(key=lambda e: e.last if isinstance(e, BatchGroup) else e.created, reverse=True)
+        return entries[:limit]
 
     def facts(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
