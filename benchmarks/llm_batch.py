@@ -9,8 +9,12 @@ per conversation) at several ``--concurrency`` values. For each it prints:
 * the most requests the server saw in flight at once;
 * the ratio to the latency bound: ``ceil(n / c) × calls per conversation × latency`` (what an
   infinitely fast Studio would take) over the measured time — 1.0 is ideal;
-* the Studio's own CPU per turn: the batch process's CPU time (user + sys) minus that of a
-  ``--dry-run`` of the same batch (start-up, imports, planning), over the turns played.
+* the process's CPU per turn (user + sys of the batch process over the turns it played,
+  start-up and imports included, so it falls as batches grow).
+
+Then the Studio's own CPU per turn, apart from any waiting: conversations played one after the other
+in this process against the server at no latency, timed with ``time.thread_time()`` on the playing
+thread (the server's threads are not counted), after one warm-up conversation (imports, clients).
 
 Usage: ``python benchmarks/llm_batch.py [--latency 0.25] [--turns 3] [--concurrency 1,8,12,32,64]``.
 """
@@ -75,6 +79,38 @@ def run_batch(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
     return child_cpu() - before, done.stdout
 
 
+def own_cpu_per_turn(conversations: int, turns: int) -> float:
+    """CPU ms per turn of the playing thread alone (see the module docstring)."""
+    from knowsim_core.batching import LLMSetup
+    from knowsim_core.runner import start_run
+
+    with tempfile.TemporaryDirectory() as tmp, FakeLLMServer(reply=KnowSimReplies()) as srv:
+        saved = {k: os.environ.get(k) for k in ("KNOWSIM_COMPAT_BASE_URL", "KNOWSIM_LLM_CACHE")}
+        os.environ.update(KNOWSIM_COMPAT_BASE_URL=srv.openai_url, KNOWSIM_LLM_CACHE="0")
+        try:
+            store, setup = Store(str(Path(tmp) / "cpu.db")), LLMSetup(1)
+            store.seed_samples()
+
+            def play(seed: int) -> None:
+                live = start_run(store, question_id=load_samples()[0].id, level="novice", seed=seed,
+                                 assistant_id="compat/bench:adaptive", user_id="compat/bench",
+                                 extractor_id="compat/bench", max_turns=turns, settings=setup(store, seed))
+                while not live.done:
+                    live.step()
+
+            play(0)  # imports, clients, connections
+            started = time.thread_time()
+            for seed in range(1, conversations + 1):
+                play(seed)
+            return (time.thread_time() - started) / (conversations * turns) * 1000
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.25, help="seconds per model call (default 0.25)")
@@ -87,7 +123,7 @@ def main() -> None:
     print(f"local server, {args.latency:.2f} s per call; {args.turns}-turn conversations, "
           f"{CALLS_PER_TURN} calls per turn (compat user, assistant, extractor)")
     print(f"{'concurrency':>11}  {'convs':>5}  {'conv/min':>8}  {'max in flight':>13}  {'ideal s':>7}  "
-          f"{'actual s':>8}  {'ratio':>5}  {'CPU ms/turn':>11}")
+          f"{'actual s':>8}  {'ratio':>5}  {'process CPU ms/turn':>19}")
     for c in (int(x) for x in args.concurrency.split(",")):
         n_wanted = max(args.conversations, c)
         with tempfile.TemporaryDirectory() as tmp, FakeLLMServer(latency=args.latency) as srv:
@@ -101,14 +137,14 @@ def main() -> None:
             argv = [*matrix(n_wanted), "--assistants", "compat/bench:adaptive", "--user", "compat/bench",
                     "--extractor", "compat/bench", "--max-turns", str(args.turns), "--concurrency", str(c),
                     "--db", db]
-            base_cpu, _ = run_batch([*argv, "--dry-run"], env)
             cpu, _ = run_batch(argv, env)
             n = Store(db).count_runs(status="finished")
-            turns = n * args.turns
             actual = (max(clock.times) - min(clock.times)) + args.latency
             ideal = math.ceil(n / c) * args.turns * CALLS_PER_TURN * args.latency
             print(f"{c:>11}  {n:>5}  {n / actual * 60:>8.0f}  {srv.peak_in_flight:>13}  {ideal:>7.2f}  "
-                  f"{actual:>8.2f}  {ideal / actual:>5.2f}  {(cpu - base_cpu) / turns * 1000:>11.1f}")
+                  f"{actual:>8.2f}  {ideal / actual:>5.2f}  {cpu / (n * args.turns) * 1000:>19.1f}")
+    own = own_cpu_per_turn(10, args.turns)
+    print(f"Studio's own CPU per turn (3 calls, one thread, no waiting): {own:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Sequence
 
 from pydantic import BaseModel
@@ -87,6 +88,13 @@ class ChatResult:
     finish: str = ""
 
 
+@lru_cache(maxsize=None)
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """``model.model_json_schema()``, built once per model class (a pure function of the class; pydantic
+    rebuilds it on every call, ~0.6 ms of CPU under the GIL, twice per turn). Read-only: never mutate."""
+    return model.model_json_schema()
+
+
 def as_messages(system: str, history: Sequence[Message] = (), user: str | None = None) -> list[dict[str, str]]:
     """System prompt + conversation (+ a final user message) in the wire's role/content form."""
     out = [{"role": "system", "content": system}] if system else []
@@ -138,7 +146,7 @@ class ChatModel:
             ProviderCallError: the call failed (one clear line; the key is never in it).
             MalformedOutputError: the reply did not fit ``json_schema`` even after one repair.
         """
-        schema = json_schema.model_json_schema() if json_schema is not None else None
+        schema = schema_of(json_schema) if json_schema is not None else None
         key = request_key(
             provider=self.ref.provider, base_url=self.base_url, model=self.ref.model, messages=messages,
             schema=schema, temperature=temperature, max_tokens=max_tokens, seed=seed,
