@@ -7,11 +7,13 @@ only waits are bounded polls for a state to appear.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -191,3 +193,42 @@ def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow
     # nobody waited for the 5-second calls: every run is interrupted before its first turn ended
     assert len(rows) == flying and all(r.status == "interrupted" and r.turns == 0 for r in rows)
     assert f"0 done, {flying} interrupted, {8 - flying} not started" in err
+
+
+def _streams(srv) -> Counter:
+    """Every request the server received, as canonical JSON (conversations interleave; each one's
+    requests carry its whole history, so equal multisets mean equal per-conversation streams)."""
+    return Counter(f"{r.path} {json.dumps(r.body, sort_keys=True)}" for r in srv.requests)
+
+
+def test_an_llm_batch_stopped_by_ctrl_c_and_resumed_sends_the_requests_of_an_uninterrupted_one(
+        db_path, tmp_path, slow_server, monkeypatch, capsys):
+    slow_server.reply = KnowSimReplies(stateless=True)  # a reply is a function of its request only
+    slow_server.latency = 0.1
+    for k in [k for k in os.environ if k.startswith("KNOWSIM_")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", slow_server.openai_url)
+    monkeypatch.setenv("KNOWSIM_LLM_CACHE", "1")
+    whole_db = tmp_path / "whole.db"
+    assert main(["batch", *LLM, "--tag", "whole", "--concurrency", "2", "--db", str(whole_db)]) == 0
+    expected = _streams(slow_server)
+    assert sum(expected.values()) == 8 * 3 * 3  # 8 conversations × 3 turns × 3 calls
+    slow_server.clear()
+
+    proc = subprocess.Popen(cli_cmd("batch", *LLM, "--concurrency", "2", "--tag", "cut", "--db", str(db_path)),
+                            cwd=ROOT, env=env(KNOWSIM_COMPAT_BASE_URL=slow_server.openai_url, KNOWSIM_LLM_CACHE="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    store = Store(db_path)
+    try:
+        wait_for(lambda: db_path.exists() and store.count_runs(batch_tag="cut", status="finished") >= 1, proc,
+                 "a conversation finished")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert store.count_runs(batch_tag="cut", status="finished") < 8  # there is something to resume
+    assert main(["batch", "--resume", "cut", "--concurrency", "2", "--db", str(db_path)]) == 0, capsys.readouterr().err
+    assert store.count_runs(batch_tag="cut", status="finished") == 8
+    assert _streams(slow_server) == expected
