@@ -16,6 +16,7 @@ from ui.resources import agent_ids, db_path
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 WATCH = "batch_watch"
+FAILURES_BATCH_KEY = "fm_batch"  # the Failure modes page's batch filter (pages/failures.py)
 POLL_S = 2.0
 st.title("Batch")
 db, path = store(), db_path()
@@ -99,11 +100,12 @@ def watch() -> None:
     if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         bv.launch(path, bv.resume_argv(rec), rec.tag)
         st.rerun()
-    try:
-        st.page_link("pages/failures.py", label="Failure modes of this batch", icon=":material/troubleshoot:",
-                     query_params={"batch": rec.tag})
-    except (st.errors.StreamlitAPIException, KeyError):
-        st.markdown(f"Failure modes of this batch: [failures?batch={rec.tag}](failures?batch={rec.tag})")
+    if st.button("Failure modes of this batch", icon=":material/troubleshoot:", key="batch_failures"):
+        st.session_state[FAILURES_BATCH_KEY] = rec.tag  # that page's batch filter, preselected
+        try:
+            st.switch_page("pages/failures.py", query_params={"batch": rec.tag})
+        except st.errors.StreamlitAPIException:
+            st.info(f"Open Failure modes and choose batch {rec.tag} (the page is not registered in this view).")
 
 
 watch()

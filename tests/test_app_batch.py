@@ -69,6 +69,12 @@ def test_a_tiny_offline_batch_launches_finishes_and_links_to_failure_modes(seede
         assert "1 of 1 runs finished" in at.get("code")[0].value
         assert not [b for b in at.button if b.key == "batch_resume"]  # nothing left to resume
         assert not [b for b in at.button if b.key == "batch_stop"]
+
+        app = AppTest.from_file("../app.py", default_timeout=60).run()  # in the app: on to Failure modes
+        app.switch_page("pages/batch.py").run()
+        app.button(key="batch_failures").click().run()
+        assert not app.exception, [e.value for e in app.exception]
+        assert app.selectbox(key="fm_batch").value == "tiny"
     finally:
         kill_all(db_path)
 
