@@ -110,3 +110,16 @@ def test_stop_sends_ctrl_c_and_resume_continues_the_batch(seeded_store, db_path)
         assert bv.progress(store, "long")["running"] == 0
     finally:
         kill_all(db_path)
+
+
+def test_the_form_refuses_an_empty_matrix_and_the_log_tail_keeps_the_last_redraw(tmp_path):
+    from knowsim_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="at least one question"):
+        bv.batch_argv(questions=[], levels=["novice"], assistants=["offline/adaptive"], user="offline/knowsim",
+                      extractor="offline/lexical", seeds=1, max_turns=None, concurrency=4, tag="t")
+    log = tmp_path / "t.log"
+    log.write_text("batch t: 2 to run\n\r[#...] 0/2 runs\r[##..] 1/2 runs\r[####] 2/2 runs\n2 of 2 runs finished\n")
+    rec = bv.Launch("t", 1, "", ("batch", "--questions", "q", "--concurrency", "8", "--tag", "t"), str(log), 0.0)
+    assert bv.log_tail(rec) == ["batch t: 2 to run", "[####] 2/2 runs", "2 of 2 runs finished"]
+    assert bv.resume_argv(rec) == ["batch", "--resume", "t", "--concurrency", "8"]

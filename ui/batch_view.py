@@ -119,10 +119,11 @@ def launches(db: Path) -> list[Launch]:
 
 def alive(rec: Launch) -> bool:
     """Whether the launch's process still runs (a finished child of this server is reaped here)."""
-    try:
-        os.waitpid(rec.pid, os.WNOHANG)  # our own child: collect it, or it stays a zombie
-    except ChildProcessError:
-        pass  # launched by an earlier server, or already collected
+    if process_start(rec.pid) == rec.start:  # still that process (a reused pid is someone else's child)
+        try:
+            os.waitpid(rec.pid, os.WNOHANG)  # our own child: collect it, or it stays a zombie
+        except ChildProcessError:
+            pass  # launched by an earlier server, or already collected
     return pid_alive(rec.pid, rec.start)
 
 
@@ -156,10 +157,10 @@ def progress(store: Any, tag: str) -> dict[str, int]:
 def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
     """The last lines the batch printed (its summary once it has ended), progress redraws folded."""
     try:
-        text = Path(rec.log).read_text(errors="replace")
+        text = Path(rec.log).read_bytes().decode(errors="replace")  # text mode would turn \r into \n
     except OSError:
         return []
-    rows = [r.rsplit("\r", 1)[-1].strip() for r in text.splitlines()]
+    rows = [r.rsplit("\r", 1)[-1].strip() for r in text.split("\n")]  # splitlines() would split at \r too
     return [r for r in rows if r][-lines:]
 
 
