@@ -5,11 +5,13 @@ of every IU's concept name and description (IDF over the graph's own IUs, so wor
 every IU weigh little) and scores any text against them: how much of an IU's weighted vocabulary
 a sentence or message covers. The assistants use it to read the user's messages, the lexical
 extractor to label teaching quality, and the user simulator to keep unaware concepts out of its
-mouth. Profiles are cached per graph (graphs are frozen and hashable by identity).
+mouth. Profiles are cached per graph *content* (:func:`profiles_for`), so every conversation
+about one question shares them and the memos of text already read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass
@@ -284,17 +286,36 @@ def tfidf_vector(stems: Iterable[str], idf: dict[str, float]) -> dict[str, float
 
 
 _CHAR_MEMO_SIZE = 8192
-_PROFILE_CACHE: dict[int, IUProfiles] = {}
+_PROFILE_CACHE: dict[str, IUProfiles] = {}  # graph content hash → profiles (clearing it resets every memo)
 _PROFILE_CACHE_SIZE = 64
+_CONTENT_KEYS: dict[int, tuple[IUGraph, str]] = {}  # id(graph) → (that graph, its content hash)
+
+
+def graph_content_key(graph: IUGraph) -> str:
+    """sha256 of the graph's whole content (its JSON): equal graphs share one key."""
+    return hashlib.sha256(graph.model_dump_json().encode()).hexdigest()
 
 
 def profiles_for(graph: IUGraph) -> IUProfiles:
-    """The (cached) profiles of a graph, keyed by identity (hashing a pydantic graph is slow)."""
-    prof = _PROFILE_CACHE.get(id(graph))
-    if prof is None or prof.graph is not graph:
+    """The profiles of a graph, shared by every graph of the same content.
+
+    Keyed by content, so a batch that rebuilds a question's graph for every conversation (from
+    storage, or a copy) still builds the profiles, n-gram index and text memos once per question,
+    and an edited graph — always a new object with new content — never meets the old ones. The
+    content hash of a graph *object* is remembered by identity (a frozen graph cannot change;
+    the entry holds the graph, so its id is not reused while remembered): hashing a pydantic
+    graph on every call would cost more than the lookups it serves.
+    """
+    entry = _CONTENT_KEYS.get(id(graph))
+    if entry is None or entry[0] is not graph:
+        if len(_CONTENT_KEYS) >= _PROFILE_CACHE_SIZE:
+            _CONTENT_KEYS.pop(next(iter(_CONTENT_KEYS)))
+        entry = _CONTENT_KEYS[id(graph)] = (graph, graph_content_key(graph))
+    prof = _PROFILE_CACHE.get(entry[1])
+    if prof is None:
         if len(_PROFILE_CACHE) >= _PROFILE_CACHE_SIZE:
             _PROFILE_CACHE.pop(next(iter(_PROFILE_CACHE)))
-        prof = _PROFILE_CACHE[id(graph)] = IUProfiles(graph)
+        prof = _PROFILE_CACHE[entry[1]] = IUProfiles(graph)
     return prof
 
 
