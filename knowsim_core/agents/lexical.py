@@ -96,9 +96,7 @@ def tq_features(prof: IUProfiles, message: str, user_message: str = "") -> dict[
     key = ("tqf", message, user_message)
     hit = prof.memo.get(key)
     if hit is None:
-        if len(prof.memo) >= _MEMO_SIZE:
-            prof.memo.clear()
-        hit = prof.memo[key] = _tq_features(prof, message, user_message)
+        hit = prof.remember(key, _tq_features(prof, message, user_message))
     return hit
 
 
@@ -262,8 +260,6 @@ def _closest_sentence_cosines(prof: IUProfiles, sent_stems: list[tuple[str, ...]
                 best[iu] = c
     return best
 
-
-_MEMO_SIZE = 4096
 
 
 def label_turn(graph: IUGraph, user_message: str, assistant_message: str, prev_assistant: str = "",

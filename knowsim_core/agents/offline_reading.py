@@ -48,12 +48,23 @@ class Belief:
         return iu in self.shown or self.taught.get(iu, 0) >= 1
 
 
-def _about(graph: IUGraph, sentence: str) -> list[str]:
+def _sentence_facts(graph: IUGraph, text: str) -> tuple[tuple[bool, bool, tuple[str, ...]], ...]:
+    """Per sentence of one user message: (hedges or asks, sounds confident, the IUs it is about —
+    at most two, relevance at least :data:`MENTION`). A function of the text and the graph's
+    content alone, remembered on the graph's profiles: :func:`read_user` re-reads the whole
+    history every turn."""
     prof = profiles_for(graph)
-    terms = set(content_stems(sentence))
-    scored = [(iu, prof.relevance(iu, terms)) for iu in prof.profiles]
-    scored.sort(key=lambda x: -x[1])
-    return [iu for iu, r in scored[:2] if r >= MENTION]
+    key = ("sentence-facts", text)
+    hit = prof.memo.get(key)
+    if hit is None:
+        facts = []
+        for s in sentences(text):
+            low = s.lower()
+            scored = sorted(prof.relevances(set(content_stems(s))).items(), key=lambda x: -x[1])
+            ius = tuple(iu for iu, r in scored[:2] if r >= MENTION)
+            facts.append((bool(HEDGE.search(low)) or s.rstrip().endswith("?"), bool(CONFIDENT.search(low)), ius))
+        hit = prof.remember(key, tuple(facts))
+    return hit
 
 
 def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
@@ -80,8 +91,7 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
                 explained.add(iu)
         elif name in low:
             mentioned.add(iu)
-    memo[("own", text)] = (explained, mentioned)
-    return explained, mentioned
+    return profiles_for(graph).remember(("own", text), (explained, mentioned))
 
 
 def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
@@ -96,15 +106,13 @@ def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
             b.mentioned |= mentioned
             continue
         hedges = confident = 0
-        for s in sentences(m.text):
-            low = s.lower()
-            ius = _about(graph, s)
-            if HEDGE.search(low) or s.rstrip().endswith("?"):
+        for hedged, sure, ius in _sentence_facts(graph, m.text):
+            if hedged:
                 hedges += 1
                 if i == last_user:
                     b.asked.extend(iu for iu in ius if iu not in b.asked)
             else:
-                confident += 1 if (CONFIDENT.search(low) or ius) else 0
+                confident += 1 if (sure or ius) else 0
                 b.shown.update(ius)
                 if i == last_user:
                     b.latest_shown.extend(iu for iu in ius if iu not in b.latest_shown)

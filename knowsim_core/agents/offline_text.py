@@ -163,6 +163,7 @@ class IUProfiles:
             for t in set(toks):
                 concept_df[t] = concept_df.get(t, 0) + 1
         self.profiles: dict[str, Profile] = {}
+        self._term_ius: dict[str, set[str]] = {}  # stem → IUs whose description vector holds it
         for n in graph.nodes:
             ctoks = concept_stems[n.id]
             cterms = {t: self.idf[t] for t in ctoks}
@@ -178,6 +179,17 @@ class IUProfiles:
                 desc_mass=sum(dterms.values()) or 1.0,
                 distinctive=frozenset(t for t in ctoks if concept_df.get(t, 0) == 1 and not t.isdigit()),
             )
+        for iu, p in self.profiles.items():
+            for t in p.desc_terms:  # the concept's stems are description terms too (counted twice)
+                self._term_ius.setdefault(t, set()).add(iu)
+
+    def remember(self, key, value):
+        """Store one result of the agents in :attr:`memo` and return it; the memo is emptied when
+        full (the profiles live as long as the process, the texts of a batch do not repeat forever)."""
+        if len(self.memo) >= MEMO_SIZE:
+            self.memo.clear()
+        self.memo[key] = value
+        return value
 
     def concept_cover(self, iu: str, terms: set[str]) -> float:
         """Share of the IU's concept-name weight whose stems appear in ``terms`` (0–1)."""
@@ -192,6 +204,14 @@ class IUProfiles:
     def relevance(self, iu: str, terms: set[str]) -> float:
         """One 0–1 score: concept-name coverage counts most, description coverage backs it up."""
         return 0.55 * self.concept_cover(iu, terms) + 0.45 * min(1.0, 2.2 * self.desc_cover(iu, terms))
+
+    def relevances(self, terms: set[str]) -> dict[str, float]:
+        """``{iu: relevance(iu, terms)}`` for every IU, the same floats as :meth:`relevance`, computed
+        only for the IUs sharing a stem with ``terms``: an IU sharing none scores exactly 0.0."""
+        touched: set[str] = set()
+        for t in terms:
+            touched.update(self._term_ius.get(t, ()))
+        return {iu: self.relevance(iu, terms) if iu in touched else 0.0 for iu in self.profiles}
 
     def char_cosines(self, text: str) -> dict[str, float]:
         """``{iu: cosine}`` between the character n-gram TF-IDF vector of ``text`` and of every IU
@@ -244,8 +264,8 @@ class IUProfiles:
 
     def rank(self, text: str) -> list[tuple[str, float]]:
         """IUs by relevance to ``text``, best first (ties in node order)."""
-        terms = set(content_stems(text))
-        scored = [(n.id, self.relevance(n.id, terms)) for n in self.graph.nodes]
+        rel = self.relevances(set(content_stems(text)))
+        scored = [(n.id, rel[n.id]) for n in self.graph.nodes]
         return sorted(scored, key=lambda x: -x[1])
 
 
@@ -286,6 +306,7 @@ def tfidf_vector(stems: Iterable[str], idf: dict[str, float]) -> dict[str, float
 
 
 _CHAR_MEMO_SIZE = 8192
+MEMO_SIZE = 4096  # entries of IUProfiles.memo before it is emptied
 _PROFILE_CACHE: dict[str, IUProfiles] = {}  # graph content hash → profiles (clearing it resets every memo)
 _PROFILE_CACHE_SIZE = 64
 _CONTENT_KEYS: dict[int, tuple[IUGraph, str]] = {}  # id(graph) → (that graph, its content hash)
