@@ -100,47 +100,71 @@ def tq_features(prof: IUProfiles, message: str, user_message: str = "") -> dict[
     return hit
 
 
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    """What the features need from one sentence of a reply, whatever the rest of the reply says."""
+
+    terms: frozenset[str]  # its content stems
+    cue: float  # _cue_score
+    rel: dict[str, float]  # {iu: relevance} of the IUs sharing a stem (shared: never modified)
+    rel_top: float  # the best relevance (1.0 when none)
+    closest: dict[str, float]  # {iu: cosine of its word TF-IDF vector with the IU's description}
+
+
+def _sentence(prof: IUProfiles, sentence: str) -> _Sentence:
+    """The reading of one sentence, remembered per graph content: replies are made of the IUs'
+    description sentences and a few templates, so most sentences recur across turns and runs."""
+    key = ("sentence", sentence)
+    hit = prof.memo.get(key)
+    if hit is None:
+        stems = content_stems(sentence)
+        terms = frozenset(stems)
+        cc, dc = _covers(prof, terms)
+        rel = {iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()}
+        hit = prof.remember(key, _Sentence(terms, _cue_score(sentence), rel, max(rel.values(), default=0.0) or 1.0,
+                                           _sentence_cosines(prof, stems)))
+    return hit
+
+
 def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str, tuple[float, ...]]:
     sents = sentences(message) or [""]
-    sent_stems = [content_stems(s) for s in sents]
-    sent_terms = [set(st) for st in sent_stems]
-    all_terms = set().union(*sent_terms)
-    cues = [_cue_score(s) for s in sents]
+    read = [_sentence(prof, s) for s in sents]
+    all_terms = set().union(*(r.terms for r in read))
     mention = prof.char_cosines(message)
-    close = _closest_sentence_cosines(prof, sent_stems)
+    close: dict[str, float] = {}  # per IU, the best cosine over the sentences
+    for r in read:
+        for iu, c in r.closest.items():
+            if c > close.get(iu, 0.0):
+                close[iu] = c
     asked = prof.char_cosines(user_message) if user_message else {}
     top = max(mention.values(), default=0.0) or 1.0
     top_close = max(close.values(), default=0.0) or 1.0
     neighbours = _neighbours(prof)
-    rels = []
-    for terms in sent_terms:
-        cc, dc = _covers(prof, terms)
-        rels.append({iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()})
-    rel_top = [max(rel.values(), default=0.0) or 1.0 for rel in rels]
     all_concept, all_desc = _covers(prof, all_terms)
-    top_concept = max(all_concept.values(), default=0.0) or 1.0
-    top_desc = max(all_desc.values(), default=0.0) or 1.0
     length = min(1.0, len(sents) / 10)
+    # Sentence by sentence, the IUs it is about: those it matches best (relative, so long concept
+    # names and descriptions of another domain do not starve it), and, as one that continues an
+    # explanation rarely repeats the concept's name, those the previous sentence was about that
+    # it still matches half as well as its best. Only IUs sharing a stem can qualify.
+    depth: dict[str, float] = {}
+    n_about: dict[str, int] = {}
+    previous: set[str] = set()
+    for r in read:
+        rmax = r.rel_top
+        about = {iu for iu, v in r.rel.items()
+                 if v >= ABOUT_FLOOR and (v >= NEAR_TOP * rmax or (iu in previous and v >= rmax / 2))}
+        for iu in about:
+            n_about[iu] = n_about.get(iu, 0) + 1
+            depth[iu] = depth.get(iu, 0.0) + r.cue * r.rel[iu] / rmax
+        previous = about
     out: dict[str, tuple[float, ...]] = {}
     for iu in prof.profiles:
-        depth = 0.0
-        n_about = 0
-        previous = False
-        for cue, rel, rmax in zip(cues, rels, rel_top):
-            r = rel.get(iu, 0.0)
-            # a sentence is about the IUs it matches best (relative, so long concept names and
-            # descriptions of another domain do not starve it); one that continues an explanation
-            # rarely repeats the concept's name
-            about = r >= ABOUT_FLOOR and (r >= NEAR_TOP * rmax or (previous and r >= rmax / 2))
-            if about:
-                n_about += 1
-                depth += cue * r / rmax
-            previous = about
         m = mention.get(iu, 0.0)
         near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
-        out[iu] = (1.0, m / top, close.get(iu, 0.0) / top_close, close.get(iu, 0.0),
-                   all_concept.get(iu, 0.0), min(1.0, 2 * all_desc.get(iu, 0.0)),
-                   min(1.0, depth / 3.0), n_about / len(sents), near, asked.get(iu, 0.0), length)
+        c = close.get(iu, 0.0)
+        out[iu] = (1.0, m / top, c / top_close, c, all_concept.get(iu, 0.0), min(1.0, 2 * all_desc.get(iu, 0.0)),
+                   min(1.0, depth.get(iu, 0.0) / 3.0), n_about.get(iu, 0) / len(sents), near, asked.get(iu, 0.0),
+                   length)
     return out
 
 
@@ -156,7 +180,6 @@ def _neighbours(prof: IUProfiles) -> dict[str, tuple[str, ...]]:
                 near[b].add(a)
         hit = prof.memo["neighbours"] = {iu: tuple(sorted(v)) for iu, v in near.items()}
     return hit
-    return out
 
 
 def _p(weights: tuple[float, ...], x: tuple[float, ...]) -> float:
@@ -241,25 +264,19 @@ def _postings(prof: IUProfiles) -> dict[str, list[tuple[str, float]]]:
     return post
 
 
-def _closest_sentence_cosines(prof: IUProfiles, sent_stems: list[tuple[str, ...]]) -> dict[str, float]:
-    """``{iu: max over sentences of cosine(sentence TF-IDF, IU description TF-IDF)}``."""
+def _sentence_cosines(prof: IUProfiles, stems: tuple[str, ...]) -> dict[str, float]:
+    """``{iu: cosine(sentence TF-IDF, IU description TF-IDF)}`` of one sentence's stems (IUs sharing
+    no term left out)."""
     post = _postings(prof)
-    best: dict[str, float] = {}
-    for stems in sent_stems:
-        vec = tfidf_vector(stems, prof.idf)
-        norm = math.sqrt(sum(w * w for w in vec.values()))
-        if not norm:
-            continue
-        dots: dict[str, float] = {}
-        for t, w in vec.items():
-            for iu, dw in post.get(t, ()):
-                dots[iu] = dots.get(iu, 0.0) + w * dw
-        for iu, d in dots.items():
-            c = d / norm
-            if c > best.get(iu, 0.0):
-                best[iu] = c
-    return best
-
+    vec = tfidf_vector(stems, prof.idf)
+    norm = math.sqrt(sum(w * w for w in vec.values()))
+    if not norm:
+        return {}
+    dots: dict[str, float] = {}
+    for t, w in vec.items():
+        for iu, dw in post.get(t, ()):
+            dots[iu] = dots.get(iu, 0.0) + w * dw
+    return {iu: d / norm for iu, d in dots.items()}
 
 
 def label_turn(graph: IUGraph, user_message: str, assistant_message: str, prev_assistant: str = "",
