@@ -1,19 +1,29 @@
 """Offline matrix speed: conversations per second and milliseconds per turn by component.
 
-Runs every sample question × 3 levels × 5 offline assistants (15 turns each, virtual stop) and
-times the user, assistant, extractor and the rules (everything else in ``Simulation.step``).
-Usage: ``python benchmarks/offline.py [--seeds 1,2]``.
+First, in this process and without storage: every sample question × 3 levels × 5 offline
+assistants (15 turns each, virtual stop), timing the user, assistant, extractor and the rules
+(everything else in ``Simulation.step``). Then the issue's figure: the same matrix through the
+real batch command with storage (``python -m knowsim_core batch ... --workers 2`` on a temporary
+database), conversations per second over the command's whole wall time, and over that time less
+the start-up of the same command with ``--dry-run`` (imports, database creation, the sample
+questions' import).
+
+Usage: ``python benchmarks/offline.py [--seeds 1,2] [--workers 2] [--no-batch]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from knowsim_core import registry
 from knowsim_core.samples import load_samples
@@ -40,10 +50,36 @@ class Timed:
             self._totals[self._bucket] += time.perf_counter() - start
 
 
+def batch_figure(n_seeds: int, workers: int) -> None:
+    """Time the real ``batch`` command over the whole offline matrix (seeds 1..n) with storage."""
+
+    def timed(*extra: str) -> tuple[float, str]:
+        with tempfile.TemporaryDirectory(prefix="knowsim-bench-") as tmp:
+            cmd = [sys.executable, "-m", "knowsim_core", "batch", "--questions", "all", "--levels", "all",
+                   "--assistants", "offline", "--seeds", str(n_seeds), "--workers", str(workers),
+                   "--db", str(Path(tmp) / "bench.db"), *extra]
+            start = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
+            return time.perf_counter() - start, done.stdout
+
+    startup, _ = timed("--dry-run")
+    wall, out = timed("--json")
+    rows = json.loads(out)
+    finished = sum(1 for r in rows if r["status"] == "finished")
+    turns = sum(r["turns"] for r in rows)
+    print(f"batch with storage (--workers {workers}, temporary database): {finished} of {len(rows)} conversations "
+          f"finished, {turns} turns in {wall:.2f} s (start-up alone, --dry-run: {startup:.2f} s)")
+    print(f"conversations per second with storage: {finished / wall:.1f} over the whole command, "
+          f"{finished / max(1e-9, wall - startup):.1f} after start-up")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
-    seeds = [int(s) for s in ap.parse_args().seeds.split(",")]
+    ap.add_argument("--seeds", default="1", help="comma-separated seeds (default 1); the batch runs seeds 1..N")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes of the batch (default 2)")
+    ap.add_argument("--no-batch", action="store_true", help="skip the batch with storage")
+    args = ap.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
     totals: dict[str, float] = defaultdict(float)
     runs = turns = 0
     start = time.perf_counter()
@@ -72,6 +108,8 @@ def main() -> None:
         f"{k} {1000 * v / turns:.3f}" for k, v in
         (("user", totals["user"]), ("assistant", totals["assistant"]), ("extractor", totals["extractor"]),
          ("rules+records", rules), ("total", wall))))
+    if not args.no_batch:
+        batch_figure(len(seeds), args.workers)
 
 
 if __name__ == "__main__":
