@@ -1,0 +1,166 @@
+"""The offline agents' fast paths give exactly what their plain definitions give.
+
+The speed-ups of the offline matrix (profiles shared by every graph of the same content, memos of
+sentences and messages already read, relevance computed only for IUs that share a stem) must not
+change a single float. Each test plays a few real conversations, takes their turns, and compares
+the fast path with the plain definition written out here (or with a fresh, memo-free
+:class:`IUProfiles`) by ``==`` on floats, not by tolerance. The whole-matrix check is
+``benchmarks/offline_fingerprint.py`` (run before and after a change; the hashes must be equal).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from knowsim_core import registry
+from knowsim_core.agents import lexical
+from knowsim_core.agents import offline_reading as reading
+from knowsim_core.agents import offline_text as ot
+from knowsim_core.agents.lexical import ABOUT_FLOOR, NEAR_TOP, _covers, _cue_score, _postings, tq_features
+from knowsim_core.agents.offline_text import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
+from knowsim_core.graph import IUGraph
+from knowsim_core.samples import load_samples
+from knowsim_core.session import Simulation
+
+ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
+
+
+def _turns(n_runs: int = 8, seed: int = 0):
+    """(graph, user message, assistant message) of every turn of a few random offline runs."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n_runs):
+        sample = rng.choice(load_samples())
+        sim = Simulation(material=sample.material, assistant=registry.resolve("assistant", rng.choice(ASSISTANTS)),
+                         user=registry.resolve("user", "offline/knowsim"),
+                         extractor=registry.resolve("extractor", "offline/lexical"),
+                         level=rng.choice(("novice", "intermediate", "advanced")))
+        sim.reset(seed=rng.randrange(1000))
+        out.extend((sample.graph, t.user_message, t.assistant_message) for t in sim.run_to_end().turns)
+    return out
+
+
+@pytest.fixture(scope="module")
+def turns():
+    return _turns()
+
+
+_FRESH: dict[int, tuple[IUGraph, IUProfiles]] = {}
+
+
+def _fresh(graph: IUGraph) -> IUProfiles:
+    """Profiles of a copy of the graph built outside the shared cache, their memos emptied."""
+    if id(graph) not in _FRESH:
+        _FRESH[id(graph)] = (graph, IUProfiles(IUGraph.from_data(graph.to_data())))
+    prof = _FRESH[id(graph)][1]
+    prof.memo.clear()
+    prof._char_memo.clear()
+    return prof
+
+
+def plain_tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str, tuple[float, ...]]:
+    """The features as first written: every IU against every sentence, nothing remembered."""
+    sents = sentences(message) or [""]
+    sent_stems = [content_stems(s) for s in sents]
+    sent_terms = [set(st) for st in sent_stems]
+    all_terms = set().union(*sent_terms)
+    cues = [_cue_score(s) for s in sents]
+    mention = prof.char_cosines(message)
+    close: dict[str, float] = {}
+    for stems in sent_stems:
+        vec = tfidf_vector(stems, prof.idf)
+        norm = math.sqrt(sum(w * w for w in vec.values()))
+        if not norm:
+            continue
+        dots: dict[str, float] = {}
+        for t, w in vec.items():
+            for iu, dw in _postings(prof).get(t, ()):
+                dots[iu] = dots.get(iu, 0.0) + w * dw
+        for iu, d in dots.items():
+            close[iu] = max(close.get(iu, 0.0), d / norm)
+    asked = prof.char_cosines(user_message) if user_message else {}
+    top = max(mention.values(), default=0.0) or 1.0
+    top_close = max(close.values(), default=0.0) or 1.0
+    neighbours = lexical._neighbours(prof)
+    rels = []
+    for terms in sent_terms:
+        cc, dc = _covers(prof, terms)
+        rels.append({iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()})
+    rel_top = [max(rel.values(), default=0.0) or 1.0 for rel in rels]
+    all_concept, all_desc = _covers(prof, all_terms)
+    length = min(1.0, len(sents) / 10)
+    out = {}
+    for iu in prof.profiles:
+        depth, n_about, previous = 0.0, 0, False
+        for cue, rel, rmax in zip(cues, rels, rel_top):
+            r = rel.get(iu, 0.0)
+            about = r >= ABOUT_FLOOR and (r >= NEAR_TOP * rmax or (previous and r >= rmax / 2))
+            if about:
+                n_about += 1
+                depth += cue * r / rmax
+            previous = about
+        near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
+        out[iu] = (1.0, mention.get(iu, 0.0) / top, close.get(iu, 0.0) / top_close, close.get(iu, 0.0),
+                   all_concept.get(iu, 0.0), min(1.0, 2 * all_desc.get(iu, 0.0)), min(1.0, depth / 3.0),
+                   n_about / len(sents), near, asked.get(iu, 0.0), length)
+    return out
+
+
+def test_extractor_features_equal_the_plain_definition_warm_or_cold(turns):
+    for graph, user, assistant in turns:
+        shared = tq_features(profiles_for(graph), assistant, user)  # memos warmed by the runs above
+        assert shared == plain_tq_features(_fresh(graph), assistant, user)
+        assert shared == tq_features(_fresh(graph), assistant, user)
+
+
+def test_relevances_equal_relevance_for_every_iu(turns):
+    for graph, user, assistant in turns:
+        prof = profiles_for(graph)
+        for text in (user, assistant, *sentences(assistant)):
+            terms = set(content_stems(text))
+            assert prof.relevances(terms) == {iu: prof.relevance(iu, terms) for iu in prof.profiles}
+
+
+def test_read_user_sentence_facts_equal_the_plain_reading(turns):
+    for graph, user, _ in turns:
+        prof = _fresh(graph)
+        plain = []
+        for s in sentences(user):
+            terms = set(content_stems(s))
+            scored = sorted(((iu, prof.relevance(iu, terms)) for iu in prof.profiles), key=lambda x: -x[1])
+            low = s.lower()
+            plain.append((bool(reading.HEDGE.search(low)) or s.rstrip().endswith("?"),
+                          bool(reading.CONFIDENT.search(low)), tuple(iu for iu, r in scored[:2] if r >= reading.MENTION)))
+        assert reading._sentence_facts(graph, user) == tuple(plain)
+
+
+def test_char_cosines_remembered_equal_fresh_and_the_textbook_cosine(turns):
+    for graph, user, assistant in turns[:20]:
+        prof = _fresh(graph)
+        _, idf, _ = prof._char_index()
+        units = {n.id: ot._unit(ot._ngram_tf(f"{n.concept} {n.concept} {n.description}"), idf) for n in graph.nodes}
+        for text in (assistant, user):
+            got = profiles_for(graph).char_cosines(text)
+            assert got == prof.char_cosines(text)
+            vec = ot._unit(ot._ngram_tf(text), idf)
+            for iu, unit in units.items():
+                ref = sum(w * unit.get(g, 0.0) for g, w in vec.items())
+                assert got.get(iu, 0.0) == pytest.approx(ref, abs=1e-12)
+
+
+def test_profiles_are_shared_by_content_and_never_by_a_stale_object():
+    sample = load_samples()[0]
+    copy = IUGraph.from_data(sample.graph.to_data())
+    assert copy is not sample.graph
+    assert profiles_for(copy) is profiles_for(sample.graph)  # same content: built once
+    node = sample.graph.nodes[0]
+    edited = sample.graph.model_copy(update={"nodes": (node.model_copy(update={"description": "Something else."}),
+                                                       *sample.graph.nodes[1:])})
+    assert profiles_for(edited) is not profiles_for(sample.graph)
+    assert profiles_for(edited).profiles[node.id].desc_terms != profiles_for(sample.graph).profiles[node.id].desc_terms
+    before = profiles_for(sample.graph)
+    ot._PROFILE_CACHE.clear()  # what the extractor evaluation's text-rule ablation does
+    assert profiles_for(sample.graph) is not before
