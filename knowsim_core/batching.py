@@ -91,8 +91,17 @@ def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[St
     """Play one cell to its end (or to a stop request, after the current turn).
 
     ``resume_id`` continues that stored run instead of starting a new one; ``llm(store, index)``
-    gives the LLM settings of this conversation (None for offline cells).
+    gives the LLM settings of this conversation (None for offline cells). The conversation's calls
+    share one connection (each turn still its own transaction): see ``Store.pinned``.
     """
+    with store.pinned():
+        return _run_cell(store, cell, tag=tag, stop=stop, llm=llm, resume_id=resume_id, on_start=on_start,
+                         on_turn=on_turn)
+
+
+def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None,
+              resume_id: str, on_start: Callable[[str], None] | None,
+              on_turn: Callable[[Any], None] | None) -> Outcome:
     from .runner import resume_run, start_run
 
     out = Outcome(cell.index, "not started")

@@ -114,7 +114,15 @@ class LiveRun:
         return rec
 
     def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:
-        """Step until the run ends; an agent's empty message ends it quietly (it is recorded)."""
+        """Step until the run ends; an agent's empty message ends it quietly (it is recorded).
+
+        The turns share one connection (each still its own transaction): a conversation is a long
+        series of small writes, and opening a connection per turn cost more than the write.
+        """
+        with self.store.pinned():
+            return self._run_to_end(progress)
+
+    def _run_to_end(self, progress: Callable[[TurnRecord], None] | None) -> RunRecord:
         while not self.done:
             try:
                 rec = self.step()

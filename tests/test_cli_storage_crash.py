@@ -52,6 +52,12 @@ def wait_until_writers_dead(db_path: Path, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+def _well_into_a_run(store: Store) -> bool:
+    if store.count_runs(status="finished") < 4:
+        return False
+    return any(0 < r.turns < 14 for r in store.list_runs(status="running", limit=10))
+
+
 def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
     Store(db_path).seed_samples()
     proc = subprocess.Popen(
@@ -61,10 +67,12 @@ def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
     )
     try:
         deadline = time.monotonic() + 60
-        while Store(db_path).count_runs(status="finished") < 4:  # let it get well into the batch
+        # let it get well into the batch, and kill while a run is half-way (a run takes ~0.1 s, so
+        # a kill timed on the finished count alone could land between runs)
+        while not _well_into_a_run(Store(db_path)):
             assert proc.poll() is None, "the batch ended before it could be killed"
             assert time.monotonic() < deadline
-            time.sleep(0.05)
+            time.sleep(0.005)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the batch and its worker processes, no clean-up
         proc.wait(timeout=30)

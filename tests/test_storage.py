@@ -64,6 +64,26 @@ def test_run_stored_turn_by_turn_loads_back_identical(db_path):
     assert store.integrity_check() == "ok"
 
 
+def test_a_pinned_connection_is_reused_and_each_turn_still_commits_on_its_own(db_path):
+    store = Store(db_path)
+    sim = make_sim()
+    rid = store.create_run(sim.run)
+    with store.pinned():
+        with store._conn.db() as first, store._conn.db() as second:
+            assert first is second  # one connection for the block
+        for expected in (1, 2):
+            store.append_turn(rid, sim.step())
+            # another connection sees the turn at once: the pin shares the connection, not a transaction
+            other = sqlite3.connect(db_path)
+            try:
+                assert other.execute("SELECT COUNT(*) FROM turns WHERE run_id = ?", [rid]).fetchone()[0] == expected
+            finally:
+                other.close()
+    with store._conn.db() as a, store._conn.db() as b:
+        assert a is not b  # outside the block every call opens its own again
+    assert [t.turn for t in store.load_run(rid).turns] == [1, 2]
+
+
 def test_save_run_round_trip_and_id_collision(db_path):
     store = Store(db_path)
     rid, sim = stored_run(store)

@@ -2,7 +2,10 @@
 
 * **A fresh connection per call.** Streamlit runs every script on its own thread and sqlite3
   connections are bound to the thread that made them, so nothing holds a connection between
-  calls; :meth:`Connection.transaction` shares one only for the calls of one block on one thread.
+  calls; :meth:`Connection.transaction` shares one only for the calls of one block on one thread,
+  and :meth:`Connection.pinned` keeps one open for a long series of calls on one thread (a whole
+  conversation): opening a connection costs more than appending a turn, and closing the last one
+  to a WAL file checkpoints it, so a batch that opened one per turn spent most of its time there.
 * **WAL + ``busy_timeout`` + ``BEGIN IMMEDIATE``.** Readers never block the writer, and a writer
   takes the write lock up front instead of upgrading a read lock half-way (which is what makes
   deferred transactions fail with "database is locked" under several writing processes).
@@ -98,19 +101,29 @@ class Connection:
             conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        if not self.read_only:
+            # WAL + NORMAL: a commit survives any crash of this process (SIGKILL included: the
+            # crash tests check it); only a power cut may lose the last few commits, never corrupt
+            # the file. FULL would fsync on every turn, most of a turn's storage time.
+            conn.execute("PRAGMA synchronous = NORMAL")
         return conn
 
     @contextmanager
     def db(self) -> Iterator[Database]:
-        """A fresh connection in autocommit mode; sqlite errors become StorageError."""
+        """A connection in autocommit mode (fresh, or this thread's pinned one); sqlite errors
+        become StorageError."""
         shared = getattr(self._local, "db", None)
         if shared is not None:  # inside transaction(): reuse its connection
             yield shared
             return
+        pinned = getattr(self._local, "pinned", None)
         conn = None
         try:
-            conn = self._open()
-            yield Database(conn)
+            if pinned is not None:
+                yield pinned
+            else:
+                conn = self._open()
+                yield Database(conn)
         except sqlite3.Error as exc:
             if self.read_only and "readonly" in str(exc):
                 raise self.read_only_error() from None
@@ -118,6 +131,27 @@ class Connection:
         finally:
             if conn is not None:
                 conn.close()
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Keep one connection open for this thread's calls inside the block.
+
+        Every write still is its own ``BEGIN IMMEDIATE`` transaction (one per turn), so other
+        processes interleave exactly as before; only the opening and closing are saved.
+        """
+        if getattr(self._local, "pinned", None) is not None or getattr(self._local, "db", None) is not None:
+            yield
+            return
+        try:
+            conn = self._open()
+        except sqlite3.Error as exc:
+            raise StorageError(f"database {self.path}: {exc}") from None
+        self._local.pinned = Database(conn)
+        try:
+            yield
+        finally:
+            self._local.pinned = None
+            conn.close()
 
     @contextmanager
     def write(self) -> Iterator[Database]:

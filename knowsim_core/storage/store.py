@@ -66,6 +66,13 @@ class Store:
         with self._conn.transaction():
             yield self
 
+    @contextmanager
+    def pinned(self) -> Iterator["Store"]:
+        """Reuse one connection for this thread's calls in the block (e.g. one conversation's
+        turns); each write stays its own transaction."""
+        with self._conn.pinned():
+            yield self
+
     @property
     def schema_version(self) -> int:
         with self._conn.db() as db:
