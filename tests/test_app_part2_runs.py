@@ -58,7 +58,6 @@ def test_compare_two_runs_shows_the_right_deltas(db):
     at = _open()
     at = _select(at, 0, 1)
     assert not at.exception, [e.value for e in at.exception]
-    table = at.dataframe[0].value
     ids = [db.list_runs()[i].id for i in (0, 1)]
     a, b = db.load_run(ids[0]), db.load_run(ids[1])
     metrics = at.dataframe[1].value.set_index("metric")

@@ -15,10 +15,8 @@ import pytest
 from knowsim_core.cli import main
 from knowsim_core.config import preset
 from knowsim_core.errors import StorageError
-from knowsim_core.failures import FAILURE_ORDER
 from knowsim_core.ports import QuestionMaterial
 from knowsim_core.session import Simulation
-from knowsim_core.storage import Store
 
 from .part2_support import ScriptedAssistant, ScriptedExtractor, ScriptedUser
 

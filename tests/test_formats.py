@@ -6,7 +6,6 @@ import csv
 import io
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,7 @@ import pytest
 from knowsim_core import registry
 from knowsim_core.agents.offline_text import sentences
 from knowsim_core.ports import AssistantContext, Message, UserContext
-from knowsim_core.samples import get_sample, load_samples
+from knowsim_core.samples import get_sample
 from knowsim_core.session import Simulation
 from knowsim_core.state import IUState, initial_state
 from knowsim_core.config import preset

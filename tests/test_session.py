@@ -8,7 +8,7 @@ import pytest
 
 from knowsim_core.config import preset
 from knowsim_core.errors import SessionError
-from knowsim_core.ports import AssistantTurn, Extraction, QuestionMaterial, UserTurn
+from knowsim_core.ports import AssistantTurn, Extraction, UserTurn
 from knowsim_core.samples import get_sample
 from knowsim_core.session import Simulation, replay, what_if
 from knowsim_core.signals import IUSignal

@@ -20,7 +20,7 @@ from knowsim_core.runner import start_run
 from knowsim_core.session import derive_seed, play_turn
 from knowsim_core.storage import Store
 
-from .test_app_part1 import APP, SIMULATE, TIMEOUT, app, graph_payloads, ok, status_line
+from .test_app_part1 import SIMULATE, app, graph_payloads, ok, status_line
 
 QUESTION = "sample_lava_lamps"
 

@@ -11,13 +11,12 @@ graphs can be fixed one edge at a time, while a new cycle is refused with its pa
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from knowsim_core.errors import FormatError, GraphError
+from knowsim_core.errors import FormatError
 from knowsim_core.graph import IUEdge, IUGraph, IUNode, GraphIssue, natural_key
 from knowsim_core.graph_diff import GraphDiff
 

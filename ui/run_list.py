@@ -17,7 +17,6 @@ import streamlit as st
 from knowsim_core.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from knowsim_core.formats import csv_export, reference_export, studio
-from knowsim_core.formats.importers import read_runs
 from knowsim_core.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
 
