@@ -49,12 +49,13 @@ class RunFacts:
     first_turn: tuple[int | None, ...]  # first turn showing each mode, in FAILURE_ORDER
     seed: int = 0
     status: str = "finished"  # the stored run's status (running, finished, failed, interrupted)
+    batch: str = ""  # the batch tag the run was stored with ("" for a single run)
 
     def metric(self, name: str) -> float:
         return {"KG": self.kg, "DC": self.dc, "CO": self.co}[name]
 
 
-def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = "finished") -> RunFacts:
+def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = "finished", batch: str = "") -> RunFacts:
     """Summarise one run for aggregation (counts cover every turn played, spec §7)."""
     counts = [0] * len(FAILURE_ORDER)
     first: list[int | None] = [None] * len(FAILURE_ORDER)
@@ -80,20 +81,21 @@ def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = "finis
         first_turn=tuple(first),
         seed=run.seed,
         status=status,
+        batch=batch,
     )
 
 
 def facts_from_summary(
     *, run_id: str, question_id: str, level: str, assistant: str, preset: str, kg: float, dc: float, co: float,
     turns: int, mode_counts: Sequence[int], first_turn: Sequence[int | None], seed: int = 0,
-    status: str = "finished",
+    status: str = "finished", batch: str = "",
 ) -> RunFacts:
     """RunFacts from stored scalars (run metrics + per-turn mode columns), without the records."""
     return RunFacts(
         run_id=run_id, question_id=question_id, level=level, assistant=assistant, preset=preset,
         kg=float(kg), dc=float(dc), co=float(co), turns=turns,
         mode_counts=tuple(int(c or 0) for c in mode_counts), first_turn=tuple(first_turn), seed=int(seed),
-        status=status,
+        status=status, batch=batch or "",
     )
 
 
@@ -201,7 +203,8 @@ def spread(values: Sequence[float]) -> tuple[float, float] | None:
 def metric_table(facts: Sequence[RunFacts], *, row: str = "assistant") -> list[MetricCell]:
     """Mean KG / DC / CO per (row value, level) with the run ids behind each cell.
 
-    ``row`` is ``"assistant"`` (the paper's strategies), ``"question_id"`` or ``"preset"``.
+    ``row`` is ``"assistant"`` (the paper's strategies), ``"question_id"``, ``"preset"`` or
+    ``"batch"`` (one row per batch tag; single runs under "").
     Empty cells are omitted.
     """
     rows = sorted({getattr(f, row) for f in facts})

@@ -87,7 +87,8 @@ with many:
         st.subheader("Shares by knowledge level")
         st.plotly_chart(fv.shares_figure(facts), key="fm_shares", on_select="rerun", selection_mode="points")
         st.subheader("KG / DC / CO by level")
-        by = st.radio("Rows", ["assistant", "question_id", "preset"], horizontal=True, key="fm_rows")
+        by = st.radio("Rows", ["assistant", "question_id", "preset", "batch"], horizontal=True, key="fm_rows",
+                      help="batch: one row per batch tag (runs started one by one are the row without a tag)")
         fig, _ = fv.table_figure(facts, row=by)
         st.plotly_chart(fig, key="fm_table", on_select="rerun", selection_mode="points")
         st.dataframe([{k: _cell(v) for k, v in r.items()} for r in metric_rows(facts, row=by)],

@@ -175,3 +175,14 @@ def test_metric_table_has_a_colour_key_and_coloured_kg_columns(db):
     co = [(float(texts[j].split("<br>")[0]), line[j]) for line, texts in zip(table["z"], table["text"])
           for j, x in enumerate(table["x"]) if x.endswith(" CO") and texts[j]]
     assert all(v == pytest.approx(1 - mean, abs=6e-3) for mean, v in co)
+
+
+def test_the_metric_table_can_have_a_row_per_batch(db):
+    at = AppTest.from_file(PAGE, default_timeout=30).run()
+    at.radio(key="fm_rows").set_value("batch").run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = _specs(at)[3]
+    # these runs were stored one by one: a single row, the one without a batch tag
+    assert list(table["data"][0]["y"]) == [""]
+    rows = next(d.value for d in at.dataframe if "batch" in d.value.columns)
+    assert set(rows["batch"]) == {""} and rows["n runs"].sum() == len(db.ids)

@@ -169,3 +169,17 @@ def test_the_command_runs_as_a_program_and_prints_a_table(store):
     empty = subprocess.run([sys.executable, "-m", "knowsim_core", "failures", "--db", str(store.path),
                             "--assistant", "nobody"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert empty.returncode == 0 and "no finished runs with turns match" in empty.stdout
+
+
+def test_rows_by_batch_group_the_runs_of_each_tag(seeded_store):
+    from knowsim_core.analysis import metric_rows
+
+    s = seeded_store
+    for seed, tag in ((1, "pilot"), (2, "pilot"), (3, "main"), (4, None)):
+        s.save_run(_sim(s, QID, level="novice", assistant="a1", seed=seed).run_to_end(), batch_tag=tag)
+    facts = s.run_facts()
+    assert sorted(f.batch for f in facts) == ["", "main", "pilot", "pilot"]
+    rows = {r["batch"]: r for r in metric_rows(facts, row="batch")}
+    assert {k: v["n runs"] for k, v in rows.items()} == {"": 1, "main": 1, "pilot": 2}
+    pilot = [f for f in facts if f.batch == "pilot"]
+    assert rows["pilot"]["KG"] == pytest.approx(fmean(f.kg for f in pilot))

@@ -217,22 +217,23 @@ class RunSearch:
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
         sql = (
             "WITH sel AS (SELECT r.rowid AS rk, r.id, r.question_id, r.level, r.assistant, r.preset, r.seed, r.status, "
+            "r.batch_tag, "
             f"r.kg, r.dc, r.co, r.n_turns, r.created FROM runs r{where} "
             "ORDER BY r.created DESC, r.rowid DESC" + (" LIMIT ?" if limit is not None else "") + ") "
-            f"SELECT sel.id, sel.question_id, sel.level, sel.assistant, sel.preset, sel.seed, sel.status, sel.kg, "
+            f"SELECT sel.id, sel.question_id, sel.level, sel.assistant, sel.preset, sel.seed, sel.status, sel.batch_tag, sel.kg, "
             f"sel.dc, sel.co, sel.n_turns, {sums}, {firsts} FROM sel JOIN turns t ON t.run_id = sel.id "
             "GROUP BY sel.id ORDER BY sel.created DESC, sel.rk DESC"
         )
         with self._conn.db() as db:
             rows = db.execute(sql, [*args, *([int(limit)] if limit is not None else [])]).fetchall()
         out = []
-        for rid, qid, lv, asst, pre, seed, st, kg, dc, co, n, *modes in rows:
+        for rid, qid, lv, asst, pre, seed, st, tag, kg, dc, co, n, *modes in rows:
             if None in (kg, dc, co):
-                out.append(run_facts(self._runs.load(rid), run_id=rid, status=st))
+                out.append(run_facts(self._runs.load(rid), run_id=rid, status=st, batch=tag or ""))
             else:
                 out.append(facts_from_summary(
                     run_id=rid, question_id=qid, level=lv, assistant=asst, preset=pre, kg=kg, dc=dc, co=co,
-                    turns=n, mode_counts=modes[:5], first_turn=modes[5:], seed=seed, status=st,
+                    turns=n, mode_counts=modes[:5], first_turn=modes[5:], seed=seed, status=st, batch=tag or "",
                 ))
         return out
 
