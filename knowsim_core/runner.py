@@ -100,7 +100,8 @@ class LiveRun:
             raise
         except SessionError:
             if self.sim.done:  # an empty message ended the conversation
-                self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason)
+                self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
+                                      record=self.sim.run)
             raise
         except KeyboardInterrupt:
             self.store.finish_run(self.run_id, status="interrupted", error="stopped by the user")
@@ -110,7 +111,8 @@ class LiveRun:
             raise
         self.store.append_turn(self.run_id, rec)
         if self.sim.done:
-            self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason)
+            self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
+                                      record=self.sim.run)
         return rec
 
     def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:

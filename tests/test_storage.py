@@ -366,3 +366,29 @@ def test_run_of_a_dead_process_is_marked_interrupted(db_path):
     sim = make_sim()
     mine = store.create_run(sim.run)
     assert Store(db_path).get_run_row(mine).status == "running"
+
+
+def test_finish_takes_the_callers_record_only_when_it_holds_exactly_the_stored_turns(db_path):
+    store = Store(db_path)
+    sim = make_sim()
+    rid = store.create_run(sim.run)
+    for _ in range(3):
+        store.append_turn(rid, sim.step())
+    stored = store.load_run(rid)
+    sim.step()  # a fourth turn the store never saw: this copy must not set the metrics
+    store.finish_run(rid, status="interrupted", record=sim.run)
+    row = store.get_run_row(rid)
+    m = stored.metrics()
+    assert (row.turns, row.kg, row.dc, row.co) == (3, m.knowledge_gain, m.delivery_calibration, m.cognitive_overload)
+    assert sim.run.metrics() != m  # (the longer copy would have given other figures)
+
+    sim2 = make_sim(seed=4)
+    rid2 = store.create_run(sim2.run)
+    while not sim2.done:
+        store.append_turn(rid2, sim2.step())
+    store.finish_run(rid2, status="finished", stop_reason=sim2.run.stop_reason, record=sim2.run)
+    m2 = store.load_run(rid2).metrics()
+    row2 = store.get_run_row(rid2)
+    assert (row2.kg, row2.dc, row2.co) == (m2.knowledge_gain, m2.delivery_calibration, m2.cognitive_overload)
+    with pytest.raises(StorageError, match="no run|unknown|not found"):
+        store.finish_run("nope", status="finished")

@@ -144,15 +144,23 @@ class Runs:
             self._insert_turn(db, run_id, turn)
 
     # ------------------------------------------------------------------ closing and reopening
-    def finish(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "") -> None:
-        """Close a run: ``finished``, ``failed`` (with the error) or ``interrupted``."""
+    def finish(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "",
+               record: RunRecord | None = None) -> None:
+        """Close a run: ``finished``, ``failed`` (with the error) or ``interrupted``.
+
+        The run's metrics are computed from its turns: ``record`` (the caller's copy, e.g. the
+        runner's) saves reading them all back, and is used only when it holds exactly the stored
+        number of turns; otherwise the stored turns are loaded.
+        """
         if status not in FINAL_STATUSES:
             raise StorageError(f"a run can finish as {', '.join(FINAL_STATUSES)}, not {status!r}")
-        run = self.load(run_id)
         with self._conn.write() as db:
-            row = db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
-            if row is not None and row[0] == "finished" and status != "finished":
+            row = db.execute("SELECT status, n_turns FROM runs WHERE id = ?", [run_id]).fetchone()
+            if row is None:
+                raise StorageError(unknown_run(run_id))
+            if row[0] == "finished" and status != "finished":
                 raise StorageError(f"run {run_id} is already finished; it cannot become {status}")
+            run = record if record is not None and len(record.turns) == row[1] else self.load(run_id)
             db.execute(
                 "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL WHERE id = ?",
                 [status, stop_reason, error, now(), run_id],
