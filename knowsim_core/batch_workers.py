@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Callable
 
 from .batch_plan import Cell
-from .batching import POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, run_cell
+from .batching import POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, admit, run_cell
 from .errors import KnowSimError
 from .storage import Store
 
@@ -77,13 +77,8 @@ def run_processes(store: Store, todo: list[tuple[Cell, str]], *, workers: int, t
     outcomes: list[Outcome] = []
     try:
         while pending or running:
-            while pending and len(running) < workers and not control.stop.is_set():
-                if not budget.allows(tally):  # those in flight go on; nothing new starts
-                    control.budget_hit = True
-                    pending.clear()
-                    break
-                cell, resume_id = pending.pop()
-                tally.start(cell.index)
+            for cell, resume_id in admit(pending, lambda: len(running), workers, control=control, tally=tally,
+                                         budget=budget):
                 running[pool.submit(_worker_job, cell, tag, resume_id)] = cell
             if control.stop.is_set():
                 stop.set()

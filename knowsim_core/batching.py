@@ -232,6 +232,21 @@ class LLMSetup:
         return {"settings": s, "cache": store if s.cache_enabled else None}
 
 
+def admit(pending: list[tuple[Cell, str]], in_flight: Callable[[], int], limit: int, *, control: Control,
+          tally: Tally, budget: Budget) -> Iterator[tuple[Cell, str]]:
+    """The cells that may start now (the one admission rule of both schedulers): up to ``limit``
+    in flight, none after a stop request, none once the budget would be passed — then the rest
+    of ``pending`` is dropped, and those in flight go on. Each admitted cell is counted as started."""
+    while pending and in_flight() < limit and not control.stop.is_set():
+        if not budget.allows(tally):
+            control.budget_hit = True
+            pending.clear()
+            return
+        cell, resume_id = pending.pop()
+        tally.start(cell.index)
+        yield cell, resume_id
+
+
 # ---------------------------------------------------------------------- threads
 def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int, tag: str, control: Control,
                 tally: Tally, budget: Budget, llm: Callable[[Store, int], Any] | None,
@@ -251,14 +266,9 @@ def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int,
                              on_start=started, on_turn=lambda rec: tally.turn(cell.index, rec)))
 
     while pending or running:
-        while pending and len(running) < concurrency and not control.stop.is_set():
-            if not budget.allows(tally):  # those in flight go on; nothing new starts
-                control.budget_hit = True
-                pending.clear()
-                break
-            cell, resume_id = pending.pop()
+        for cell, resume_id in admit(pending, lambda: len(running), concurrency, control=control, tally=tally,
+                                     budget=budget):
             running[cell.index] = ""
-            tally.start(cell.index)
             # daemon: a forced stop returns without waiting for a thread stuck in a model call
             threading.Thread(target=work, args=(cell, resume_id), daemon=True, name=f"cell-{cell.index}").start()
         try:
@@ -290,4 +300,4 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     return Outcome(index, "interrupted" if run_id else "not started", run_id)
 
 
-__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "run_cell", "run_threads", "signals_stop"]
+__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "run_cell", "run_threads", "signals_stop"]

@@ -44,10 +44,15 @@ def _state_at(run: RunRecord, turn: int) -> dict[str, IUState]:
     return {v: state.state_of(run.graph.index.label_of[v]) for v in run.graph.index.ids}
 
 
+def _all_ids(a: RunRecord, b: RunRecord) -> list[str]:
+    """Every IU id of either run's graph, in natural order (IU2 before IU10)."""
+    return sorted({*a.graph.index.ids, *b.graph.index.ids}, key=natural_key)
+
+
 def state_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
     """Every IU of either graph with its state after ``turn`` in A and in B (turn 0: s_0)."""
     sa, sb = _state_at(a, turn), _state_at(b, turn)
-    ids = sorted({*a.graph.index.ids, *b.graph.index.ids}, key=natural_key)
+    ids = _all_ids(a, b)
     rows = []
     for v in ids:
         x, y = sa.get(v), sb.get(v)
@@ -73,7 +78,7 @@ def why_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
     The same explanation as the Simulate page and ``python -m knowsim_core explain`` (one source).
     """
     wa, wb = _whys_at(a, turn), _whys_at(b, turn)
-    ids = sorted({*a.graph.index.ids, *b.graph.index.ids}, key=natural_key)
+    ids = _all_ids(a, b)
     rows = []
     for v in ids:
         x, y = wa.get(v), wb.get(v)
