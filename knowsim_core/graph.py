@@ -21,7 +21,6 @@ from operator import itemgetter
 import re
 from typing import Any
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import graph_checks
@@ -36,6 +35,7 @@ from .graph_checks import (  # re-exported: callers import them from here
 )
 
 _DIGITS = re.compile(r"(\d+)")
+
 
 __all__ = [
     "ALWAYS_BLOCKING", "DELTA_L_MISMATCH_TOLERANCE", "DELTA_L_TOLERANCE", "MAX_DELTA_L", "GraphIssue", "Severity",
@@ -260,9 +260,14 @@ class IUGraph(BaseModel):
 
     def cycles(self) -> list[tuple[str, ...]]:
         """Each strongly connected component of 2+ nodes, its ids in node order."""
+        edges = [(e.from_, e.to) for e in self.edges if e.from_ != e.to]
+        if _acyclic(self.index.ids, edges):  # the usual case, answered without networkx
+            return []
+        import networkx as nx  # lazy: importing it was ~0.13 s of every command's start-up
+
         g = nx.DiGraph()
         g.add_nodes_from(self.index.ids)
-        g.add_edges_from((e.from_, e.to) for e in self.edges if e.from_ != e.to)
+        g.add_edges_from(edges)
         pos = self.index.index_of
         comps = [
             tuple(sorted(c, key=lambda v: pos.get(v, len(pos))))
@@ -351,6 +356,8 @@ class IUGraph(BaseModel):
         a, b = self.node(from_id), self.node(to_id)
         if from_id == to_id:
             raise GraphError(f"an IU cannot be its own prerequisite ({from_id} → {to_id})")
+        import networkx as nx
+
         g = nx.DiGraph((e.from_, e.to) for e in self.edges)
         if g.has_node(to_id) and g.has_node(from_id) and nx.has_path(g, to_id, from_id):
             path = tuple(nx.shortest_path(g, to_id, from_id)) + (to_id,)
@@ -460,3 +467,24 @@ def _kahn_order(ids: tuple[str, ...], edges: tuple[IUEdge, ...]) -> tuple[str, .
     placed = set(order)
     order.extend(v for v in ids if v not in placed)
     return tuple(order)
+
+
+def _acyclic(ids: tuple[str, ...], edges: list[tuple[str, str]]) -> bool:
+    """Whether the directed graph (``ids`` plus any endpoint of ``edges``) has no cycle: Kahn's
+    algorithm removes every node exactly when none lies on a cycle."""
+    indegree: dict[str, int] = dict.fromkeys(ids, 0)
+    out: dict[str, list[str]] = {}
+    for a, b in edges:
+        indegree.setdefault(a, 0)
+        indegree[b] = indegree.get(b, 0) + 1
+        out.setdefault(a, []).append(b)
+    ready = [v for v, d in indegree.items() if d == 0]
+    removed = 0
+    while ready:
+        v = ready.pop()
+        removed += 1
+        for w in out.get(v, ()):
+            indegree[w] -= 1
+            if indegree[w] == 0:
+                ready.append(w)
+    return removed == len(indegree)

@@ -12,8 +12,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-import networkx as nx
-
 if TYPE_CHECKING:  # only for annotations: graph.py imports this module
     from .graph import IUGraph
 
@@ -150,6 +148,8 @@ def _structural_issues(g: IUGraph) -> list[GraphIssue]:
 
 
 def _cycle_path(g: IUGraph, comp: tuple[str, ...]) -> str:
+    import networkx as nx  # lazy, as in IUGraph.cycles: only graphs with a cycle need it
+
     sub = nx.DiGraph((e.from_, e.to) for e in g.edges if e.from_ in comp and e.to in comp)
     cyc = nx.find_cycle(sub, source=comp[0])
     return " → ".join([u for u, _ in cyc] + [cyc[0][0]])

@@ -125,3 +125,26 @@ def test_as_authored_graphs_keep_their_cycles_only():
     assert [b.code for b in cyclic.save_blockers()] == ["cycle"]
     with pytest.raises(GraphError, match="^graph not saved: IU id IU1 is used by more than one node"):
         graph([node(1), node(1)]).require_savable(as_authored=True)
+
+
+def test_the_acyclic_shortcut_of_cycles_agrees_with_networkx_on_random_graphs():
+    """IUGraph.cycles answers acyclic graphs without networkx (Kahn's algorithm); it must say
+    "acyclic" exactly when networkx does, dangling endpoints and repeated edges included."""
+    import random
+
+    import networkx as nx
+
+    from knowsim_core.graph import _acyclic
+
+    rng = random.Random(7)
+    seen = {True: 0, False: 0}
+    for _ in range(2000):
+        ids = tuple(f"v{i}" for i in range(rng.randint(1, 8)))
+        ends = ids + ("dangling",)
+        edges = [(a, b) for a, b in ((rng.choice(ends), rng.choice(ends)) for _ in range(rng.randint(0, 12))) if a != b]
+        g = nx.DiGraph(edges)
+        g.add_nodes_from(ids)
+        expected = nx.is_directed_acyclic_graph(g)
+        assert _acyclic(ids, edges) is expected, (ids, edges)
+        seen[expected] += 1
+    assert min(seen.values()) > 100  # both answers were exercised

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlite_utils import Database
+from .connection import Database
 
 from ..errors import StorageError
 from ..graph import IUGraph
