@@ -7,7 +7,7 @@ app uses it) on a real file in a temporary folder, with SQLite's default durable
 The 10,000-run database is built with ``save_run`` inside one ``Store.transaction()`` from a
 pool of real offline runs (every sample question × every offline assistant), shortened to
 ``BULK_TURNS`` turns each so the build stays well under two minutes (a 15-turn run is
-~140 KB of JSON, ~30 KB as stored; 10,000 of them would be ~300 MB).
+~140 KB of JSON, ~35 KB as stored; 10,000 of them would be ~350 MB).
 
 Run: .venv/bin/python benchmarks/storage.py
 """

@@ -17,9 +17,9 @@ import os
 import socket
 import time
 import uuid
-from typing import Callable
+from typing import Any, Callable
 
-from sqlite_utils import Database
+from .connection import Database
 
 from ..errors import FormatError, StorageError
 from ..failures import FailureMode
@@ -93,14 +93,13 @@ class Runs:
             setup.pop(key, None)
         adapters = run.adapter
         stamp = now()
-        db["runs"].insert(
-            {"id": rid, "question_id": qid, "graph_version_id": graph_version_id, "level": run.level,
-             "assistant": adapters.get("assistant", ""), "user": adapters.get("user", ""),
-             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
-             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
-             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
-             "batch_tag": batch_tag or None}
-        )
+        _insert_row(db, "runs", {
+            "id": rid, "question_id": qid, "graph_version_id": graph_version_id, "level": run.level,
+            "assistant": adapters.get("assistant", ""), "user": adapters.get("user", ""),
+            "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
+            "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
+            **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
+            "batch_tag": batch_tag or None})
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
@@ -119,9 +118,7 @@ class Runs:
                "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
                "n_upward": q.n_upward_transitions, **{c: modes.get(m, 0) for c, m in zip(MODE_COLUMNS, _MODES)},
                "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": pack(turn.to_data())}
-        # plain SQL on the hot path: table.insert() introspects the table (a dozen PRAGMA queries)
-        # on every call, which cost more than the write itself
-        db.execute(f"INSERT INTO turns ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+        _insert_row(db, "turns", row)
         # counters add to what is stored (SQL arithmetic), so this stays one statement
         db.execute(
             "UPDATE runs SET n_turns = ?, updated = ?, heartbeat = ?, lease_until = ? + lease_seconds, "
@@ -273,4 +270,12 @@ class Runs:
 
 def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
     m = run.metrics()
-    db["runs"].update(rid, {"kg": m.knowledge_gain, "dc": m.delivery_calibration, "co": m.cognitive_overload})
+    db.execute("UPDATE runs SET kg = ?, dc = ?, co = ? WHERE id = ?",
+               [m.knowledge_gain, m.delivery_calibration, m.cognitive_overload, rid])
+
+
+def _insert_row(db: Database, table: str, row: dict[str, Any]) -> None:
+    """Plain ``INSERT`` of one row: sqlite-utils' ``table.insert()`` introspects the table (a dozen
+    PRAGMA queries) on every call, which cost more than the write itself on the hot path (a run
+    per conversation, a turn per step of a batch)."""
+    db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
