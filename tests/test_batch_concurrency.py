@@ -138,6 +138,26 @@ def test_dry_run_prints_the_estimate_and_writes_nothing(capsys, seeded_store, db
     assert code == 0 and "offline agents cost nothing" in out and not missing.exists()
 
 
+def test_without_flags_offline_matrices_use_a_process_per_core_and_model_batches_threads(
+        capsys, monkeypatch, seeded_store, db_path):
+    """The default mode: offline agents are CPU-bound (threads would share one core under the GIL),
+    model-bound batches wait on latency (threads); an explicit choice always wins."""
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+
+    def mode(*argv: str, questions: str = QUESTIONS) -> str:
+        code, out, err = cli(capsys, "batch", "--questions", questions, "--dry-run", "--db", str(db_path), *argv)
+        assert code == 0, err
+        return out.splitlines()[0].split("(", 1)[1].rstrip(")")
+
+    assert mode() == "4 worker processes"  # 2 questions × 3 levels × 5 assistants = 30 conversations
+    assert mode("--assistants", "offline/simple", "--levels", "novice") == "2 worker processes"  # 2 conversations
+    assert mode("--assistants", "offline/simple", "--levels", "novice", questions="sample_lava_lamps") == "up to 1 at once"
+    assert mode(*LLM) == "up to 16 at once"
+    assert mode("--concurrency", "3") == "up to 3 at once"
+    assert mode("--workers", "1") == "up to 16 at once"
+    assert mode("--workers", "3", *LLM) == "3 worker processes"
+
+
 def test_threads_store_the_same_runs_as_one_at_a_time(capsys, tmp_path):
     """Offline conversations in threads: the same stored runs as a sequential batch."""
     runs = {}

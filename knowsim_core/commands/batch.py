@@ -5,7 +5,10 @@ an estimated cost (``--dry-run`` prints only that). Then it runs up to ``--concu
 conversations at once in this process (threads: LLM batches wait on model latency), or with
 ``--workers K`` one conversation per worker process (CPU-bound offline matrices). The two are
 exclusive: threads would only share one core under the GIL inside a worker, and a worker per
-conversation gives a model-bound batch K calls in flight at most.
+conversation gives a model-bound batch K calls in flight at most. Given neither, a matrix of
+offline agents only runs in one worker process per core (threads would share one core: 16 of them
+ran the sample matrix at 15 conversations/s where 2 processes run it at 40+), and a matrix with a
+model in it runs ``DEFAULT_CONCURRENCY`` conversations at once.
 
 Every run carries the batch's tag (``--tag``, else a generated one), and the batch's matrix is
 stored under it, so ``--resume TAG`` continues what is missing: finished cells are skipped,
@@ -61,8 +64,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int_in(None, 1000), default=None, metavar="N", help="override the preset's max turns")
     p.add_argument("--concurrency", type=int_in(None, 1024), default=None, metavar="N",
                    help=f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--workers", type=int_in(None, 256), default=1, metavar="K",
-                   help="worker processes, one conversation each (CPU-bound offline matrices); excludes --concurrency")
+    p.add_argument("--workers", type=int_in(None, 256), default=None, metavar="K",
+                   help="worker processes, one conversation each (CPU-bound offline matrices; default for an "
+                        "all-offline matrix: one per core); excludes --concurrency")
     p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
     p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
     p.add_argument("--max-cost", type=float, default=None, metavar="USD",
@@ -141,22 +145,31 @@ def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str
     return todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells)
 
 
-def _check_modes(args: argparse.Namespace) -> int:
-    if args.workers < 1:
+def _check_modes(args: argparse.Namespace) -> None:
+    if args.workers is not None and args.workers < 1:
         raise ConfigError(f"--workers must be at least 1, got {args.workers}")
     if args.concurrency is not None and args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.workers > 1 and args.concurrency is not None:
+    if args.workers is not None and args.workers > 1 and args.concurrency is not None:
         raise ConfigError("choose --concurrency N (conversations in flight, for model-bound batches) "
                           "or --workers K (processes, for CPU-bound offline matrices), not both")
     if args.max_cost is not None and args.max_cost < 0:
         raise ConfigError(f"--max-cost must be 0 or more USD, got {args.max_cost}")
-    return args.concurrency or DEFAULT_CONCURRENCY
+
+
+def _modes(args: argparse.Namespace, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
+    """(worker processes, conversations in flight per process) for this batch: what was asked, else
+    a process per core (at most one per conversation) for offline agents only, else threads."""
+    if args.workers is not None or args.concurrency is not None:
+        return args.workers or 1, args.concurrency or DEFAULT_CONCURRENCY
+    if spec.llm_agents():
+        return 1, DEFAULT_CONCURRENCY
+    return max(1, min(os.cpu_count() or 1, n_todo)), 1
 
 
 def _resume_command(args: argparse.Namespace, tag: str, db: str) -> str:
     parts = [Path(sys.executable).name, "-m", "knowsim_core", "batch", "--resume", tag, "--db", db]
-    if args.workers > 1:
+    if args.workers is not None:
         parts += ["--workers", str(args.workers)]
     elif args.concurrency:
         parts += ["--concurrency", str(args.concurrency)]
@@ -201,19 +214,19 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    concurrency = _check_modes(args)
+    _check_modes(args)
     try:
         if args.dry_run and not (Path(args.db).expanduser() if args.db else default_path()).exists():
             with tempfile.TemporaryDirectory() as tmp:  # a dry run never creates the database
                 args.db = str(Path(tmp) / "dry-run.db")
-                return _run(args, concurrency)
-        return _run(args, concurrency)
+                return _run(args)
+        return _run(args)
     except KeyboardInterrupt:  # before the batch's own handler is installed: nothing has started
         print("stopped before the batch started; nothing was run", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-def _run(args: argparse.Namespace, concurrency: int) -> int:
+def _run(args: argparse.Namespace) -> int:
     store = Store(args.db)
     info = sys.stderr if args.json else sys.stdout
     if args.resume:
@@ -230,7 +243,8 @@ def _run(args: argparse.Namespace, concurrency: int) -> int:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
     todo, skipped, busy = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0)
     est = estimate_stored(store, spec, len(todo))
-    mode = f"{args.workers} worker processes" if args.workers > 1 else f"up to {concurrency} at once"
+    workers, concurrency = _modes(args, spec, len(todo))
+    mode = f"{workers} worker processes" if workers > 1 else f"up to {concurrency} at once"
     print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else "")
           + (f", {busy} still being played by another process (left alone)" if busy else ""),
           file=sys.stdout if args.dry_run else info)
@@ -258,8 +272,8 @@ def _run(args: argparse.Namespace, concurrency: int) -> int:
         progress.tick()
 
     with signals_stop(control):
-        if args.workers > 1:
-            outcomes, forced = run_processes(store, todo, workers=args.workers, tag=tag, control=control, tally=tally,
+        if workers > 1:
+            outcomes, forced = run_processes(store, todo, workers=workers, tag=tag, control=control, tally=tally,
                                              budget=budget, llm=llm, tick=tick,
                                              on_outcome=progress.finished_one)
         else:
