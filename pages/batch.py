@@ -39,8 +39,9 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                              index=extractors.index("offline/lexical") if "offline/lexical" in extractors else 0)
     seeds = c3.number_input("Seeds", 1, 1000, 1, key="batch_seeds")
     max_turns = c4.number_input("Max turns (0 = preset)", 0, 1000, 0, key="batch_max_turns")
-    concurrency = c5.number_input("In flight at once", 1, 1024, 16, key="batch_concurrency",
-                                  help="conversations played at the same time (threads in one process)")
+    concurrency = c5.number_input("In flight at once (0 = auto)", 0, 1024, 0, key="batch_concurrency",
+                                  help="conversations played at the same time (threads in one process). 0: one "
+                                       "worker process per core when every agent is offline (CPU-bound), else 16")
     tag = st.text_input("Tag", key="batch_tag", placeholder="generated when empty")
     try:
         argv = bv.batch_argv(questions=chosen_q, levels=levels, assistants=assistants, user=user, extractor=extractor,

@@ -61,7 +61,9 @@ def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str]
         raise ConfigError("choose at least one question, one level and one assistant")
     argv = ["batch", "--questions", ",".join(questions), "--levels", ",".join(levels),
             "--assistants", ",".join(assistants), "--user", user, "--extractor", extractor,
-            "--seeds", str(int(seeds)), "--concurrency", str(int(concurrency))]
+            "--seeds", str(int(seeds))]
+    if concurrency:  # 0: the command's own default (a process per core for offline-only matrices)
+        argv += ["--concurrency", str(int(concurrency))]
     if max_turns:
         argv += ["--max-turns", str(int(max_turns))]
     return argv + ["--tag", tag.strip()] if tag.strip() else argv
