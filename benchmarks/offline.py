@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -53,17 +55,23 @@ class Timed:
 def batch_figure(n_seeds: int, workers: int) -> None:
     """Time the real ``batch`` command over the whole offline matrix (seeds 1..n) with storage."""
 
-    def timed(*extra: str) -> tuple[float, str]:
+    def timed(*extra: str) -> tuple[float, float, str]:
+        """(wall s, CPU s of the command and its workers, stdout)."""
         with tempfile.TemporaryDirectory(prefix="knowsim-bench-") as tmp:
             cmd = [sys.executable, "-m", "knowsim_core", "batch", "--questions", "all", "--levels", "all",
                    "--assistants", "offline", "--seeds", str(n_seeds), "--workers", str(workers),
                    "--db", str(Path(tmp) / "bench.db"), *extra]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
-            return time.perf_counter() - start, done.stdout
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            return wall, cpu, done.stdout
 
-    startup, _ = timed("--dry-run")
-    wall, out = timed("--json")
+    load = os.getloadavg()[0]
+    startup, startup_cpu, _ = timed("--dry-run")
+    wall, cpu, out = timed("--json")
     rows = json.loads(out)
     finished = sum(1 for r in rows if r["status"] == "finished")
     turns = sum(r["turns"] for r in rows)
@@ -71,6 +79,11 @@ def batch_figure(n_seeds: int, workers: int) -> None:
           f"finished, {turns} turns in {wall:.2f} s (start-up alone, --dry-run: {startup:.2f} s)")
     print(f"conversations per second with storage: {finished / wall:.1f} over the whole command, "
           f"{finished / max(1e-9, wall - startup):.1f} after start-up")
+    # CPU time does not depend on what else the machine is doing; wall time does (compare the two
+    # when the figure looks low: a busy machine shows as wall > start-up + CPU after start-up / workers)
+    print(f"CPU (user + sys, the command and its workers): {cpu:.2f} s, {1000 * (cpu - startup_cpu) / max(1, turns):.2f} "
+          f"ms per turn after start-up ({startup_cpu:.2f} s); load average before the run: "
+          f"{load:.2f}")
 
 
 def main() -> None:
