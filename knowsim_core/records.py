@@ -56,6 +56,7 @@ class TurnRecord:
     notes: tuple[str, ...] = ()
     usage: tuple[Usage, ...] = ()
     schema_version: int = SCHEMA_VERSION
+    user_done: bool = False  # the user declared the conversation over in this turn (stop ``user_done``)
 
     @property
     def transitions(self) -> tuple[tuple[str, IUState, IUState], ...]:
@@ -73,7 +74,7 @@ class TurnRecord:
 
     # ------------------------------------------------------------------ JSON
     def to_data(self) -> dict[str, Any]:
-        return {
+        data = {
             "schema_version": self.schema_version,
             "turn": self.turn,
             "user_message": self.user_message,
@@ -91,6 +92,9 @@ class TurnRecord:
             "notes": list(self.notes),
             "usage": [_dc_data(u) for u in self.usage],
         }
+        if self.user_done:  # written only when set: records without it read as before
+            data["user_done"] = True
+        return data
 
     @classmethod
     def from_data(cls, d: Mapping[str, Any]) -> "TurnRecord":
@@ -122,6 +126,7 @@ class TurnRecord:
                 notes=tuple(d.get("notes", ())),
                 usage=tuple(Usage(**u) for u in d.get("usage", ())),
                 schema_version=version,
+                user_done=bool(d.get("user_done", False)),
             )
         except FormatError:
             raise

@@ -23,7 +23,7 @@ from .config import LEVELS, preset as get_preset
 from .errors import ConfigError, ProviderError, SessionError, StorageError
 from .ports import QuestionMaterial
 from .records import RunRecord, TurnRecord
-from .session import STOP_EXTRACTOR, STOP_MAX_TURNS, Simulation
+from .session import STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE, Simulation
 from .state import KnowledgeState
 from .storage import Store
 
@@ -209,6 +209,8 @@ def _stop_reason_of(run: RunRecord) -> str | None:
     last = run.turns[-1]
     if last.extractor_failed:
         return STOP_EXTRACTOR
+    if last.user_done:  # the user had said goodbye: no further turn (as Simulation.step decides)
+        return STOP_USER_DONE
     if dict(run.meta).get("stop_mode") == "real" and last.votes.fired:
         return last.votes.fired
     if len(run.turns) >= run.params.max_turns:

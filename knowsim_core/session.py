@@ -60,6 +60,7 @@ def play_turn(
     user_thought: str = "",
     extractor_failed: bool = False,
     usage: tuple[Usage, ...] = (),
+    user_done: bool = False,
 ) -> TurnRecord:
     """Rules + failure modes + termination votes for one turn, as a record (pure)."""
     outcome = apply_turn(graph, pre, signals, tau=tau, params=params)
@@ -83,6 +84,7 @@ def play_turn(
         extractor_failed=extractor_failed,
         notes=tuple(notes),
         usage=usage,
+        user_done=user_done,
     )
 
 
@@ -114,7 +116,7 @@ def replay(
             graph, state, signals, turn=old.turn, tau=run.tau, params=params, history=history,
             user_message=old.user_message, assistant_message=old.assistant_message,
             user_attempt=old.user_attempt, user_thought=old.user_thought,
-            extractor_failed=old.extractor_failed, usage=old.usage,
+            extractor_failed=old.extractor_failed, usage=old.usage, user_done=old.user_done,
         )
         kept.append(rec)
         history.append(rec.quantities)
@@ -320,6 +322,7 @@ class Simulation:
             params=run.params, history=[t.quantities for t in run.turns],
             user_message=u.message, assistant_message=a.message, user_attempt=u.attempt,
             user_thought=u.thought, extractor_failed=failed, usage=u.usage + a.usage + ex.usage,
+            user_done=bool(u.terminate),
         )
         stop = None
         if failed:

@@ -125,3 +125,39 @@ def test_imported_recording_cannot_be_resumed(store):
     with pytest.raises(StorageError, match="imported from a recording"):
         resume_run(store, rid)
     assert store.get_run_row(rid).status == "interrupted"
+
+
+def test_a_run_whose_user_had_said_goodbye_is_closed_as_user_done_on_resume(store):
+    """The user's declared end is kept with its turn, so a process dying between that turn and
+    closing the run does not let a resume play past the goodbye."""
+    live = start_run(store, question_id=Q, level="novice", seed=1, max_turns=5, **AGENTS)
+    live.step()
+    rec = replace(live.sim.step(), user_done=True)  # as Simulation.step records a user's terminate
+    store.append_turn(live.run_id, rec)
+    store.finish_run(live.run_id, status="interrupted")  # the process "died" before closing the run
+    assert store.load_run(live.run_id).turns[-1].user_done is True  # stored and read back
+    resumed = resume_run(store, live.run_id)
+    assert resumed.done
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.stop_reason, row.turns) == ("finished", "user_done", 2)
+
+
+def test_a_declaring_user_ends_the_run_and_its_turn_says_so():
+    from knowsim_core import registry
+    from knowsim_core.ports import UserTurn
+    from knowsim_core.session import STOP_USER_DONE, Simulation
+
+    class Leaving:
+        id = "test/leaving"
+
+        def respond(self, ctx):
+            return UserTurn(message="Thanks, I get it now.", attempt=False, terminate=ctx.turn == 2)
+
+    sample = get_sample(Q)
+    sim = Simulation(material=sample.material, assistant=registry.resolve("assistant", "offline/simple"),
+                     user=Leaving(), extractor=registry.resolve("extractor", "offline/lexical"), level="novice")
+    sim.reset(seed=1)
+    run = sim.run_to_end()
+    assert run.stop_reason == STOP_USER_DONE and [t.user_done for t in run.turns] == [False, True]
+    assert "user_done" not in run.turns[0].to_data()  # written only when set: older records read the same
+    assert type(run.turns[1]).from_data(run.turns[1].to_data()) == run.turns[1]

@@ -236,6 +236,7 @@ class TurnIn(_Model):
     votes: VotesIn  # type: ignore[valid-type]
     notes: list[Str] = Field(default=[], max_length=MAX_ENTRIES)
     usage: list[UsageIn] = Field(default=[], max_length=100)  # type: ignore[valid-type]
+    user_done: Bool = False
 
 
 class RunIn(_Model):
