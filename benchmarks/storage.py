@@ -1,8 +1,8 @@
 """Storage speed: append one turn, save a 15-turn run, list, filter, group and search 10,000 runs.
 
 Every figure goes through the public :class:`Store` API with a fresh connection per call (as the
-app uses it) on a real file in a temporary folder, with SQLite's default durable commits
-(``synchronous=FULL`` in WAL: each commit waits for the disk).
+app uses it) on a real file in a temporary folder, with the Studio's own settings (WAL,
+``synchronous=NORMAL``: a commit survives a crash of the process, not necessarily a power cut).
 
 The 10,000-run database is built with ``save_run`` inside one ``Store.transaction()`` from a
 pool of real offline runs (every sample question × every offline assistant), shortened to

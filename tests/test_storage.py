@@ -218,6 +218,28 @@ def test_filters_by_seed_ids_and_batch_all_in_sql(db_path):
         store.run_values("error")
 
 
+def test_home_recent_entries_are_the_newest_singles_and_batches_interleaved(db_path):
+    """Home's list takes the newest singles and the newest batches (by their latest run) and
+    interleaves them by time; a batch that gains a run moves up."""
+    store = Store(db_path)
+    run = make_sim(seed=1).run
+
+    def single() -> str:
+        return store.create_run(run)
+
+    def in_batch(tag: str) -> str:
+        return store.create_run(run, batch_tag=tag)
+
+    s1, _, s2, _, _, s3 = single(), in_batch("b1"), single(), in_batch("b2"), in_batch("b3"), single()
+    label = lambda entries: [getattr(e, "tag", None) or e.id for e in entries]  # noqa: E731
+    assert label(store.recent_entries(3)) == [s3, "b3", "b2"]
+    assert label(store.recent_entries(8)) == [s3, "b3", "b2", s2, "b1", s1]
+    in_batch("b1")
+    assert label(store.recent_entries(2)) == ["b1", s3]
+    (b1,) = [e for e in store.recent_entries(8) if getattr(e, "tag", None) == "b1"]
+    assert b1.runs == 2  # the chosen batches are summarised over all their runs
+
+
 def test_judgement(db_path):
     store = Store(db_path)
     rid, _ = stored_run(store)

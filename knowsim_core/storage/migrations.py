@@ -24,7 +24,7 @@ from sqlite_utils import Migrations  # noqa: E402 — after .connection, which i
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 4  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 5  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -111,6 +111,15 @@ def _m0004_batch_tag(db: Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN batch_tag TEXT")
     db.execute("CREATE INDEX runs_batch_tag ON runs (batch_tag)")
     db.execute("CREATE TABLE batches (tag TEXT PRIMARY KEY, created TEXT NOT NULL, spec_json TEXT NOT NULL)")
+
+
+@MIGRATIONS(name="0005_batch_recency_index")
+def _m0005_batch_recency_index(db: Database) -> None:
+    """Index (batch_tag, created) instead of batch_tag alone: Home's newest single runs
+    (``batch_tag IS NULL ORDER BY created DESC``) and the newest batches (``MAX(created)`` per tag)
+    are read from the index alone instead of walking every run of every batch."""
+    db.execute("DROP INDEX IF EXISTS runs_batch_tag")
+    db.execute("CREATE INDEX runs_batch_created ON runs (batch_tag, created)")
 
 
 def check_file(path: Path) -> None:

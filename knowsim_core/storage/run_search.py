@@ -185,12 +185,17 @@ class RunSearch:
         """The newest entries, a batch's runs folded into one :class:`BatchGroup` (Home's list).
 
         The newest ``limit`` single runs and the newest ``limit`` batches, each limited in SQL, hold
-        the newest ``limit`` entries overall; merging them by time picks those.
+        the newest ``limit`` entries overall; merging them by time picks those. Both lookups are
+        answered from the (batch_tag, created) index; only the chosen batches are summarised.
         """
         with self._conn.db() as db:
             singles = [RunRow(*r) for r in db.execute(
                 f"{_SELECT} WHERE r.batch_tag IS NULL ORDER BY r.created DESC, r.rowid DESC LIMIT ?", [int(limit)])]
-        entries: list[RunRow | BatchGroup] = [*singles, *self.batch_groups(limit=limit)]
+            tags = [t for (t,) in db.execute(
+                "SELECT batch_tag FROM runs WHERE batch_tag IS NOT NULL GROUP BY batch_tag "
+                "ORDER BY MAX(created) DESC LIMIT ?", [int(limit)])]
+        groups = self.batch_groups(limit=limit, batch_tag=tags) if tags else []
+        entries: list[RunRow | BatchGroup] = [*singles, *groups]
         entries.sort(key=lambda e: e.last if isinstance(e, BatchGroup) else e.created, reverse=True)
         return entries[:limit]
 
