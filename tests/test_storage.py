@@ -414,3 +414,32 @@ def test_finish_takes_the_callers_record_only_when_it_holds_exactly_the_stored_t
     assert (row2.kg, row2.dc, row2.co) == (m2.knowledge_gain, m2.delivery_calibration, m2.cognitive_overload)
     with pytest.raises(StorageError, match="no run|unknown|not found"):
         store.finish_run("nope", status="finished")
+
+
+def test_a_writer_waits_for_the_write_lock_in_short_sleeps_and_gives_up_at_its_timeout(db_path):
+    """begin_immediate: BEGIN IMMEDIATE retried while another connection holds the write lock,
+    taken as soon as it is released; past the timeout, SQLite's own "database is locked"."""
+    import threading
+    import time
+
+    from knowsim_core.storage.connection import BUSY_TIMEOUT_MS, begin_immediate
+
+    Store(db_path)  # create the file (WAL)
+    holder = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)  # committed by a timer thread
+    waiter = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        begin_immediate(waiter, timeout_s=0.05)
+    assert waiter.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS  # restored after failing
+
+    release = threading.Timer(0.05, lambda: holder.execute("COMMIT"))
+    start = time.monotonic()
+    release.start()
+    begin_immediate(waiter, timeout_s=5.0)  # waits for the other connection's commit
+    waited = time.monotonic() - start
+    assert waiter.in_transaction and 0.04 < waited < 2.0
+    waiter.execute("COMMIT")
+    assert waiter.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    release.join()
+    holder.close()
+    waiter.close()

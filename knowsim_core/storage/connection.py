@@ -24,6 +24,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 import zlib
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -185,7 +186,7 @@ class Connection:
             yield self._local.db
             return
         with self.db() as db:
-            db.execute("BEGIN IMMEDIATE")
+            begin_immediate(db.conn)
             try:
                 yield db
             except BaseException:
@@ -205,6 +206,32 @@ class Connection:
                 yield
             finally:
                 self._local.db = None
+
+
+def begin_immediate(conn: sqlite3.Connection, timeout_s: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    """``BEGIN IMMEDIATE``, waiting for another writer in short, growing sleeps (0.1 ms doubling
+    to 10 ms, up to ``timeout_s``) instead of SQLite's busy handler.
+
+    The busy handler sleeps 1, 2, 5, 10 … ms between tries, so two batch workers that collide on
+    a turn's commit (held ~0.5 ms) lost ~3 ms each time: ~7% of a 2-worker offline matrix's wall
+    time went to waiting for locks already released. Only the ``BEGIN`` runs without the busy
+    timeout; every other statement keeps it.
+    """
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        deadline = time.monotonic() + timeout_s
+        delay = 0.0001
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(2 * delay, 0.01)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def pack(data: Any) -> bytes:

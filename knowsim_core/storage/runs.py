@@ -103,13 +103,14 @@ class Runs:
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
-            self._insert_turn(db, rid, turn)
+            self._insert_turn(db, rid, turn, pack(turn.to_data()))
         if run.turns and status != "running":
             _set_metrics(db, rid, run)
         return rid
 
-    def _insert_turn(self, db: Database, rid: str, turn: TurnRecord) -> None:
-        """Store one turn and update the run's counters; a stored turn also renews the run's lease."""
+    def _insert_turn(self, db: Database, rid: str, turn: TurnRecord, record: bytes) -> None:
+        """Store one turn (``record``: its packed JSON) and update the run's counters; a stored turn
+        also renews the run's lease."""
         q = turn.quantities
         modes = turn.mode_counts()
         stamp = now()
@@ -117,7 +118,7 @@ class Runs:
                "assistant_message": turn.assistant_message, "effective_load": q.effective_load,
                "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
                "n_upward": q.n_upward_transitions, **{c: modes.get(m, 0) for c, m in zip(MODE_COLUMNS, _MODES)},
-               "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": pack(turn.to_data())}
+               "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": record}
         _insert_row(db, "turns", row)
         # counters add to what is stored (SQL arithmetic), so this stays one statement
         db.execute(
@@ -128,7 +129,11 @@ class Runs:
         )
 
     def append_turn(self, run_id: str, turn: TurnRecord) -> None:
-        """Add the next completed turn of a running run, in its own transaction."""
+        """Add the next completed turn of a running run, in its own transaction.
+
+        The record is packed before the write lock is taken: JSON + zlib are ~0.3 ms of CPU that
+        other writers (a batch's worker processes) would otherwise wait for."""
+        record = pack(turn.to_data())
         with self._conn.write() as db:
             row = db.execute("SELECT status, n_turns FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
@@ -138,7 +143,7 @@ class Runs:
                 raise StorageError(f"run {run_id} is {status}; resume it before adding turns")
             if turn.turn != n + 1:
                 raise StorageError(f"run {run_id} has {n} turns; the next turn must be number {n + 1}, got {turn.turn}")
-            self._insert_turn(db, run_id, turn)
+            self._insert_turn(db, run_id, turn, record)
 
     # ------------------------------------------------------------------ closing and reopening
     def finish(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "",
