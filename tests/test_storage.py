@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -443,3 +444,82 @@ def test_a_writer_waits_for_the_write_lock_in_short_sleeps_and_gives_up_at_its_t
     release.join()
     holder.close()
     waiter.close()
+
+
+def _fts_consistent(path) -> tuple[bool, int]:
+    """(the FTS5 index is sound, number of turns waiting to be indexed). With none waiting, the
+    index must equal the turns table exactly (FTS5's integrity check against its content table);
+    with some, it must be internally sound and hold none of the waiting turns."""
+    conn = sqlite3.connect(path)
+    pending = [r for (r,) in conn.execute("SELECT turn_rowid FROM turns_unindexed")]
+    try:
+        conn.execute("INSERT INTO turns_fts (turns_fts, rank) VALUES ('integrity-check', ?)", [0 if pending else 1])
+        ok = True
+    except sqlite3.DatabaseError:
+        ok = False
+    if pending:  # a waiting turn's words are not in the index yet
+        message = conn.execute("SELECT assistant_message FROM turns WHERE rowid = ?", [pending[0]]).fetchone()[0]
+        token = re.search(r"zebra\d+", message).group()  # the fake assistant's per-turn word
+        hits = {r for (r,) in conn.execute("SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?", [f'"{token}"'])}
+        ok = ok and not hits & set(pending)
+    conn.close()
+    return ok, len(pending)
+
+
+def test_open_runs_are_searchable_and_their_turns_join_the_index_when_the_run_closes(db_path):
+    """Appended turns enter the full-text index when their run closes (migration 0005); until then
+    search finds them by substring. Closing, deleting and marking a dead writer's run keep the
+    FTS5 index exactly in step (its own integrity check)."""
+    store = Store(db_path)
+    sim = make_sim(seed=1)
+    rid = store.create_run(sim.run)
+    for _ in range(3):
+        store.append_turn(rid, sim.step())
+    assert _fts_consistent(db_path) == (True, 3)
+    assert store.count_runs(text="zebra2") == 1 and store.count_runs(text="zebra2 Priya") == 1  # open: substring
+    assert store.count_runs(text="zebra2 nowhere-word") == 0
+    store.finish_run(rid, status="interrupted")
+    assert _fts_consistent(db_path) == (True, 0)
+    assert store.count_runs(text="zebra2 Priya") == 1  # now through FTS5
+
+    store.reopen_run(rid)  # resumed: the next turns wait again, the earlier ones stay indexed
+    store.append_turn(rid, sim.step())
+    assert _fts_consistent(db_path) == (True, 1) and store.count_runs(text="zebra4") == 1
+    store.delete_run(rid)  # a run with indexed and unindexed turns: the index deletes only what it holds
+    assert _fts_consistent(db_path) == (True, 0) and store.count_runs(text="zebra2") == 0
+
+    dead = make_sim(seed=2)
+    rid = store.create_run(dead.run)
+    store.append_turn(rid, dead.step())
+    conn = sqlite3.connect(db_path)  # its writer "died": a pid that does not exist
+    conn.execute("UPDATE runs SET pid = 999999999, pid_start = '' WHERE id = ?", [rid])
+    conn.commit()
+    conn.close()
+    assert store.mark_dead_runs() == [rid]
+    assert _fts_consistent(db_path) == (True, 0) and store.count_runs(text="zebra1") == 1
+
+
+def test_a_schema_4_database_keeps_its_search_index_through_migration_5(db_path):
+    store = Store(db_path)
+    old_rid, _ = stored_run(store, seed=1)
+    conn = sqlite3.connect(db_path)  # what a database of schema 4 looks like: indexing triggers on turns
+    conn.executescript("""
+        DROP TABLE turns_unindexed; DROP TRIGGER turns_ad; DROP TRIGGER turns_au;
+        DROP INDEX runs_batch_created; CREATE INDEX runs_batch_tag ON runs (batch_tag);
+        CREATE TRIGGER turns_ai AFTER INSERT ON turns BEGIN
+            INSERT INTO turns_fts (rowid, user_message, assistant_message)
+            VALUES (new.rowid, new.user_message, new.assistant_message); END;
+        CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
+            INSERT INTO turns_fts (turns_fts, rowid, user_message, assistant_message)
+            VALUES ('delete', old.rowid, old.user_message, old.assistant_message); END;
+        DELETE FROM _sqlite_migrations WHERE name LIKE '0005%';
+        PRAGMA user_version = 4;
+    """)
+    conn.close()
+    reopened = Store(db_path)
+    assert reopened.schema_version == SCHEMA_VERSION
+    assert _fts_consistent(db_path) == (True, 0) and reopened.count_runs(text="zebra1") == 1
+    new_rid, _ = stored_run(reopened, seed=2)
+    assert reopened.count_runs(text="zebra1") == 2
+    reopened.delete_run(old_rid)  # a turn indexed by the old trigger is removed from the index
+    assert _fts_consistent(db_path) == (True, 0) and [r.id for r in reopened.list_runs(text="zebra1")] == [new_rid]

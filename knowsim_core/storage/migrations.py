@@ -113,13 +113,39 @@ def _m0004_batch_tag(db: Database) -> None:
     db.execute("CREATE TABLE batches (tag TEXT PRIMARY KEY, created TEXT NOT NULL, spec_json TEXT NOT NULL)")
 
 
-@MIGRATIONS(name="0005_batch_recency_index")
-def _m0005_batch_recency_index(db: Database) -> None:
-    """Index (batch_tag, created) instead of batch_tag alone: Home's newest single runs
-    (``batch_tag IS NULL ORDER BY created DESC``) and the newest batches (``MAX(created)`` per tag)
-    are read from the index alone instead of walking every run of every batch."""
+@MIGRATIONS(name="0005_recency_index_and_deferred_search")
+def _m0005_recency_index_and_deferred_search(db: Database) -> None:
+    """Two speed-ups of a busy database.
+
+    * Index (batch_tag, created) instead of batch_tag alone: Home's newest single runs
+      (``batch_tag IS NULL ORDER BY created DESC``) and the newest batches (``MAX(created)`` per
+      tag) are read from the index instead of walking every run of every batch.
+    * A turn appended to a running run is written to the full-text index when its run closes, not
+      in its own transaction: indexing one turn at a time was ~0.3 ms of every turn's commit (40%
+      of it), once per run ~0.08 ms a turn. ``turns_unindexed`` lists the turns not yet indexed;
+      the triggers no longer index on insert (the code does, or defers), and delete from the index
+      only what it holds — an FTS5 external-content index must never be asked to delete a row it
+      does not have. Existing turns are all indexed already.
+
+    Statements are idempotent (``IF [NOT] EXISTS``) so a database that ran an earlier draft of this
+    migration under another name is brought to the same schema.
+    """
     db.execute("DROP INDEX IF EXISTS runs_batch_tag")
-    db.execute("CREATE INDEX runs_batch_created ON runs (batch_tag, created)")
+    db.execute("CREATE INDEX IF NOT EXISTS runs_batch_created ON runs (batch_tag, created)")
+    db.execute("CREATE TABLE IF NOT EXISTS turns_unindexed (turn_rowid INTEGER PRIMARY KEY)")
+    for name in ("turns_ai", "turns_ad", "turns_au"):
+        db.execute(f"DROP TRIGGER IF EXISTS {name}")
+    db.execute("""CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
+        INSERT INTO turns_fts (turns_fts, rowid, user_message, assistant_message)
+            SELECT 'delete', old.rowid, old.user_message, old.assistant_message
+            WHERE NOT EXISTS (SELECT 1 FROM turns_unindexed WHERE turn_rowid = old.rowid);
+        DELETE FROM turns_unindexed WHERE turn_rowid = old.rowid; END""")
+    db.execute("""CREATE TRIGGER turns_au AFTER UPDATE OF user_message, assistant_message ON turns
+        WHEN NOT EXISTS (SELECT 1 FROM turns_unindexed WHERE turn_rowid = old.rowid) BEGIN
+        INSERT INTO turns_fts (turns_fts, rowid, user_message, assistant_message)
+            VALUES ('delete', old.rowid, old.user_message, old.assistant_message);
+        INSERT INTO turns_fts (rowid, user_message, assistant_message)
+            VALUES (new.rowid, new.user_message, new.assistant_message); END""")
 
 
 def check_file(path: Path) -> None:

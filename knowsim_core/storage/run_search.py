@@ -2,7 +2,7 @@
 
 Every filter is applied in SQL, before ``LIMIT``: a page is never filtered after the fact in
 Python. The ``WHERE`` clause is built here by hand because the list joins ``questions`` and the
-search is a sub-select on the FTS table (``turns_fts``, kept in step with ``turns`` by triggers);
+search is a sub-select on the FTS table (``turns_fts``; turns of runs still open by substring);
 sqlite-utils' ``rows_where`` takes exactly such a clause, but not the join.
 """
 
@@ -122,10 +122,18 @@ def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None 
         args += [_like(find.strip())] * len(CONTAINS)
     query = _fts_query(text or "")
     if query:
+        # indexed turns through FTS5; turns of runs still open (not indexed until they close, see
+        # migration 0005) by substring: every word in the user's or the assistant's message
+        words = [w for w in (text or "").replace("\x00", " ").split() if w]
+        pending = " AND ".join("(t.user_message LIKE ? ESCAPE '\\' OR t.assistant_message LIKE ? ESCAPE '\\')"
+                               for _ in words)
         where.append(
-            "r.id IN (SELECT t.run_id FROM turns_fts f JOIN turns t ON t.rowid = f.rowid WHERE turns_fts MATCH ?)"
+            "(r.id IN (SELECT t.run_id FROM turns_fts f JOIN turns t ON t.rowid = f.rowid WHERE turns_fts MATCH ?)"
+            f" OR r.id IN (SELECT t.run_id FROM turns_unindexed u JOIN turns t ON t.rowid = u.turn_rowid WHERE {pending}))"
         )
         args.append(query)
+        for w in words:
+            args += [_like(w)] * 2
     return (" WHERE " + " AND ".join(where) if where else ""), args
 
 

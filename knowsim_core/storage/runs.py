@@ -7,6 +7,9 @@
   one wins and a finished run is never reopened (or demoted).
 * **Compressed records.** A run's setup and each turn's record are zlib-compressed JSON (schema 2);
   the columns the Runs page filters and sorts on stay plain.
+* **Search indexed per run.** An appended turn enters the full-text index when its run closes
+  (finished, failed, interrupted — also when a dead writer's run is marked interrupted), in one
+  statement for all its turns; until then search finds it by substring (:mod:`.run_search`).
 
 Listing and search are in :mod:`.run_search`; liveness (pids, leases) in :mod:`.liveness`.
 """
@@ -108,9 +111,13 @@ class Runs:
             _set_metrics(db, rid, run)
         return rid
 
-    def _insert_turn(self, db: Database, rid: str, turn: TurnRecord, record: bytes) -> None:
+    def _insert_turn(self, db: Database, rid: str, turn: TurnRecord, record: bytes, *, defer_search: bool = False) -> None:
         """Store one turn (``record``: its packed JSON) and update the run's counters; a stored turn
-        also renews the run's lease."""
+        also renews the run's lease.
+
+        ``defer_search``: list the turn in ``turns_unindexed`` for :func:`index_run_turns` to add
+        to the full-text index when the run closes (a running run's appended turns), instead of
+        indexing it in this transaction (see migration 0005)."""
         q = turn.quantities
         modes = turn.mode_counts()
         stamp = now()
@@ -119,7 +126,12 @@ class Runs:
                "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
                "n_upward": q.n_upward_transitions, **{c: modes.get(m, 0) for c, m in zip(MODE_COLUMNS, _MODES)},
                "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": record}
-        _insert_row(db, "turns", row)
+        rowid = _insert_row(db, "turns", row)
+        if defer_search:
+            db.execute("INSERT INTO turns_unindexed (turn_rowid) VALUES (?)", [rowid])
+        else:
+            db.execute("INSERT INTO turns_fts (rowid, user_message, assistant_message) VALUES (?, ?, ?)",
+                       [rowid, turn.user_message, turn.assistant_message])
         # counters add to what is stored (SQL arithmetic), so this stays one statement
         db.execute(
             "UPDATE runs SET n_turns = ?, updated = ?, heartbeat = ?, lease_until = ? + lease_seconds, "
@@ -143,7 +155,7 @@ class Runs:
                 raise StorageError(f"run {run_id} is {status}; resume it before adding turns")
             if turn.turn != n + 1:
                 raise StorageError(f"run {run_id} has {n} turns; the next turn must be number {n + 1}, got {turn.turn}")
-            self._insert_turn(db, run_id, turn, record)
+            self._insert_turn(db, run_id, turn, record, defer_search=True)
 
     # ------------------------------------------------------------------ closing and reopening
     def finish(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "",
@@ -167,6 +179,7 @@ class Runs:
                 "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL WHERE id = ?",
                 [status, stop_reason, error, now(), run_id],
             )
+            index_run_turns(db, run_id)
             if run.turns:
                 _set_metrics(db, run_id, run)
 
@@ -226,11 +239,13 @@ class Runs:
         if dead:
             with self._conn.write() as db:
                 for rid, why in dead.items():
-                    db.execute(
+                    cur = db.execute(
                         "UPDATE runs SET status = 'interrupted', updated = ?, error = ?, lease_until = NULL "
                         "WHERE id = ? AND status = 'running'",
                         [now(), why, rid],
                     )
+                    if cur.rowcount:
+                        index_run_turns(db, rid)
         return list(dead)
 
     def renew_lease(self, run_id: str, *, seconds: float | None = None) -> bool:
@@ -279,8 +294,20 @@ def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
                [m.knowledge_gain, m.delivery_calibration, m.cognitive_overload, rid])
 
 
-def _insert_row(db: Database, table: str, row: dict[str, Any]) -> None:
-    """Plain ``INSERT`` of one row: sqlite-utils' ``table.insert()`` introspects the table (a dozen
-    PRAGMA queries) on every call, which cost more than the write itself on the hot path (a run
-    per conversation, a turn per step of a batch)."""
-    db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+def _insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
+    """Plain ``INSERT`` of one row, returning its rowid: sqlite-utils' ``table.insert()``
+    introspects the table (a dozen PRAGMA queries) on every call, which cost more than the write
+    itself on the hot path (a run per conversation, a turn per step of a batch)."""
+    cur = db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                     list(row.values()))
+    return int(cur.lastrowid)
+
+
+def index_run_turns(db: Database, run_id: str) -> None:
+    """Add the run's turns that are not yet in the full-text index to it (one segment for them
+    all) — when the run closes, whatever its status. Idempotent."""
+    db.execute(
+        "INSERT INTO turns_fts (rowid, user_message, assistant_message) "
+        "SELECT t.rowid, t.user_message, t.assistant_message FROM turns t "
+        "JOIN turns_unindexed u ON u.turn_rowid = t.rowid WHERE t.run_id = ?", [run_id])
+    db.execute("DELETE FROM turns_unindexed WHERE turn_rowid IN (SELECT rowid FROM turns WHERE run_id = ?)", [run_id])
