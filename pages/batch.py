@@ -61,30 +61,45 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                 st.query_params["tag"] = final_tag
                 st.rerun()
 
-runs = bv.launches(path)
+mine = bv.launches(path)
+runs = mine + bv.elsewhere(db, mine)  # the command line's batches too: watch and resume them here
 if not runs:
-    st.info("No batch has been launched from here yet.")
+    st.info("No batch in this database yet.")
     st.stop()
 tags = [r.tag for r in runs]
+outside = {r.tag for r in runs if r.pid <= 0}
 launched = st.session_state.pop(WATCH, None)
 wanted = launched or st.query_params.get("tag")
 if wanted in tags and (launched or st.session_state.get("batch_pick") not in tags):
     st.session_state["batch_pick"] = wanted
-tag = st.selectbox("Watch batch", tags, key="batch_pick")
+tag = st.selectbox("Watch batch", tags, key="batch_pick",
+                   format_func=lambda t: f"{t} (not launched here)" if t in outside else t)
 st.query_params["tag"] = tag
 rec = runs[tags.index(tag)]
-was_alive = bv.alive(rec)
+
+
+def is_alive() -> bool:
+    return bv.playing_elsewhere(db, rec.tag) if rec.pid <= 0 else bv.alive(rec)
+
+
+was_alive = is_alive()
 
 
 @st.fragment(run_every=POLL_S if was_alive else None)
 def watch() -> None:
     """Progress from the database; the stop buttons while it runs, the summary and Resume after."""
-    live = bv.alive(rec)
+    live = is_alive()
     counts = bv.progress(db, rec.tag)
     done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
     st.progress(done / max(1, counts["cells"]), text=f"{done} / {counts['cells']} conversations done")
-    st.caption(" · ".join(f"{n} {s}" for s, n in counts.items() if s != "cells" and n)
-               + f" · process {rec.pid} {'running' if live else 'ended'}")
+    who = (f"launched elsewhere (e.g. the command line), {'still playing' if live else 'not playing now'}"
+           if rec.pid <= 0 else f"process {rec.pid} {'running' if live else 'ended'}")
+    st.caption(" · ".join(f"{n} {s}" for s, n in counts.items() if s != "cells" and n) + f" · {who}")
+    if live and rec.pid <= 0:
+        st.caption("Stop it where it was started (Ctrl-C in its terminal); this page only watches it.")
+        if not was_alive:
+            st.rerun()
+        return
     if live:
         c1, c2 = st.columns(2)
         if c1.button("Stop", key="batch_stop", help="no new conversation starts; those in flight finish their turn"):
@@ -97,7 +112,8 @@ def watch() -> None:
     if was_alive:
         st.rerun()  # it just ended: redraw the page without the polling
     st.subheader("Summary")
-    st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None)
+    if rec.pid > 0:
+        st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None)
     if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         bv.launch(path, bv.resume_argv(rec), rec.tag)
         st.rerun()

@@ -128,3 +128,35 @@ def test_the_form_refuses_an_empty_matrix_and_the_log_tail_keeps_the_last_redraw
     assert "--concurrency" not in auto and "--workers" not in auto  # the command picks: a process per core
     rec = bv.Launch("t", 1, "", tuple(auto), str(log), 0.0)
     assert bv.resume_argv(rec) == ["batch", "--resume", "t"]
+
+
+def test_a_command_line_batch_is_listed_watched_and_resumed_from_the_page(seeded_store, db_path, capsys):
+    """Batches this page did not launch (the command line's) are found in the database: watched,
+    and resumed here (the resume becomes this page's launch), never offered a Stop."""
+    from knowsim_core.cli import main
+
+    argv = ["batch", "--questions", QID, "--levels", "novice", "--assistants", "offline/simple,offline/adaptive",
+            "--max-turns", "2", "--tag", "cli-night", "--db", str(db_path)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    Store(db_path).delete_runs([r.id for r in Store(db_path).list_runs(batch_tag="cli-night")])  # as if stopped at once
+    at = page(batch_pick="cli-night")
+    assert not at.exception, [e.value for e in at.exception]
+    pick = at.selectbox(key="batch_pick")
+    assert pick.value == "cli-night" and "cli-night (not launched here)" in pick.options
+    assert "0 / 2 conversations done" in at.get("progress")[0].proto.text
+    assert "not playing now" in " ".join(c.value for c in at.caption)
+    assert not [b for b in at.button if b.key in ("batch_stop", "batch_stop_now")]
+    try:
+        at.button(key="batch_resume").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        [rec] = bv.launches(db_path)
+        assert rec.tag == "cli-night" and rec.argv == ("batch", "--resume", "cli-night")
+        wait_until(lambda: not bv.alive(rec), "the resumed batch to end")
+        assert Store(db_path).count_runs(batch_tag="cli-night", status="finished") == 2
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.selectbox(key="batch_pick").options.count("cli-night") == 1  # now this page's launch
+        assert "2 / 2 conversations done" in at.get("progress")[0].proto.text
+    finally:
+        kill_all(db_path)

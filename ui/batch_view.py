@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +120,34 @@ def launches(db: Path) -> list[Launch]:
     return sorted(out, key=lambda rec: rec.started_at, reverse=True)
 
 
+def elsewhere(store: Any, launched: list[Launch]) -> list[Launch]:
+    """Batches in the database that this page did not launch (the command line's, another
+    server's), newest first, as launches without a process or a log (``pid`` 0): they can be
+    watched and resumed here, not stopped."""
+    mine = {rec.tag for rec in launched}
+    out = []
+    for tag, created in store.list_batches():
+        if tag not in mine:
+            try:
+                when = datetime.fromisoformat(created).timestamp()
+            except ValueError:
+                when = 0.0
+            out.append(Launch(tag, 0, "", ("batch", "--resume", tag), "", when))
+    return out
+
+
+def playing_elsewhere(store: Any, tag: str) -> bool:
+    """Whether some process is still writing runs of batch ``tag`` (dead writers' runs are marked
+    interrupted first)."""
+    store.mark_dead_runs()
+    return store.count_runs(batch_tag=tag, status="running") > 0
+
+
 def alive(rec: Launch) -> bool:
-    """Whether the launch's process still runs (a finished child of this server is reaped here)."""
+    """Whether the launch's process still runs (a finished child of this server is reaped here);
+    always False for a batch this page did not launch (``pid`` 0)."""
+    if rec.pid <= 0:
+        return False
     if process_start(rec.pid) == rec.start:  # still that process (a reused pid is someone else's child)
         try:
             os.waitpid(rec.pid, os.WNOHANG)  # our own child: collect it, or it stays a zombie
@@ -174,5 +201,5 @@ def resume_argv(rec: Launch) -> list[str]:
     return argv
 
 
-__all__ = ["Launch", "alive", "batch_argv", "launch", "launches", "launches_dir", "log_tail", "new_tag",
-           "preview", "progress", "resume_argv", "stop"]
+__all__ = ["Launch", "alive", "batch_argv", "elsewhere", "launch", "launches", "launches_dir", "log_tail", "new_tag",
+           "playing_elsewhere", "preview", "progress", "resume_argv", "stop"]

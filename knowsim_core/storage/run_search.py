@@ -277,6 +277,11 @@ class RunSearch:
             db["batches"].insert({"tag": tag, "created": now(),
                                   "spec_json": json.dumps(spec, ensure_ascii=False, sort_keys=True)})
 
+    def list_batches(self) -> list[tuple[str, str]]:
+        """(tag, created) of every stored batch, newest first."""
+        with self._conn.db() as db:
+            return [(t, c) for t, c in db.execute("SELECT tag, created FROM batches ORDER BY created DESC, tag")]
+
     def get_batch(self, tag: str) -> dict[str, Any] | None:
         """The matrix stored for a batch tag, or None."""
         with self._conn.db() as db:

@@ -192,3 +192,6 @@ class Store:
 
     def get_batch(self, tag: str) -> dict[str, Any] | None:
         return self.search.get_batch(tag)
+
+    def list_batches(self) -> list[tuple[str, str]]:
+        return self.search.list_batches()
