@@ -50,7 +50,10 @@ _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
 # The component source is re-sent on every rerun, so it only imports the real module.
 _LOADER = """export default function (component) {
   // the loader runs from a blob: URL, so the module path is resolved against the page's origin
-  import(new URL(component.data.module, window.location.origin).href).then((m) => m.default(component)).catch((e) => {
+  const url = new URL(component.data.module, window.location.origin).href;
+  const render = (window.__ksGraphRender || {})[url];
+  if (render) return render(component);  // loaded before: draw now (an import() would wait a task)
+  import(url).then((m) => m.default(component)).catch((e) => {
     const info = component.parentElement.querySelector(".ks-info");
     if (info) info.textContent = "The graph could not be drawn: " + e.message;
   });

@@ -107,7 +107,7 @@ function recolour(g, d) {
   requestAnimationFrame(frame);
 }
 
-export default function (component) {
+export default function render(component) {
   const { data, parentElement, setStateValue } = component;
   const box = parentElement.querySelector(".ks-canvas");
   const info = parentElement.querySelector(".ks-info");
@@ -130,3 +130,7 @@ export default function (component) {
     info.textContent = data.selected ? describe(data, data.selected) : data.hint;
   }).catch((e) => { info.textContent = "The graph could not be drawn: " + e.message; });
 }
+
+// the loader (ui/graph_view.py) calls this directly once the module is loaded: an update is drawn in
+// the same task, without a dynamic import() round trip that queues it behind the rest of the rerun
+(window.__ksGraphRender ||= {})[import.meta.url] = render;
