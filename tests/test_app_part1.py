@@ -55,13 +55,20 @@ def elements(at: AppTest, kind: str) -> list:
     return out
 
 
+def chart_specs(at: AppTest) -> list[dict]:
+    """The player's plotly figures (drawn by the live chart component, updated in place)."""
+    payloads = [json.loads(el.proto.json) for el in elements(at, "bidi_component")]
+    return [p["figure"] for p in payloads if "figure" in p]
+
+
 def gauge_values(at: AppTest) -> list[float]:
-    specs = [json.loads(el.proto.spec) for el in elements(at, "plotly_chart")]
-    return [s["data"][0]["value"] for s in specs if s["data"][0]["type"] == "indicator"]
+    return [s["data"][0]["value"] for s in chart_specs(at) if s["data"][0]["type"] == "indicator"]
 
 
 def graph_payloads(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.json) for el in elements(at, "bidi_component")]
+    """The IU graphs' payloads (the live charts are components too)."""
+    payloads = [json.loads(el.proto.json) for el in elements(at, "bidi_component")]
+    return [p for p in payloads if "nodes" in p]
 
 
 def status_line(at: AppTest) -> str:
@@ -123,8 +130,7 @@ def test_demo_steps_three_turns_and_stores_each(db):
 
 
 def gauge_ranges(at: AppTest) -> list[list[float]]:
-    specs = [json.loads(el.proto.spec) for el in elements(at, "plotly_chart")]
-    return [s["data"][0]["gauge"]["axis"]["range"] for s in specs if s["data"][0]["type"] == "indicator"]
+    return [s["data"][0]["gauge"]["axis"]["range"] for s in chart_specs(at) if s["data"][0]["type"] == "indicator"]
 
 
 def test_gauge_keeps_one_scale_across_steps(db):

@@ -4,14 +4,22 @@ The gauge's bands are shares of τ: comfortable below 75 %, near capacity up to 
 above; the red line marks τ itself. The title carries the overload flag and η so the state is
 readable without the colours. The scale is fixed per run (:func:`gauge_top`), so the needle of one
 turn can be compared with the next.
+
+Both are drawn by a small v2 component (``ui/assets/plot_view.js``) that keeps the chart mounted
+and applies each new figure with ``Plotly.react``: ``st.plotly_chart`` gives a chart a new element
+id whenever its figure changes, so every step re-mounted both charts from scratch in the browser
+(~100 ms of main-thread work that held back the graph's new colours).
 """
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
 from typing import Sequence
 
 import plotly.graph_objects as go
+import plotly.io
 import streamlit as st
 
 from knowsim_core.records import TurnRecord
@@ -20,6 +28,18 @@ from .theme import GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER, GA
 
 GAUGE_HEIGHT = 230
 CHART_HEIGHT = 180
+CONFIG = {"displayModeBar": False}
+
+# The component source is re-sent on every rerun, so it only imports the real module.
+_LOADER = """export default function (component) {
+  const url = new URL(component.data.module, window.location.origin).href;
+  const render = (window.__ksPlotRender || {})[url];
+  if (render) return render(component);  // loaded before: draw now (an import() would wait a task)
+  import(url).then((m) => m.default(component)).catch((e) => {
+    const box = component.parentElement.querySelector(".ks-plot");
+    if (box) box.textContent = "The chart could not be drawn: " + e.message;
+  });
+}"""
 
 
 def gauge_top(turns: Sequence[TurnRecord], *, tau: int) -> float:
@@ -104,10 +124,30 @@ def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, top: floa
     return fig
 
 
+@lru_cache(maxsize=1)
+def _component():
+    # light DOM (not isolated): plotly.js adds its style rules to the document's head
+    return st.components.v2.component("knowsim.live_plot", html='<div class="ks-plot"></div>', js=_LOADER,
+                                      isolate_styles=False)
+
+
+def chart_data(fig: go.Figure) -> dict:
+    """The payload a live chart receives: the figure as plain JSON, plotly.js and the module."""
+    from .resources import plot_module_url, plotly_url
+
+    return {"figure": json.loads(plotly.io.to_json(fig, validate=False)), "config": CONFIG, "lib": plotly_url(),
+            "module": plot_module_url()}
+
+
+def render_chart(fig: go.Figure, *, key: str) -> None:
+    """Draw ``fig`` in a chart that stays mounted under ``key`` (updated in place on the next rerun)."""
+    _component()(data=chart_data(fig), key=key)
+
+
 def render_gauge(
     rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str
 ) -> None:
-    st.plotly_chart(gauge_figure(rec, tau=tau, previous=previous, top=top), key=key, config={"displayModeBar": False})
+    render_chart(gauge_figure(rec, tau=tau, previous=previous, top=top), key=key)
 
 
 def render_load_chart(
@@ -116,4 +156,4 @@ def render_load_chart(
     if not turns:
         st.caption("The per-turn load chart fills in as the conversation goes.")
         return
-    st.plotly_chart(load_chart(turns, tau=tau, current=current, top=top), key=key, config={"displayModeBar": False})
+    render_chart(load_chart(turns, tau=tau, current=current, top=top), key=key)

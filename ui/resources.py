@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 STATIC_VENDOR = ROOT / "static" / "vendor"
 VIS_FILE = "vis-network.min.js"
 GRAPH_MODULE_SOURCE = ROOT / "ui" / "assets" / "graph_view.js"
+PLOT_MODULE_SOURCE = ROOT / "ui" / "assets" / "plot_view.js"
+PLOTLY_FILE = "plotly.min.js"  # in the plotly package's package_data
 LOGO = ROOT / "assets" / "logo.png"
 DEFAULT_DB = Path.home() / ".knowsim" / "studio.db"
 
@@ -54,14 +56,18 @@ def _copy(source: Path, target: Path) -> None:
 def ensure_vendor() -> Path:
     """Put the browser code in ./static/vendor/ (served at /app/static/vendor/).
 
-    vis-network is copied from the installed pyvis package (Apache-2.0/MIT; not committed); the
-    graph component's module is copied under a content-hashed name, so browsers cache it for good
+    vis-network is copied from the installed pyvis package (Apache-2.0/MIT; not committed) and
+    plotly.js from the installed plotly package (MIT; for the charts the player updates in place);
+    the components' modules are copied under content-hashed names, so browsers cache them for good
     and a new version is never served stale. Idempotent.
     """
+    import plotly
     import pyvis
 
     _copy(Path(pyvis.__file__).parent / "lib" / "vis-9.1.2" / VIS_FILE, STATIC_VENDOR / VIS_FILE)
+    _copy(Path(plotly.__file__).parent / "package_data" / PLOTLY_FILE, STATIC_VENDOR / plotly_name())
     _copy(GRAPH_MODULE_SOURCE, STATIC_VENDOR / graph_module_name())
+    _copy(PLOT_MODULE_SOURCE, STATIC_VENDOR / plot_module_name())
     return STATIC_VENDOR / VIS_FILE
 
 
@@ -69,6 +75,20 @@ def ensure_vendor() -> Path:
 def graph_module_name() -> str:
     digest = hashlib.sha1(GRAPH_MODULE_SOURCE.read_bytes()).hexdigest()[:10]
     return f"graph_view.{digest}.js"
+
+
+@lru_cache(maxsize=1)
+def plot_module_name() -> str:
+    digest = hashlib.sha1(PLOT_MODULE_SOURCE.read_bytes()).hexdigest()[:10]
+    return f"plot_view.{digest}.js"
+
+
+@lru_cache(maxsize=1)
+def plotly_name() -> str:
+    """plotly.min.js under the installed plotly version, so an upgrade is never served stale."""
+    import plotly
+
+    return f"plotly-{plotly.__version__}.min.js"
 
 
 def _static_url(name: str) -> str:
@@ -80,6 +100,17 @@ def _static_url(name: str) -> str:
 def vis_url() -> str:
     """Where the browser loads vis-network from: this app's own static route."""
     return _static_url(VIS_FILE)
+
+
+def plot_module_url() -> str:
+    """The live chart component's ES module (content-hashed) on the app's static route."""
+    ensure_vendor()
+    return _static_url(plot_module_name())
+
+
+def plotly_url() -> str:
+    """Where the browser loads plotly.js from for the live charts: this app's own static route."""
+    return _static_url(plotly_name())
 
 
 def graph_module_url() -> str:
