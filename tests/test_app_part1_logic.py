@@ -184,6 +184,29 @@ def test_gauge_scale_is_one_per_run():
     assert ranges == {(0, 22)}  # identical whichever turn is shown
 
 
+def test_chart_specs_are_valid_plotly_figures_as_sent():
+    """The player sends plain figure dicts (no plotly validation per step): plotly accepts every
+    property of them and changes none (only the template, which the browser side sets)."""
+    import json
+
+    import plotly.io
+
+    from ui.gauge import gauge_figure, gauge_spec, load_chart, load_chart_spec
+
+    turns = [_turn(3.0, 1), _turn(21.2, 2), _turn(5.5, 3)]
+    cases = [
+        (gauge_spec(None, tau=8), gauge_figure(None, tau=8)),
+        (gauge_spec(turns[0], tau=8, top=22), gauge_figure(turns[0], tau=8, top=22)),
+        (gauge_spec(turns[2], tau=8, previous=turns[1], top=22), gauge_figure(turns[2], tau=8, previous=turns[1], top=22)),
+        (load_chart_spec(turns[:1], tau=8, current=1), load_chart(turns[:1], tau=8, current=1)),
+        (load_chart_spec(turns, tau=8, current=2, top=22), load_chart(turns, tau=8, current=2, top=22)),
+    ]
+    for spec, fig in cases:
+        validated = json.loads(plotly.io.to_json(fig, validate=False))
+        validated["layout"].pop("template")
+        assert json.loads(json.dumps(spec)) == validated
+
+
 def test_legend_has_a_swatch_per_state():
     from ui.graph_view import legend_html
     from ui.theme import STATE_STYLE

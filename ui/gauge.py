@@ -13,13 +13,11 @@ id whenever its figure changes, so every step re-mounted both charts from scratc
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from typing import Sequence
 
 import plotly.graph_objects as go
-import plotly.io
 import streamlit as st
 
 from knowsim_core.records import TurnRecord
@@ -53,10 +51,14 @@ def gauge_top(turns: Sequence[TurnRecord], *, tau: int) -> float:
     return float(max(2 * tau, math.ceil(peak), 1))
 
 
-def gauge_figure(
+def gauge_spec(
     rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None
-) -> go.Figure:
-    """The gauge for one turn (turn 0: an empty gauge at 0) on the scale 0…``top`` (default 2τ)."""
+) -> dict:
+    """The gauge for one turn (turn 0: an empty gauge at 0) on the scale 0…``top`` (default 2τ).
+
+    A plain plotly figure dict: building it through ``plotly.graph_objects`` validated every
+    property (~6 ms per chart on every step); :func:`gauge_figure` is the same figure validated.
+    """
     load = rec.quantities.effective_load if rec is not None else 0.0
     top = float(max(2 * tau, 1)) if top is None else top
     if rec is None:
@@ -65,63 +67,78 @@ def gauge_figure(
         q = rec.quantities
         flag = "OVERLOADED" if q.overload else "within capacity"
         title = f"turn {rec.turn}: {flag} · η = {q.efficiency:.2f}"
-    mode = "gauge+number+delta" if previous is not None else "gauge+number"
-    fig = go.Figure(
-        go.Indicator(
-            mode=mode,
-            value=load,
-            number={"valueformat": ".1f", "suffix": f" / τ {tau}"},
-            # more load than last turn is the worrying direction
-            delta={"reference": previous.quantities.effective_load, "valueformat": ".1f",
-                   "increasing": {"color": GAUGE_THRESHOLD}, "decreasing": {"color": GAUGE_BETTER}} if previous else None,
-            title={"text": title, "font": {"size": 14}},
-            gauge={
-                "axis": {"range": [0, top]},
-                "bar": {"color": GAUGE_BAR, "thickness": 0.3},
-                "steps": [
-                    {"range": [0, NEAR_SHARE * tau], "color": GAUGE_OK},
-                    {"range": [NEAR_SHARE * tau, tau], "color": GAUGE_NEAR},
-                    {"range": [tau, top], "color": GAUGE_OVER},
-                ],
-                "threshold": {"line": {"color": GAUGE_THRESHOLD, "width": 4}, "thickness": 0.9, "value": tau},
-            },
-        )
-    )
-    # template "none": plotly's default template is ~3.6 KB of JSON re-sent on every step;
-    # Streamlit's own theme styles the chart anyway
-    fig.update_layout(template="none", height=GAUGE_HEIGHT, margin={"l": 20, "r": 20, "t": 50, "b": 10})
+    indicator = {
+        "type": "indicator",
+        "mode": "gauge+number+delta" if previous is not None else "gauge+number",
+        "value": load,
+        "number": {"valueformat": ".1f", "suffix": f" / τ {tau}"},
+        "title": {"text": title, "font": {"size": 14}},
+        "gauge": {
+            "axis": {"range": [0, top]},
+            "bar": {"color": GAUGE_BAR, "thickness": 0.3},
+            "steps": [
+                {"range": [0, NEAR_SHARE * tau], "color": GAUGE_OK},
+                {"range": [NEAR_SHARE * tau, tau], "color": GAUGE_NEAR},
+                {"range": [tau, top], "color": GAUGE_OVER},
+            ],
+            "threshold": {"line": {"color": GAUGE_THRESHOLD, "width": 4}, "thickness": 0.9, "value": tau},
+        },
+    }
+    if previous is not None:  # more load than last turn is the worrying direction
+        indicator["delta"] = {"reference": previous.quantities.effective_load, "valueformat": ".1f",
+                              "increasing": {"color": GAUGE_THRESHOLD}, "decreasing": {"color": GAUGE_BETTER}}
+    # no template: plotly's default one is ~3.6 KB of JSON per step; the chart is drawn with
+    # Streamlit's look (ui/assets/plot_view.js)
+    return {"data": [indicator],
+            "layout": {"height": GAUGE_HEIGHT, "margin": {"l": 20, "r": 20, "t": 50, "b": 10}}}
+
+
+def load_chart_spec(turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None) -> dict:
+    """Load per turn as bars (hatched when overloaded), τ as a line, the shown turn outlined.
+
+    With ``top`` the load axis is fixed to the gauge's scale, so both read the same numbers. A
+    plain figure dict like :func:`gauge_spec`; :func:`load_chart` is the same figure validated.
+    """
+    bar = {
+        "type": "bar", "name": "load",
+        "x": [t.turn for t in turns],
+        "y": [t.quantities.effective_load for t in turns],
+        "marker": {
+            "color": [GAUGE_THRESHOLD if t.quantities.overload else GAUGE_BAR for t in turns],
+            "pattern": {"shape": ["/" if t.quantities.overload else "" for t in turns]},
+            "line": {"width": [3 if t.turn == current else 0 for t in turns], "color": "#000000"},
+        },
+        "hovertemplate": "turn %{x}: load %{y:.1f}<extra></extra>",
+    }
+    layout = {
+        "height": CHART_HEIGHT, "margin": {"l": 40, "r": 10, "t": 10, "b": 30}, "showlegend": False,
+        "xaxis": {"title": {"text": "turn"}, "dtick": 1},
+        "yaxis": {"title": {"text": "load"}, **({"range": [0, top]} if top is not None else {})},
+        # τ as a plain layout shape (fig.add_hline cost ~10 ms per call)
+        "shapes": [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tau, "y1": tau,
+                    "line": {"color": GAUGE_THRESHOLD, "dash": "dash"}}],
+        "annotations": [{"xref": "paper", "x": 1, "y": tau, "text": f"τ = {tau}", "showarrow": False,
+                         "xanchor": "right", "yanchor": "bottom"}],
+    }
+    return {"data": [bar], "layout": layout}
+
+
+def _validated(spec: dict) -> go.Figure:
+    fig = go.Figure(spec)
+    fig.update_layout(template="none")
     return fig
+
+
+def gauge_figure(
+    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None
+) -> go.Figure:
+    """:func:`gauge_spec` as a validated plotly figure."""
+    return _validated(gauge_spec(rec, tau=tau, previous=previous, top=top))
 
 
 def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None) -> go.Figure:
-    """Load per turn as bars (hatched when overloaded), τ as a line, the shown turn outlined.
-
-    With ``top`` the load axis is fixed to the gauge's scale, so both read the same numbers.
-    """
-    xs = [t.turn for t in turns]
-    ys = [t.quantities.effective_load for t in turns]
-    fig = go.Figure(
-        go.Bar(
-            x=xs, y=ys, name="load",
-            marker={
-                "color": [GAUGE_THRESHOLD if t.quantities.overload else GAUGE_BAR for t in turns],
-                "pattern": {"shape": ["/" if t.quantities.overload else "" for t in turns]},
-                "line": {"width": [3 if t.turn == current else 0 for t in turns], "color": "#000000"},
-            },
-            hovertemplate="turn %{x}: load %{y:.1f}<extra></extra>",
-        )
-    )
-    # τ as a plain layout shape: fig.add_hline costs ~10 ms per call on every step
-    fig.update_layout(
-        template="none", height=CHART_HEIGHT, margin={"l": 40, "r": 10, "t": 10, "b": 30}, showlegend=False,
-        xaxis={"title": {"text": "turn"}, "dtick": 1},
-        yaxis={"title": {"text": "load"}, **({"range": [0, top]} if top is not None else {})},
-        shapes=[{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": tau, "y1": tau,
-                 "line": {"color": GAUGE_THRESHOLD, "dash": "dash"}}],
-        annotations=[{"xref": "paper", "x": 1, "y": tau, "text": f"τ = {tau}", "showarrow": False,
-                      "xanchor": "right", "yanchor": "bottom"}],
-    )
-    return fig
+    """:func:`load_chart_spec` as a validated plotly figure."""
+    return _validated(load_chart_spec(turns, tau=tau, current=current, top=top))
 
 
 @lru_cache(maxsize=1)
@@ -131,23 +148,22 @@ def _component():
                                       isolate_styles=False)
 
 
-def chart_data(fig: go.Figure) -> dict:
-    """The payload a live chart receives: the figure as plain JSON, plotly.js and the module."""
+def chart_data(spec: dict) -> dict:
+    """The payload a live chart receives: the figure (a plain dict), plotly.js and the module."""
     from .resources import plot_module_url, plotly_url
 
-    return {"figure": json.loads(plotly.io.to_json(fig, validate=False)), "config": CONFIG, "lib": plotly_url(),
-            "module": plot_module_url()}
+    return {"figure": spec, "config": CONFIG, "lib": plotly_url(), "module": plot_module_url()}
 
 
-def render_chart(fig: go.Figure, *, key: str) -> None:
-    """Draw ``fig`` in a chart that stays mounted under ``key`` (updated in place on the next rerun)."""
-    _component()(data=chart_data(fig), key=key)
+def render_chart(spec: dict, *, key: str) -> None:
+    """Draw the figure ``spec`` in a chart that stays mounted under ``key`` (updated in place)."""
+    _component()(data=chart_data(spec), key=key)
 
 
 def render_gauge(
     rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str
 ) -> None:
-    render_chart(gauge_figure(rec, tau=tau, previous=previous, top=top), key=key)
+    render_chart(gauge_spec(rec, tau=tau, previous=previous, top=top), key=key)
 
 
 def render_load_chart(
@@ -156,4 +172,4 @@ def render_load_chart(
     if not turns:
         st.caption("The per-turn load chart fills in as the conversation goes.")
         return
-    render_chart(load_chart(turns, tau=tau, current=current, top=top), key=key)
+    render_chart(load_chart_spec(turns, tau=tau, current=current, top=top), key=key)
