@@ -13,6 +13,8 @@ went away is marked ``interrupted`` once the lease lapses and shows up on Saved 
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from knowsim_core.agents.human import AwaitingInput
 from knowsim_core.errors import KnowSimError
 from knowsim_core.records import RunRecord, TurnRecord
@@ -140,6 +142,13 @@ class Player:
 
     def forward(self) -> bool:
         """Show the next turn, playing it first where it is not stored yet. False when nothing moved."""
+        # one connection for the step's lease renewals and its writes (opening one per call took
+        # more than half of a step's ~10 ms); each write is still its own transaction
+        pinned = getattr(self.store, "pinned", None)
+        with pinned() if pinned is not None else nullcontext():
+            return self._forward()
+
+    def _forward(self) -> bool:
         target = self.turn + 1
         self.error = ""
         for rid in self.run_ids:
