@@ -523,3 +523,15 @@ def test_a_schema_4_database_keeps_its_search_index_through_migration_5(db_path)
     assert reopened.count_runs(text="zebra1") == 2
     reopened.delete_run(old_rid)  # a turn indexed by the old trigger is removed from the index
     assert _fts_consistent(db_path) == (True, 0) and [r.id for r in reopened.list_runs(text="zebra1")] == [new_rid]
+
+
+def test_the_store_loads_without_pandas_and_leaves_pandas_importable():
+    """Command-line start-up skips pandas (sqlite-utils' optional import); pandas still imports
+    afterwards, and inside Streamlit sqlite-utils gets it as usual."""
+    root = Path(__file__).resolve().parent.parent
+    cli_side = ("import sys; import knowsim_core.storage as s; assert 'pandas' not in sys.modules; "
+                "import pandas, sqlite_utils.db as d; assert d.pd is None and pandas.DataFrame; print('ok')")
+    app_side = "import streamlit, knowsim_core.storage, sqlite_utils.db as d; assert d.pd is not None; print('ok')"
+    for code in (cli_side, app_side):
+        done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

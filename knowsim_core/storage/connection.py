@@ -42,9 +42,10 @@ def _import_sqlite_utils() -> Any:
     ~0.4 s of every command's start-up, a third of ``batch``'s. While sqlite-utils loads, a
     ``None`` entry in ``sys.modules`` makes ``import pandas`` fail the way a missing package does
     (sqlite-utils then sets its ``pd`` to None); the entry is removed at once, so anything that
-    imports pandas later gets the real package.
+    imports pandas later gets the real package. Inside Streamlit (which uses pandas anyway, and
+    runs sessions on many threads that could import pandas inside that window) the import is plain.
     """
-    if "pandas" in sys.modules:
+    if "pandas" in sys.modules or "streamlit" in sys.modules:
         from sqlite_utils import Database as db_class
         return db_class
     sys.modules["pandas"] = None  # type: ignore[assignment]
