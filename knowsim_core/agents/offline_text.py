@@ -6,8 +6,8 @@ description (IDF over the graph's own IUs, so words shared by every IU weigh lit
 any text against them: how much of an IU's weighted vocabulary a sentence or message covers. The
 assistants use it to read the user's messages, the lexical extractor to label teaching quality,
 and the user simulator to keep unaware concepts out of its mouth. Profiles are cached per graph
-*content* (:func:`profiles_for`), so every conversation about one question shares them
-and the memos of text already read.
+*content* (:func:`profiles_for`), so every conversation about one question shares them and the
+memos of text already read.
 """
 
 from __future__ import annotations
