@@ -117,14 +117,19 @@ def content_stems(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=16384)
 def _content_stems(text: str) -> tuple[str, ...]:
-    out = []
-    for w in words(text):
-        if w in STOPWORDS or w in META_WORDS or (len(w) < 2 and not w.isdigit()):
-            continue
-        st = stem(w)
-        out.append(SYNONYMS.get(w, SYNONYMS.get(st, st)))
+    out = [c for c in map(_content_word, words(text)) if c]
     out.extend(formula_tokens(text))
     return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def _content_word(w: str) -> str:
+    """The stem one word contributes to :func:`content_stems` ("" for a stopword): words recur
+    across texts far more than texts do, so the per-word work is remembered per word."""
+    if w in STOPWORDS or w in META_WORDS or (len(w) < 2 and not w.isdigit()):
+        return ""
+    st = stem(w)
+    return SYNONYMS.get(w, SYNONYMS.get(st, st))
 
 
 def sentences(text: str) -> list[str]:
