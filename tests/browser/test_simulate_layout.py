@@ -25,6 +25,11 @@ VIEWPORT = {"width": 1400, "height": 900}
 GAUGE_RANGES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .filter(el => el.data && el.data[0] && el.data[0].type === 'indicator')
   .map(el => el._fullData[0].gauge.axis.range)"""
+# the gauge's needle and the load chart's bars as plotly drew them (the charts are updated in place)
+CHART_STATE_JS = """() => { const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(el => el._fullData);
+  const gauge = plots.find(el => el._fullData[0].type === 'indicator');
+  const bars = plots.find(el => el._fullData[0].type === 'bar');
+  return {gauge: gauge ? gauge._fullData[0].value : null, bars: bars ? bars._fullData[0].y.length : 0}; }"""
 # any element inside a button whose text does not fit (what shows as "B…")
 CUT_LABELS_JS = """() => [...document.querySelectorAll('[data-testid="stButton"] button, [data-testid="stPopover"] button')]
   .filter(b => b.offsetParent !== null)
@@ -127,6 +132,10 @@ def test_the_gauge_keeps_its_scale_over_five_steps(studio, screen):
         screen.wait_for_function(f"() => new URLSearchParams(location.search).get('turn') === '{turn}'")
         wait_idle(screen)
         ranges.append(screen.evaluate(GAUGE_RANGES_JS))
+        # each step's needle and bars are that turn's record (the charts stay mounted: never stale)
+        load = store.load_run(rid).turns[turn - 1].quantities.effective_load
+        screen.wait_for_function(f"() => {{ const s = ({CHART_STATE_JS})(); "
+                                 f"return s.bars === {turn} && Math.abs(s.gauge - {load}) < 1e-9; }}", timeout=10_000)
     run = store.load_run(rid)
     loads = [t.quantities.effective_load for t in run.turns[:5]]
     assert len(ranges) == 6 and all(r == ranges[-1] for r in ranges), ranges
