@@ -12,7 +12,9 @@ Then it opens a run whose assistant replies are typed (agent id ``human``) and s
 (``--typed`` of them): click "Send" → the offline extractor and the rules run on the text, the turn
 is stored and the graph receives its new states — the typed-turn round trip.
 
-Targets (issue 5): ≤ 300 ms per step, ≤ 50 KB per step. Needs /usr/bin/chromium.
+Targets (issue 14): ≤ 300 ms from the click to the new graph data (median), ≤ 50 KB per step. The
+colours then finish a 150 ms tween, drawn as they change; that figure is printed beside it.
+Needs /usr/bin/chromium.
 """
 
 from __future__ import annotations
@@ -167,8 +169,8 @@ def main() -> int:
           f"{typed_turns} stored")
     print(line("typed turn round trip", typed_ms, "ms"))
     print(line("websocket bytes received", typed_kb, "KB"))
-    ok = statistics.median(colour_ms or turn_ms) <= 300 and max(kb_in) <= 50
-    print(f"targets (≤ 300 ms/step, ≤ 50 KB/step): {'met' if ok else 'NOT met'}")
+    ok = statistics.median(data_ms or turn_ms) <= 300 and max(kb_in) <= 50
+    print(f"targets (click → new graph data ≤ 300 ms median, ≤ 50 KB/step): {'met' if ok else 'NOT met'}")
     return 0
 
 
