@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import math
 from collections.abc import Collection, Mapping
 from functools import lru_cache
 
@@ -44,6 +45,7 @@ HINT = "Hover over an IU to read it; click it to select it."
 HINT_VIEW_ONLY = "Hover over an IU to read it."  # a graph that cannot be selected must not invite a click
 LABEL_FONT_PX = 15
 MIN_LABEL_PX = 11  # compact graphs never zoom out below this label size; the view pans instead
+COMPACT_MARGIN_PX = 70  # a compact graph's canvas: its layout's height at MIN_LABEL_PX, plus a node and the fit's margins
 _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
 
 
@@ -95,6 +97,9 @@ def graph_data(
     changed_ids = sorted(set(changed))
     marked = sorted({(a, b) for a, b in marked_edges})
     rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected, marked, compact]).encode()).hexdigest()[:10]
+    if compact and nodes:  # tall enough to show every IU at the minimum label size (no vertical panning)
+        ys = [n[5] for n in nodes]
+        height = max(height, math.ceil((max(ys) - min(ys)) * MIN_LABEL_PX / LABEL_FONT_PX) + COMPACT_MARGIN_PX)
     return {
         "key": key,
         "lib": vis_url(),

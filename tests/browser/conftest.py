@@ -114,6 +114,18 @@ def wait_idle(page, timeout: float = 30_000) -> None:
     page.wait_for_selector('[data-test-script-state="notRunning"]', timeout=timeout)
 
 
+def nodes_outside_canvas(page, key: str) -> list[str]:
+    """The IUs of the graph with this key that are drawn (partly) outside its canvas."""
+    return page.evaluate(
+        """(key) => { const net = window.__knowsim[key].network;
+               const box = net.body.container.getBoundingClientRect();
+               return Object.entries(net.getPositions()).filter(([id, p]) => {
+                   const d = net.canvasToDOM(p);
+                   return d.x < 0 || d.y < 0 || d.x > box.width || d.y > box.height; }).map(([id]) => id); }""",
+        key,
+    )
+
+
 def graph_nodes(page, key: str) -> list[dict]:
     """The vis-network DataSet of the graph with this key, read back from the browser."""
     return page.evaluate(

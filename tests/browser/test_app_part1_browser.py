@@ -11,7 +11,7 @@ from knowsim_core.runner import start_run
 from knowsim_core.storage import Store
 from ui.theme import STATE_STYLE
 
-from .conftest import ARTIFACTS, graph_nodes, wait_idle
+from .conftest import ARTIFACTS, graph_nodes, nodes_outside_canvas, wait_idle
 
 pytestmark = pytest.mark.browser
 EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
@@ -76,6 +76,8 @@ def test_demo_three_steps_colours_match_the_stored_records(studio, page):
     wait_idle(page)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "simulate.png"), full_page=True)
+    for key in runs:  # the side-by-side graphs (18 IUs, 8 levels deep) show every IU without panning
+        assert nodes_outside_canvas(page, key) == [], key
     outside = [u for u in page.requests if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "blob:", "data:"))]
     assert outside == [], f"requests left localhost: {outside}"
     assert any("/app/static/vendor/vis-network.min.js" in u for u in page.requests)

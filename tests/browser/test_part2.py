@@ -8,7 +8,7 @@ from knowsim_core.samples import load_samples
 from knowsim_core.storage import Store
 
 from ..part2_support import make_run
-from .conftest import ARTIFACTS, wait_idle
+from .conftest import ARTIFACTS, nodes_outside_canvas, wait_idle
 
 QID = "sample_lava_lamps"
 
@@ -126,6 +126,7 @@ def test_compare_two_runs(page, studio, seeded):
     for key in ("cmp_graph_A", "cmp_graph_B"):
         px = page.evaluate(f"window.__knowsim['{key}'].network.getScale() * 15")
         assert px >= 11 - 1e-6, (key, px)
+        assert nodes_outside_canvas(page, key) == [], key  # every IU shown at that size
     hints = page.locator(".ks-info").all_text_contents()
     assert "Hover over an IU to read it." in hints and not any("click" in h for h in hints)
     ARTIFACTS.mkdir(exist_ok=True)
