@@ -28,17 +28,6 @@ GAUGE_HEIGHT = 230
 CHART_HEIGHT = 180
 CONFIG = {"displayModeBar": False}
 
-# The component source is re-sent on every rerun, so it only imports the real module.
-_LOADER = """export default function (component) {
-  const url = new URL(component.data.module, window.location.origin).href;
-  const render = (window.__ksPlotRender || {})[url];
-  if (render) return render(component);  // loaded before: draw now (an import() would wait a task)
-  import(url).then((m) => m.default(component)).catch((e) => {
-    const box = component.parentElement.querySelector(".ks-plot");
-    if (box) box.textContent = "The chart could not be drawn: " + e.message;
-  });
-}"""
-
 
 def gauge_top(turns: Sequence[TurnRecord], *, tau: int) -> float:
     """The gauge's upper end for a whole run: max(2τ, the largest load of any stored turn), rounded up.
@@ -144,7 +133,10 @@ def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, top: floa
 @lru_cache(maxsize=1)
 def _component():
     # light DOM (not isolated): plotly.js adds its style rules to the document's head
-    return st.components.v2.component("knowsim.live_plot", html='<div class="ks-plot"></div>', js=_LOADER,
+    from .resources import module_loader
+
+    return st.components.v2.component("knowsim.live_plot", html='<div class="ks-plot"></div>',
+                                      js=module_loader("__ksPlotRender", ".ks-plot", "chart"),
                                       isolate_styles=False)
 
 

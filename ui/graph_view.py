@@ -32,7 +32,7 @@ from knowsim_core.graph import IUGraph
 from knowsim_core.state import IUState
 
 from .graph_layout import positions, signature, wrap
-from .resources import graph_module_url, vis_url
+from .resources import graph_module_url, module_loader, vis_url
 from .theme import BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, SELECTED_COLOUR, STATE_STYLE
 
 _HTML = '<div class="ks-graph"><div class="ks-canvas"></div><div class="ks-info" aria-live="polite"></div></div>'
@@ -45,26 +45,14 @@ HINT = "Hover over an IU to read it; click it to select it."
 HINT_VIEW_ONLY = "Hover over an IU to read it."  # a graph that cannot be selected must not invite a click
 LABEL_FONT_PX = 15
 MIN_LABEL_PX = 11  # compact graphs never zoom out below this label size; the view pans instead
-COMPACT_MARGIN_PX = 70  # a compact graph's canvas: its layout's height at MIN_LABEL_PX, plus a node and the fit's margins
+COMPACT_MARGIN_PX = 70  # a compact canvas: its layout's height at MIN_LABEL_PX + a node + the fit's margins
 _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
-
-
-# The component source is re-sent on every rerun, so it only imports the real module.
-_LOADER = """export default function (component) {
-  // the loader runs from a blob: URL, so the module path is resolved against the page's origin
-  const url = new URL(component.data.module, window.location.origin).href;
-  const render = (window.__ksGraphRender || {})[url];
-  if (render) return render(component);  // loaded before: draw now (an import() would wait a task)
-  import(url).then((m) => m.default(component)).catch((e) => {
-    const info = component.parentElement.querySelector(".ks-info");
-    if (info) info.textContent = "The graph could not be drawn: " + e.message;
-  });
-}"""
 
 
 @lru_cache(maxsize=1)
 def _component():
-    return st.components.v2.component("knowsim.iu_graph", html=_HTML, css=_CSS, js=_LOADER)
+    return st.components.v2.component("knowsim.iu_graph", html=_HTML, css=_CSS,
+                                      js=module_loader("__ksGraphRender", ".ks-info", "graph"))
 
 
 @lru_cache(maxsize=64)

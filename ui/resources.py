@@ -91,6 +91,26 @@ def plotly_name() -> str:
     return f"plotly-{plotly.__version__}.min.js"
 
 
+def module_loader(renders: str, box: str, what: str) -> str:
+    """The source of a v2 component that only runs a module served from the app's static route.
+
+    Streamlit re-sends a component's source on every rerun, so the source stays this small loader.
+    The module registers its render function under ``window[renders][module URL]``; once it is
+    loaded, the loader calls it directly (an ``import()`` resolves a task later, behind the rest
+    of the rerun's rendering). A module that cannot load says so in the element ``box``.
+    """
+    return f"""export default function (component) {{
+  // the loader runs from a blob: URL, so the module path is resolved against the page's origin
+  const url = new URL(component.data.module, window.location.origin).href;
+  const render = (window.{renders} || {{}})[url];
+  if (render) return render(component);
+  import(url).then((m) => m.default(component)).catch((e) => {{
+    const el = component.parentElement.querySelector("{box}");
+    if (el) el.textContent = "The {what} could not be drawn: " + e.message;
+  }});
+}}"""
+
+
 def _static_url(name: str) -> str:
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     prefix = f"/{base}" if base else ""
