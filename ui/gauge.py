@@ -17,7 +17,6 @@ import math
 from functools import lru_cache
 from typing import Sequence
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from knowsim_core.records import TurnRecord
@@ -46,7 +45,7 @@ def gauge_spec(
     """The gauge for one turn (turn 0: an empty gauge at 0) on the scale 0…``top`` (default 2τ).
 
     A plain plotly figure dict: building it through ``plotly.graph_objects`` validated every
-    property (~6 ms per chart on every step); :func:`gauge_figure` is the same figure validated.
+    property (~6 ms per chart on every step); the tests check that plotly accepts it unchanged.
     """
     load = rec.quantities.effective_load if rec is not None else 0.0
     top = float(max(2 * tau, 1)) if top is None else top
@@ -86,7 +85,7 @@ def load_chart_spec(turns: Sequence[TurnRecord], *, tau: int, current: int, top:
     """Load per turn as bars (hatched when overloaded), τ as a line, the shown turn outlined.
 
     With ``top`` the load axis is fixed to the gauge's scale, so both read the same numbers. A
-    plain figure dict like :func:`gauge_spec`; :func:`load_chart` is the same figure validated.
+    plain figure dict like :func:`gauge_spec`.
     """
     bar = {
         "type": "bar", "name": "load",
@@ -110,24 +109,6 @@ def load_chart_spec(turns: Sequence[TurnRecord], *, tau: int, current: int, top:
                          "xanchor": "right", "yanchor": "bottom"}],
     }
     return {"data": [bar], "layout": layout}
-
-
-def _validated(spec: dict) -> go.Figure:
-    fig = go.Figure(spec)
-    fig.update_layout(template="none")
-    return fig
-
-
-def gauge_figure(
-    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None
-) -> go.Figure:
-    """:func:`gauge_spec` as a validated plotly figure."""
-    return _validated(gauge_spec(rec, tau=tau, previous=previous, top=top))
-
-
-def load_chart(turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None) -> go.Figure:
-    """:func:`load_chart_spec` as a validated plotly figure."""
-    return _validated(load_chart_spec(turns, tau=tau, current=current, top=top))
 
 
 @lru_cache(maxsize=1)
