@@ -50,6 +50,23 @@ def wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 60.0
         time.sleep(0.02)
 
 
+def ctrl_c(proc: subprocess.Popen, condition, what: str, *, times: int = 1, group: bool = True) -> str:
+    """Once ``condition`` holds, press Ctrl-C ``times`` (0.3 s apart) — to the process group as a
+    terminal does, or to the parent only — and return the batch's stderr; a batch that outlives
+    the test is killed."""
+    try:
+        wait_for(condition, proc, what)
+        for i in range(times):
+            if i:
+                time.sleep(0.3)
+            (os.killpg if group else os.kill)(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return err
+
+
 def test_ctrl_c_to_a_two_worker_batch_stops_it_and_resume_finishes_exactly_the_rest(db_path, tmp_path, capsys):
     Store(db_path).seed_samples()
     proc = subprocess.Popen(cli_cmd("batch", *MATRIX, "--workers", "2", "--tag", "cut", "--db", str(db_path)),
@@ -158,13 +175,7 @@ def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow
     slow_server.latency = 0.3
     slow_server.reply = FirstWave(4)  # the first four calls are answered together: four in flight, surely
     proc = _llm_batch(slow_server, db_path, "llm")
-    try:
-        wait_for(lambda: slow_server.in_flight == 4, proc, "four calls in flight")
-        os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    err = ctrl_c(proc, lambda: slow_server.in_flight == 4, "four calls in flight", group=False)
     assert proc.returncode == 130 and "Traceback" not in err, err
     rows = Store(db_path).list_runs(batch_tag="llm")
     assert len(rows) == 4  # the four in flight; none of the other four started
@@ -179,15 +190,7 @@ def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow
     flying = int(mode[1])
     slow_server.reply = FirstWave(flying)
     proc = _llm_batch(slow_server, db_path, "now", mode)
-    try:
-        wait_for(lambda: slow_server.in_flight == flying, proc, "calls in flight")
-        os.killpg(proc.pid, signal.SIGINT)
-        time.sleep(0.3)
-        os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    err = ctrl_c(proc, lambda: slow_server.in_flight == flying, "calls in flight", times=2)
     assert proc.returncode == 130 and "Traceback" not in err, err
     rows = Store(db_path).list_runs(batch_tag="now")
     # nobody waited for the 5-second calls: every run is interrupted before its first turn ended
@@ -219,14 +222,8 @@ def test_an_llm_batch_stopped_by_ctrl_c_and_resumed_sends_the_requests_of_an_uni
                             cwd=ROOT, env=env(KNOWSIM_COMPAT_BASE_URL=slow_server.openai_url, KNOWSIM_LLM_CACHE="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     store = Store(db_path)
-    try:
-        wait_for(lambda: db_path.exists() and store.count_runs(batch_tag="cut", status="finished") >= 1, proc,
+    err = ctrl_c(proc, lambda: db_path.exists() and store.count_runs(batch_tag="cut", status="finished") >= 1,
                  "a conversation finished")
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert store.count_runs(batch_tag="cut", status="finished") < 8  # there is something to resume
     assert main(["batch", "--resume", "cut", "--concurrency", "2", "--db", str(db_path)]) == 0, capsys.readouterr().err

@@ -124,6 +124,7 @@ def test_read_only_needs_an_existing_file(tmp_path):
 @pytest.mark.parametrize("ddl, version", [
     ("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)", 2),  # another app's user_version
     ("CREATE TABLE runs (id TEXT PRIMARY KEY, started REAL)", 0),  # a table name we also use
+    ("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)", 0),  # plain defaults
 ])
 def test_a_foreign_sqlite_file_is_refused_before_the_switch_to_wal(db_path, ddl, version):
     conn = sqlite3.connect(db_path)

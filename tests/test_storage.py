@@ -330,17 +330,6 @@ def test_newer_schema_is_refused_untouched(db_path):
     assert digest(db_path) == before
 
 
-def test_foreign_sqlite_database_is_refused_untouched(db_path):
-    conn = sqlite3.connect(db_path)
-    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
-    conn.commit()
-    conn.close()
-    before = digest(db_path)
-    with pytest.raises(StorageError, match="another application"):
-        Store(db_path)
-    assert digest(db_path) == before
-
-
 def test_damaged_database_is_refused(db_path):
     Store(db_path)
     data = bytearray(db_path.read_bytes())

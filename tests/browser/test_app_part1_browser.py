@@ -83,16 +83,23 @@ def test_demo_three_steps_colours_match_the_stored_records(studio, page):
     assert any("/app/static/vendor/vis-network.min.js" in u for u in page.requests)
 
 
-def test_clicking_a_node_selects_it_and_a_reload_keeps_the_view(studio, page):
+def open_played_run(studio, page, turns: int = 2):
+    """A stored run of the largest sample played for ``turns`` turns, open in Simulate at its last
+    turn with the graph drawn; returns the live run."""
     store = Store(studio.db)
     store.seed_samples()  # idempotent; the app does it too on its first page
     live = start_run(store, question_id="sample_transformer_attention", level="intermediate",
                      assistant_id="offline/adaptive", seed=5)
-    for _ in range(2):
+    for _ in range(turns):
         live.step()
-    page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
+    page.goto(f"{studio.url}/simulate?run={live.run_id}&turn={turns}")
     wait_idle(page)
-    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(live.run_id), 2))
+    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(live.run_id), turns))
+    return live
+
+
+def test_clicking_a_node_selects_it_and_a_reload_keeps_the_view(studio, page):
+    live = open_played_run(studio, page)
     node = live.run.graph.nodes[3]
     _click_node(page, "sim_graph_0", node.id)
     page.get_by_text(f"{node.id} — {node.concept}").first.wait_for()
@@ -100,7 +107,7 @@ def test_clicking_a_node_selects_it_and_a_reload_keeps_the_view(studio, page):
     page.reload()
     wait_idle(page)
     assert query(page)["turn"] == "2"
-    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(live.run_id), 2))
+    wait_graph(page, "sim_graph_0", expected_nodes(live.store.load_run(live.run_id), 2))
 
 
 def _click_node(page, key: str, node_id: str) -> None:

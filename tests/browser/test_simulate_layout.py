@@ -17,7 +17,7 @@ from knowsim_core.runner import start_run
 from knowsim_core.storage import Store
 
 from .conftest import ARTIFACTS, wait_idle
-from .test_app_part1_browser import _click_node, expected_nodes, wait_graph
+from .test_app_part1_browser import _click_node, expected_nodes, open_played_run, wait_graph
 
 pytestmark = pytest.mark.browser
 VIEWPORT = {"width": 1400, "height": 900}
@@ -71,15 +71,7 @@ def main_scroll(page) -> int:
 
 
 def test_a_click_shows_the_iu_explanation_without_scrolling(studio, screen):
-    store = Store(studio.db)
-    store.seed_samples()
-    live = start_run(store, question_id="sample_transformer_attention", level="intermediate",
-                     assistant_id="offline/adaptive", seed=5)
-    for _ in range(2):
-        live.step()
-    screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
-    wait_idle(screen)
-    wait_graph(screen, "sim_graph_0", expected_nodes(store.load_run(live.run_id), 2))
+    live = open_played_run(studio, screen)
     node = live.run.graph.nodes[5]
     _click_node(screen, "sim_graph_0", node.id)
     title = screen.get_by_text(f"{node.id} — {node.concept}").first
