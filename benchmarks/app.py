@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from knowsim_core.samples import load_samples  # noqa: E402
-from knowsim_core.runner import start_run  # noqa: E402
+from knowsim_core.formats.samples import load_samples  # noqa: E402
+from knowsim_core.services.runner import start_run  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS, StudioServer, wait_idle  # noqa: E402
 

@@ -16,12 +16,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowsim_core.config import preset  # noqa: E402
-from knowsim_core.graph import IUGraph  # noqa: E402
-from knowsim_core.rules import apply_turn  # noqa: E402
-from knowsim_core.session import play_turn  # noqa: E402
-from knowsim_core.signals import IUSignal, normalize_entries  # noqa: E402
-from knowsim_core.state import IUState, KnowledgeState, LabelState  # noqa: E402
+from knowsim_core.engine.config import preset  # noqa: E402
+from knowsim_core.engine.graph import IUGraph  # noqa: E402
+from knowsim_core.engine.rules import apply_turn  # noqa: E402
+from knowsim_core.engine.session import play_turn  # noqa: E402
+from knowsim_core.engine.signals import IUSignal, normalize_entries  # noqa: E402
+from knowsim_core.engine.state import IUState, KnowledgeState, LabelState  # noqa: E402
 
 REF = ROOT.parent / "shared" / "reference"
 PARAMS = preset()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from knowsim_core import extractor_eval as ev  # noqa: E402
+from knowsim_core.evaluation import extractor_eval as ev  # noqa: E402
 
 REF = Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
 
@@ -68,7 +68,7 @@ def relative(features: tuple[str, ...]):
 
 def expert(train: list, test: list) -> None:
     """Out-of-domain table: every method fitted on ``train``, scored on the hand-labelled ``test``."""
-    from knowsim_core.commands.relabel import QUALITIES
+    from knowsim_core.evaluation.extractor_eval import QUALITIES
 
     res = ev.out_of_domain(train, test)
     n = res["lexical"]["n"]

@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from knowsim_core.samples import load_samples  # noqa: E402
+from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies  # noqa: E402
 
@@ -81,8 +81,8 @@ def run_batch(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
 
 def own_cpu_per_turn(conversations: int, turns: int) -> float:
     """CPU ms per turn of the playing thread alone (see the module docstring)."""
-    from knowsim_core.batching import LLMSetup
-    from knowsim_core.runner import start_run
+    from knowsim_core.batch.schedule import LLMSetup
+    from knowsim_core.services.runner import start_run
 
     with tempfile.TemporaryDirectory() as tmp, FakeLLMServer(reply=KnowSimReplies()) as srv:
         saved = {k: os.environ.get(k) for k in ("KNOWSIM_COMPAT_BASE_URL", "KNOWSIM_LLM_CACHE")}

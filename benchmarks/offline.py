@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from knowsim_core import registry
-from knowsim_core.samples import load_samples
-from knowsim_core.session import Simulation
+from knowsim_core.agents import registry
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import Simulation
 
 ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 LEVELS = ("novice", "intermediate", "advanced")

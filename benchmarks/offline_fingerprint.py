@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
-from knowsim_core import registry
-from knowsim_core.graph import IUGraph
-from knowsim_core.samples import load_samples
-from knowsim_core.session import Simulation
+from knowsim_core.agents import registry
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import Simulation
 
 ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 LEVELS = ("novice", "intermediate", "advanced")

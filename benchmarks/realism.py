@@ -16,10 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from knowsim_core import registry  # noqa: E402
+from knowsim_core.agents import registry  # noqa: E402
 from knowsim_core.commands.realism import table  # noqa: E402
-from knowsim_core.formats.importers import import_path  # noqa: E402
-from knowsim_core.realism import DEFAULT_USERS, METRICS, score  # noqa: E402
+from knowsim_core.services.importing import import_path  # noqa: E402
+from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, score  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared/realworld/simulatorarena_math/math_tutoring_annotations_redacted_for_benchmarking.json"

@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowsim_core import registry  # noqa: E402
-from knowsim_core.runner import start_run  # noqa: E402
-from knowsim_core.samples import load_samples  # noqa: E402
+from knowsim_core.agents import registry  # noqa: E402
+from knowsim_core.services.runner import start_run  # noqa: E402
+from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 
 N_RUNS = 10_000

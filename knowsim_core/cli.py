@@ -17,9 +17,9 @@ import re
 import sys
 from typing import TextIO
 
-from . import commands
-from .errors import KnowSimError
-from .llm.redact import redact
+from knowsim_core import commands
+from knowsim_core.errors import KnowSimError
+from knowsim_core.text.redact import redact
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,7 +6,7 @@ launches, signals and reads the database.
 
 import streamlit as st
 
-from knowsim_core.config import LEVELS
+from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import batch_view as bv
 from ui.frame import ensure_frame

@@ -3,14 +3,14 @@
 The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
 Across runs counts finished runs unless the Runs filter says otherwise, shows n per cell and the
 interquartile range where a cell has more than one run — the same figures as ``python -m
-knowsim_core failures`` (both call ``Store.run_facts`` and ``knowsim_core.analysis``).
+knowsim_core failures`` (both call ``Store.run_facts`` and ``knowsim_core.evaluation.analysis``).
 Clicking a bar, a heatmap cell or a table cell opens that run and turn on the Simulate page.
 """
 
 import streamlit as st
 
-from knowsim_core.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
-from knowsim_core.config import LEVELS
+from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
+from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
 from ui.nav import open_in_simulate, store

@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from knowsim_core.formats.importers import import_path
+from knowsim_core.services.importing import import_path
 from ui.questions import import_summary
 from ui.resources import get_store
 from ui.frame import ensure_frame

@@ -7,10 +7,10 @@ per level too. Pick a turn to read the real and simulated messages side by side 
 
 import streamlit as st
 
-from knowsim_core import realism
+from knowsim_core.evaluation import realism
 from knowsim_core.errors import KnowSimError
 from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
-from knowsim_core.reading import RECORDED_PREFIX
+from knowsim_core.services.reading import RECORDED_PREFIX
 from ui.frame import ensure_frame
 from ui.nav import store
 from ui.resources import agent_ids, agent_settings

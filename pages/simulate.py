@@ -3,7 +3,7 @@
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from knowsim_core.fork import fork_link
+from knowsim_core.services.fork import fork_link
 from ui import state
 from ui.compare import render_compare
 from ui.frame import ensure_frame

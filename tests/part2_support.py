@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import random
 
-from knowsim_core.config import preset
-from knowsim_core.graph import IUGraph
-from knowsim_core.ports import AssistantTurn, Extraction, QuestionMaterial, UserTurn
-from knowsim_core.records import RunRecord
-from knowsim_core.session import Simulation
-from knowsim_core.signals import AttemptType, IUSignal
+from knowsim_core.engine.config import preset
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.ports import AssistantTurn, Extraction, QuestionMaterial, UserTurn
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.session import Simulation
+from knowsim_core.engine.signals import AttemptType, IUSignal
 
 
 class ScriptedUser:

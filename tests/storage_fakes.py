@@ -5,9 +5,9 @@ They are registered under ``test/…`` ids so the runner can rebuild them by id 
 
 from __future__ import annotations
 
-from knowsim_core import registry
-from knowsim_core.ports import AssistantTurn, Extraction, UserTurn
-from knowsim_core.signals import AttemptType, IUSignal
+from knowsim_core.agents import registry
+from knowsim_core.engine.ports import AssistantTurn, Extraction, UserTurn
+from knowsim_core.engine.signals import AttemptType, IUSignal
 
 ASSISTANT = "test/teacher"
 USER = "test/learner"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core import acts
+from knowsim_core.evaluation import acts
 
 ROOT = Path(__file__).resolve().parent.parent
 ANNOTATIONS = (ROOT.parent / "shared" / "realworld" / "simulatorarena_math"

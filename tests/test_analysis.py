@@ -7,15 +7,15 @@ from statistics import fmean
 
 import pytest
 
-from knowsim_core.analysis import (
-    filter_facts, first_occurrence, metric_table, mode_cells, modes_per_turn, representative_run,
-    run_facts, shares_by_level,
+from knowsim_core.evaluation.analysis import (
+    filter_facts, first_occurrence, metric_table, mode_cells, modes_per_turn, representative_run, run_facts,
+    shares_by_level,
 )
-from knowsim_core.explain import MODE_WORDS, explain_run
-from knowsim_core.failures import FAILURE_ORDER, FailureMode
-from knowsim_core.samples import load_samples
+from knowsim_core.evaluation.explain import MODE_WORDS, explain_run
+from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
+from knowsim_core.formats.samples import load_samples
 
-from .part2_support import make_run
+from tests.part2_support import make_run
 
 
 @pytest.fixture(scope="module")

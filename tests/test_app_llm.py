@@ -71,7 +71,7 @@ def test_simulate_a_run_with_compat_agents_from_the_app(llm_server, tmp_path, mo
 
 def test_the_user_selector_lists_the_baseline_users_and_one_ends_the_run(llm_server, tmp_path, monkeypatch):
     from knowsim_core.prompts import baseline_user
-    from knowsim_core.session import STOP_USER_DONE
+    from knowsim_core.engine.session import STOP_USER_DONE
 
     compat_env(monkeypatch, llm_server, tmp_path / "studio.db")
     knowsim = KnowSimReplies(explain=3)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core.signals import TeachingQuality
+from knowsim_core.engine.signals import TeachingQuality
 from knowsim_core.storage import Store
 
 TIMEOUT = 60
@@ -134,7 +134,7 @@ def gauge_ranges(at: AppTest) -> list[list[float]]:
 
 
 def test_gauge_keeps_one_scale_across_steps(db):
-    from knowsim_core.runner import start_run
+    from knowsim_core.services.runner import start_run
 
     store = Store(db)
     store.seed_samples()
@@ -274,7 +274,7 @@ def test_questions_search_add_and_simulate(db):
 
 def test_hostile_text_only_travels_as_data(db):
     """An IU whose text is markup reaches the graph as data, never as component source."""
-    from knowsim_core.graph import IUGraph
+    from knowsim_core.engine.graph import IUGraph
 
     store = Store(db)
     store.seed_samples()
@@ -283,7 +283,7 @@ def test_hostile_text_only_travels_as_data(db):
     base["nodes"][0]["concept"] = evil
     base["nodes"][0]["description"] = evil
     gv = store.add_graph_version("sample_lava_lamps", IUGraph.from_data(base), note=evil)
-    from knowsim_core.runner import start_run
+    from knowsim_core.services.runner import start_run
 
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple",
                      graph_version_id=gv)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from knowsim_core.config import preset
-from knowsim_core.graph import IUGraph
-from knowsim_core.session import play_turn
-from knowsim_core.signals import IUSignal
-from knowsim_core.state import IUState, KnowledgeState
-from knowsim_core.explain import explain_turn
+from knowsim_core.engine.config import preset
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.session import play_turn
+from knowsim_core.engine.signals import IUSignal
+from knowsim_core.engine.state import IUState, KnowledgeState
+from knowsim_core.evaluation.explain import explain_turn
 from ui.graph_layout import ROW_GAP, positions, wrap
 
 U, S, P, K = IUState
@@ -107,9 +107,9 @@ class _Store:
 
 
 def test_player_moves_over_stored_turns_without_playing():
-    from knowsim_core import registry
-    from knowsim_core.samples import get_sample
-    from knowsim_core.session import Simulation
+    from knowsim_core.agents import registry
+    from knowsim_core.formats.samples import get_sample
+    from knowsim_core.engine.session import Simulation
     from ui.player import Player
 
     sample = get_sample("sample_lava_lamps")
@@ -155,7 +155,7 @@ def test_upload_limit_matches_the_import_cap():
 
 
 def test_failure_mode_colours_are_distinct_and_never_a_state_colour():
-    from knowsim_core.failures import FailureMode
+    from knowsim_core.engine.failures import FailureMode
     from ui.theme import CHANGED_COLOUR, MODE_COLORS, STATE_STYLE, mode_colour
 
     assert set(MODE_COLORS) == set(FailureMode)

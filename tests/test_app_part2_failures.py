@@ -9,9 +9,9 @@ from statistics import quantiles
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core.failures import FAILURE_ORDER
+from knowsim_core.engine.failures import FAILURE_ORDER
 
-from .part2_support import make_run
+from tests.part2_support import make_run
 
 PAGE = "../pages/failures.py"
 QID = "sample_lava_lamps"
@@ -139,7 +139,7 @@ def test_across_runs_counts_finished_runs_unless_asked_and_shows_n_and_the_iqr(d
 
 # ---------------------------------------------------------------------- chart legibility (issue 14)
 def test_mode_colours_are_the_shared_palette_and_legends_stay_off_the_axes(db):
-    from knowsim_core.failures import FailureMode
+    from knowsim_core.engine.failures import FailureMode
     from ui.theme import MODE_COLORS, STATE_STYLE
 
     at = AppTest.from_file(PAGE, default_timeout=30)

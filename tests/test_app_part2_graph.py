@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core.graph import IUEdge
+from knowsim_core.engine.graph import IUEdge
 
 PAGE = "../pages/graph.py"
 QID = "sample_lava_lamps"
@@ -173,7 +173,7 @@ def test_edge_endpoints_are_listed_as_people_count(db):
 
 
 def test_natural_key_orders_numbers_inside_ids():
-    from knowsim_core.graph import natural_key
+    from knowsim_core.engine.graph import natural_key
 
     ids = ["IU10", "IU2", "IU1", "IU14", "IU2b", "A"]
     assert sorted(ids, key=natural_key) == ["A", "IU1", "IU2", "IU2b", "IU10", "IU14"]

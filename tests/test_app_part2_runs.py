@@ -8,9 +8,9 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core.session import what_if
+from knowsim_core.engine.whatif import what_if
 
-from .part2_support import make_run
+from tests.part2_support import make_run
 
 PAGE = "../pages/runs.py"
 QID = "sample_lava_lamps"
@@ -124,7 +124,7 @@ def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
 
     good = tmp_path / "run.json"
     good.write_text(studio.dumps(run))
-    from knowsim_core.formats.importers import read_runs
+    from knowsim_core.services.importing import read_runs
 
     runs, _ = read_runs(good)
     assert runs[0].turns == run.turns
@@ -138,7 +138,7 @@ def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
 
 
 def test_resume_an_interrupted_run_finishes_it(db):
-    from knowsim_core.runner import start_run
+    from knowsim_core.services.runner import start_run
 
     live = start_run(db, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=3, max_turns=4)
     live.step()
@@ -196,10 +196,10 @@ def test_filter_by_graph_version_after_a_graph_edit(db):
 
 
 def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
-    from knowsim_core.runner import start_run
+    from knowsim_core.services.runner import start_run
     from knowsim_core.storage import Store
 
-    from . import storage_fakes as fk
+    from tests import storage_fakes as fk
 
     # a session played one turn under a lease that lapsed long ago; the server (this process) lives on
     then = Store(db.path, clock=lambda: time.time() - 3600)

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from knowsim_core.agents.baselines import GENERIC_MESSAGE
-from knowsim_core.formats.importers import import_path
+from knowsim_core.services.importing import import_path
 
 PAGE = "../pages/realism.py"
 CONVS = [

@@ -19,7 +19,7 @@ from knowsim_core.errors import FormatError
 from knowsim_core.formats import studio
 from knowsim_core.formats.jsonio import parse_json
 from knowsim_core.formats.reference import graph_from_data
-from knowsim_core.runner import start_run
+from knowsim_core.services.runner import start_run
 
 GRAPH_PAGE = "../pages/graph.py"
 RUNS_PAGE = "../pages/runs.py"

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from knowsim_core.batch_plan import BatchSpec, estimate, model_name
+from knowsim_core.batch.plan import BatchSpec, estimate, model_name
 from knowsim_core.cli import main
 from knowsim_core.llm.prices import PriceTable
 from knowsim_core.llm.settings import LLMSettings

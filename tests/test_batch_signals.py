@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core.batch_plan import row_key
+from knowsim_core.batch.plan import row_key
 from knowsim_core.cli import main
 from knowsim_core.storage import Store, _pid_alive
 from tests.fakes.llm_server import FakeLLMServer, FirstWave, KnowSimReplies

@@ -11,7 +11,7 @@ import pytest
 
 from knowsim_core.cli import main
 from knowsim_core.formats import studio
-from knowsim_core.records import RunRecord
+from knowsim_core.engine.records import RunRecord
 from knowsim_core.storage import Store
 
 COMMANDS = ("run", "batch", "runs", "export", "import")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from knowsim_core.formats import csv_export, reference_export, studio
-from knowsim_core.runner import resume_run, start_run
+from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.storage import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,11 +6,11 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core.samples import load_samples
-from knowsim_core.state import IUState
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.state import IUState
 from ui.theme import MODE_COLORS, STATE_STYLE, state_badge
 
-from .part2_support import make_run
+from tests.part2_support import make_run
 
 QID = "sample_lava_lamps"
 
@@ -38,7 +38,7 @@ def test_states_are_named_and_coloured_not_raw_keys():
 
 
 def test_modes_are_coloured_with_the_shared_palette():
-    from knowsim_core.failures import FAILURE_ORDER
+    from knowsim_core.engine.failures import FAILURE_ORDER
     from ui.compare import _MODE_CELL, styled, why_diff
 
     a, b = _runs()

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 
-from knowsim_core.config import LEVELS, REFERENCE_RATIOS, preset
+from knowsim_core.engine.config import LEVELS, REFERENCE_RATIOS, preset
 from knowsim_core.formats.reference import (
     iter_structured,
     load_init_cache,
@@ -21,11 +21,11 @@ from knowsim_core.formats.reference import (
     load_run_file,
     run_from_reference,
 )
-from knowsim_core.graph import IUGraph
-from knowsim_core.metrics import PROXY_DC_REASON
-from knowsim_core.rules import apply_turn
-from knowsim_core.signals import normalize_entries
-from knowsim_core.state import KnowledgeState, sample_initial_state
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.metrics import PROXY_DC_REASON
+from knowsim_core.engine.rules import apply_turn
+from knowsim_core.engine.signals import normalize_entries
+from knowsim_core.engine.state import KnowledgeState, sample_initial_state
 
 PAPER = preset("paper-final")
 TURN_FIELDS = (
@@ -192,7 +192,7 @@ def test_replay_shows_the_recorded_proxy_dc_beside_strict_dc(reference_dir):
 
 
 def test_only_runs_from_a_recording_get_a_proxy_dc(recordings):
-    from knowsim_core.metrics import recorded_proxy_dc
+    from knowsim_core.engine.records import recorded_proxy_dc
 
     rec, g = recordings[1]
     run = run_from_reference(rec, g, PAPER)

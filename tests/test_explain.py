@@ -11,17 +11,17 @@ import json
 
 import pytest
 
-from knowsim_core import registry
+from knowsim_core.agents import registry
 from knowsim_core.cli import main
-from knowsim_core.config import LEVELS, preset
-from knowsim_core.explain import MODE_WORDS, explain_run, explain_turn, iu_history
-from knowsim_core.failures import FailureMode, classify_one
-from knowsim_core.graph import IUGraph
-from knowsim_core.runner import start_run
-from knowsim_core.samples import load_samples
-from knowsim_core.session import Simulation, play_turn
-from knowsim_core.signals import IUSignal
-from knowsim_core.state import IUState, KnowledgeState, LabelState
+from knowsim_core.engine.config import LEVELS, preset
+from knowsim_core.evaluation.explain import MODE_WORDS, explain_run, explain_turn, iu_history
+from knowsim_core.engine.failures import FailureMode, classify_one
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.services.runner import start_run
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import Simulation, play_turn
+from knowsim_core.engine.signals import IUSignal
+from knowsim_core.engine.state import IUState, KnowledgeState, LabelState
 
 U, S, P, K = IUState
 OFFLINE_ASSISTANTS = sorted(e.id for e in registry.available("assistant") if e.id.startswith("offline/"))

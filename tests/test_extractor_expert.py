@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core import extractor_eval as ev
-from knowsim_core.commands.relabel import QUALITIES
+from knowsim_core.evaluation import extractor_eval as ev
+from knowsim_core.evaluation.extractor_eval import QUALITIES
 from knowsim_core.errors import FormatError
 
 LABELS = Path(__file__).resolve().parent / "data" / "expert_tq_labels.json"

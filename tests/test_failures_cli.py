@@ -13,12 +13,12 @@ from statistics import fmean, quantiles
 import pytest
 
 from knowsim_core.cli import main
-from knowsim_core.config import preset
+from knowsim_core.engine.config import preset
 from knowsim_core.errors import StorageError
-from knowsim_core.ports import QuestionMaterial
-from knowsim_core.session import Simulation
+from knowsim_core.engine.ports import QuestionMaterial
+from knowsim_core.engine.session import Simulation
 
-from .part2_support import ScriptedAssistant, ScriptedExtractor, ScriptedUser
+from tests.part2_support import ScriptedAssistant, ScriptedExtractor, ScriptedUser
 
 ROOT = Path(__file__).resolve().parent.parent
 QID = "sample_lava_lamps"
@@ -172,7 +172,7 @@ def test_the_command_runs_as_a_program_and_prints_a_table(store):
 
 
 def test_rows_by_batch_group_the_runs_of_each_tag(seeded_store):
-    from knowsim_core.analysis import metric_rows
+    from knowsim_core.evaluation.analysis import metric_rows
 
     s = seeded_store
     for seed, tag in ((1, "pilot"), (2, "pilot"), (3, "main"), (4, None)):

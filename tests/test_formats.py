@@ -11,10 +11,10 @@ import pytest
 
 from knowsim_core.errors import FormatError
 from knowsim_core.formats import csv_export, reference_export, studio
-from knowsim_core.formats.importers import detect, import_path, read_runs
+from knowsim_core.services.importing import detect, import_path, read_runs
 from knowsim_core.formats.reference import load_iu_cache, load_run_file, run_from_reference
-from knowsim_core.runner import start_run
-from knowsim_core.state import IUState
+from knowsim_core.services.runner import start_run
+from knowsim_core.engine.state import IUState
 from knowsim_core.storage import Store
 
 EXAMPLE = "examples/mathqa_structured_adaptive_novice.json"

@@ -14,8 +14,8 @@ import pickle
 import pytest
 
 from knowsim_core.errors import GraphError
-from knowsim_core.graph import IUGraph, IUNode
-from knowsim_core.samples import get_sample
+from knowsim_core.engine.graph import IUGraph, IUNode
+from knowsim_core.formats.samples import get_sample
 from ui.graph_editor import apply_edits, judge
 
 QID = "sample_lava_lamps"

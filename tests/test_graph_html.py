@@ -9,8 +9,8 @@ import pytest
 
 from knowsim_core.errors import FormatError
 from knowsim_core.formats.graph_html import graph_html
-from knowsim_core.graph import IUGraph
-from knowsim_core.samples import load_samples
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.formats.samples import load_samples
 
 EVIL = '<img src=x onerror="alert(1)"><script>alert(2)</script> href'
 

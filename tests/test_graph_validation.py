@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowsim_core.errors import GraphCycleError, GraphError
-from knowsim_core.graph import IUGraph, IUNode
+from knowsim_core.engine.graph import IUGraph, IUNode
 
 
 def node(i, level=0.5, concept=None, description="A description."):
@@ -134,7 +134,7 @@ def test_the_acyclic_shortcut_of_cycles_agrees_with_networkx_on_random_graphs():
 
     import networkx as nx
 
-    from knowsim_core.graph import _acyclic
+    from knowsim_core.engine.graph import _acyclic
 
     rng = random.Random(7)
     seen = {True: 0, False: 0}

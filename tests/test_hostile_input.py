@@ -20,7 +20,7 @@ from knowsim_core.cli import main
 from knowsim_core.commands.export import render
 from knowsim_core.errors import FormatError
 from knowsim_core.formats import jsonio, studio
-from knowsim_core.formats.importers import import_path
+from knowsim_core.services.importing import import_path
 from knowsim_core.formats.reference import load_iu_cache, load_run_file, run_from_reference
 from knowsim_core.storage import Store
 

@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from knowsim_core.errors import FormatError
 from knowsim_core.formats import reference_export, studio
-from knowsim_core.formats.importers import import_path
+from knowsim_core.services.importing import import_path
 from knowsim_core.formats.realworld import CONCEPTS_NAME, STATES_NAME
-from knowsim_core.runner import start_run
-from knowsim_core.samples import load_samples
+from knowsim_core.services.runner import start_run
+from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
 from tests.test_hostile_input import db_snapshot
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 
-from knowsim_core import registry
+from knowsim_core.agents import registry
 from knowsim_core.agents.lexical import _cue_score, label_turn
-from knowsim_core.agents.offline_text import content_stems, profiles_for, sentences
-from knowsim_core.ports import ExtractorContext, Message
-from knowsim_core.samples import get_sample
-from knowsim_core.state import initial_state
-from knowsim_core.config import preset
+from knowsim_core.text.profiles import content_stems, profiles_for, sentences
+from knowsim_core.engine.ports import ExtractorContext, Message
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.state import initial_state
+from knowsim_core.engine.config import preset
 
 
 def labels(sample_id, user, assistant, prev=""):
@@ -46,7 +46,7 @@ def test_attempt_types_reasoning_articulation_none():
 
 
 def test_same_notation_in_any_form_is_recognised():
-    from knowsim_core.agents.offline_text import formula_tokens
+    from knowsim_core.text.profiles import formula_tokens
 
     assert formula_tokens(r"\binom{6}{3} = 20") == formula_tokens("C(6,3) = 20") == formula_tokens("6 choose 3") \
         == ["binom:6,3"]
@@ -67,7 +67,7 @@ def test_extractor_port_uses_the_previous_assistant_message():
 
 def test_coefficients_are_the_ones_the_fit_command_derives(reference_dir):
     """The shipped weights come from `benchmarks/extractor_eval.py --fit` on both recordings."""
-    from knowsim_core import extractor_eval as ev
+    from knowsim_core.evaluation import extractor_eval as ev
     from knowsim_core.agents.lexical import COEFFICIENTS
 
     turns = ev.load_turns(str(reference_dir / "examples" / "mathqa_structured_adaptive_novice.json"),

@@ -17,7 +17,7 @@ import pytest
 from knowsim_core.errors import StorageError
 from knowsim_core.llm import LLMSettings
 from knowsim_core.prompts import assistant as p_assistant
-from knowsim_core.runner import resume_run, start_run
+from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.storage import LEASE_SECONDS, SCHEMA_VERSION, Store, _pack, _unpack
 from tests import storage_fakes as fk
 from tests.fakes.llm_server import KnowSimReplies, llm_server  # noqa: F401
@@ -136,7 +136,7 @@ RESUMER = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from knowsim_core import registry
+from knowsim_core.agents import registry
 from tests import storage_fakes as fk
 
 def gated(**_):  # built after the run was loaded and before it is claimed: hold the resume there

@@ -10,15 +10,15 @@ import json
 
 import pytest
 
-from knowsim_core import registry
-from knowsim_core.config import preset
+from knowsim_core.agents import registry
+from knowsim_core.engine.config import preset
 from knowsim_core.errors import ConfigError, GraphError
 from knowsim_core.llm import LLMSettings, MemoryCache
-from knowsim_core.ports import AssistantContext, ExtractorContext, Message, UserContext
-from knowsim_core.samples import load_samples
-from knowsim_core.session import Simulation
-from knowsim_core.signals import TeachingQuality
-from knowsim_core.state import IUState, initial_state
+from knowsim_core.engine.ports import AssistantContext, ExtractorContext, Message, UserContext
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import Simulation
+from knowsim_core.engine.signals import TeachingQuality
+from knowsim_core.engine.state import IUState, initial_state
 from tests.fakes.llm_server import Fault, KnowSimReplies, chain_graph, llm_server  # noqa: F401
 
 PROVIDERS = ("openai", "anthropic", "compat")
@@ -257,9 +257,9 @@ def _content(result):
 
 def _make_run():
     """A one-turn run built from the pure rules (no agent needed)."""
-    from knowsim_core.records import RunRecord
-    from knowsim_core.session import play_turn
-    from knowsim_core.signals import IUSignal
+    from knowsim_core.engine.records import RunRecord
+    from knowsim_core.engine.session import play_turn
+    from knowsim_core.engine.signals import IUSignal
 
     params = preset(max_turns=2)
     tau = params.capacity(len(GRAPH.nodes))

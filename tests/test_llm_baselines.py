@@ -8,17 +8,17 @@ import json
 
 import pytest
 
-from knowsim_core import registry
+from knowsim_core.agents import registry
 from knowsim_core.agents.llm import LLMUser
 from knowsim_core.agents.llm_baselines import DONE_NOTE, BaselineLLMUser
 from knowsim_core.cli import main
-from knowsim_core.config import preset
+from knowsim_core.engine.config import preset
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm import LLMSettings
-from knowsim_core.ports import Message, UserContext
+from knowsim_core.engine.ports import Message, UserContext
 from knowsim_core.prompts import baseline_user as p
-from knowsim_core.samples import load_samples
-from knowsim_core.state import IUState, KnowledgeState, initial_state
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from tests.fakes.llm_server import llm_server  # noqa: F401
 
 PROVIDERS = ("openai", "anthropic", "compat")
@@ -178,8 +178,8 @@ def _done_at(turn: int):
 
 @pytest.mark.parametrize("stop_mode", ["virtual", "real"])
 def test_a_declared_end_stops_the_run_after_that_turn(llm_server, tmp_path, stop_mode):
-    from knowsim_core.runner import start_run
-    from knowsim_core.session import STOP_USER_DONE
+    from knowsim_core.services.runner import start_run
+    from knowsim_core.engine.session import STOP_USER_DONE
     from knowsim_core.storage import Store
 
     llm_server.reply = _done_at(3)
@@ -198,8 +198,8 @@ def test_a_declared_end_stops_the_run_after_that_turn(llm_server, tmp_path, stop
 
 
 def test_offline_runs_still_end_on_their_own_rules(tmp_path):
-    from knowsim_core.runner import start_run
-    from knowsim_core.session import STOP_MAX_TURNS, STOP_USER_DONE
+    from knowsim_core.services.runner import start_run
+    from knowsim_core.engine.session import STOP_MAX_TURNS, STOP_USER_DONE
     from knowsim_core.storage import Store
 
     store = Store(tmp_path / "o.db")

@@ -15,17 +15,10 @@ from pydantic import BaseModel
 
 from knowsim_core.errors import ConfigError, ProviderError
 from knowsim_core.llm import (
-    ChatModel,
-    LLMSettings,
-    MalformedOutputError,
-    MemoryCache,
-    ModelRef,
-    ProviderCallError,
-    as_messages,
-    llm_agent_ids,
+    ChatModel, LLMSettings, MalformedOutputError, MemoryCache, ModelRef, ProviderCallError, as_messages, llm_agent_ids,
     provider_status,
-    redact,
 )
+from knowsim_core.text.redact import redact
 from tests.fakes.llm_server import Fault, llm_server  # noqa: F401 — fixture
 
 OPENAI_KEY = "sk-proj-TESTKEY-abcdefghijklmnop1234"

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core import registry
-from knowsim_core.config import preset
+from knowsim_core.agents import registry
+from knowsim_core.engine.config import preset
 from knowsim_core.errors import ProviderError
 from knowsim_core.llm import LLMSettings, MemoryCache
-from knowsim_core.runner import resume_run, start_run
-from knowsim_core.samples import get_sample
-from knowsim_core.session import Simulation
+from knowsim_core.services.runner import resume_run, start_run
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.session import Simulation
 from knowsim_core.storage import Store
 from tests.fakes.llm_server import Fault, KnowSimReplies, chain_graph, llm_server  # noqa: F401
 

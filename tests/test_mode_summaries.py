@@ -7,11 +7,11 @@ removed; this checks it against :func:`run_facts` over the records themselves.
 
 from __future__ import annotations
 
-from knowsim_core import registry
-from knowsim_core.analysis import run_facts
-from knowsim_core.config import preset
-from knowsim_core.samples import get_sample
-from knowsim_core.session import Simulation
+from knowsim_core.agents import registry
+from knowsim_core.evaluation.analysis import run_facts
+from knowsim_core.engine.config import preset
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.session import Simulation
 from knowsim_core.storage import Store
 
 

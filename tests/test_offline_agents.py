@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from knowsim_core import registry
-from knowsim_core.agents.offline_text import sentences
-from knowsim_core.ports import AssistantContext, Message, UserContext
-from knowsim_core.samples import get_sample
-from knowsim_core.session import Simulation
-from knowsim_core.state import IUState, initial_state
-from knowsim_core.config import preset
+from knowsim_core.agents import registry
+from knowsim_core.text.profiles import sentences
+from knowsim_core.engine.ports import AssistantContext, Message, UserContext
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.session import Simulation
+from knowsim_core.engine.state import IUState, initial_state
+from knowsim_core.engine.config import preset
 
 ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 

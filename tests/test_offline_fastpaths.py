@@ -15,15 +15,13 @@ import random
 
 import pytest
 
-from knowsim_core import registry
-from knowsim_core.agents import lexical
-from knowsim_core.agents import offline_reading as reading
-from knowsim_core.agents import offline_text as ot
+from knowsim_core.agents import registry, lexical, offline_reading as reading
+from knowsim_core.text import profiles as ot
 from knowsim_core.agents.lexical import ABOUT_FLOOR, NEAR_TOP, _covers, _cue_score, _postings, tq_features
-from knowsim_core.agents.offline_text import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
-from knowsim_core.graph import IUGraph
-from knowsim_core.samples import load_samples
-from knowsim_core.session import Simulation
+from knowsim_core.text.profiles import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import Simulation
 
 ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 

@@ -11,11 +11,11 @@ from statistics import mean
 
 import pytest
 
-from knowsim_core import registry
-from knowsim_core.failures import FailureMode
-from knowsim_core.samples import load_samples
-from knowsim_core.session import Simulation, play_turn
-from knowsim_core.state import initial_state
+from knowsim_core.agents import registry
+from knowsim_core.engine.failures import FailureMode
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import Simulation, play_turn
+from knowsim_core.engine.state import initial_state
 
 ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 STRATEGIES = ASSISTANTS[:4]
@@ -96,8 +96,8 @@ def test_the_oracle_beats_every_strategy_on_delivery_calibration(matrix, level):
 
 
 def test_the_user_never_names_an_unaware_concept(matrix):
-    from knowsim_core.agents.offline_text import content_stems, forbidden_stems
-    from knowsim_core.state import IUState
+    from knowsim_core.text.profiles import content_stems, forbidden_stems
+    from knowsim_core.engine.state import IUState
 
     checked = 0
     for run in matrix.values():

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from knowsim_core.config import REFERENCE_RATIOS, preset
+from knowsim_core.engine.config import REFERENCE_RATIOS, preset
 from knowsim_core.errors import GraphError
-from knowsim_core.graph import IUGraph, IUNode
-from knowsim_core.records import RunRecord
-from knowsim_core.rules import _gap_sum, apply_turn
-from knowsim_core.samples import load_samples
-from knowsim_core.session import play_turn
-from knowsim_core.signals import normalize_entries
-from knowsim_core.state import IUState, KnowledgeState, LabelState, sample_initial_state
+from knowsim_core.engine.graph import IUGraph, IUNode
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.rules import _gap_sum, apply_turn
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.engine.session import play_turn
+from knowsim_core.engine.signals import normalize_entries
+from knowsim_core.engine.state import IUState, KnowledgeState, LabelState, sample_initial_state
 
 QUALITIES = ["well_explained", "shallow", "not_mentioned", None, "weird"]
 ATTEMPTS = ["reasoning", "articulation", "none", "bogus"]

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core import acts, registry
+from knowsim_core.evaluation import acts
+from knowsim_core.agents import registry
 from knowsim_core.agents.baselines import GENERIC_MESSAGE
 from knowsim_core.cli import main
-from knowsim_core.graph import IUGraph
-from knowsim_core.ports import Message, QuestionMaterial, UserContext
-from knowsim_core.realism import DEFAULT_USERS, TfIdf, jaccard, length_ratio, rouge_l
-from knowsim_core.state import KnowledgeState
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext
+from knowsim_core.evaluation.realism import DEFAULT_USERS, TfIdf, jaccard, length_ratio, rouge_l
+from knowsim_core.engine.state import KnowledgeState
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
 ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"

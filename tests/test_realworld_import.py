@@ -12,10 +12,10 @@ import pytest
 
 from knowsim_core.cli import main
 from knowsim_core.errors import FormatError
-from knowsim_core.formats.importers import import_path
+from knowsim_core.services.importing import import_path
 from knowsim_core.formats.realworld import CONCEPTS_NAME, STATES_NAME, level_of
-from knowsim_core.reading import HUMAN_READING, NO_REPLY_NOTE, is_human_reading
-from knowsim_core.state import IUState
+from knowsim_core.services.reading import HUMAN_READING, NO_REPLY_NOTE, is_human_reading
+from knowsim_core.engine.state import IUState
 from knowsim_core.storage import Store
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"

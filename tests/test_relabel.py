@@ -7,7 +7,9 @@ import json
 import pytest
 
 from knowsim_core.cli import main
-from knowsim_core.commands.relabel import ATTEMPTS, QUALITIES, agreement, compare, relabel_records
+from knowsim_core.commands.relabel import compare, relabel_records
+from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
+from knowsim_core.evaluation.scoring import agreement
 
 
 def test_agreement_by_hand():
@@ -50,7 +52,7 @@ def test_text_report(paths, capsys):
 
 @pytest.fixture(scope="module")
 def loro(paths):
-    from knowsim_core import extractor_eval as ev
+    from knowsim_core.evaluation import extractor_eval as ev
 
     turns = ev.load_turns(*paths)
     return {name: ev.protocol(turns, method) for name, method in ev.METHODS.items()}

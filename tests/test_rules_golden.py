@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core.config import preset
-from knowsim_core.graph import IUGraph
-from knowsim_core.rules import apply_turn
-from knowsim_core.signals import normalize_entries
-from knowsim_core.state import IUState, KnowledgeState, LabelState
-from knowsim_core.termination import stop_votes
+from knowsim_core.engine.config import preset
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.rules import apply_turn
+from knowsim_core.engine.signals import normalize_entries
+from knowsim_core.engine.state import IUState, KnowledgeState, LabelState
+from knowsim_core.engine.termination import stop_votes
 
 DATA = json.loads((Path(__file__).parent / "golden" / "rules_cases.json").read_text())
 GRAPHS = {k: IUGraph.from_data(v) for k, v in DATA["graphs"].items()}

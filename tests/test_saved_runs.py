@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from knowsim_core.formats import studio
 
-from .part2_support import make_run
+from tests.part2_support import make_run
 
 RUNS, HOME, FAILURES = "../pages/runs.py", "../pages/home.py", "../pages/failures.py"
 QID = "sample_lava_lamps"

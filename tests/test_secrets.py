@@ -22,9 +22,9 @@ import pytest
 from knowsim_core.cli import main, terminal_safe
 from knowsim_core.formats import csv_export, studio
 from knowsim_core.llm import ModelRef
-from knowsim_core.llm.redact import redact, redact_url, unredact_url, url_secrets
+from knowsim_core.text.redact import redact, redact_url, unredact_url, url_secrets
 from knowsim_core.llm.settings import LLMSettings, provider_status
-from knowsim_core.runner import start_run
+from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 from tests.fakes.llm_server import FakeLLMServer, Fault
 
@@ -175,7 +175,7 @@ def test_terminal_output_carries_no_escape_sequences(offline_run, tmp_path, caps
 
 
 def test_an_unknown_agent_id_is_quoted_without_its_credentials():
-    from knowsim_core import registry
+    from knowsim_core.agents import registry
     from knowsim_core.errors import ConfigError
 
     with pytest.raises(ConfigError) as info:

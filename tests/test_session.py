@@ -6,12 +6,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from knowsim_core.config import preset
+from knowsim_core.engine.config import preset
 from knowsim_core.errors import SessionError
-from knowsim_core.ports import AssistantTurn, Extraction, UserTurn
-from knowsim_core.samples import get_sample
-from knowsim_core.session import Simulation, replay, what_if
-from knowsim_core.signals import IUSignal
+from knowsim_core.engine.ports import AssistantTurn, Extraction, UserTurn
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.session import Simulation, replay
+from knowsim_core.engine.whatif import what_if
+from knowsim_core.engine.signals import IUSignal
 
 
 @dataclass

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from knowsim_core.errors import StorageError
-from knowsim_core.samples import get_sample, load_samples
-from knowsim_core.session import Simulation
-from knowsim_core.state import initial_state
+from knowsim_core.formats.samples import get_sample, load_samples
+from knowsim_core.engine.session import Simulation
+from knowsim_core.engine.state import initial_state
 from knowsim_core.storage import SCHEMA_VERSION, Store
 from tests import storage_fakes as fk
-from knowsim_core import registry
+from knowsim_core.agents import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -160,7 +160,7 @@ def test_questions_graph_versions_initial_states_and_cache(db_path):
 
 
 def replace_params():
-    from knowsim_core.config import preset
+    from knowsim_core.engine.config import preset
 
     return preset()
 

@@ -7,10 +7,10 @@ from dataclasses import replace
 import pytest
 
 from knowsim_core.errors import ConfigError, ProviderError, StorageError
-from knowsim_core.runner import resume_run, start_run
-from knowsim_core.samples import get_sample
-from knowsim_core.state import initial_state
-from knowsim_core.config import preset
+from knowsim_core.services.runner import resume_run, start_run
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.state import initial_state
+from knowsim_core.engine.config import preset
 from knowsim_core.storage import Store
 from tests import storage_fakes as fk
 
@@ -143,9 +143,9 @@ def test_a_run_whose_user_had_said_goodbye_is_closed_as_user_done_on_resume(stor
 
 
 def test_a_declaring_user_ends_the_run_and_its_turn_says_so():
-    from knowsim_core import registry
-    from knowsim_core.ports import UserTurn
-    from knowsim_core.session import STOP_USER_DONE, Simulation
+    from knowsim_core.agents import registry
+    from knowsim_core.engine.ports import UserTurn
+    from knowsim_core.engine.session import STOP_USER_DONE, Simulation
 
     class Leaving:
         id = "test/leaving"

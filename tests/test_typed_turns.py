@@ -11,16 +11,16 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core import registry
+from knowsim_core.agents import registry
 from knowsim_core.agents.human import HUMAN_ID, AwaitingInput, HumanAssistant, HumanUser, next_user_turn
 from knowsim_core.errors import ConfigError
-from knowsim_core.fork import FORKED_AT, FORKED_FROM, fork_link, fork_run
-from knowsim_core.ports import ExtractorContext, Message, QuestionMaterial
-from knowsim_core.runner import start_run
-from knowsim_core.session import derive_seed, play_turn
+from knowsim_core.services.fork import FORKED_AT, FORKED_FROM, fork_link, fork_run
+from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial
+from knowsim_core.services.runner import start_run
+from knowsim_core.engine.session import derive_seed, play_turn
 from knowsim_core.storage import Store
 
-from .test_app_part1 import SIMULATE, app, graph_payloads, ok, status_line
+from tests.test_app_part1 import SIMULATE, app, graph_payloads, ok, status_line
 
 QUESTION = "sample_lava_lamps"
 

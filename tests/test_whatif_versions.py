@@ -10,14 +10,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from knowsim_core.config import preset
-from knowsim_core.graph import IUGraph
-from knowsim_core.ports import AssistantTurn, Extraction, UserTurn
-from knowsim_core.samples import get_sample
-from knowsim_core.session import Simulation, what_if
-from knowsim_core.signals import IUSignal
-from knowsim_core.state import IUState, KnowledgeState, initial_state
-from knowsim_core.whatif import RemapReport, remap_state, what_if_version
+from knowsim_core.engine.config import preset
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.ports import AssistantTurn, Extraction, UserTurn
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.engine.session import Simulation
+from knowsim_core.engine.whatif import what_if
+from knowsim_core.engine.signals import IUSignal
+from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
+from knowsim_core.engine.whatif import RemapReport, remap_state, what_if_version
 
 SAMPLE = get_sample("sample_lava_lamps")
 GRAPH = SAMPLE.graph
@@ -189,7 +190,7 @@ def test_report_lines_say_what_was_remapped(run):
 def test_runs_page_what_if_on_a_version_says_what_was_remapped(run, seeded_store):
     from streamlit.testing.v1 import AppTest
 
-    from knowsim_core.whatif import NEW_IU_START
+    from knowsim_core.engine.whatif import NEW_IU_START
 
     rid = seeded_store.save_run(run)
     seeded_store.add_graph_version(SAMPLE.material.question_id, version(drop_leaf), note="no check step")

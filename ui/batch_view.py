@@ -10,13 +10,12 @@ database (the runs of the tag by status; the matrix stored under the tag gives t
 from the process.
 
 The matrix and estimate go through the CLI's own argument parser, :func:`~knowsim_core.commands.batch.plan`
-and :func:`~knowsim_core.batch_plan.estimate_stored`, so what the page shows is what the command
+and :func:`~knowsim_core.batch.plan.estimate_stored`, so what the page shows is what the command
 will run.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -28,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from knowsim_core.batch_plan import BatchSpec, Estimate, estimate_stored
+from knowsim_core.batch.plan import BatchSpec, Estimate, estimate_stored, plan
 from knowsim_core.errors import ConfigError
 from knowsim_core.storage.liveness import pid_alive, process_start
 
@@ -70,20 +69,20 @@ def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str]
     return argv + ["--tag", tag.strip()] if tag.strip() else argv
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    from knowsim_core.cli import build_parser
-
-    try:
-        return build_parser().parse_args(argv)
-    except SystemExit as exc:  # argparse prints and exits on bad input; the page needs an error
-        raise ConfigError(f"these batch settings are not valid: {' '.join(argv)}") from exc
+def _spec_args(argv: list[str]) -> dict[str, Any]:
+    """The keyword arguments of :func:`knowsim_core.batch.plan.plan` that ``batch argv`` names."""
+    flags = {"--questions": "questions", "--levels": "levels", "--assistants": "assistants", "--user": "user",
+             "--extractor": "extractor", "--seeds": "seeds", "--max-turns": "max_turns"}
+    out: dict[str, Any] = {}
+    for flag, value in zip(argv[1::2], argv[2::2]):
+        if flag in flags:
+            out[flags[flag]] = int(value) if flag in ("--seeds", "--max-turns") else value
+    return out
 
 
 def preview(store: Any, argv: list[str]) -> tuple[BatchSpec, Estimate]:
     """The matrix and estimate of ``batch argv`` — the same functions the command prints from."""
-    from knowsim_core.commands.batch import plan
-
-    spec = plan(store, _parse(argv))
+    spec = plan(store, **_spec_args(argv))
     return spec, estimate_stored(store, spec, len(spec.cells()))
 
 

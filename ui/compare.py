@@ -16,11 +16,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from knowsim_core.explain import IUWhy, explain_turn
-from knowsim_core.failures import FAILURE_ORDER
-from knowsim_core.graph import natural_key
-from knowsim_core.records import RunRecord
-from knowsim_core.state import IUState
+from knowsim_core.evaluation.explain import IUWhy, explain_turn
+from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.engine.graph import natural_key
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.state import IUState
 from ui.graph_view import render_graph
 from ui.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
 

@@ -12,12 +12,12 @@ import random
 
 import streamlit as st
 
-from knowsim_core.config import LevelRatios, RuleParams
-from knowsim_core.graph import IUGraph
-from knowsim_core.state import STATE_NAMES, IUState, KnowledgeState, sample_initial_state
+from knowsim_core.engine.config import LevelRatios, RuleParams
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.state import STATE_NAMES, IUState, KnowledgeState, sample_initial_state
 
-from .graph_view import render_graph
-from .theme import state_name
+from ui.graph_view import render_graph
+from ui.theme import state_name
 
 _STATES = "_ks_custom_states"
 _EPOCH = "_ks_custom_epoch"

@@ -15,7 +15,7 @@ DEMO_SEED = 1
 
 def start_demo(store, *, question_id: str = DEMO_QUESTION, assistant_id: str = DEMO_ASSISTANT) -> dict:
     """Create the two demo runs (not yet stepped); returns ``{run_id: LiveRun}`` in level order."""
-    from knowsim_core.runner import start_run
+    from knowsim_core.services.runner import start_run
 
     runs = {}
     for level in DEMO_LEVELS:

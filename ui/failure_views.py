@@ -12,14 +12,13 @@ from typing import Any, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from knowsim_core.analysis import (
-    METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn,
-    representative_run, shares_by_level,
+from knowsim_core.evaluation.analysis import (
+    METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn, representative_run, shares_by_level,
 )
-from knowsim_core.explain import explain_run
-from knowsim_core.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
-from knowsim_core.graph import natural_key
-from knowsim_core.records import RunRecord
+from knowsim_core.evaluation.explain import explain_run
+from knowsim_core.engine.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
+from knowsim_core.engine.graph import natural_key
+from knowsim_core.engine.records import RunRecord
 from ui.theme import MODE_COLORS
 
 FACTS_LIMIT = 5000  # runs read for the cross-run views (the newest first)
@@ -56,7 +55,7 @@ def turn_bars_figure(run: RunRecord) -> go.Figure:
 
 
 def heatmap_figure(run: RunRecord) -> go.Figure:
-    """IU × turn: colour = mode, hover = the IU's why that turn (knowsim_core.explain); blank = not explained."""
+    """IU × turn: colour = mode, hover = the IU's why that turn (knowsim_core.evaluation.explain); blank = not explained."""
     ids = sorted(run.graph.index.ids, key=natural_key)
     turns = [t.turn for t in run.turns]
     pos = {m: i for i, m in enumerate(FAILURE_ORDER)}

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from knowsim_core.errors import FormatError
-from knowsim_core.graph import IUEdge, IUGraph, IUNode, GraphIssue, natural_key
-from knowsim_core.graph_diff import GraphDiff
+from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode, GraphIssue, natural_key
+from knowsim_core.engine.graph_diff import GraphDiff
 
 NODE_COLUMNS: tuple[str, ...] = ("id", "concept", "abstraction_level", "description")
 EDGE_COLUMNS: tuple[str, ...] = ("from", "to", "reason")

@@ -12,7 +12,7 @@ import hashlib
 import json
 from functools import lru_cache
 
-from knowsim_core.graph import IUGraph
+from knowsim_core.engine.graph import IUGraph
 
 ROW_GAP = 85
 COL_GAP = 165

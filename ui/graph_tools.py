@@ -1,7 +1,7 @@
 """Sections of the Graph page: editor tables + validation + save, history diff, export, import, extract.
 
 Each function draws one section and talks to the store; the logic it relies on lives in
-:mod:`ui.graph_editor` (edits, validation, import checks), :mod:`knowsim_core.graph_diff` and
+:mod:`ui.graph_editor` (edits, validation, import checks), :mod:`knowsim_core.engine.graph_diff` and
 :mod:`knowsim_core.formats.graph_html`.
 """
 
@@ -11,12 +11,11 @@ import json
 
 import streamlit as st
 
-from knowsim_core import registry
+from knowsim_core.agents import registry
 from knowsim_core.errors import FormatError, KnowSimError
 from knowsim_core.formats.graph_html import graph_html
-from knowsim_core.graph import IUGraph
-from knowsim_core.graph import IUNode
-from knowsim_core.graph_diff import diff_graphs
+from knowsim_core.engine.graph import IUGraph, IUNode
+from knowsim_core.engine.graph_diff import diff_graphs
 from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
 from ui.graph_editor import (
     EDGE_COLUMNS, NODE_COLUMNS, EditResult, apply_edits, diff_html, edge_rows, endpoint_options, judge, node_rows,

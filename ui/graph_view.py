@@ -28,12 +28,12 @@ from functools import lru_cache
 
 import streamlit as st
 
-from knowsim_core.graph import IUGraph
-from knowsim_core.state import IUState
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.state import IUState
 
-from .graph_layout import positions, signature, wrap
-from .resources import graph_module_url, module_loader, vis_url
-from .theme import BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, SELECTED_COLOUR, STATE_STYLE
+from ui.graph_layout import positions, signature, wrap
+from ui.resources import graph_module_url, module_loader, vis_url
+from ui.theme import BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, SELECTED_COLOUR, STATE_STYLE
 
 _HTML = '<div class="ks-graph"><div class="ks-canvas"></div><div class="ks-info" aria-live="polite"></div></div>'
 _CSS = """

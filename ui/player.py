@@ -17,7 +17,7 @@ from contextlib import nullcontext
 
 from knowsim_core.agents.human import AwaitingInput
 from knowsim_core.errors import KnowSimError
-from knowsim_core.records import RunRecord, TurnRecord
+from knowsim_core.engine.records import RunRecord, TurnRecord
 
 
 class Player:
@@ -119,7 +119,7 @@ class Player:
     def _live(self, rid: str):
         """The run's LiveRun, claimed under a lease; a run whose lease lapsed while the page sat
         idle (and was marked interrupted) is resumed again rather than refused."""
-        from knowsim_core.runner import resume_run
+        from knowsim_core.services.runner import resume_run
         from knowsim_core.storage import LEASE_SECONDS
 
         live = self.live.get(rid)

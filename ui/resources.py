@@ -204,7 +204,7 @@ def agent_settings(store) -> dict[str, Any] | None:
 
 def agent_ids(kind: str) -> list[str]:
     """Offline ids of ``kind`` first, then the LLM ids configured providers offer."""
-    from knowsim_core import registry
+    from knowsim_core.agents import registry
 
     ids = [e.id for e in registry.available(kind)]
     settings = llm_settings()

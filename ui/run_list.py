@@ -14,10 +14,10 @@ from typing import Any
 
 import streamlit as st
 
-from knowsim_core.config import LEVELS
+from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from knowsim_core.formats import csv_export, reference_export, studio
-from knowsim_core.runner import resume_run
+from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
 
 PAGE_SIZE = 200
@@ -157,12 +157,12 @@ def exports(store, run_id: str) -> None:
 def import_runs(store) -> None:
     """Upload a Studio or reference run file: imported whole or not at all.
 
-    It goes through the command line's :func:`~knowsim_core.formats.importers.import_path` (every
+    It goes through the command line's :func:`~knowsim_core.services.importing.import_path` (every
     run checked, then all saved in one transaction), so a failure part-way stores nothing.
     """
     from knowsim_core.errors import FormatError
     from knowsim_core.formats import realworld
-    from knowsim_core.formats.importers import detect, import_path
+    from knowsim_core.services.importing import detect, import_path
 
     up = st.file_uploader("Import runs (Studio JSON or reference run file)", type=["json"], key="runs_import")
     if up is None or st.session_state.get("runs_imported") == up.file_id:

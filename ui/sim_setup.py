@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from knowsim_core.config import LEVELS, PRESETS, preset as get_preset
+from knowsim_core.engine.config import LEVELS, PRESETS, preset as get_preset
 from knowsim_core.errors import KnowSimError
 
-from . import state
-from .custom_start import render_custom_start
-from .resources import agent_ids, agent_settings
+from ui import state
+from ui.custom_start import render_custom_start
+from ui.resources import agent_ids, agent_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
@@ -36,7 +36,7 @@ def _pick(label: str, kind: str, key: str) -> str | None:
 
 def render_setup(store) -> None:
     """The form; "Start" creates a stored run and opens it in the player."""
-    from knowsim_core.runner import start_run
+    from knowsim_core.services.runner import start_run
 
     questions = store.list_questions()
     if not questions:

@@ -17,15 +17,15 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from knowsim_core.reading import is_human_reading
-from knowsim_core.records import RunRecord
+from knowsim_core.services.reading import is_human_reading
+from knowsim_core.engine.records import RunRecord
 
-from . import state
-from .gauge import gauge_top, render_gauge, render_load_chart
-from .graph_view import render_graph, render_legend
-from .player import Player
-from .theme import GLOSSARY, glossary_help
-from .turn_card import render_iu_panel, render_metrics, render_turn_card
+from ui import state
+from ui.gauge import gauge_top, render_gauge, render_load_chart
+from ui.graph_view import render_graph, render_legend
+from ui.player import Player
+from ui.theme import GLOSSARY, glossary_help
+from ui.turn_card import render_iu_panel, render_metrics, render_turn_card
 
 GRAPH_KEY = "sim_graph_{}"
 SCRUB_KEY = "sim_scrub"
@@ -215,7 +215,7 @@ def _fork(p: Player, index: int, rid: str) -> None:
                              key=f"sim_fork_text_{rid}_{rec.turn}")
         if st.button("Fork and compare", key=f"sim_fork_{index}", icon=":material/call_split:",
                      help="Keeps turns before this one, plays this turn with your reply, then the run's own agents go on"):
-            from knowsim_core.fork import fork_run
+            from knowsim_core.services.fork import fork_run
 
             try:
                 child = fork_run(p.store, rid, rec.turn, reply, settings=p.settings)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from .player import Player
-from .resources import agent_settings
+from ui.player import Player
+from ui.resources import agent_settings
 
 PLAYER = "_ks_player"
 PLAYBACK = "_ks_playback"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from knowsim_core.failures import FailureMode
-from knowsim_core.state import IUState
+from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.state import IUState
 
 
 @dataclass(frozen=True, slots=True)

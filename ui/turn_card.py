@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from knowsim_core.explain import explain_turn, iu_history
-from knowsim_core.metrics import PROXY_DC_REASON, recorded_proxy_dc, summary
-from knowsim_core.records import RunRecord, TurnRecord
+from knowsim_core.evaluation.explain import explain_turn, iu_history
+from knowsim_core.engine.metrics import PROXY_DC_REASON, summary
+from knowsim_core.engine.records import recorded_proxy_dc
+from knowsim_core.engine.records import RunRecord, TurnRecord
 
-from .theme import state_badge
+from ui.theme import state_badge
 
 
 def running_metrics(run: RunRecord, turn: int):

@@ -1,9 +1,9 @@
 """What-if: relabel one turn (or swap the graph version) and recompute the rest with the rules.
 
-No model is called: :func:`knowsim_core.session.what_if` re-applies the rules to the stored
+No model is called: :func:`knowsim_core.engine.whatif.what_if` re-applies the rules to the stored
 signals from the edited turn on. The original and the what-if are shown side by side, turn by
 turn, so the effect of a single label (e.g. ``shallow`` → ``well_explained``) is visible.
-Another graph version re-plays the whole run on it (:func:`knowsim_core.whatif.what_if_version`):
+Another graph version re-plays the whole run on it (:func:`knowsim_core.engine.whatif.what_if_version`):
 the view says how IUs were matched (by id), what became of each and how τ changed.
 """
 
@@ -15,10 +15,10 @@ from typing import Any, Mapping
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from knowsim_core.records import RunRecord
-from knowsim_core.session import what_if
-from knowsim_core.signals import IUSignal, TeachingQuality
-from knowsim_core.whatif import NEW_IU_START, REMOVED_IU_RULE, RemapReport, what_if_version
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.whatif import what_if
+from knowsim_core.engine.signals import IUSignal, TeachingQuality
+from knowsim_core.engine.whatif import NEW_IU_START, REMOVED_IU_RULE, RemapReport, what_if_version
 
 QUALITIES: tuple[str, ...] = tuple(q.value for q in TeachingQuality)
 

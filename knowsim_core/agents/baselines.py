@@ -9,8 +9,8 @@ under test, so a score is read against what copying or a stock phrase already ge
 
 from __future__ import annotations
 
-from .. import registry
-from ..ports import UserContext, UserTurn
+from knowsim_core.agents import registry
+from knowsim_core.engine.ports import UserContext, UserTurn
 
 GENERIC_MESSAGE = "Could you explain that step again?"
 

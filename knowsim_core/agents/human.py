@@ -1,7 +1,7 @@
 """Turns typed by the researcher: the ``human`` agent, for either side of the conversation.
 
 The Studio's page holds the agent, puts the next typed message into it (:meth:`put`) and then
-steps the :class:`~knowsim_core.session.Simulation` as usual — so a typed message goes through the
+steps the :class:`~knowsim_core.engine.session.Simulation` as usual — so a typed message goes through the
 same extractor, rules, failure modes and storage as an agent's, and the run is stored with the
 agent id ``human``. Stepping with nothing typed raises :class:`AwaitingInput` (nothing is played
 or stored), never an empty message (which would end the run).
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import registry
-from ..errors import ConfigError, SessionError
-from ..ports import AssistantContext, AssistantTurn, UserContext, UserTurn
+from knowsim_core.agents import registry
+from knowsim_core.errors import ConfigError, SessionError
+from knowsim_core.engine.ports import AssistantContext, AssistantTurn, UserContext, UserTurn
 
 HUMAN_ID = "human"
 
@@ -100,7 +100,7 @@ def next_user_turn(sim: Any) -> UserTurn:
     if held._pending is None:
         turn = len(sim.run.turns) + 1
         # the same context Simulation.step() would build for this turn
-        u = held.fallback.respond(sim._user_context(turn, sim.history()))
+        u = held.fallback.respond(sim.user_context(turn, sim.history()))
         held.put(u.message, attempt=u.attempt, thought=u.thought, usage=u.usage)
     return UserTurn(held._pending["text"], attempt=bool(held._pending.get("attempt")), thought=held._pending.get("thought", ""))
 

@@ -13,7 +13,7 @@ under the rubric's floor (a one-liner or a bare naming is at most shallow). The 
 plain rule on the user's message (:func:`attempt_types`). The coefficients live in
 :data:`COEFFICIENTS`, fitted on the paper's two recorded MathQA conversations; their out-of-sample
 (leave-one-recording-out) agreement is what the README and the tests quote
-(:mod:`knowsim_core.extractor_eval`). Nothing here is specific to a recording or a domain.
+(:mod:`knowsim_core.evaluation.extractor_eval`). Nothing here is specific to a recording or a domain.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..graph import IUGraph
-from ..ports import Extraction, ExtractorContext
-from ..signals import AttemptType, IUSignal, TeachingQuality
-from .offline_text import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.ports import Extraction, ExtractorContext
+from knowsim_core.engine.signals import AttemptType, IUSignal, TeachingQuality
+from knowsim_core.text.profiles import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
 
 _DEFINE = re.compile(r"\b(means?|is called|refers? to|is defined|definition|is the|are the|represents?|counts?|"
                      r"tells? (?:us|you)|is when|stands for|the idea|the rule|the key)\b")
@@ -61,7 +61,7 @@ class LexicalModel:
 
 # THE fitted weights, the only numbers of the labeller learned from data. Obtained by
 # `python benchmarks/extractor_eval.py --fit` (class-balanced L2 logistic regression, see
-# knowsim_core.extractor_eval.fit_logistic) on BOTH recorded MathQA conversations
+# knowsim_core.evaluation.extractor_eval.fit_logistic) on BOTH recorded MathQA conversations
 # (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
 # leave-one-recording-out table is the honest estimate of how they do on unseen conversations
 # (teaching-quality macro-F1 0.532 held out, 0.557 in-sample; see README). Feature order as in

@@ -15,31 +15,23 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from .. import registry
-from ..errors import ConfigError, GraphError
-from ..graph import IUGraph
-from ..llm.cache import ResponseCache
-from ..llm.chat import ChatModel, ModelRef, as_messages
-from ..llm.errors import MalformedOutputError
-from ..llm.jsontext import extract_json
-from ..llm.schemas import ExtractorOut, GraphOut, JudgeOut, UserOut, graph_from_output, graph_problems
-from ..llm.settings import PROVIDERS, LLMSettings
-from ..ports import (
-    AssistantContext,
-    AssistantTurn,
-    Extraction,
-    ExtractorContext,
-    Judgement,
-    UserContext,
-    UserTurn,
+from knowsim_core.agents import registry
+from knowsim_core.errors import ConfigError, GraphError
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.llm.cache import ResponseCache
+from knowsim_core.llm.chat import ChatModel, ModelRef, as_messages
+from knowsim_core.llm.errors import MalformedOutputError
+from knowsim_core.llm.jsontext import extract_json
+from knowsim_core.llm.schemas import ExtractorOut, GraphOut, JudgeOut, UserOut, graph_from_output, graph_problems
+from knowsim_core.llm.settings import PROVIDERS, LLMSettings
+from knowsim_core.engine.ports import (
+    AssistantContext, AssistantTurn, Extraction, ExtractorContext, Judgement, UserContext, UserTurn,
 )
-from ..prompts import assistant as p_assistant
-from ..prompts import extractor as p_extractor
-from ..prompts import graph as p_graph
-from ..prompts import judge as p_judge
-from ..prompts import user as p_user
-from ..records import RunRecord, Usage
-from ..signals import parse_extractor_output
+from knowsim_core.prompts import (
+    assistant as p_assistant, extractor as p_extractor, graph as p_graph, judge as p_judge, user as p_user,
+)
+from knowsim_core.engine.records import RunRecord, Usage
+from knowsim_core.engine.signals import parse_extractor_output
 
 ASSISTANT_TEMPERATURE, ASSISTANT_MAX_TOKENS = 0.0, 3000  # spec §9
 USER_MAX_TOKENS = 1000

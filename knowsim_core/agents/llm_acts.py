@@ -1,4 +1,4 @@
-"""The LLM dialogue-act tagger: the five acts of :mod:`knowsim_core.acts`, judged by any configured model.
+"""The LLM dialogue-act tagger: the five acts of :mod:`knowsim_core.evaluation.acts`, judged by any configured model.
 
 ``realism --tagger openai/<model>`` tags the real and the simulated turns with it instead of the
 offline rules. Each distinct message is asked once per tagger (responses are also cached in the
@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
-from ..llm.chat import ModelRef, as_messages
-from ..prompts import act_tagger as p
-from . import llm as _llm
+from knowsim_core.errors import ConfigError
+from knowsim_core.llm.chat import ModelRef, as_messages
+from knowsim_core.prompts import act_tagger as p
+from knowsim_core.agents import llm as _llm
 
 
 class ActOut(BaseModel):

@@ -21,14 +21,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import registry
-from ..errors import ConfigError
-from ..llm.chat import ModelRef, as_messages
-from ..llm.settings import PROVIDERS
-from ..ports import UserContext, UserTurn
-from ..prompts import baseline_user as p
-from ..state import IUState
-from . import llm as _llm
+from knowsim_core.agents import registry
+from knowsim_core.errors import ConfigError
+from knowsim_core.llm.chat import ModelRef, as_messages
+from knowsim_core.llm.settings import PROVIDERS
+from knowsim_core.engine.ports import UserContext, UserTurn
+from knowsim_core.prompts import baseline_user as p
+from knowsim_core.engine.state import IUState
+from knowsim_core.agents import llm as _llm
 
 DONE_NOTE = "[declared done: judged termination]"
 

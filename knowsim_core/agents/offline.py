@@ -6,16 +6,16 @@ uses. Implementations live in :mod:`offline_assistants`, :mod:`offline_user` and
 
 from __future__ import annotations
 
-from .. import registry
-from .lexical import LexicalExtractor, LexicalModel, label_turn
-from .offline_assistants import (
+from knowsim_core.agents import registry
+from knowsim_core.agents.lexical import LexicalExtractor, LexicalModel, label_turn
+from knowsim_core.agents.offline_assistants import (
     AdaptiveAssistant,
     ComprehensiveAssistant,
     OracleAssistant,
     SimpleAssistant,
     SocraticAssistant,
 )
-from .offline_user import KnowSimUser
+from knowsim_core.agents.offline_user import KnowSimUser
 
 ASSISTANT_IDS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 STRATEGY_IDS = ASSISTANT_IDS[:4]

@@ -15,10 +15,10 @@ yet is how prerequisite-blocked explanations arise.
 
 from __future__ import annotations
 
-from ..ports import AssistantContext, AssistantTurn
-from ..config import preset
-from ..state import IUState
-from .offline_reading import Belief, Writer, next_units, read_user
+from knowsim_core.engine.ports import AssistantContext, AssistantTurn
+from knowsim_core.engine.config import preset
+from knowsim_core.engine.state import IUState
+from knowsim_core.agents.offline_reading import Belief, Writer, next_units, read_user
 
 COMPREHENSIVE_MAX_SENTENCES = 10
 ORACLE_LOAD_SHARE = 0.6  # the oracle adds a second unit only while its load stays under this share of τ

@@ -16,9 +16,9 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from ..graph import IUGraph
-from ..ports import Message
-from .offline_text import content_stems, profiles_for, sentences
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.ports import Message
+from knowsim_core.text.profiles import content_stems, profiles_for, sentences
 
 HEDGE = re.compile(
     r"\b(not sure|don't (?:fully |really )?(?:get|understand|know|follow)|confus|lost|no idea|unsure|"

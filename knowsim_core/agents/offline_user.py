@@ -15,10 +15,10 @@ from __future__ import annotations
 import random
 import re
 
-from ..graph import IUGraph
-from ..ports import UserContext, UserTurn
-from ..state import IUState
-from .offline_text import content_stems, forbidden_stems, profiles_for, sentences
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.ports import UserContext, UserTurn
+from knowsim_core.engine.state import IUState
+from knowsim_core.text.profiles import content_stems, forbidden_stems, profiles_for, sentences
 
 DISCUSSED = 0.40  # relevance of an IU in the assistant's message for the user to react to it
 _NUM = re.compile(r"\b\d+\b")

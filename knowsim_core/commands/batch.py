@@ -34,16 +34,15 @@ import uuid
 from pathlib import Path
 from typing import TextIO
 
-from .. import registry
-from ..batch_plan import BatchSpec, Cell, estimate_stored, is_offline, row_key
-from ..batch_workers import run_processes
-from ..batching import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
-from ..config import DEFAULT_PRESET, LEVELS, PRESETS
-from ..errors import ConfigError, StorageError
-from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER
-from ..storage import Store, default_path
-from .run import ensure_question
-from .runs import add_db_argument, int_in
+from knowsim_core.agents import registry
+from knowsim_core.batch.plan import BatchSpec, Cell, estimate_stored, is_offline, plan, row_key
+from knowsim_core.batch.workers import run_processes
+from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
+from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
+from knowsim_core.errors import ConfigError, StorageError
+from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
+from knowsim_core.storage import Store, default_path
+from knowsim_core.commands.runs import add_db_argument, int_in
 
 NAME = "batch"
 HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
@@ -75,57 +74,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the matrix, calls and estimated cost; run nothing")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
-
-
-def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _canonical_assistant(agent_id: str) -> str:
-    """The id a run records for this assistant (LLM assistants name their strategy), so a stored
-    run is found again by its cell."""
-    if is_offline(agent_id) or "/" not in agent_id:
-        return agent_id
-    from ..agents.llm import split_strategy  # lazy: LLM ids only
-
-    provider, _, spec = agent_id.partition("/")
-    model, strategy = split_strategy(spec)
-    return f"{provider}/{model}:{strategy}"
-
-
-def plan(store: Store, args: argparse.Namespace) -> BatchSpec:
-    """The batch's matrix; checks every id before anything runs."""
-    if args.seeds < 1:
-        raise ConfigError(f"--seeds must be at least 1, got {args.seeds}")
-    if args.questions is None:
-        raise ConfigError("batch needs --questions (all or ids), or --resume TAG")
-    if args.questions == "all":
-        if not store.list_questions():
-            store.seed_samples()
-        questions = [q.id for q in store.list_questions() if q.n_graph_versions]
-    else:
-        questions = _split(args.questions)
-        for q in questions:
-            ensure_question(store, q)
-    levels = list(LEVELS) if args.levels == "all" else _split(args.levels)
-    bad = [lv for lv in levels if lv not in LEVELS]
-    if bad:
-        raise ConfigError(f"unknown level {bad[0]!r}; expected all or some of {', '.join(LEVELS)}")
-    if args.assistants == "offline":
-        assistants = [e.id for e in registry.available("assistant") if e.id.startswith("offline/")]
-    else:
-        assistants = _split(args.assistants)
-    for kind, ids in (("assistant", assistants), ("user", [args.user]), ("extractor", [args.extractor])):
-        for agent_id in ids:
-            if agent_id.startswith("offline/") or "/" not in agent_id:
-                registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
-            elif "," in agent_id.partition("@")[2]:
-                raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "
-                                  "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
-    if not questions or not assistants:
-        raise ConfigError("the batch is empty: no questions with an IU graph, or no assistants")
-    return BatchSpec(tuple(questions), tuple(levels), tuple(_canonical_assistant(a) for a in assistants),
-                     args.seeds, args.user, args.extractor, args.preset, args.max_turns)
 
 
 def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int]:
@@ -237,7 +185,9 @@ def _run(args: argparse.Namespace) -> int:
             raise StorageError(f"no batch tagged {args.resume!r} in {store.path}; `runs --batch TAG` lists a batch's runs")
         tag, spec = args.resume, BatchSpec.from_data(data)
     else:
-        spec = plan(store, args)
+        spec = plan(store, questions=args.questions, levels=args.levels, assistants=args.assistants,
+                    seeds=args.seeds, user=args.user, extractor=args.extractor, preset=args.preset,
+                    max_turns=args.max_turns)
         tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
         if store.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")

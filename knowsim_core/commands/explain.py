@@ -1,6 +1,6 @@
 """``explain RUN_ID [--turn N] [--db PATH] [--json]``: each IU's failure mode and why, per turn.
 
-The text is :func:`knowsim_core.explain.explain_turn`'s — the same words the Simulate page, the
+The text is :func:`knowsim_core.evaluation.explain.explain_turn`'s — the same words the Simulate page, the
 failure views and the compare view show for that run and turn.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..errors import ConfigError
-from ..explain import explain_run
-from ..storage import Store
-from .runs import add_db_argument, int_in
+from knowsim_core.errors import ConfigError
+from knowsim_core.evaluation.explain import explain_run
+from knowsim_core.storage import Store
+from knowsim_core.commands.runs import add_db_argument, int_in
 
 NAME = "explain"
 HELP = "show each IU's failure mode and why it moved (or not), per turn of a stored run"

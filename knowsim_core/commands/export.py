@@ -6,9 +6,9 @@ import argparse
 import sys
 from dataclasses import replace
 
-from ..formats import csv_export, jsonio, reference_export, studio
-from ..llm.redact import redact_urls
-from .runs import add_db_argument, open_store
+from knowsim_core.formats import csv_export, jsonio, reference_export, studio
+from knowsim_core.text.redact import redact_urls
+from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "export"
 HELP = "print a stored run as Studio JSON, reference run-record JSON or CSV of turns"

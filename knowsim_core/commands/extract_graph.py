@@ -7,10 +7,10 @@ import json
 import os
 import sys
 
-from .. import registry
-from ..llm.settings import LLMSettings
-from .run import ensure_question
-from .runs import add_db_argument, open_store
+from knowsim_core.agents import registry
+from knowsim_core.llm.settings import LLMSettings
+from knowsim_core.services.runner import ensure_question
+from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "extract-graph"
 HELP = "extract an IU graph for a stored question with an LLM and save it as a new graph version"

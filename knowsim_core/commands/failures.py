@@ -1,7 +1,7 @@
 """``failures [filters] [--status finished|all|unfinished] [--json]``: failure modes and KG / DC / CO per level.
 
 The same population and the same arithmetic as the Failure modes page's "Across runs" tab
-(:meth:`Store.run_facts` + :func:`knowsim_core.analysis.level_summary`), so a figure quoted from
+(:meth:`Store.run_facts` + :func:`knowsim_core.evaluation.analysis.level_summary`), so a figure quoted from
 either is the other's. Finished runs only unless ``--status`` says otherwise.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..analysis import METRIC_KEYS, SPREAD, STATUS_CHOICES, level_summary
-from ..failures import FAILURE_ORDER
-from .runs import add_db_argument, open_store
+from knowsim_core.evaluation.analysis import METRIC_KEYS, SPREAD, STATUS_CHOICES, level_summary
+from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "failures"
 HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across stored runs"

@@ -7,9 +7,9 @@ import argparse
 import json
 from dataclasses import asdict
 
-from ..config import DEFAULT_PRESET, PRESETS, preset
-from ..formats.importers import import_path
-from .runs import add_db_argument, open_store
+from knowsim_core.engine.config import DEFAULT_PRESET, PRESETS, preset
+from knowsim_core.services.importing import import_path
+from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "import"
 HELP = ("import runs (Studio or reference JSON), reference items JSONL + IU caches, the reference data folder, "
@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.extractor is not None:  # a typo is refused (with its "did you mean") before the database is opened
-        from ..formats.realworld_import import make_extractor
+        from knowsim_core.services.realworld_import import make_extractor
 
         make_extractor(args.extractor)
     store = open_store(args)

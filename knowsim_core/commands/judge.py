@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import registry
-from .extract_graph import llm_settings
-from .runs import add_db_argument, open_store
+from knowsim_core.agents import registry
+from knowsim_core.commands.extract_graph import llm_settings
+from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "judge"
 HELP = "rate the interaction quality (IQ 1-10) of stored runs with an LLM judge and store the score"

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from .runs import add_db_argument, open_store
+from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "realism"
 HELP = "turn-level realism of user simulators against the stored human conversations"
@@ -35,23 +35,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
     if all(uid.startswith(OFFLINE_PREFIXES) for uid in ids):
         return None
-    from ..llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
+    from knowsim_core.llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
 
     env = LLMSettings.from_env()
     return {"settings": env, "cache": store if env.cache_enabled else None}
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import StorageError
-    from ..realism import DEFAULT_USERS, METRICS, build_users, score
-    from ..reading import RECORDED_PREFIX
+    from knowsim_core.errors import StorageError
+    from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, build_users, score
+    from knowsim_core.services.reading import RECORDED_PREFIX
 
     store = open_store(args)
     ids = list(dict.fromkeys(args.user or DEFAULT_USERS))
     users = build_users(ids, _llm_settings(ids, store))
     tagger = None
     if args.tagger != "offline":
-        from ..agents.llm_acts import make_tagger
+        from knowsim_core.agents.llm_acts import make_tagger
 
         tagger = make_tagger(args.tagger, **(_llm_settings([args.tagger], store) or {})).tag
     rows = [r for r in store.list_runs(limit=100_000) if r.assistant.startswith(RECORDED_PREFIX)]

@@ -12,18 +12,18 @@ import argparse
 import json
 from typing import Any, Iterable
 
-from .. import registry
-from ..errors import FormatError
-from ..formats.reference import iter_structured, load_iu_cache, load_run_file
-from ..ports import ExtractorContext, Message, QuestionMaterial
-from ..signals import AttemptType, TeachingQuality, normalize_entries
-from ..state import KnowledgeState
+from knowsim_core.agents import registry
+from knowsim_core.errors import FormatError
+from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file
+from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial
+from knowsim_core.engine.signals import AttemptType, TeachingQuality, normalize_entries
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
+from knowsim_core.evaluation.scoring import agreement
 
 NAME = "relabel"
 HELP = "label every recorded turn of a reference run file with an extractor and compare with the recorded labels"
 
-QUALITIES = tuple(q.value for q in TeachingQuality)
-ATTEMPTS = tuple(a.value for a in AttemptType)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the new labels as JSON")
     p.add_argument("--protocol", choices=("plain", "loro"), default="plain",
                    help="loro: offline/lexical refitted leave-one-recording-out, in-sample beside it, with the "
-                        "majority and keyword baselines (knowsim_core.extractor_eval)")
+                        "majority and keyword baselines (knowsim_core.evaluation.extractor_eval)")
 
 
 def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list[dict[str, Any]]:
@@ -70,26 +70,6 @@ def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list
     return out
 
 
-def agreement(pairs: Iterable[tuple[str, str]], classes: tuple[str, ...]) -> dict[str, Any]:
-    """Confusion matrix (rows recorded, columns predicted), accuracy and macro-F1 over ``classes``."""
-    pairs = list(pairs)
-    matrix = {g: {p: 0 for p in classes} for g in classes}
-    for g, p in pairs:
-        if g in matrix and p in matrix[g]:
-            matrix[g][p] += 1
-    f1s = []
-    for c in classes:
-        tp = matrix[c][c]
-        fp = sum(matrix[g][c] for g in classes if g != c)
-        fn = sum(matrix[c][p] for p in classes if p != c)
-        prec = tp / (tp + fp) if tp + fp else 0.0
-        rec = tp / (tp + fn) if tp + fn else 0.0
-        f1s.append(2 * prec * rec / (prec + rec) if prec + rec else 0.0)
-    n = sum(sum(row.values()) for row in matrix.values())
-    acc = sum(matrix[c][c] for c in classes) / n if n else 0.0
-    return {"n": n, "accuracy": acc, "macro_f1": sum(f1s) / len(f1s), "f1": dict(zip(classes, f1s)), "matrix": matrix}
-
-
 def compare(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     tq, at = [], []
     for r in records:
@@ -113,7 +93,7 @@ def _print_matrix(title: str, stats: dict[str, Any], classes: tuple[str, ...]) -
 
 
 def _run_protocol(args: argparse.Namespace) -> int:
-    from .. import extractor_eval as ev
+    from knowsim_core.evaluation import extractor_eval as ev
 
     turns = ev.load_turns(args.runs, args.graphs)
     if not turns:

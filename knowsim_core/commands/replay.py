@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..config import PRESETS, preset
-from ..formats.reference import iter_structured, load_iu_cache, load_run_file, run_from_reference
-from ..errors import FormatError
-from ..metrics import PROXY_DC_REASON, recorded_proxy_dc
-from ..state import STATE_NAMES
+from knowsim_core.engine.config import PRESETS, preset
+from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file, run_from_reference
+from knowsim_core.errors import FormatError
+from knowsim_core.engine.metrics import PROXY_DC_REASON
+from knowsim_core.engine.records import recorded_proxy_dc
+from knowsim_core.engine.state import STATE_NAMES
 
 NAME = "replay"
 HELP = "replay every structured record of a reference run file from its recorded labels (chained)"

@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..config import DEFAULT_PRESET, LEVELS, PRESETS
-from ..errors import ConfigError, StorageError
-from ..failures import FAILURE_ORDER
-from ..records import RunRecord, TurnRecord
-from ..runner import DEFAULT_EXTRACTOR, DEFAULT_USER, resume_run, start_run
-from ..samples import load_samples
-from ..state import IUState
-from ..storage import Store
-from .runs import MAX_SEED, add_db_argument, int_in, open_store
+from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
+from knowsim_core.errors import ConfigError, StorageError
+from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question, resume_run, start_run
+from knowsim_core.engine.state import IUState
+from knowsim_core.storage import Store
+from knowsim_core.commands.runs import MAX_SEED, add_db_argument, int_in, open_store
 
 NAME = "run"
 HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
@@ -35,16 +34,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted or failed run instead")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the finished run as Studio JSON")
-
-
-def ensure_question(store: Store, question_id: str) -> None:
-    """Sample questions are seeded on first use, so a fresh database can run them at once."""
-    try:
-        store.get_question(question_id)
-    except StorageError:
-        if not any(s.id == question_id for s in load_samples()):
-            raise
-        store.seed_samples()
 
 
 def format_turn(t: TurnRecord) -> str:

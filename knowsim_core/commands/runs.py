@@ -11,8 +11,8 @@ import json
 from dataclasses import asdict, replace
 from typing import Callable
 
-from ..llm.redact import redact_urls
-from ..storage import ENV_DB, Store
+from knowsim_core.text.redact import redact_urls
+from knowsim_core.storage import ENV_DB, Store
 
 NAME = "runs"
 HELP = "list the runs stored in the database"

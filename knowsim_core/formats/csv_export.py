@@ -6,10 +6,10 @@ import csv
 import io
 from typing import Iterable
 
-from ..failures import FAILURE_ORDER
-from ..llm.redact import redact_urls
-from ..records import RunRecord
-from ..state import IUState
+from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.text.redact import redact_urls
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.state import IUState
 
 COLUMNS: tuple[str, ...] = (
     "run_id", "question_id", "level", "assistant", "user", "extractor", "seed", "turn",

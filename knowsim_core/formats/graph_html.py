@@ -20,8 +20,8 @@ import json
 import re
 from typing import Mapping
 
-from ..errors import FormatError
-from ..graph import IUGraph
+from knowsim_core.errors import FormatError
+from knowsim_core.engine.graph import IUGraph
 
 DEFAULT_HEIGHT_PX = 720
 UNSTATED_COLOR = "#9ecae1"

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
+from knowsim_core.errors import FormatError
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # far above the paper's largest file (2.5 MB)
 MAX_DEPTH = 64  # the deepest real file (a Studio run) nests 6 levels

@@ -30,12 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
-from ..graph import IUGraph
-from ..state import IUState
-from . import realworld_schema as rws
-from . import schema
-from .jsonio import parse_json, read_json, read_text
+from knowsim_core.errors import FormatError
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.state import IUState
+from knowsim_core.formats import realworld_schema as rws, schema
+from knowsim_core.formats.jsonio import parse_json, read_json, read_text
 
 KIND_ARENA = "simulatorarena"
 KIND_JSONL = "conversations-jsonl"
@@ -226,15 +225,3 @@ def detect(path: Path) -> str | None:
     if isinstance(data, list) and data and all(isinstance(r, dict) and "user_queries" in r for r in data):
         return KIND_ARENA
     return None
-
-
-def read_conversations(path: Path) -> tuple[str, list[Conversation], list[str]]:
-    """(kind, conversations, notes) of a real-conversation file; nothing is stored."""
-    kind = detect(path)
-    if kind == KIND_ARENA:
-        return (kind, *read_arena(path))
-    if kind == KIND_JSONL:
-        from .realworld_jsonl import read_jsonl  # the generic form builds on this module's helpers
-
-        return (kind, *read_jsonl(path))
-    raise FormatError(f"{path} is neither a SimulatorArena annotations file nor a conversations .jsonl")

@@ -18,11 +18,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import FormatError
-from . import realworld_schema as rws
-from . import schema
-from .jsonio import parse_json, read_text
-from .realworld import KIND_JSONL, Conversation, level_of, refuse, stated_problem, status_of
+from knowsim_core.errors import FormatError
+from knowsim_core.formats import realworld_schema as rws, schema
+from knowsim_core.formats.jsonio import parse_json, read_text
+from knowsim_core.formats.realworld import KIND_JSONL, Conversation, level_of, refuse, stated_problem, status_of
 
 JSONL_FIX = "each line is one conversation object (see the README's conversations JSONL format)"
 

@@ -14,8 +14,10 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
 
-from ..state import STATE_NAMES
-from .schema import MAX_NAME, MAX_NODES, MAX_RECORDS, MAX_TURNS, Bool, Count, Float, Id, Int, Name, Str, _Model
+from knowsim_core.engine.state import STATE_NAMES
+from knowsim_core.formats.schema import (
+    MAX_NAME, MAX_NODES, MAX_RECORDS, MAX_TURNS, Bool, Count, Float, Id, Int, Name, Str, StrictModel,
+)
 
 # How people's understanding is written in the SimulatorArena knowledge-state file (and accepted in
 # the conversations JSONL), case-insensitive, mapped onto KnowSim's four states.
@@ -39,7 +41,7 @@ ConceptName = Annotated[str, Strict(), StringConstraints(strip_whitespace=True, 
 Report = Optional[Str | Bool | Int | Float]  # a post-session answer, kept as metadata as it is
 
 
-class ArenaConversationIn(_Model):
+class ArenaConversationIn(StrictModel):
     """One SimulatorArena annotations record (the release's README names the fields)."""
 
     problem_id: Int | Id
@@ -63,24 +65,24 @@ class ArenaConversationIn(_Model):
     moved_to_problem_2: Report = None
 
 
-class ArenaConceptIn(_Model):
+class ArenaConceptIn(StrictModel):
     name: ConceptName = Field(alias="Concept Name")
     explanation: Optional[Str] = Field(default="", alias="Concept Explanation")
 
 
-class ArenaProblemConceptsIn(_Model):
+class ArenaProblemConceptsIn(StrictModel):
     extracted_concepts: list[ArenaConceptIn] = Field(max_length=MAX_NODES)
 
 
 ArenaConceptsFile = Annotated[dict[Name, ArenaProblemConceptsIn], Field(max_length=MAX_RECORDS)]
 
 
-class ArenaStateConceptIn(_Model):
+class ArenaStateConceptIn(StrictModel):
     name: Name = Field(alias="Concept Name")
     status: Status = Field(alias="Status")
 
 
-class ArenaStateIn(_Model):
+class ArenaStateIn(StrictModel):
     concepts: list[ArenaStateConceptIn] = Field(default=[], max_length=MAX_NODES)
 
 
@@ -91,17 +93,17 @@ def _lower(value: Any) -> Any:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-class ChatMessageIn(_Model):
+class ChatMessageIn(StrictModel):
     role: Annotated[Literal["user", "assistant"], BeforeValidator(_lower)]  # "User" as some exports write it
     content: Optional[Str]  # a null assistant message: no reply recorded
 
 
-class ConceptIn(_Model):
+class ConceptIn(StrictModel):
     name: ConceptName
     description: Optional[Str] = ""
 
 
-class ConversationLineIn(_Model):
+class ConversationLineIn(StrictModel):
     """One line of the generic conversations JSONL (``realworld_jsonl``'s docstring)."""
 
     id: Optional[Id | Int] = None

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import RuleParams, preset
-from ..errors import FormatError, GraphError
-from ..graph import IUGraph
-from ..records import RunRecord
-from ..session import play_turn
-from ..signals import normalize_entries
-from ..state import KnowledgeState
-from . import schema
-from .jsonio import parse_json, read_json, read_text
+from knowsim_core.engine.config import RuleParams, preset
+from knowsim_core.errors import FormatError, GraphError
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.session import play_turn
+from knowsim_core.engine.signals import normalize_entries
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.formats import schema
+from knowsim_core.formats.jsonio import parse_json, read_json, read_text
 
 TASK_KEYS = {"competition_math": "math", "math": "math", "expertqa": "expertqa"}
 

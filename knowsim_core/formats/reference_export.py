@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..llm.redact import redact_urls
-from ..records import RunRecord, TurnRecord
-from ..rules import TurnQuantities
-from ..metrics import reference_metrics
-from . import jsonio
+from knowsim_core.text.redact import redact_urls
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.rules import TurnQuantities
+from knowsim_core.engine.metrics import reference_metrics
+from knowsim_core.formats import jsonio
 
 TASKS = {"math": "math", "expert": "expertqa", "expertqa": "expertqa"}
 EARLY_STOP_KEYS = (  # spec §6.5: what the reference writes at a virtual early stop

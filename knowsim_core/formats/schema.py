@@ -8,8 +8,8 @@ may stand for tuples (JSON has no tuples). What the spec says to *tolerate* stay
 extractor entries that are not objects, ids that are not graph nodes and unknown teaching-quality
 values are data (§3.1); the importers count them for the import summary.
 
-The models describe files; the domain objects (:class:`~knowsim_core.graph.IUGraph`,
-:class:`~knowsim_core.records.RunRecord`) are still built by their own ``from_data``.
+The models describe files; the domain objects (:class:`~knowsim_core.engine.graph.IUGraph`,
+:class:`~knowsim_core.engine.records.RunRecord`) are still built by their own ``from_data``.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, create_model
 
-from ..config import LEVELS
-from ..errors import FormatError
-from ..failures import FailureMode
-from ..records import SCHEMA_VERSION, Usage
-from ..rules import TurnQuantities
-from ..signals import AttemptType
-from ..state import STATE_NAMES
-from ..termination import StopVotes
+from knowsim_core.engine.config import LEVELS
+from knowsim_core.errors import FormatError
+from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.records import SCHEMA_VERSION, Usage
+from knowsim_core.engine.rules import TurnQuantities
+from knowsim_core.engine.signals import AttemptType
+from knowsim_core.engine.state import STATE_NAMES
+from knowsim_core.engine.termination import StopVotes
 
 MAX_TEXT = 2_000_000  # characters in one message or description
 MAX_NAME = 1_000  # ids, labels, concepts, adapter ids
@@ -71,33 +71,33 @@ assert set(typing.get_args(Attempt)) == {a.value for a in AttemptType}
 assert set(typing.get_args(Mode)) == {m.value for m in FailureMode}
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
 # ---------------------------------------------------------------------- IU graph (§1.1, §1.3)
-class NodeIn(_Model):
+class NodeIn(StrictModel):
     id: Id
     concept: Name
     abstraction_level: Annotated[float, Strict(), Field(allow_inf_nan=False, ge=0, le=1)]
     description: Str
 
 
-class EdgeIn(_Model):
+class EdgeIn(StrictModel):
     from_: Id = Field(alias="from")
     to: Id
     delta_l: Optional[Float] = None
     reason: Optional[Str] = ""
 
 
-class GraphIn(_Model):
+class GraphIn(StrictModel):
     knowledge_areas: list[Name] = Field(default=[], max_length=MAX_NODES)
     nodes: list[NodeIn] = Field(min_length=1, max_length=MAX_NODES)
     edges: list[EdgeIn] = Field(default=[], max_length=MAX_EDGES)
 
 
 # ---------------------------------------------------------------------- states (§1.4, §1.5)
-class LabelStateIn(_Model):
+class LabelStateIn(StrictModel):
     state: StateName
     evidence: Optional[Str] = None
     fractional_progress: Optional[NonNegFloat] = None
@@ -108,7 +108,7 @@ InitCacheTask = Annotated[dict[Id, dict[Level, RefState]], Field(max_length=MAX_
 
 
 # ---------------------------------------------------------------------- items JSONL (§1.2)
-class MathItemIn(_Model):
+class MathItemIn(StrictModel):
     id: Id
     problem: Text
     solution: Optional[Str] = ""
@@ -117,16 +117,16 @@ class MathItemIn(_Model):
     source_index: Optional[Int] = None
 
 
-class AnswerIn(_Model):
+class AnswerIn(StrictModel):
     answer_string: Optional[Str] = None
     revised_answer_string: Optional[Str] = None
 
 
-class ExpertMetaIn(_Model):
+class ExpertMetaIn(StrictModel):
     field: Optional[Name] = None
 
 
-class ExpertItemIn(_Model):
+class ExpertItemIn(StrictModel):
     id: Id
     question: Text
     answers: Optional[dict[Name, AnswerIn]] = Field(default=None, max_length=100)
@@ -136,7 +136,7 @@ class ExpertItemIn(_Model):
 
 
 # ---------------------------------------------------------------------- reference run records (§1.5, §3.1)
-class EntryIn(_Model):
+class EntryIn(StrictModel):
     """One extractor entry: every field optional (the spec's aliases and fallbacks apply), but a
     field that is present has a usable type. ``id`` stays free: a non-string id is §3.1 data."""
 
@@ -155,7 +155,7 @@ class EntryIn(_Model):
     assistant_response: Optional[Name] = None
 
 
-class RecordIn(_Model):
+class RecordIn(StrictModel):
     problem_id: Id
     task: Optional[Name] = ""
     knowledge_level: Level = "novice"
@@ -194,7 +194,7 @@ def _schema_of(dc: type) -> type[BaseModel]:
         f.name: (_field_type(hints[f.name]), ... if f.default is MISSING else f.default)
         for f in fields(dc)
     }
-    return create_model(f"{dc.__name__}In", __base__=_Model, **spec)
+    return create_model(f"{dc.__name__}In", __base__=StrictModel, **spec)
 
 
 QuantitiesIn = _schema_of(TurnQuantities)
@@ -209,7 +209,7 @@ NodeTurnIn = tuple[
 ]
 
 
-class SignalIn(_Model):
+class SignalIn(StrictModel):
     id: Optional[Name]
     teaching_quality: Optional[Name]
     attempt: Attempt
@@ -219,7 +219,7 @@ class SignalIn(_Model):
     response_role: Optional[Name] = None
 
 
-class TurnIn(_Model):
+class TurnIn(StrictModel):
     schema_version: Annotated[int, Strict(), Field(ge=1, le=SCHEMA_VERSION)] = SCHEMA_VERSION
     turn: Annotated[int, Strict(), Field(ge=1, le=MAX_TURNS)]
     user_message: Str
@@ -239,7 +239,7 @@ class TurnIn(_Model):
     user_done: Bool = False
 
 
-class RunIn(_Model):
+class RunIn(StrictModel):
     format: Literal["knowsim-studio-run"]
     schema_version: Annotated[int, Strict(), Field(ge=1, le=SCHEMA_VERSION)] = SCHEMA_VERSION
     run_id: Optional[Id] = None

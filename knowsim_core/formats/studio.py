@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import RuleParams
-from ..errors import FormatError
-from ..records import RunRecord
-from . import jsonio, schema
-from .jsonio import parse_json
-from .reference import graph_from_data
+from knowsim_core.engine.config import RuleParams
+from knowsim_core.errors import FormatError
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.formats import jsonio, schema
+from knowsim_core.formats.jsonio import parse_json
+from knowsim_core.formats.reference import graph_from_data
 
 FORMAT = "knowsim-studio-run"
 

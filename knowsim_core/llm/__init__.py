@@ -12,11 +12,11 @@ Public API::
     ChatModel(ModelRef.parse("compat", "llama3.1"), settings=, cache=).complete(messages, json_schema=)
 """
 
-from .cache import MemoryCache, ResponseCache, request_key
-from .chat import ChatModel, ChatResult, ModelRef, as_messages
-from .errors import MalformedOutputError, ProviderCallError, redact
-from .prices import DEFAULT_PRICES, PriceTable
-from .settings import (
+from knowsim_core.llm.cache import MemoryCache, ResponseCache, request_key
+from knowsim_core.llm.chat import ChatModel, ChatResult, ModelRef, as_messages
+from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, redact
+from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
+from knowsim_core.llm.settings import (
     ASSISTANT_STRATEGIES,
     PROVIDERS,
     LLMSettings,

@@ -1,7 +1,7 @@
 """One small chat interface over every provider: :meth:`ChatModel.complete`.
 
 ``complete(messages, json_schema=Model)`` returns the reply text, the validated pydantic object
-and one :class:`~knowsim_core.records.Usage` (tokens, latency, cost — summed over a repair call).
+and one :class:`~knowsim_core.engine.records.Usage` (tokens, latency, cost — summed over a repair call).
 Structured output goes: cache → schema request (or JSON mode) → validation → one repair request
 → :class:`MalformedOutputError`. With ``structured="auto"`` a server that rejects the schema
 request (400/422, common on local servers) is switched to JSON mode for the rest of the process.
@@ -19,15 +19,15 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
-from ..ports import Message
-from ..records import Usage
-from .cache import ResponseCache, request_key
-from .errors import MalformedOutputError, ProviderCallError, redact, translate
-from .redact import redact_url, redact_urls, unredact_url, url_secrets
-from .jsontext import validate_reply
-from .providers import RawReply, call, gate_for, get_client, sdk_errors
-from .settings import PROVIDERS, LLMSettings
+from knowsim_core.errors import ConfigError
+from knowsim_core.engine.ports import Message
+from knowsim_core.engine.records import Usage
+from knowsim_core.llm.cache import ResponseCache, request_key
+from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, redact, translate
+from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_secrets
+from knowsim_core.llm.jsontext import validate_reply
+from knowsim_core.llm.providers import RawReply, call, gate_for, get_client, sdk_errors
+from knowsim_core.llm.settings import PROVIDERS, LLMSettings
 
 JSON_INSTRUCTION = (
     "Reply with one JSON object only — no prose, no code fences — that matches this JSON schema:\n{schema}"

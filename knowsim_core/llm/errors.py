@@ -1,7 +1,7 @@
 """Turn SDK exceptions into one clear :class:`ProviderError` line — never echoing a key.
 
 Providers sometimes quote the key they rejected ("Incorrect API key provided: sk-…"); every text
-that leaves this package goes through :func:`~knowsim_core.llm.redact.redact` (keys and URL
+that leaves this package goes through :func:`~knowsim_core.text.redact.redact` (keys and URL
 credentials), and translated errors are raised ``from None`` so the SDK exception (with its raw body) is not chained into tracebacks or logs.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..errors import ProviderError
-from .redact import redact  # noqa: F401  (re-exported: callers import it from here)
+from knowsim_core.errors import ProviderError
+from knowsim_core.text.redact import redact  # noqa: F401  (re-exported: callers import it from here)
 
 MAX_DETAIL_CHARS = 200
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from .settings import LLMSettings
+from knowsim_core.llm.settings import LLMSettings
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
 NO_KEY = "no-key"  # local compatible servers ignore the key but the SDK wants a string

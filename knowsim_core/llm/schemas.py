@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..graph import IUGraph
-from ..prompts.graph import MAX_IUS, MIN_IUS
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.prompts.graph import MAX_IUS, MIN_IUS
 
 Quality = Literal["well_explained", "shallow", "not_mentioned"]
 Attempt = Literal["reasoning", "articulation", "none"]

@@ -28,9 +28,9 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..errors import ConfigError
-from .prices import DEFAULT_PRICES, PriceTable
-from .redact import redact_url, url_secrets
+from knowsim_core.errors import ConfigError
+from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
+from knowsim_core.text.redact import redact_url, url_secrets
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -321,7 +321,7 @@ def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
     user and the paper's baseline users (``openai/gpt-4o-mini:zs``, ``:zs-cot``, ``:zs-cot-prof``).
     Any other model name can be typed: every ``<provider>/<model>`` resolves.
     """
-    from ..prompts.baseline_user import METHODS as BASELINE_METHODS  # lazy: prompts import the ports
+    from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS  # lazy: prompts import the ports
 
     ok = {s.name for s in provider_status(settings) if s.available}
     kinds: dict[str, list[str]] = {k: [] for k in ("assistant", "user", "extractor", "graph_extractor", "judge")}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..ports import Message
+from knowsim_core.engine.ports import Message
 
 USER_LABEL = "You"  # the simulated user's own lines, as in the recorded conversation_history (§1.5)
 TUTOR_LABEL = "AI Tutor"

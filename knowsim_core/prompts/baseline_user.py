@@ -14,8 +14,8 @@ from __future__ import annotations
 import random
 from typing import Mapping, Sequence
 
-from ..ports import Message
-from . import TUTOR_LABEL, USER_LABEL, transcript
+from knowsim_core.engine.ports import Message
+from knowsim_core.prompts import TUTOR_LABEL, USER_LABEL, transcript
 
 PROMPT_VERSION = "baseline-user-v1"
 TEMPERATURE = 0.7  # as the KnowSim user (spec §9)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from ..ports import ExtractorContext
-from ..signals import RESPONSE_ROLES
-from . import transcript
+from knowsim_core.engine.ports import ExtractorContext
+from knowsim_core.engine.signals import RESPONSE_ROLES
+from knowsim_core.prompts import transcript
 
 PROMPT_VERSION = "extractor-v1"
 TEMPERATURE = 0.0  # spec §9

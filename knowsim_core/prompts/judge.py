@@ -6,9 +6,9 @@ It never sees the simulated state, so IQ stays an outside view next to the state
 
 from __future__ import annotations
 
-from ..ports import Message
-from ..records import RunRecord
-from . import transcript
+from knowsim_core.engine.ports import Message
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.prompts import transcript
 
 PROMPT_VERSION = "judge-v1"
 TEMPERATURE = 0.0

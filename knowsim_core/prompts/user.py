@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from ..ports import UserContext
-from ..state import IUState
-from . import TUTOR_LABEL, USER_LABEL, transcript
+from knowsim_core.engine.ports import UserContext
+from knowsim_core.engine.state import IUState
+from knowsim_core.prompts import TUTOR_LABEL, USER_LABEL, transcript
 
 PROMPT_VERSION = "user-v1"
 TEMPERATURE = 0.7  # spec §9

@@ -26,16 +26,17 @@ this package: records do not contain them and settings are not stored.
 
 from __future__ import annotations
 
-from .connection import BUSY_TIMEOUT_MS, DEFAULT_DB, ENV_DB, default_path, writable
-from .connection import pack as _pack
-from .connection import unpack as _unpack
-from .liveness import LEASE_SECONDS, LEASE_LAPSED, PROCESS_DIED, STALE_REMOTE_SECONDS
-from .liveness import pid_alive as _pid_alive
-from .migrations import SCHEMA_VERSION
-from .questions import GraphVersion, QuestionRow
-from .run_search import ORDERS, BatchGroup, RunRow
-from .runs import FINAL_STATUSES, STATUSES
-from .store import Store
+from knowsim_core.storage.connection import (
+    BUSY_TIMEOUT_MS, DEFAULT_DB, ENV_DB, default_path, writable, pack as _pack, unpack as _unpack,
+)
+from knowsim_core.storage.liveness import (
+    LEASE_SECONDS, LEASE_LAPSED, PROCESS_DIED, STALE_REMOTE_SECONDS, pid_alive as _pid_alive,
+)
+from knowsim_core.storage.migrations import SCHEMA_VERSION
+from knowsim_core.storage.questions import GraphVersion, QuestionRow
+from knowsim_core.storage.run_search import ORDERS, BatchGroup, RunRow
+from knowsim_core.storage.runs import FINAL_STATUSES, STATUSES
+from knowsim_core.storage.store import Store
 
 __all__ = [
     "Store", "QuestionRow", "GraphVersion", "RunRow", "BatchGroup", "SCHEMA_VERSION", "STATUSES",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 
-from ..errors import StorageError
-from ..state import KnowledgeState
-from .connection import Connection, now
+from knowsim_core.errors import StorageError
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.storage.connection import Connection, now
 
 
 def unknown_run(run_id: str) -> str:

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import FormatError, StorageError
+from knowsim_core.errors import FormatError, StorageError
 
 
 def _import_sqlite_utils() -> Any:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..errors import StorageError
-from .connection import SQLITE_HEADER, Connection, Database, connect_read_only
+from knowsim_core.errors import StorageError
+from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only
 
 from sqlite_utils import Migrations  # noqa: E402 — after .connection, which imports sqlite-utils without pandas
 

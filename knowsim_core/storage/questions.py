@@ -11,11 +11,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .connection import Database
+from knowsim_core.storage.connection import Database
 
-from ..errors import StorageError
-from ..graph import IUGraph
-from .connection import Connection, now
+from knowsim_core.errors import StorageError
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.storage.connection import Connection, now
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ class Questions:
 
     def seed_samples(self) -> int:
         """Add every sample question (+ its graph as version 1) that is missing; idempotent."""
-        from ..samples import load_samples
+        from knowsim_core.formats.samples import load_samples
 
         added = 0
         with self._conn.write() as db:  # one transaction for the whole set

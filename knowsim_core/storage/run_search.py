@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..analysis import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
-from ..errors import StorageError
-from .caches import unknown_run
-from .connection import Connection, now
-from .runs import MODE_COLUMNS, Runs
+from knowsim_core.engine.facts import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
+from knowsim_core.errors import StorageError
+from knowsim_core.storage.caches import unknown_run
+from knowsim_core.storage.connection import Connection, now
+from knowsim_core.storage.runs import MODE_COLUMNS, Runs
 
 ORDERS = {
     "created_desc": "r.created DESC, r.rowid DESC",
@@ -214,7 +214,7 @@ class RunSearch:
         """The population of the cross-run views (Failure modes page, ``failures`` command).
 
         Runs with at least one turn that match every filter, newest first. ``status`` is one of
-        :data:`~knowsim_core.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
+        :data:`~knowsim_core.evaluation.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
         turn 1 is not averaged with finished ones unless asked). Every filter is applied in SQL
         before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
         no stored metrics (still running, or its writer died) is read back record by record.

@@ -22,15 +22,15 @@ import time
 import uuid
 from typing import Any, Callable
 
-from .connection import Database
+from knowsim_core.storage.connection import Database
 
-from ..errors import FormatError, StorageError
-from ..failures import FailureMode
-from ..records import RunRecord, TurnRecord
-from .caches import unknown_run
-from .connection import Connection, now, pack, unpack
-from .liveness import writer, writer_gone
-from .questions import graph_json, insert_graph, insert_question
+from knowsim_core.errors import FormatError, StorageError
+from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.storage.caches import unknown_run
+from knowsim_core.storage.connection import Connection, now, pack, unpack
+from knowsim_core.storage.liveness import writer, writer_gone
+from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")

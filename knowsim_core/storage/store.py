@@ -13,16 +13,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import StorageError
-from ..graph import IUGraph
-from ..records import RunRecord, TurnRecord
-from ..state import KnowledgeState
-from .caches import Caches
-from .connection import Connection, default_path
-from .migrations import check_file, migrate
-from .questions import GraphVersion, QuestionRow, Questions
-from .run_search import BatchGroup, RunRow, RunSearch
-from .runs import Runs
+from knowsim_core.errors import StorageError
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.storage.caches import Caches
+from knowsim_core.storage.connection import Connection, default_path
+from knowsim_core.storage.migrations import check_file, migrate
+from knowsim_core.storage.questions import GraphVersion, QuestionRow, Questions
+from knowsim_core.storage.run_search import BatchGroup, RunRow, RunSearch
+from knowsim_core.storage.runs import Runs
 
 
 class Store:

@@ -6,12 +6,12 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from knowsim_core.graph import IUGraph
-from knowsim_core.runner import start_run
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 from ui.theme import STATE_STYLE
 
-from .conftest import ARTIFACTS, graph_nodes, nodes_outside_canvas, wait_idle
+from tests.browser.conftest import ARTIFACTS, graph_nodes, nodes_outside_canvas, wait_idle
 
 pytestmark = pytest.mark.browser
 EVIL = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'

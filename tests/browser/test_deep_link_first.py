@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conftest import StudioServer, wait_idle
+from tests.browser.conftest import StudioServer, wait_idle
 
 
 def test_first_request_deep_link_runs_the_frame(browser, tmp_path):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from knowsim_core.samples import load_samples
+from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
 
-from ..part2_support import make_run
-from .conftest import ARTIFACTS, nodes_outside_canvas, wait_idle
+from tests.part2_support import make_run
+from tests.browser.conftest import ARTIFACTS, nodes_outside_canvas, wait_idle
 
 QID = "sample_lava_lamps"
 
@@ -37,7 +37,7 @@ def test_standalone_html_shows_hostile_text_as_text(browser, tmp_path):
     """A concept written as markup (with an ``href``, which makes pyvis show tooltips through
     innerHTML) runs nothing and shows, on hover, exactly the text that was written."""
     from knowsim_core.formats.graph_html import graph_html
-    from knowsim_core.graph import IUGraph
+    from knowsim_core.engine.graph import IUGraph
 
     evil = '<img src=x onerror="window.__pwned=1"> a < b href'
     g = IUGraph.from_data({"nodes": [{"id": "IU1", "concept": evil, "abstraction_level": 0.5, "description": "d"}],
@@ -206,7 +206,7 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
     page.get_by_text("Saved version").wait_for(timeout=30_000)
     versions = store.graph_versions(QID)
     assert len(versions) == before + 1
-    from knowsim_core.graph_diff import diff_graphs
+    from knowsim_core.engine.graph_diff import diff_graphs
 
     change = diff_graphs(versions[-2].graph, versions[-1].graph).lines()
     assert versions[-1].graph.nodes[0].description == "Edited in the browser.", change

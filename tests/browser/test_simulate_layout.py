@@ -12,12 +12,12 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from knowsim_core.fork import fork_link
-from knowsim_core.runner import start_run
+from knowsim_core.services.fork import fork_link
+from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 
-from .conftest import ARTIFACTS, wait_idle
-from .test_app_part1_browser import _click_node, expected_nodes, open_played_run, wait_graph
+from tests.browser.conftest import ARTIFACTS, wait_idle
+from tests.browser.test_app_part1_browser import _click_node, expected_nodes, open_played_run, wait_graph
 
 pytestmark = pytest.mark.browser
 VIEWPORT = {"width": 1400, "height": 900}

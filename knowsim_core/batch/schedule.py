@@ -1,0 +1,303 @@
+"""Running a batch's cells: many conversations in flight, a budget, and a clean stop.
+
+**Threads, not asyncio, for conversations in flight.** A batch with LLM agents waits on model
+latency, not on the CPU, so one process keeps ``concurrency`` conversations going, one thread each.
+Threads because everything under a conversation is already synchronous and thread-safe: the SDK
+clients (one cached client per endpoint, whose connection pool is thread-safe), the per-endpoint
+:class:`~knowsim_core.llm.providers.Gate` (a semaphore + an RPM spacer whose lock is never held
+while sleeping), and the store, which opens a fresh sqlite3 connection per call in the calling
+thread (so ``check_same_thread`` is never crossed) and writes each turn in its own
+``BEGIN IMMEDIATE`` transaction under WAL with a busy timeout — many threads then queue for the
+write lock exactly as many processes do. A turn's three calls stay sequential inside its thread;
+limits hold across every conversation because the Gate is per endpoint, not per conversation. The
+SDKs retry a 429 with their own backoff inside the call: that thread sleeps holding one slot of
+that endpoint's Gate, which slows that endpoint only — other endpoints and the scheduler go on.
+
+**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`.
+
+**Stopping.** :class:`Control` is what the signal handler flips. The first SIGINT/SIGTERM stops
+starting conversations; each one in flight finishes its current turn and is marked
+``interrupted`` (resumable from that turn). A second one stops at once: the parent marks what is
+still in flight ``interrupted`` and returns without waiting for the threads (or makes the workers
+mark theirs and exit).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from knowsim_core.batch.plan import Cell
+from knowsim_core.errors import KnowSimError, SessionError
+from knowsim_core.storage import Store
+
+POLL_S = 0.1  # how often the scheduler looks at signals, results and the progress line
+STOP_ERROR = "the batch was stopped before this conversation finished; continue it with batch --resume"
+
+
+@dataclass
+class Outcome:
+    """What became of one cell."""
+
+    index: int
+    status: str  # finished | failed | interrupted | not started
+    run_id: str = ""
+    turns: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    error: str = ""
+
+
+class Control:
+    """Stop requests, flipped by the signal handler and read by every conversation."""
+
+    def __init__(self, stop: Any = None, force: Any = None):
+        self.stop = stop if stop is not None else threading.Event()  # no new conversation; stop after this turn
+        self.force = force if force is not None else threading.Event()  # stop now
+        self.budget_hit = False
+        self.signalled = False
+
+    def request(self) -> None:
+        self.signalled = True
+        (self.force if self.stop.is_set() else self.stop).set()
+
+
+@contextmanager
+def signals_stop(control: Control) -> Iterator[None]:
+    """SIGINT and SIGTERM request a stop (a second one: stop at once) instead of raising."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = lambda signum, frame: control.request()  # noqa: E731 — no I/O in a signal handler
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+# ---------------------------------------------------------------------- one conversation
+def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None = None,
+             resume_id: str = "", on_start: Callable[[str], None] | None = None,
+             on_turn: Callable[[Any], None] | None = None) -> Outcome:
+    """Play one cell to its end (or to a stop request, after the current turn).
+
+    ``resume_id`` continues that stored run instead of starting a new one; ``llm(store, index)``
+    gives the LLM settings of this conversation (None for offline cells). The conversation's calls
+    share one connection (each turn still its own transaction): see ``Store.pinned``.
+    """
+    with store.pinned():
+        return _run_cell(store, cell, tag=tag, stop=stop, llm=llm, resume_id=resume_id, on_start=on_start,
+                         on_turn=on_turn)
+
+
+def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None,
+              resume_id: str, on_start: Callable[[str], None] | None,
+              on_turn: Callable[[Any], None] | None) -> Outcome:
+    from knowsim_core.services.runner import resume_run, start_run
+
+    out = Outcome(cell.index, "not started")
+    if stop.is_set():
+        return out
+    settings = llm(store, cell.index) if llm is not None else None
+    try:
+        if resume_id:
+            live = resume_run(store, resume_id, settings=settings)
+        else:
+            live = start_run(store, **cell.start_kwargs(), settings=settings, batch_tag=tag)
+    except KnowSimError as exc:
+        out.status, out.error = "failed", str(exc)
+        return out
+    out.run_id = live.run_id
+    if on_start is not None:
+        on_start(live.run_id)
+    try:
+        while not live.done:
+            if stop.is_set():
+                store.finish_run(live.run_id, status="interrupted", error=STOP_ERROR)
+                out.status = "interrupted"
+                break
+            try:
+                rec = live.step()
+            except SessionError:
+                if live.done:
+                    break
+                raise
+            out.turns = rec.turn
+            for u in rec.usage:
+                out.tokens_in += u.input_tokens
+                out.tokens_out += u.output_tokens
+                out.cost_usd += u.cost_usd
+            if on_turn is not None:
+                on_turn(rec)
+        else:
+            out.status = "finished"
+    except KnowSimError as exc:
+        out.status, out.error = "failed", str(exc)
+    except Exception as exc:  # noqa: BLE001 — a bug in one conversation must not take the batch down
+        out.status, out.error = "failed", f"{type(exc).__name__}: {exc}"  # the runner recorded it with the run
+    return out
+
+
+# ---------------------------------------------------------------------- shared bookkeeping
+@dataclass
+class Tally:
+    """Counts for the progress line and the budget (updated from many threads under one lock)."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    interrupted: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    started_at: float = field(default_factory=time.monotonic)
+    in_flight: dict[int, float] = field(default_factory=dict)  # cell index -> spent so far
+    finished_costs: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def start(self, index: int) -> None:
+        with self.lock:
+            self.in_flight[index] = 0.0
+
+    def turn(self, index: int, rec: Any) -> None:
+        with self.lock:
+            spent = sum(u.cost_usd for u in rec.usage)
+            self.tokens += sum(u.input_tokens + u.output_tokens for u in rec.usage)
+            self.cost_usd += spent
+            self.in_flight[index] = self.in_flight.get(index, 0.0) + spent
+
+    def end(self, out: Outcome, *, counted_turns: bool) -> None:
+        with self.lock:
+            self.in_flight.pop(out.index, None)
+            if not counted_turns:  # worker processes report their spending only at the end
+                self.tokens += out.tokens_in + out.tokens_out
+                self.cost_usd += out.cost_usd
+            if out.status == "finished":
+                self.finished_costs.append(out.cost_usd)
+            self.done += out.status in ("finished", "failed", "interrupted")
+            self.failed += out.status == "failed"
+            self.interrupted += out.status == "interrupted"
+
+
+class Budget:
+    """``--max-cost``: start a conversation only while spent + in-flight estimate + its own estimate fits."""
+
+    def __init__(self, max_cost: float | None, per_conversation: float):
+        self.max_cost = max_cost
+        self.prior = per_conversation
+
+    def allows(self, tally: Tally) -> bool:
+        if self.max_cost is None:
+            return True
+        with tally.lock:
+            # once conversations have finished, their mean cost is a better guess than the prior
+            est = (sum(tally.finished_costs) / len(tally.finished_costs)) if tally.finished_costs else self.prior
+            committed = tally.cost_usd + sum(max(0.0, est - s) for s in tally.in_flight.values())
+        return committed + est <= self.max_cost
+
+
+class LLMSetup:
+    """The LLM settings of conversation ``index``: the environment's, the per-endpoint limit raised
+    to the batch's concurrency unless ``KNOWSIM_LLM_MAX_CONCURRENCY`` sets it, and the compat server
+    ``index mod k`` when several are configured. Picklable (sent to worker processes); the settings
+    are read once per process, lazily, so offline batches never load the LLM layer."""
+
+    def __init__(self, concurrency: int):
+        self.concurrency = concurrency
+        self._base: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"concurrency": self.concurrency, "_base": None}  # keys are re-read from the env
+
+    def settings(self) -> Any:
+        if self._base is None:
+            from knowsim_core.llm.settings import LLMSettings
+
+            base = LLMSettings.from_env()
+            if not os.environ.get("KNOWSIM_LLM_MAX_CONCURRENCY"):
+                base = base.with_overrides(max_concurrency=max(base.max_concurrency, self.concurrency))
+            self._base = base
+        return self._base
+
+    def __call__(self, store: Store, index: int) -> dict[str, Any]:
+        s = self.settings().for_conversation(index)
+        return {"settings": s, "cache": store if s.cache_enabled else None}
+
+
+def admit(pending: list[tuple[Cell, str]], in_flight: Callable[[], int], limit: int, *, control: Control,
+          tally: Tally, budget: Budget) -> Iterator[tuple[Cell, str]]:
+    """The cells that may start now (the one admission rule of both schedulers): up to ``limit``
+    in flight, none after a stop request, none once the budget would be passed — then the rest
+    of ``pending`` is dropped, and those in flight go on. Each admitted cell is counted as started."""
+    while pending and in_flight() < limit and not control.stop.is_set():
+        if not budget.allows(tally):
+            control.budget_hit = True
+            pending.clear()
+            return
+        cell, resume_id = pending.pop()
+        tally.start(cell.index)
+        yield cell, resume_id
+
+
+# ---------------------------------------------------------------------- threads
+def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int, tag: str, control: Control,
+                tally: Tally, budget: Budget, llm: Callable[[Store, int], Any] | None,
+                tick: Callable[[], None] = lambda: None,
+                on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
+    """Up to ``concurrency`` conversations at once in this process; returns (outcomes, forced)."""
+    pending = list(reversed(todo))
+    results: queue.Queue[Outcome] = queue.Queue()
+    running: dict[int, str] = {}  # cell index -> run id ("" until created)
+    outcomes: list[Outcome] = []
+
+    def work(cell: Cell, resume_id: str) -> None:
+        def started(rid: str) -> None:
+            running[cell.index] = rid
+
+        results.put(run_cell(store, cell, tag=tag, stop=control.stop, llm=llm, resume_id=resume_id,
+                             on_start=started, on_turn=lambda rec: tally.turn(cell.index, rec)))
+
+    while pending or running:
+        for cell, resume_id in admit(pending, lambda: len(running), concurrency, control=control, tally=tally,
+                                     budget=budget):
+            running[cell.index] = ""
+            # daemon: a forced stop returns without waiting for a thread stuck in a model call
+            threading.Thread(target=work, args=(cell, resume_id), daemon=True, name=f"cell-{cell.index}").start()
+        try:
+            out = results.get(timeout=POLL_S)
+        except queue.Empty:
+            out = None
+        if out is not None:
+            running.pop(out.index, None)
+            tally.end(out, counted_turns=True)
+            outcomes.append(out)
+            on_outcome(out)
+        if control.force.is_set():
+            for index, rid in list(running.items()):
+                outcomes.append(_abandon(store, index, rid))
+            return outcomes, True
+        if control.stop.is_set():
+            pending.clear()
+        tick()
+    return outcomes, False
+
+
+def _abandon(store: Store, index: int, run_id: str) -> Outcome:
+    """Mark a conversation still in flight after a second Ctrl-C as interrupted."""
+    if run_id:
+        try:
+            store.finish_run(run_id, status="interrupted", error=STOP_ERROR)
+        except KnowSimError:
+            pass  # it ended on its own in the meantime
+    return Outcome(index, "interrupted" if run_id else "not started", run_id)
+
+
+__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "run_cell", "run_threads", "signals_stop"]

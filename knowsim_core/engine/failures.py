@@ -1,0 +1,77 @@
+"""The five failure modes of every explained IU in every turn (spec §7, paper App. G).
+
+Evaluated per distinct mentioned node id (shallow or well_explained; unknown ids skipped), in
+order, first match wins: REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from knowsim_core.engine.signals import IUSignal
+
+_P, _K = 2, 3
+
+
+class FailureMode(StrEnum):
+    REDUNDANT = "redundant"
+    PREREQ_BLOCKED = "prereq_blocked"
+    EFFECTIVE = "effective"
+    OVERLOAD_WASTED = "overload_wasted"
+    UNDER_ABSORBED = "under_absorbed"
+
+    @property
+    def title(self) -> str:
+        return self.value.replace("_", "-").upper()
+
+
+FAILURE_ORDER: tuple[FailureMode, ...] = tuple(FailureMode)
+
+EXPLANATIONS: dict[FailureMode, str] = {
+    FailureMode.REDUNDANT: "already known well before this turn",
+    FailureMode.PREREQ_BLOCKED: "a prerequisite was not yet partially understood, so it could not advance",
+    FailureMode.EFFECTIVE: "it advanced this turn",
+    FailureMode.OVERLOAD_WASTED: "teachable, but the turn was overloaded and it did not advance",
+    FailureMode.UNDER_ABSORBED: "teachable and not overloaded, yet it did not advance (e.g. shallow teaching)",
+}
+
+
+def classify_one(pre: int, ceiling_pre: int, post: int, overload: bool) -> FailureMode:
+    """The failure mode of one explained IU, from its pre/post state and pre-turn ceiling."""
+    if pre == _K:
+        return FailureMode.REDUNDANT
+    if ceiling_pre < _P and post == pre:
+        return FailureMode.PREREQ_BLOCKED
+    if post > pre:
+        return FailureMode.EFFECTIVE
+    if overload:
+        return FailureMode.OVERLOAD_WASTED
+    return FailureMode.UNDER_ABSORBED
+
+
+def classify(
+    mentioned: Iterable["IUSignal"],
+    pre: Mapping[str, int],
+    post: Mapping[str, int],
+    ceiling_pre: Mapping[str, int],
+    overload: bool,
+) -> tuple[tuple[str, FailureMode], ...]:
+    """Modes for the distinct node ids of the explained list E_t, in first-mention order."""
+    out: list[tuple[str, FailureMode]] = []
+    seen: set[str] = set()
+    for s in mentioned:
+        v = s.id
+        if v in seen or v not in post:
+            continue
+        seen.add(v)
+        out.append((v, classify_one(pre[v], ceiling_pre[v], post[v], overload)))
+    return tuple(out)
+
+
+def count_modes(modes: Iterable[tuple[str, FailureMode]]) -> dict[FailureMode, int]:
+    """Counts of each mode, every mode present (zeros included), in taxonomy order."""
+    c = Counter(m for _, m in modes)
+    return {m: c.get(m, 0) for m in FAILURE_ORDER}

@@ -1,0 +1,485 @@
+"""IU graph: nodes, prerequisite edges and the derived structure the rules use.
+
+Spec §1.1. The model is lenient on purpose: the paper's own graphs contain cycles and duplicate
+edges and must load and run exactly as the reference ran them, so structural *problems* are
+reported by :meth:`IUGraph.issues` (the checks live in :mod:`knowsim_core.engine.graph_checks`) rather
+than raised. Only data that cannot be read as a graph at
+all (not an object, a missing field, a wrong type) raises :class:`GraphError` on load. Hand edits
+go through the ``with_*`` methods, which refuse to create a new cycle.
+
+The derived structure (:attr:`IUGraph.index`) is computed once per *constructed* graph and never
+travels to another one: every edit builds its result through :func:`_rebuilt` (a full
+re-validation from plain data), and ``model_copy`` / ``copy.copy`` / pickling drop it, because
+pydantic copies the instance ``__dict__`` — where ``cached_property`` keeps its value — verbatim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from operator import itemgetter
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from knowsim_core.engine import graph_checks
+from knowsim_core.errors import GraphCycleError, GraphError
+from knowsim_core.engine.graph_checks import (
+    ALWAYS_BLOCKING, DELTA_L_MISMATCH_TOLERANCE, DELTA_L_TOLERANCE, MAX_DELTA_L, GraphIssue, Severity,
+)
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+__all__ = [
+    "ALWAYS_BLOCKING", "DELTA_L_MISMATCH_TOLERANCE", "DELTA_L_TOLERANCE", "MAX_DELTA_L", "GraphIssue", "Severity",
+    "GraphIndex", "IUEdge", "IUGraph", "IUNode", "make_label", "natural_key",
+]
+
+
+class IUNode(BaseModel):
+    """One Information Unit."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    concept: str
+    abstraction_level: float
+    description: str
+
+
+class IUEdge(BaseModel):
+    """``from → to``: understanding ``to`` needs ``from``."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    delta_l: float | None = None
+    reason: str = ""
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that orders ids as people count: ``IU2`` before ``IU10`` (digit runs as numbers).
+
+    Every list of IU ids on screen (selectboxes, tables, the editor's endpoint options) sorts with
+    this one key, so they all agree.
+    """
+    parts = tuple((0, int(p)) if p.isdigit() else (1, p.casefold()) for p in _DIGITS.split(text) if p)
+    return (parts, text)  # the text itself breaks ties (IU01 / IU1, iu1 / IU1) the same way every time
+
+
+def make_label(node_id: str, concept: str) -> str:
+    """The storage key of an IU: ``"IU3: concept"``, or the non-empty part (spec §1.1)."""
+    if node_id and concept:
+        return f"{node_id}: {concept}"
+    return node_id or concept
+
+
+@dataclass(frozen=True, slots=True)
+class GraphIndex:
+    """Derived structure of a graph, computed once and shared by every turn."""
+
+    ids: tuple[str, ...]
+    index_of: dict[str, int]
+    labels: tuple[str, ...]
+    label_of: dict[str, str]
+    prereqs: dict[str, tuple[str, ...]]
+    neighbors: dict[str, frozenset[str]]
+    depth: dict[str, int]
+    update_order: tuple[str, ...]
+    topo_order: tuple[str, ...]
+    # (id, label, prerequisite kind, prerequisite reader, node position) in update order: the
+    # rules' hot loop (see PLAN_* and _plan_entry)
+    plan: tuple[tuple[str, str, int, Any, int], ...]
+    # neighbour ids per node, in node order (density)
+    neighbor_lists: tuple[frozenset[str], ...]
+    # every ancestor of a node with its hop count, in breadth-first visiting order (prerequisites
+    # in edge order): the gap sum stops at the first one that is known
+    ancestors: dict[str, tuple[tuple[str, int], ...]]
+
+
+# How the update reads a node's prerequisite states (GraphIndex.plan)
+PLAN_ROOT = 0  # no prerequisites: the ceiling is knows_well
+PLAN_ONE = 1  # one prerequisite; the reader is its id
+PLAN_MANY = 2  # several, all nodes; the reader is an itemgetter returning their states
+PLAN_DANGLING = 3  # a prerequisite that is not a node reads as unaware: the ceiling is struggling
+
+
+def _plan_entry(v: str, label: str, ps: tuple[str, ...], position: int, nodes: dict[str, int]) -> tuple:
+    if not ps:
+        return (v, label, PLAN_ROOT, None, position)
+    if any(p not in nodes for p in ps):
+        return (v, label, PLAN_DANGLING, None, position)
+    if len(ps) == 1:
+        return (v, label, PLAN_ONE, ps[0], position)
+    return (v, label, PLAN_MANY, itemgetter(*ps), position)
+
+
+def _ancestors_breadth_first(v: str, prereqs: dict[str, tuple[str, ...]]) -> tuple[tuple[str, int], ...]:
+    """(ancestor, hops) in the order a breadth-first search from ``v`` first reaches them.
+
+    Each ancestor appears once, at its shortest hop count; ``v`` itself never does (cycles).
+    """
+    out: list[tuple[str, int]] = []
+    visited = {v}
+    frontier = [v]
+    hops = 0
+    while frontier:
+        hops += 1
+        nxt: list[str] = []
+        for u in frontier:
+            for p in prereqs.get(u, ()):
+                if p not in visited:
+                    visited.add(p)
+                    out.append((p, hops))
+                    nxt.append(p)
+        frontier = nxt
+    return tuple(out)
+
+
+class IUGraph(BaseModel):
+    """An IU graph as in spec §1.1 (node and edge order are significant)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    knowledge_areas: tuple[str, ...] = ()
+    nodes: tuple[IUNode, ...]
+    edges: tuple[IUEdge, ...] = ()
+
+    # ------------------------------------------------------------------ copies carry no derived data
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> "IUGraph":
+        """A copy without the cached index; with ``update`` it is re-validated from plain data."""
+        if update:
+            data = self.to_data()
+            for key, value in update.items():
+                data[key] = _plain(key, value)
+            return type(self).from_data(data)
+        return super().model_copy(deep=deep)  # __copy__ / __deepcopy__ below drop the index
+
+    def __copy__(self) -> "IUGraph":
+        return _without_derived(super().__copy__())
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "IUGraph":
+        return _without_derived(super().__deepcopy__(memo))
+
+    def __getstate__(self) -> dict[Any, Any]:
+        state = super().__getstate__()
+        state["__dict__"] = {k: v for k, v in state["__dict__"].items() if k not in _DERIVED}
+        return state
+
+    # ------------------------------------------------------------------ loading / saving
+    @classmethod
+    def from_data(cls, data: Any) -> "IUGraph":
+        """Read a graph from parsed JSON.
+
+        Raises:
+            GraphError: naming the field and what a graph needs, when ``data`` is not a graph.
+        """
+        if not isinstance(data, dict):
+            raise GraphError(
+                f"an IU graph must be a JSON object with 'nodes' and 'edges', got {type(data).__name__}"
+            )
+        if "nodes" not in data:
+            raise GraphError("the IU graph has no 'nodes' list; add the list of IU objects")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise GraphError(
+                f"IU graph field {where}: {first['msg'].lower()}; every node needs id, concept, "
+                "abstraction_level (0–1) and description, every edge needs from and to"
+            ) from None
+
+    def to_data(self) -> dict[str, Any]:
+        """The graph as JSON-ready data in the format of spec §1.1."""
+        return {
+            "knowledge_areas": list(self.knowledge_areas),
+            "nodes": [n.model_dump() for n in self.nodes],
+            "edges": [_edge_data(e) for e in self.edges],
+        }
+
+    # ------------------------------------------------------------------ derived structure
+    @cached_property
+    def index(self) -> GraphIndex:
+        ids = tuple(n.id for n in self.nodes)
+        index_of: dict[str, int] = {}
+        for i, node_id in enumerate(ids):
+            index_of.setdefault(node_id, i)
+        labels = tuple(make_label(n.id, n.concept) for n in self.nodes)
+        label_of = {n.id: lab for n, lab in zip(self.nodes, labels)}
+        prereq_lists: dict[str, list[str]] = {}
+        neighbor_sets: dict[str, set[str]] = {}
+        for e in self.edges:
+            prereq_lists.setdefault(e.to, []).append(e.from_)
+            neighbor_sets.setdefault(e.from_, set()).add(e.to)
+            neighbor_sets.setdefault(e.to, set()).add(e.from_)
+        prereqs = {k: tuple(v) for k, v in prereq_lists.items()}
+        depth = _depths(ids, prereqs)
+        order = sorted(range(len(ids)), key=lambda i: depth[ids[i]])
+        neighbors = {k: frozenset(v) for k, v in neighbor_sets.items()}
+        return GraphIndex(
+            ids=ids,
+            index_of=index_of,
+            labels=labels,
+            label_of=label_of,
+            prereqs=prereqs,
+            neighbors=neighbors,
+            depth=depth,
+            update_order=tuple(ids[i] for i in order),
+            topo_order=_kahn_order(ids, self.edges),
+            plan=tuple(_plan_entry(ids[i], labels[i], prereqs.get(ids[i], ()), i, index_of) for i in order),
+            neighbor_lists=tuple(neighbors.get(v, frozenset()) for v in ids),
+            ancestors={v: _ancestors_breadth_first(v, prereqs) for v in ids},
+        )
+
+    def node(self, node_id: str) -> IUNode:
+        """The node with this id (GraphError naming the known ids otherwise)."""
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise GraphError(f"unknown IU id {node_id!r}; this graph has {', '.join(self.index.ids)}")
+
+    def label(self, node_id: str) -> str:
+        return self.index.label_of.get(node_id, node_id)
+
+    # ------------------------------------------------------------------ validation
+    def issues(self) -> list[GraphIssue]:
+        """Every finding of spec §1.1, errors first (:func:`graph_checks.issues`)."""
+        return graph_checks.issues(self)
+
+    def errors(self) -> list[GraphIssue]:
+        return [i for i in self.issues() if i.severity == "error"]
+
+    def cycles(self) -> list[tuple[str, ...]]:
+        """Each strongly connected component of 2+ nodes, its ids in node order."""
+        edges = [(e.from_, e.to) for e in self.edges if e.from_ != e.to]
+        if _acyclic(self.index.ids, edges):  # the usual case, answered without networkx
+            return []
+        import networkx as nx  # lazy: importing it was ~0.13 s of every command's start-up
+
+        g = nx.DiGraph()
+        g.add_nodes_from(self.index.ids)
+        g.add_edges_from(edges)
+        pos = self.index.index_of
+        comps = [
+            tuple(sorted(c, key=lambda v: pos.get(v, len(pos))))
+            for c in nx.strongly_connected_components(g)
+            if len(c) > 1
+        ]
+        return sorted(comps, key=lambda c: pos.get(c[0], len(pos)))
+
+    def require_runnable(self) -> None:
+        """Raise GraphError if the rules cannot run on this graph at all.
+
+        Cycles, dangling edges and duplicate edges are tolerated (the reference runs them);
+        an empty graph or duplicate ids are not.
+        """
+        if not self.nodes:
+            raise GraphError("the IU graph has no nodes; add at least one IU before simulating")
+        dupes = graph_checks.duplicates(self.index.ids)
+        if dupes:
+            raise GraphError(
+                f"duplicate IU ids {', '.join(dupes)}; give every IU its own id before simulating"
+            )
+
+    def save_blockers(self, parent: "IUGraph | None" = None, *, as_authored: bool = False) -> list[GraphIssue]:
+        """Errors that forbid saving this graph as a new version (:func:`graph_checks.save_blockers`)."""
+        return graph_checks.save_blockers(self, parent, as_authored=as_authored)
+
+    def require_savable(self, parent: "IUGraph | None" = None, *, as_authored: bool = False) -> None:
+        """Raise GraphError (one line naming the problems) if :meth:`save_blockers` finds any."""
+        blockers = self.save_blockers(parent, as_authored=as_authored)
+        if blockers:
+            shown = "; ".join(i.message for i in blockers[:3])
+            more = f" (and {len(blockers) - 3} more)" if len(blockers) > 3 else ""
+            raise GraphError(f"graph not saved: {shown}{more}")
+
+    # ------------------------------------------------------------------ hand edits
+    # Each edit returns a graph built from scratch by _rebuilt: re-validated, with its own index.
+    def with_node(self, node: IUNode) -> "IUGraph":
+        """Add a node, or replace the node with the same id (keeping its position)."""
+        if node.id in self.index.index_of:
+            nodes = tuple(node if n.id == node.id else n for n in self.nodes)
+        else:
+            nodes = self.nodes + (node,)
+        return _rebuilt(self, nodes=nodes)
+
+    def without_node(self, node_id: str) -> "IUGraph":
+        """Remove a node and every edge that touches it."""
+        self.node(node_id)
+        return _rebuilt(
+            self,
+            nodes=tuple(n for n in self.nodes if n.id != node_id),
+            edges=tuple(e for e in self.edges if node_id not in (e.from_, e.to)),
+        )
+
+    def with_renamed_node(self, old_id: str, new_id: str) -> "IUGraph":
+        """Rename an IU id everywhere (edges follow).
+
+        Raises:
+            GraphError: an unknown ``old_id``, an empty ``new_id`` or one another IU already has.
+        """
+        self.node(old_id)
+        if not new_id.strip():
+            raise GraphError(f"cannot rename {old_id} to an empty id; give the IU a non-empty id")
+        if new_id != old_id and new_id in self.index.index_of:
+            raise GraphError(f"cannot rename {old_id} to {new_id}: {new_id} already exists; pick an unused id")
+
+        def renamed(v: str) -> str:
+            return new_id if v == old_id else v
+
+        nodes = tuple(
+            IUNode(id=new_id, concept=n.concept, abstraction_level=n.abstraction_level, description=n.description)
+            if n.id == old_id else n
+            for n in self.nodes
+        )
+        edges = tuple(
+            IUEdge(from_=renamed(e.from_), to=renamed(e.to), delta_l=e.delta_l, reason=e.reason) for e in self.edges
+        )
+        return _rebuilt(self, nodes=nodes, edges=edges)
+
+    def with_edge(self, from_id: str, to_id: str, reason: str = "") -> "IUGraph":
+        """Add ``from_id → to_id`` with its Δl.
+
+        Raises:
+            GraphError: an unknown id or a self-loop.
+            GraphCycleError: the edge would close a directed cycle (the cycle is named).
+        """
+        a, b = self.node(from_id), self.node(to_id)
+        if from_id == to_id:
+            raise GraphError(f"an IU cannot be its own prerequisite ({from_id} → {to_id})")
+        import networkx as nx
+
+        g = nx.DiGraph((e.from_, e.to) for e in self.edges)
+        if g.has_node(to_id) and g.has_node(from_id) and nx.has_path(g, to_id, from_id):
+            path = tuple(nx.shortest_path(g, to_id, from_id)) + (to_id,)
+            raise GraphCycleError(
+                f"adding {from_id} → {to_id} would create the cycle {' → '.join(path)}; "
+                "remove one of those edges first or reverse this one",
+                cycle=path,
+            )
+        edge = IUEdge(
+            from_=from_id,
+            to=to_id,
+            delta_l=round(abs(a.abstraction_level - b.abstraction_level), 6),
+            reason=reason,
+        )
+        return _rebuilt(self, edges=self.edges + (edge,))
+
+    def without_edge(self, from_id: str, to_id: str) -> "IUGraph":
+        """Remove every ``from_id → to_id`` edge."""
+        edges = tuple(e for e in self.edges if (e.from_, e.to) != (from_id, to_id))
+        if len(edges) == len(self.edges):
+            raise GraphError(f"there is no edge {from_id} → {to_id} to remove")
+        return _rebuilt(self, edges=edges)
+
+
+def _edge_data(e: IUEdge) -> dict[str, Any]:
+    return {"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason}
+
+
+def _plain(key: str, value: Any) -> Any:
+    """An update value as JSON-like data (models dumped) so from_data validates it afresh."""
+    if key == "nodes":
+        return [n.model_dump() if isinstance(n, IUNode) else n for n in value]
+    if key == "edges":
+        return [_edge_data(e) if isinstance(e, IUEdge) else e for e in value]
+    if key == "knowledge_areas":
+        return list(value)
+    return value
+
+
+def _rebuilt(
+    base: IUGraph, *, nodes: tuple[IUNode, ...] | None = None, edges: tuple[IUEdge, ...] | None = None
+) -> IUGraph:
+    """The one constructor of edited graphs: plain data through :meth:`IUGraph.from_data`.
+
+    A fresh, fully validated instance, so nothing derived from ``base`` (its index) can leak in.
+    """
+    return IUGraph.from_data(
+        {
+            "knowledge_areas": list(base.knowledge_areas),
+            "nodes": [n.model_dump() for n in (base.nodes if nodes is None else nodes)],
+            "edges": [_edge_data(e) for e in (base.edges if edges is None else edges)],
+        }
+    )
+
+
+# Instance attributes computed from the fields (functools.cached_property values).
+_DERIVED: tuple[str, ...] = ("index",)
+
+
+def _without_derived(g: IUGraph) -> IUGraph:
+    for name in _DERIVED:
+        g.__dict__.pop(name, None)
+    return g
+
+
+# ---------------------------------------------------------------------- helpers
+def _depths(ids: tuple[str, ...], prereqs: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Longest prerequisite chain above each node (spec §4.6), cycle-guarded like the reference."""
+    memo: dict[str, int] = {}
+
+    def depth(v: str, visiting: set[str]) -> int:
+        if v in memo:
+            return memo[v]
+        if v in visiting:
+            return 0
+        visiting.add(v)
+        ps = prereqs.get(v, ())
+        d = 0 if not ps else 1 + max(depth(p, visiting) for p in ps)
+        memo[v] = d
+        return d
+
+    for v in ids:
+        depth(v, set())
+    return {v: memo[v] for v in ids}
+
+
+def _kahn_order(ids: tuple[str, ...], edges: tuple[IUEdge, ...]) -> tuple[str, ...]:
+    """Kahn's order over edges between nodes; leftovers (cycles) appended in node order (§2.2)."""
+    known = set(ids)
+    indeg = {v: 0 for v in ids}
+    children: dict[str, list[str]] = {v: [] for v in ids}
+    for e in edges:
+        if e.from_ in known and e.to in known:
+            indeg[e.to] += 1
+            children[e.from_].append(e.to)
+    queue = [v for v in ids if indeg[v] == 0]
+    order: list[str] = []
+    head = 0
+    while head < len(queue):
+        v = queue[head]
+        head += 1
+        order.append(v)
+        for c in children[v]:
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                queue.append(c)
+    placed = set(order)
+    order.extend(v for v in ids if v not in placed)
+    return tuple(order)
+
+
+def _acyclic(ids: tuple[str, ...], edges: list[tuple[str, str]]) -> bool:
+    """Whether the directed graph (``ids`` plus any endpoint of ``edges``) has no cycle: Kahn's
+    algorithm removes every node exactly when none lies on a cycle."""
+    indegree: dict[str, int] = dict.fromkeys(ids, 0)
+    out: dict[str, list[str]] = {}
+    for a, b in edges:
+        indegree.setdefault(a, 0)
+        indegree[b] = indegree.get(b, 0) + 1
+        out.setdefault(a, []).append(b)
+    ready = [v for v, d in indegree.items() if d == 0]
+    removed = 0
+    while ready:
+        v = ready.pop()
+        removed += 1
+        for w in out.get(v, ()):
+            indegree[w] -= 1
+            if indegree[w] == 0:
+                ready.append(w)
+    return removed == len(indegree)

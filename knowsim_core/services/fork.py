@@ -1,0 +1,69 @@
+"""Fork a stored run at a turn: keep what came before, replace that turn's reply with your own.
+
+The child is a new stored run: the parent's setup and its first ``turn - 1`` turn records, then
+turn ``turn`` played again with the parent's user message and the typed assistant reply (through
+the same extractor and rules), then the parent's own agents carry on when it is stepped. The
+link to the parent lives in the child's ``meta`` (``forked_from``, ``forked_at_turn``), which is
+part of the stored setup — no new column is needed, and exports carry it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from knowsim_core.agents.human import HumanAssistant, HumanUser
+from knowsim_core.errors import SessionError
+from knowsim_core.services.runner import LiveRun, build_agents
+from knowsim_core.engine.session import Simulation
+from knowsim_core.storage import Store
+
+FORKED_FROM = "forked_from"
+FORKED_AT = "forked_at_turn"
+
+
+def fork_link(run) -> tuple[str, int] | None:
+    """``(parent run id, turn)`` of a forked run, None for any other run."""
+    meta = dict(run.meta)
+    if FORKED_FROM not in meta:
+        return None
+    return str(meta[FORKED_FROM]), int(meta.get(FORKED_AT, 0))
+
+
+def fork_run(
+    store: Store, parent_id: str, turn: int, reply: str, *, settings: Mapping[str, Any] | None = None
+) -> LiveRun:
+    """Create the child run and play its turn ``turn`` with ``reply`` as the assistant's message.
+
+    Returns the child as a :class:`LiveRun` (its later turns come from the parent's agents).
+
+    Raises:
+        SessionError: ``turn`` is not one of the parent's stored turns, or ``reply`` is empty.
+        StorageError: unknown parent, or a parent imported from a recording (no agents to go on with).
+    """
+    parent = store.load_run(parent_id)
+    if not 1 <= turn <= len(parent.turns):
+        raise SessionError(f"run {parent_id} has turns 1–{len(parent.turns)}; cannot fork at turn {turn}")
+    if not reply.strip():
+        raise SessionError("type the assistant's reply for the forked turn first")
+    original = parent.turns[turn - 1]
+    agents = build_agents(store, {k: parent.adapter[k] for k in ("assistant", "user", "extractor")}, settings)
+    meta = tuple((k, v) for k, v in parent.meta if k not in (FORKED_FROM, FORKED_AT))
+    child = replace(
+        parent, turns=parent.turns[: turn - 1], run_id=None, stop_reason=None,
+        meta=(*meta, (FORKED_FROM, parent_id), (FORKED_AT, turn)),
+    )
+    row = store.get_run_row(parent_id)
+    child_id = store.create_run(child, graph_version_id=row.graph_version_id)
+    user = HumanUser(fallback=agents["user"])
+    user.put(original.user_message, attempt=bool(original.user_attempt), thought=original.user_thought)
+    assistant = HumanAssistant(fallback=agents["assistant"])
+    assistant.put(reply)
+    sim = Simulation.resume(replace(child, run_id=child_id), assistant=assistant, user=user,
+                            extractor=agents["extractor"])
+    live = LiveRun(store, sim, child_id)
+    live.step()
+    return live
+
+
+__all__ = ["FORKED_AT", "FORKED_FROM", "fork_link", "fork_run"]

@@ -1,0 +1,316 @@
+"""Recognise a file or folder and bring it into the store.
+
+What can be imported (detected from the content, not the file name):
+
+* ``studio-run`` — Studio JSON (one run or a list of runs), stored as they are;
+* ``reference-runs`` — the reference implementation's run file (spec §1.5); structured records
+  are replayed on their recorded labels into runs (baseline records carry no state and are
+  skipped). They need the IU cache the runs were made with: ``graphs=`` or the ``iu_cache/``
+  folder beside the file or one level up (its documented companion — other files in the
+  file's own folder are never read);
+* ``reference-items`` — an items JSONL (§1.2) with its IU cache (and the initial-state cache
+  when found one level up) → questions, graph versions and canonical initial states;
+* ``reference-folder`` — a folder laid out like the paper's release (``paper_subset/*.jsonl``,
+  ``iu_cache/*.json``, ``init_ks_cache.json``) → the same, for every item;
+* ``iu-cache`` — an IU cache alone → graph versions of questions already in the store.
+
+Every file is checked against :mod:`.schema` and read whole before the first write; the writes
+of one import are one transaction, so a refused file changes nothing. Labels that spec §3.1
+tolerates (ids that are not graph nodes, unknown teaching-quality values, non-object entries)
+are kept and counted in :attr:`ImportReport.label_notes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from knowsim_core.engine.config import RuleParams, preset
+from knowsim_core.errors import ConfigError, FormatError
+from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.storage import Store
+from knowsim_core.formats import realworld, studio
+from knowsim_core.formats.jsonio import read_json
+from knowsim_core.formats.reference import (
+    ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
+)
+
+DOMAINS = {"math": "math", "expertqa": "expert"}
+INIT_CACHE_NAME = "init_ks_cache.json"
+
+
+@dataclass
+class ImportReport:
+    kind: str
+    questions: int = 0
+    graph_versions: int = 0
+    initial_states: int = 0
+    runs: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    label_notes: dict[str, int] = field(default_factory=dict)  # what §3.1 kept, by kind
+
+    def summary(self) -> str:
+        parts = [f"{self.kind}:"]
+        if self.runs:
+            parts.append(f"{len(self.runs)} run(s) stored ({', '.join(self.runs[:5])}{'…' if len(self.runs) > 5 else ''})")
+        if self.questions or self.graph_versions or self.initial_states or not self.runs:
+            parts.append(
+                f"{self.questions} question(s), {self.graph_versions} graph version(s), "
+                f"{self.initial_states} initial state(s) added"
+            )
+        if self.skipped:
+            parts.append(f"skipped {len(self.skipped)}: {'; '.join(self.skipped[:3])}")
+        if self.label_notes:
+            notes = ", ".join(f"{n} {what}" for what, n in sorted(self.label_notes.items()))
+            parts.append(f"labels kept as recorded (spec §3.1): {notes}")
+        return " ".join(parts)
+
+
+def detect(path: str | Path) -> str:
+    """The kind of ``path`` (see the module docstring).
+
+    Raises:
+        FormatError: a file or folder that is none of them, with what was expected.
+    """
+    p = Path(path)
+    if p.is_dir():
+        if (p / "paper_subset").is_dir() or (p / "iu_cache").is_dir():
+            return "reference-folder"
+        raise FormatError(f"{p} is a folder without paper_subset/ or iu_cache/; expected the reference data layout")
+    if not p.exists():
+        raise FormatError(f"file not found: {p}")
+    if p.suffix == ".jsonl":
+        return "reference-items"
+    return _kind_of(read_json(p), p)
+
+
+def _kind_of(data: Any, p: Path) -> str:
+    if studio.is_studio(data):
+        return "studio-run"
+    if isinstance(data, dict) and "problem_id" in data:
+        return "reference-runs"
+    if isinstance(data, list) and data and all(isinstance(r, dict) and "problem_id" in r for r in data):
+        return "reference-runs"
+    if isinstance(data, dict) and data and all(isinstance(v, dict) and "nodes" in v for v in data.values()):
+        return "iu-cache"
+    if isinstance(data, dict) and any(k in data for k in ("competition_math", "math", "expertqa")) and "_meta" in data:
+        return "init-cache"
+    raise FormatError(
+        f"{p} is not a file KnowSim Studio can import; expected a Studio run export, a reference run file, "
+        "an items .jsonl, an IU cache or the reference data folder"
+    )
+
+
+# ---------------------------------------------------------------------- graph discovery
+def _caches_near(path: Path) -> list[Path]:
+    """The documented companions of a run or items file: ``iu_cache/*.json`` beside it or one level up."""
+    out: list[Path] = []
+    for folder in (path.parent / "iu_cache", path.parent.parent / "iu_cache"):
+        if folder.is_dir():
+            out += sorted(f for f in folder.glob("*.json") if f.is_file())
+    return out
+
+
+def find_graphs(path: Path, graphs: str | Path | None) -> dict[str, IUGraph]:
+    """The IU cache given, or the ``iu_cache/`` companions of ``path`` (merged by problem id).
+
+    A companion that is not a valid IU cache is an error naming it (pass ``--graphs`` to use
+    another cache); files outside ``iu_cache/`` are never opened.
+    """
+    if graphs is not None:
+        return load_iu_cache(graphs)
+    merged: dict[str, IUGraph] = {}
+    for cand in _caches_near(path):
+        try:
+            merged.update(load_iu_cache(cand))
+        except FormatError as exc:
+            raise FormatError(f"{exc} (read as the IU cache beside {path.name}; pass --graphs to use another)") from None
+    return merged
+
+
+# ---------------------------------------------------------------------- reading (no store)
+def read_runs(path: str | Path, *, graphs: str | Path | None = None, params: RuleParams | None = None) -> tuple[list[RunRecord], list[str]]:
+    """Runs of a Studio or reference run file, plus notes on skipped records. Nothing is stored."""
+    p = Path(path)
+    kind = detect(p)
+    if kind == "studio-run":
+        try:
+            runs = studio.runs_from_data(read_json(p))
+        except FormatError as exc:
+            msg = str(exc)
+            raise FormatError(msg if msg.startswith(str(p)) else f"{p}: {msg}") from None
+        for i, run in enumerate(runs, 1):
+            _check_run_graph(run, f"{p} run #{i}")
+        return runs, []
+    if kind != "reference-runs":
+        raise FormatError(f"{p} holds {kind.replace('-', ' ')}, not runs")
+    records = load_run_file(p)
+    graph_of = find_graphs(p, graphs)
+    params = params or preset("paper-final")
+    runs, skipped = [], []
+    for rec in records:
+        pid = rec["problem_id"]
+        if not is_structured(rec):
+            skipped.append(f"{pid} ({rec.get('simulation_method', 'baseline')} record without knowledge states)")
+            continue
+        if pid not in graph_of:
+            where = f"the IU cache {graphs}" if graphs else f"no IU cache beside {p.name} (looked in iu_cache/ here and one level up)"
+            raise FormatError(f"record {pid}: {where} has no graph for it; pass --graphs IU_CACHE.json")
+        runs.append(run_from_reference(rec, graph_of[pid], params))
+    return runs, skipped
+
+
+def _run_label_notes(runs: list[RunRecord]) -> dict[str, int]:
+    """What spec §3.1 kept in the runs' labels (ids not in the graph, unknown quality values)."""
+    notes: dict[str, int] = {}
+    for run in runs:
+        ids = set(run.graph.index.ids)
+        for t in run.turns:
+            for s in t.signals:
+                if s.id is None:
+                    what = "entries without a usable id"
+                elif s.id not in ids:
+                    what = "labels for IU ids not in the graph"
+                else:
+                    what = ""
+                if what:
+                    notes[what] = notes.get(what, 0) + 1
+                if not s.recognised:
+                    key = "unknown teaching-quality values (count as mentioned)"
+                    notes[key] = notes.get(key, 0) + 1
+    return notes
+
+
+def _check_run_graph(run: RunRecord, where: str) -> None:
+    labels = set(run.graph.index.labels)
+    foreign = [lab for lab in run.initial_state if lab not in labels]
+    missing = [lab for lab in labels if lab not in run.initial_state]
+    if foreign or missing:
+        bad = (foreign or missing)[0]
+        raise FormatError(
+            f"{where}: its knowledge states do not match its IU graph ({bad!r} "
+            f"{'is not in the graph' if foreign else 'has no state'}); the file was edited or mixed up"
+        )
+    for t in run.turns:
+        if set(t.state_after) != set(run.initial_state):
+            raise FormatError(f"{where}: turn {t.turn}'s state names other IUs than s_0; the file is damaged")
+
+
+def read_items(path: Path, graphs: str | Path | None) -> tuple[list[ReferenceItem], dict[str, IUGraph], dict[str, dict[str, KnowledgeState]]]:
+    """Items of a JSONL file (or every JSONL of a reference folder) with their graphs and s_0 cache."""
+    if path.is_dir():
+        files = sorted((path / "paper_subset").glob("*.jsonl"))
+        if not files:
+            raise FormatError(f"{path}/paper_subset has no .jsonl item files")
+        items = [it for f in files for it in load_items(f)]
+        graph_of = load_iu_cache(graphs) if graphs else {}
+        if not graphs:
+            for f in sorted((path / "iu_cache").glob("*.json")):
+                graph_of.update(load_iu_cache(f))
+        init_path = path / INIT_CACHE_NAME
+    else:
+        items = load_items(path)
+        graph_of = find_graphs(path, graphs)
+        init_path = path.parent.parent / INIT_CACHE_NAME
+        if not init_path.exists():
+            init_path = path.parent / INIT_CACHE_NAME
+    init: dict[str, dict[str, KnowledgeState]] = {}
+    if init_path.exists():
+        for by_pid in load_init_cache(init_path).values():
+            init.update(by_pid)
+    return items, graph_of, init
+
+
+# ---------------------------------------------------------------------- importing
+def import_path(
+    store: Store, path: str | Path, *, graphs: str | Path | None = None, params: RuleParams | None = None,
+    extractor_id: str | None = None,
+) -> ImportReport:
+    """Import whatever ``path`` is into ``store`` (see the module docstring).
+
+    ``extractor_id`` reads real conversations (default ``offline/lexical``); other files keep their
+    recorded labels, so naming one for them is refused rather than silently ignored.
+
+    Raises:
+        FormatError: unreadable or unrecognised input, or runs whose graph does not match; nothing
+            has been written then.
+        ConfigError: an unknown extractor id, or one given for a file that is not a conversation.
+    """
+    p = Path(path)
+    if realworld.detect(p):  # real human conversations (SimulatorArena release, conversations JSONL)
+        from knowsim_core.services.realworld_import import (  # imports the registry: only when needed
+            DEFAULT_EXTRACTOR, import_realworld,
+        )
+        return import_realworld(store, p, params=params,  # type: ignore[return-value]
+                                extractor_id=extractor_id or DEFAULT_EXTRACTOR)
+    kind = detect(p)
+    if extractor_id is not None:
+        raise ConfigError(f"--extractor reads real conversations; {p.name} holds {kind.replace('-', ' ')}, "
+                          "which keep their recorded labels — drop --extractor")
+    report = ImportReport(kind)
+    if kind in ("studio-run", "reference-runs"):
+        runs, report.skipped = read_runs(p, graphs=graphs, params=params)
+        if not runs:
+            raise FormatError(f"{p}: nothing to import ({'; '.join(report.skipped) or 'no runs'})")
+        report.label_notes = _run_label_notes(runs)
+        with store.transaction():
+            for run in runs:
+                status = "finished" if run.stop_reason else "interrupted"
+                report.runs.append(store.save_run(run, status=status))
+        return report
+    if kind == "iu-cache":
+        graph_of = load_iu_cache(p)
+        known = {q.id for q in store.list_questions()}
+        report.skipped = [f"{pid} (no such question)" for pid in graph_of if pid not in known]
+        with store.transaction():
+            for pid, graph in graph_of.items():
+                if pid in known:
+                    report.graph_versions += _add_graph_if_new(store, pid, graph, note=f"IU cache {p.name}")
+        return report
+    if kind == "init-cache":
+        raise FormatError(f"{p} is an initial-state cache; import the reference folder that contains it instead")
+    items, graph_of, init = read_items(p, graphs)
+    with store.transaction():  # all items or none
+        _import_items(store, items, graph_of, init, report)
+    return report
+
+
+def _add_graph_if_new(store: Store, qid: str, graph: IUGraph, *, note: str) -> int:
+    target = graph.to_data()
+    if any(v.graph.to_data() == target for v in store.graph_versions(qid)):
+        return 0
+    store.add_graph_version(qid, graph, note=note, author="reference")
+    return 1
+
+
+def _import_items(
+    store: Store, items: list[ReferenceItem], graph_of: dict[str, IUGraph],
+    init: dict[str, dict[str, KnowledgeState]], report: ImportReport,
+) -> None:
+    existing = {q.id: q for q in store.list_questions()}
+    for it in items:  # check first: a clash must not leave half an import behind
+        if it.id in existing and existing[it.id].text != it.question:
+            raise FormatError(f"question {it.id} already exists with another text; rename one of them first")
+    for it in items:
+        if it.id not in existing:
+            store.add_question(
+                question_id=it.id, text=it.question, reference_answer=it.reference_answer,
+                domain=DOMAINS.get(it.task, it.task), field=it.field, source=f"reference {it.task}",
+            )
+            report.questions += 1
+        graph = graph_of.get(it.id)
+        if graph is None:
+            report.skipped.append(f"{it.id} (no IU graph found)")
+            continue
+        report.graph_versions += _add_graph_if_new(store, it.id, graph, note="reference IU cache")
+        labels = set(graph.index.labels)
+        for level, s0 in init.get(it.id, {}).items():
+            if set(s0) != labels:
+                report.skipped.append(f"{it.id}/{level} initial state (names other IUs than the graph)")
+                continue
+            if store.get_initial_state(it.id, level) != s0:
+                store.set_initial_state(it.id, level, s0)
+                report.initial_states += 1

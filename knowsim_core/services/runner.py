@@ -1,0 +1,265 @@
+"""Glue between the registry, :class:`Simulation` and :class:`Store`: runs that are saved as they go.
+
+:func:`start_run` builds the agents by id, fixes s_0, stores the run's setup and returns a
+:class:`LiveRun`; every ``step()`` stores the new turn in its own transaction before returning
+it, so a crash never loses a completed turn. :func:`resume_run` rebuilds the agents from the ids
+recorded with an interrupted or failed run and continues from its last completed turn — with the
+per-turn seeds derived from the run's seed, the continuation is the turn the first attempt would
+have played. Everything an agent's prompt reads (question, reference answer, graph, domain) is
+stored with the run, so a resumed run sends the requests an uninterrupted one would.
+
+The app plays runs under a lease (``lease_seconds``, see :meth:`Store.renew_lease`): every step
+renews it before the model calls and again when the turn is stored, and a run whose browser
+session went away is marked ``interrupted`` once it lapses. Command-line runs hold no lease.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from knowsim_core.agents import registry
+from knowsim_core.engine.config import LEVELS, preset as get_preset
+from knowsim_core.errors import ConfigError, ProviderError, SessionError, StorageError
+from knowsim_core.engine.ports import QuestionMaterial
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.session import STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE, Simulation
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.formats.samples import load_samples
+from knowsim_core.storage import Store
+
+DEFAULT_USER = "offline/knowsim"
+DEFAULT_EXTRACTOR = "offline/lexical"
+RECORDED_PREFIX = "recorded/"
+CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios  # adapters of imported recordings: nothing to call
+
+
+def _llm_defaults(store: Store) -> dict[str, Any]:
+    """Settings for LLM agents when the caller gives none: the environment, and the store as cache."""
+    from knowsim_core.llm import LLMSettings  # lazy: offline runs never import the LLM layer
+
+    settings = LLMSettings.from_env()
+    return {"settings": settings, "cache": store if settings.cache_enabled else None}
+
+
+def build_agents(
+    store: Store, ids: Mapping[str, str], settings: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Build assistant, user and extractor by id; LLM ids get ``settings`` (default: env + cache)."""
+    if settings is None and any(not i.startswith(("offline/", RECORDED_PREFIX)) for i in ids.values()):
+        settings = _llm_defaults(store)
+    return {kind: _build(kind, agent_id, settings) for kind, agent_id in ids.items()}
+
+
+def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
+    if agent_id.startswith(RECORDED_PREFIX):
+        raise StorageError(
+            f"this run was imported from a recording ({kind} {agent_id!r}); it has no agent to continue it with"
+        )
+    # settings (API keys, base URLs, temperatures) are for LLM agents; offline agents take none
+    if settings and not agent_id.startswith("offline/"):
+        return registry.resolve(kind, agent_id, **settings)
+    return registry.resolve(kind, agent_id)
+
+
+class LiveRun:
+    """A stored run being played: ``step()`` plays and saves one turn."""
+
+    def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False):
+        self.store = store
+        self.sim = sim
+        self.run_id = run_id
+        self.leased = leased  # the app's runs: renew the lease before each step
+
+    @property
+    def run(self) -> RunRecord:
+        return self.sim.run
+
+    @property
+    def done(self) -> bool:
+        return self.sim.done
+
+    def step(self) -> TurnRecord:
+        """Play the next turn and store it (one transaction); a finished run is closed.
+
+        Raises:
+            ProviderError: a model call failed; the run is marked ``failed`` with the message and
+                can be resumed later (completed turns are kept).
+            SessionError: an agent returned an empty message; the run is closed with that reason.
+            StorageError: a leased run is no longer running here (its lease lapsed and it was
+                marked interrupted); nothing was played — resume it.
+        """
+        if self.leased and not self.done and not self.store.renew_lease(self.run_id):
+            raise StorageError(
+                f"run {self.run_id} is no longer running in this session (it was idle too long and was "
+                "marked interrupted); resume it to play on"
+            )
+        try:
+            rec = self.sim.step()
+        except ProviderError as exc:
+            self.store.finish_run(self.run_id, status="failed", stop_reason=None, error=str(exc))
+            raise
+        except SessionError:
+            if self.sim.done:  # an empty message ended the conversation
+                self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
+                                      record=self.sim.run)
+            raise
+        except KeyboardInterrupt:
+            self.store.finish_run(self.run_id, status="interrupted", error="stopped by the user")
+            raise
+        except Exception as exc:  # a bug in an agent: keep the evidence, then surface it
+            self.store.finish_run(self.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
+            raise
+        self.store.append_turn(self.run_id, rec)
+        if self.sim.done:
+            self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
+                                      record=self.sim.run)
+        return rec
+
+    def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:
+        """Step until the run ends; an agent's empty message ends it quietly (it is recorded).
+
+        The turns share one connection (each still its own transaction): a conversation is a long
+        series of small writes, and opening a connection per turn cost more than the write.
+        """
+        with self.store.pinned():
+            return self._run_to_end(progress)
+
+    def _run_to_end(self, progress: Callable[[TurnRecord], None] | None) -> RunRecord:
+        while not self.done:
+            try:
+                rec = self.step()
+            except SessionError:
+                if self.done:
+                    break
+                raise
+            if progress is not None:
+                progress(rec)
+        return self.run
+
+
+def start_run(
+    store: Store,
+    *,
+    question_id: str,
+    level: str,
+    assistant_id: str,
+    user_id: str = DEFAULT_USER,
+    extractor_id: str = DEFAULT_EXTRACTOR,
+    seed: int = 1,
+    preset: str = "paper-final",
+    max_turns: int | None = None,
+    graph_version_id: int | None = None,
+    initial_state: KnowledgeState | None = None,
+    stop_mode: str = "virtual",
+    settings: Mapping[str, Any] | None = None,
+    lease_seconds: float | None = None,
+    batch_tag: str | None = None,
+) -> LiveRun:
+    """Create a stored run (status ``running``) ready to be stepped.
+
+    ``lease_seconds``: hold the run under a lease of that length (the app; see the module docstring).
+
+    The graph is the given version or the question's latest; s_0 is ``initial_state``, else the
+    stored canonical state for the level (when it names exactly this graph's IUs), else sampled
+    from ``seed``.
+
+    Raises:
+        StorageError: unknown question / graph version, or a question without a graph.
+        ConfigError: unknown level, preset or agent id.
+    """
+    if level == CUSTOM_LEVEL and initial_state is None:
+        raise ConfigError("level 'custom' needs the initial state to start from")
+    if level not in LEVELS and level != CUSTOM_LEVEL:
+        raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)} or custom")
+    q = store.get_question(question_id)
+    if graph_version_id is not None:
+        gv = store.get_graph_version(graph_version_id)
+        if gv.question_id != question_id:
+            raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
+    else:
+        gv = store.latest_graph_version(question_id)
+        if gv is None:
+            raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
+    params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
+    graph = gv.graph
+    if initial_state is None:
+        cached = store.get_initial_state(question_id, level)
+        if cached is not None and set(cached) == set(graph.index.labels):
+            initial_state = cached
+    elif set(initial_state) != set(graph.index.labels):
+        raise ConfigError("the given initial state does not name exactly the IUs of this graph")
+    agents = build_agents(store, {"assistant": assistant_id, "user": user_id, "extractor": extractor_id}, settings)
+    sim = Simulation(
+        material=QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain),
+        **agents,
+        params=params,
+        level=level,
+        stop_mode=stop_mode,
+    )
+    s0 = sim.reset(seed=seed, initial=initial_state)
+    run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
+    sim.reset(seed=seed, initial=s0, run_id=run_id)
+    return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
+
+
+def _stop_reason_of(run: RunRecord) -> str | None:
+    """Why a stored run (with no stop recorded) had in fact already ended, if it had."""
+    if not run.turns:
+        return None
+    last = run.turns[-1]
+    if last.extractor_failed:
+        return STOP_EXTRACTOR
+    if last.user_done:  # the user had said goodbye: no further turn (as Simulation.step decides)
+        return STOP_USER_DONE
+    if dict(run.meta).get("stop_mode") == "real" and last.votes.fired:
+        return last.votes.fired
+    if len(run.turns) >= run.params.max_turns:
+        return STOP_MAX_TURNS
+    return None
+
+
+def resume_run(
+    store: Store, run_id: str, *, settings: Mapping[str, Any] | None = None, lease_seconds: float | None = None,
+) -> LiveRun:
+    """Continue an interrupted or failed run from its last completed turn.
+
+    The run is claimed with :meth:`Store.reopen_run`, which re-checks its status and turn count in
+    the claiming transaction: of two concurrent resumes one wins, the other gets a StorageError.
+
+    Raises:
+        StorageError: unknown run, a finished run, an imported recording, a run another live
+            process is still writing, or one that moved on while this resume was preparing.
+    """
+    row = store.get_run_row(run_id)
+    if row.status == "finished":  # the cheap early answer; reopen_run decides under the write lock
+        raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
+    run = store.load_run(run_id)
+    if not run.domain:  # stored before runs recorded their domain: the question still knows it
+        run = replace(run, domain=store.get_question(run.question_id).domain)
+    adapters = run.adapter
+    try:
+        agents = build_agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
+    except KeyError as exc:
+        raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
+    store.reopen_run(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
+    sim = Simulation.resume(run, **agents)
+    live = LiveRun(store, sim, run_id, leased=lease_seconds is not None)
+    stop = _stop_reason_of(run)
+    if stop is not None:  # the writer died between its last turn and closing the run
+        sim.end(stop)
+        store.finish_run(run_id, status="finished", stop_reason=stop)
+    return live
+
+
+__all__ = ["LiveRun", "start_run", "resume_run"]
+
+
+def ensure_question(store: Store, question_id: str) -> None:
+    """Sample questions are seeded on first use, so a fresh database can run them at once."""
+    try:
+        store.get_question(question_id)
+    except StorageError:
+        if not any(s.id == question_id for s in load_samples()):
+            raise
+        store.seed_samples()
