@@ -142,3 +142,49 @@ def test_pair_shows_both_runs_side_by_side(seeded_store, tmp_path, offline_page,
     assert right["turn"] == "2" and right["rows"] == expected_rows(whys_b[2])
     assert "ended at turn 2" in page.evaluate("document.querySelectorAll('[data-role=status]')[1].textContent")
     assert page.errors == []
+
+
+# ---------------------------------------------------------------------- the Studio's buttons, downloaded for real
+def _download(page, label: str, tmp_path):
+    button = page.get_by_role("button", name=label, exact=True)
+    with page.expect_download() as info:
+        button.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    return path
+
+
+def test_simulates_export_replay_button_downloads_a_replay_that_opens_offline(studio, page, offline_page, tmp_path):
+    from tests.browser.test_app_part1_browser import open_played_run
+
+    live = open_played_run(studio, page)
+    path = _download(page, "Export replay", tmp_path)
+    assert path.name == f"knowsim_replay_{live.run_id}.html"
+    offline_page.goto(path.as_uri() + "#turn=2")
+    s = shown(offline_page)
+    assert s["head"].startswith(f"Run {live.run_id}") and s["label"] == "Turn 2 of 2"
+    assert s["assistant"] == live.store.load_run(live.run_id).turns[1].assistant_message
+
+
+def test_failure_modes_figure_and_table_downloads(studio, page, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from knowsim_core.services.runner import start_run
+    from knowsim_core.storage import Store
+    from tests.browser.conftest import wait_idle
+
+    store = Store(studio.db)
+    store.seed_samples()
+    for level in ("novice", "advanced"):
+        start_run(store, question_id="sample_lava_lamps", level=level, assistant_id="offline/simple", seed=4,
+                  max_turns=3).run_to_end()
+    page.goto(f"{studio.url}/failures")
+    wait_idle(page)
+    page.get_by_role("tab", name="Across runs").click()
+    wait_idle(page)
+    svg = _download(page, "Figure (SVG)", tmp_path)
+    texts = ["".join(t.itertext()) for t in ET.parse(svg).getroot().iter("{http://www.w3.org/2000/svg}text")]
+    assert {"REDUNDANT", "PREREQ-BLOCKED", "EFFECTIVE", "OVERLOAD-WASTED", "UNDER-ABSORBED"} <= set(texts)
+    assert _download(page, "Figure (PDF)", tmp_path).read_bytes().startswith(b"%PDF-")
+    tex = _download(page, "LaTeX table", tmp_path).read_text()
+    assert tex.count(r"\begin{") == tex.count(r"\end{") == 2 and r"\toprule" in tex
