@@ -17,7 +17,10 @@ import pytest
 
 from knowsim_core.cli import main
 from knowsim_core.engine.failures import FAILURE_ORDER
-from knowsim_core.evaluation.figures import MIN_LABEL_SHARE, PNG_DPI, COLUMN_WIDTH_IN, latex_table, mode_figure, tex_escape
+from knowsim_core.errors import ConfigError
+from knowsim_core.evaluation.figures import (
+    COLUMN_WIDTH_IN, MIN_LABEL_SHARE, PNG_DPI, latex_table, mode_figure, plain_table, tex_escape,
+)
 from knowsim_core.services.runner import start_run
 
 MODE_NAMES = ["REDUNDANT", "PREREQ-BLOCKED", "EFFECTIVE", "OVERLOAD-WASTED", "UNDER-ABSORBED"]
@@ -144,3 +147,13 @@ def test_latex_escapes_level_names_and_drops_the_spread_of_a_single_run():
     assert r"my\_level \& 100\% & 1 & 2.00 & 0.500 & 0.250 \\" in tex
     assert r"\caption{50\% of \{runs\}}" in tex and _balanced(tex)
     assert tex_escape("a\\b~^$#") == r"a\textbackslash{}b\textasciitilde{}\textasciicircum{}\$\#"
+
+
+def test_plain_table_for_any_page_escapes_text_and_aligns_numbers():
+    tex = plain_table(["signal", "n", "AUC", "IQR"], [["thumbs_up & 👍", 12, 0.61234, (0.5, 0.7)], ["rating_%", 3, None, None]],
+                      caption="agreement with people's judgments")
+    assert r"\begin{tabular}{lrrl}" in tex and _balanced(tex)
+    assert r"thumbs\_up \& 👍 & 12 & 0.612 & [0.500, 0.700] \\" in tex
+    assert r"rating\_\% & 3 & -- & -- \\" in tex
+    with pytest.raises(ConfigError, match="4 columns"):
+        plain_table(["a", "b", "c", "d"], [[1, 2]])

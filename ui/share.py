@@ -1,7 +1,8 @@
 """Download buttons that take a finding out of the Studio: a one-file run replay, a paper figure and table.
 
 Each page adds one call (Simulate and Saved runs: :func:`replay_button`; Failure modes, and any page
-with a per-level population such as Agreement: :func:`paper_downloads`), so the pages stay thin and
+with a per-level population of runs: :func:`paper_downloads`; any table, e.g. the Agreement page's:
+:func:`latex_download`), so the pages stay thin and
 the bytes are the command line's own — ``export RUN --format html [--pair RUN_B]`` and
 ``failures --figure PATH`` / ``--latex`` call the same core functions (:func:`replay_html`,
 :func:`mode_figure`, :func:`latex_table`). Files are built only when a button is clicked
@@ -16,7 +17,7 @@ import streamlit as st
 
 from knowsim_core.engine.facts import RunFacts
 from knowsim_core.evaluation.analysis import level_summary
-from knowsim_core.evaluation.figures import latex_table, mode_figure
+from knowsim_core.evaluation.figures import latex_table, mode_figure, plain_table
 from knowsim_core.evaluation.replay import replay_html
 
 FIGURE_MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "png": "image/png"}
@@ -66,3 +67,12 @@ def paper_downloads(facts: Sequence[RunFacts], *, key: str, stem: str = "knowsim
     cols[3].download_button("LaTeX table", data=lambda: table_text(runs), file_name=f"{stem}.tex",
                             mime="text/x-tex", on_click="ignore", key=f"{key}_tex",
                             help="KG / DC / CO per level with n and the interquartile range (needs booktabs)")
+
+
+def latex_download(header: Sequence[str], rows: Sequence[Sequence], *, key: str, file_name: str, caption: str = "",
+                   label: str = "LaTeX table") -> None:
+    """Any table as a booktabs LaTeX file (:func:`knowsim_core.evaluation.figures.plain_table`: text
+    escaped, floats to three places, a (q1, q3) pair as ``[q1, q3]``, None as a dash)."""
+    head, body = list(header), [list(r) for r in rows]
+    st.download_button(label, data=lambda: plain_table(head, body, caption=caption), file_name=file_name,
+                       mime="text/x-tex", on_click="ignore", key=key, help="booktabs table (needs \\usepackage{booktabs})")
