@@ -201,3 +201,14 @@ def test_pair_export_and_bad_arguments(two_runs, tmp_path, capsys):
     assert not (tmp_path / "x.html").exists()
     assert export(store, a, "--format", "html", "-o", str(tmp_path / "no" / "dir" / "x.html")) == 2
     assert capsys.readouterr().err.startswith("error: cannot write")
+
+
+def test_a_run_without_turns_exports_its_start(seeded_store, capsys):
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="advanced",
+                     assistant_id="offline/comprehensive", seed=1)
+    assert export(seeded_store, live.run_id, "--format", "html") == 0
+    (run,) = replay_data(capsys.readouterr().out)["runs"]
+    start = seeded_store.load_run(live.run_id).initial_state
+    assert run["turns"] == [] and run["start"] == {
+        v: int(start.state_of(live.run.graph.index.label_of[v])) for v in live.run.graph.index.ids}
+    assert any(s > 0 for s in run["start"].values())  # an advanced learner starts knowing something

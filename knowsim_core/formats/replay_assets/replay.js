@@ -52,29 +52,34 @@
     }
     var status = el("p", { "class": "note", "data-role": "status" });
     col.appendChild(status);
+    // two panes: the picture (graph, gauge) and the words (messages, modes and whys); side by side
+    // for a single run on a wide screen, stacked in a pair
+    var panes = el("div", { "class": "panes" });
+    var pic = el("div", { "class": "pane" }), words = el("div", { "class": "pane" });
+    panes.appendChild(pic); panes.appendChild(words); col.appendChild(panes);
     var graphBox = el("div", { "class": "graph" });
-    col.appendChild(graphBox);
+    pic.appendChild(graphBox);
     var g = buildGraph(run, i);
     graphBox.appendChild(g.root);
-    col.appendChild(el("h3", null, "Load"));
+    pic.appendChild(el("h3", null, "Load"));
     var gauge = buildGauge(run);
-    col.appendChild(gauge.root);
+    pic.appendChild(gauge.root);
     var gaugeText = el("p", { "class": "gauge-text", "data-role": "load" });
-    col.appendChild(gaugeText);
-    col.appendChild(el("h3", null, "Messages"));
+    pic.appendChild(gaugeText);
+    words.appendChild(el("h3", null, "Messages"));
     var userBox = el("div", { "class": "msg user", "data-role": "user" });
     var asstBox = el("div", { "class": "msg assistant", "data-role": "assistant" });
-    col.appendChild(el("div", { "class": "who" }, "user"));
-    col.appendChild(userBox);
-    col.appendChild(el("div", { "class": "who" }, "assistant"));
-    col.appendChild(asstBox);
-    col.appendChild(el("h3", null, "Each IU: failure mode and why"));
+    words.appendChild(el("div", { "class": "who" }, "user"));
+    words.appendChild(userBox);
+    words.appendChild(el("div", { "class": "who" }, "assistant"));
+    words.appendChild(asstBox);
+    words.appendChild(el("h3", null, "Each IU: failure mode and why"));
     var table = el("table", { "class": "ius" });
     var head = el("tr");
     ["IU", "concept", "before → after", "mode", "why"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
     var tbody = el("tbody"); table.appendChild(tbody);
-    col.appendChild(table);
+    words.appendChild(table);
     return { run: run, root: col, graph: g, gauge: gauge, gaugeText: gaugeText, user: userBox, assistant: asstBox,
              tbody: tbody, status: status };
   }
