@@ -19,14 +19,14 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from knowsim_core.engine import palette
-from knowsim_core.errors import FormatError
-from knowsim_core.formats.replay_html import render
-from knowsim_core.services.fork import fork_link
 from knowsim_core.engine.failures import EXPLANATIONS, FAILURE_ORDER
 from knowsim_core.engine.layout import layered_positions
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState
+from knowsim_core.errors import FormatError
 from knowsim_core.evaluation.explain import explain_run
+from knowsim_core.formats.replay_html import render
+from knowsim_core.services.fork import fork_link
 from knowsim_core.text.redact import redact, redact_urls
 
 FORMAT_VERSION = 1
