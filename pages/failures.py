@@ -13,6 +13,7 @@ from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
+from ui import share
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
 
@@ -86,6 +87,7 @@ with many:
                    + f" · {SPREAD_TEXT}")
         st.subheader("Shares by knowledge level")
         st.plotly_chart(fv.shares_figure(facts), key="fm_shares", on_select="rerun", selection_mode="points")
+        share.paper_downloads(facts, key="fm_paper")  # the same files as `failures --figure / --latex`
         st.subheader("KG / DC / CO by level")
         by = st.radio("Rows", ["assistant", "question_id", "preset", "batch"], horizontal=True, key="fm_rows",
                       help="batch: one row per batch tag (runs started one by one are the row without a tag)")

@@ -7,7 +7,7 @@ one JSONL) or delete them together.
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui import run_list
+from ui import run_list, share
 from ui.compare import render_compare
 from ui.nav import open_in_simulate, store
 from ui.whatif import render_whatif
@@ -72,10 +72,12 @@ if len(chosen) == 1:
     if c4.button("Delete…", key="runs_delete"):
         run_list.ask_delete([r.id])
     run_list.exports(db, r.id)
+    share.replay_button(db, [r.id], key="runs_replay")
     with st.expander("What-if: relabel a turn or use another graph version"):
         render_whatif(db, db.load_run(r.id), key="wi")
 elif len(chosen) == 2:
     st.subheader("Compare")
+    share.replay_button(db, [c.id for c in chosen], key="runs_replay_pair")
     render_compare(db.load_run(chosen[0].id), db.load_run(chosen[1].id), key="cmp")
 elif len(chosen) > 2:
     st.info("Select one run for its actions or two runs to compare them; any number to export or delete them.")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
-from ui import state
+from ui import share, state
 from ui.compare import render_compare
 from ui.frame import ensure_frame
 from ui.resources import get_store
@@ -38,6 +38,7 @@ if player is not None:
         link = fork_link(player.runs[rid])
         if link:
             head.caption(f"Run `{rid}` is a fork of run `{link[0]}` at turn {link[1]} (your reply replaces the assistant's).")
+    share.replay_button(store, player.run_ids, key="sim_replay", container=row)  # one file that replays it anywhere
     if row.button("Close", key="sim_close", icon=":material/close:", help="Close this run (it stays saved)"):
         state.close_runs()
         st.rerun()

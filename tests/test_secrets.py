@@ -109,7 +109,7 @@ def test_no_secret_reaches_the_database_exports_listings_or_errors(echo_server, 
 
     texts = [out.out, out.err]
     for argv in (["runs"], ["runs", "--json"], *(["export", run.run_id, "--format", f] for f in
-                                                  ("studio-json", "reference-json", "csv"))):
+                                                  ("studio-json", "reference-json", "csv", "html"))):
         assert main([*argv, "--db", str(db_path)]) == 0
         captured = capsys.readouterr()
         texts += [captured.out, captured.err]
@@ -194,7 +194,7 @@ def test_runs_stored_before_redaction_are_exported_and_listed_without_credential
     run_id = seeded_store.save_run(run)
     texts = [reference_export.dumps(run), csv_export.dumps(run)]
     for argv in (["runs"], ["runs", "--json"], *(["export", run_id, "--format", f] for f in
-                                                  ("studio-json", "reference-json", "csv"))):
+                                                  ("studio-json", "reference-json", "csv", "html"))):
         assert main([*argv, "--db", str(seeded_store.path)]) == 0
         texts.append(capsys.readouterr().out)
     assert "http://***@host/v1?api_key=***" in texts[3]

@@ -13,6 +13,7 @@ import json
 from functools import lru_cache
 
 from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.layout import layered_positions
 
 ROW_GAP = 85
 COL_GAP = 165
@@ -28,25 +29,7 @@ def positions(graph: IUGraph) -> dict[str, tuple[int, int]]:
 @lru_cache(maxsize=64)
 def _positions(graph_json: str) -> tuple[tuple[str, tuple[int, int]], ...]:
     graph = IUGraph.model_validate_json(graph_json)
-    idx = graph.index
-    rows: dict[int, list[str]] = {}
-    for v in idx.ids:
-        rows.setdefault(idx.depth.get(v, 0), []).append(v)
-    x_of: dict[str, float] = {}
-    out: list[tuple[str, tuple[int, int]]] = []
-    for depth in sorted(rows):
-        members = rows[depth]
-        def bary(v: str) -> tuple[float, int]:
-            xs = [x_of[p] for p in idx.prereqs.get(v, ()) if p in x_of]
-            return (sum(xs) / len(xs) if xs else 0.0, idx.index_of[v])
-        if depth > 0:
-            members = sorted(members, key=bary)
-        width = (len(members) - 1) * COL_GAP
-        for i, v in enumerate(members):
-            x = int(i * COL_GAP - width / 2)
-            x_of[v] = x
-            out.append((v, (x, depth * ROW_GAP)))
-    return tuple(out)
+    return tuple(layered_positions(graph, row_gap=ROW_GAP, col_gap=COL_GAP))
 
 
 def wrap(text: str, width: int = LABEL_WRAP, limit: int = LABEL_MAX) -> str:

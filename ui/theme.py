@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from knowsim_core.engine import palette
+# the values live in knowsim_core.engine.palette (the replay export and paper figures use them too)
+from knowsim_core.engine.palette import (  # noqa: F401  (re-exported: the views import them from here)
+    BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER,
+    GAUGE_THRESHOLD, NEAR_SHARE, SELECTED_COLOUR,
+)
 from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.state import IUState
 
@@ -24,24 +30,10 @@ class StateStyle:
 
 
 STATE_STYLE: dict[IUState, StateStyle] = {
-    IUState.UNAWARE: StateStyle("unaware", "#D9D9D9", "#000000", "○", 1, True),
-    IUState.STRUGGLING: StateStyle("struggling", "#E69F00", "#000000", "◔", 2, False),
-    IUState.PARTIAL: StateStyle("partial", "#56B4E9", "#000000", "◑", 2, False),
-    IUState.KNOWS_WELL: StateStyle("knows well", "#009E73", "#FFFFFF", "●", 4, False),
+    s: StateStyle(palette.STATE_NAMES[s], palette.STATE_COLOURS[s], palette.STATE_FONTS[s], palette.STATE_GLYPHS[s],
+                  width, s == IUState.UNAWARE)
+    for s, width in ((IUState.UNAWARE, 1), (IUState.STRUGGLING, 2), (IUState.PARTIAL, 2), (IUState.KNOWS_WELL, 4))
 }
-BORDER_COLOUR = "#333333"
-CHANGED_COLOUR = "#CC79A7"  # Okabe–Ito reddish purple: the ring around IUs that moved this turn
-SELECTED_COLOUR = "#0072B2"  # Okabe–Ito blue
-EDGE_COLOUR = "#8C8C8C"
-
-# Load gauge bands, as shares of the capacity τ
-GAUGE_OK = "#E8F4EC"
-GAUGE_NEAR = "#FCEFD2"
-GAUGE_OVER = "#F8D9CC"
-GAUGE_BAR = "#0072B2"
-GAUGE_THRESHOLD = "#D55E00"  # vermillion line at τ (and a load rise)
-GAUGE_BETTER = "#009E73"  # bluish green: a load fall
-NEAR_SHARE = 0.75
 
 
 def state_colour(state: IUState | int) -> str:
@@ -66,20 +58,8 @@ def state_badge(state: IUState | int) -> str:
 # their legend and hover (no fill patterns: Streamlit's plotly.js drops patterned stacked bars, see
 # ui/failure_views.py). Every view that colours a mode (Simulate,
 # Failure modes, Compare) takes it from here.
-MODE_COLORS: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "#DDCC77",  # sand: effort spent on what was already known
-    FailureMode.PREREQ_BLOCKED: "#882255",  # wine: stopped by a prerequisite
-    FailureMode.EFFECTIVE: "#332288",  # indigo: the turn worked for this IU
-    FailureMode.OVERLOAD_WASTED: "#CC6677",  # rose: lost to overload
-    FailureMode.UNDER_ABSORBED: "#999933",  # olive: teachable, not overloaded, still not absorbed
-}
-MODE_FONT: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "#000000",
-    FailureMode.PREREQ_BLOCKED: "#FFFFFF",
-    FailureMode.EFFECTIVE: "#FFFFFF",
-    FailureMode.OVERLOAD_WASTED: "#000000",
-    FailureMode.UNDER_ABSORBED: "#000000",
-}
+MODE_COLORS: dict[FailureMode, str] = dict(palette.MODE_COLOURS)
+MODE_FONT: dict[FailureMode, str] = dict(palette.MODE_FONTS)
 
 
 def mode_colour(mode: FailureMode | str) -> str:

@@ -1,30 +1,43 @@
-"""``export RUN_ID --format studio-json|reference-json|csv``: a stored run on standard output."""
+"""``export RUN_ID --format studio-json|reference-json|csv|html [--pair RUN_B] [-o PATH]``: a stored run as a file.
+
+``html`` is the single-file replay (:func:`knowsim_core.evaluation.replay.replay_html`): graph, load
+gauge, messages, each IU's mode and why, turn by turn, opening from disk with no network; with
+``--pair`` two runs side by side. Standard output unless ``-o`` names a file.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from dataclasses import replace
+from pathlib import Path
 
+from knowsim_core.errors import ConfigError, FormatError
+from knowsim_core.evaluation.replay import replay_html
 from knowsim_core.formats import csv_export, jsonio, reference_export, studio
 from knowsim_core.text.redact import redact_urls
 from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "export"
-HELP = "print a stored run as Studio JSON, reference run-record JSON or CSV of turns"
+HELP = "print a stored run as Studio JSON, reference run-record JSON, CSV of turns or a one-file HTML replay"
 RAW_OUTPUT = True  # data, not a message: kept byte for byte when redirected (cleaned on a terminal)
-FORMATS = ("studio-json", "reference-json", "csv")
+FORMATS = ("studio-json", "reference-json", "csv", "html")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID", help="a run id (see the runs command)")
-    p.add_argument("--format", required=True, choices=FORMATS, help="output format")
+    p.add_argument("--format", required=True, choices=FORMATS,
+                   help="output format (html: a self-contained replay that opens from disk in any browser)")
+    p.add_argument("--pair", metavar="RUN_B", help="html only: a second run shown side by side (a fork, another level)")
+    p.add_argument("-o", "--output", metavar="PATH", type=Path, help="write to this file instead of standard output")
     add_db_argument(p)
 
 
 def render(store, run_id: str, fmt: str) -> str:
     """The stored run in ``fmt``: never a credential (ids of runs stored before redaction are
     redacted here), never NaN / Infinity (FormatError instead of invalid JSON)."""
+    if fmt == "html":
+        return replay_html(store, [run_id])
     run = store.load_run(run_id)
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     if fmt == "studio-json":
@@ -37,5 +50,18 @@ def render(store, run_id: str, fmt: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    sys.stdout.write(render(open_store(args), args.run_id, args.format))
+    if args.pair and args.format != "html":
+        raise ConfigError("--pair needs --format html (a side-by-side replay)")
+    store = open_store(args)
+    text = replay_html(store, [args.run_id, args.pair]) if args.pair else render(store, args.run_id, args.format)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:  # the whole file or nothing: a reader never sees half a replay
+        tmp = args.output.with_name(args.output.name + ".part")
+        tmp.write_text(text, encoding="utf-8", newline="")
+        tmp.replace(args.output)
+    except OSError as exc:
+        raise FormatError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    print(f"wrote {args.output} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
     return 0

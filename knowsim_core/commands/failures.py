@@ -1,4 +1,8 @@
-"""``failures [filters] [--status finished|all|unfinished] [--json]``: failure modes and KG / DC / CO per level.
+"""``failures [filters] [--status …] [--json | --latex] [--figure PATH]``: failure modes and KG / DC / CO per level.
+
+``--figure PATH`` writes the per-level mode breakdown (the paper's Fig. 6 style) as SVG, PDF or PNG by
+the suffix; ``--latex`` prints the per-level KG / DC / CO table with n and spread (booktabs) —
+both drawn from the same summary ``--json`` prints (:mod:`knowsim_core.evaluation.figures`).
 
 The same population and the same arithmetic as the Failure modes page's "Across runs" tab
 (:meth:`Store.run_facts` + :func:`knowsim_core.evaluation.analysis.level_summary`), so a figure quoted from
@@ -9,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from knowsim_core.evaluation.analysis import METRIC_KEYS, SPREAD, STATUS_CHOICES, level_summary
 from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.evaluation.figures import figure_format, latex_table, write_mode_figure
 from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "failures"
@@ -26,7 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", metavar="NAME", help="only runs with this rule preset")
     p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
                    help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out.add_argument("--latex", action="store_true",
+                     help="print the per-level KG / DC / CO table with n and spread as LaTeX (booktabs)")
+    p.add_argument("--figure", metavar="PATH",
+                   help="also write the per-level failure-mode figure; the suffix picks the format: .svg, .pdf or .png")
 
 
 def _range(spread: list[float] | None) -> str:
@@ -34,10 +45,18 @@ def _range(spread: list[float] | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.figure:
+        figure_format(args.figure)  # a bad suffix fails before any work
     store = open_store(args)
     facts = store.run_facts(question_id=args.question, level=args.level, assistant=args.assistant,
                             preset=args.preset, status=args.status)
     summary = level_summary(facts)
+    if args.figure:
+        size = write_mode_figure(summary, args.figure)
+        print(f"wrote {args.figure} ({size:,} bytes)", file=sys.stderr)
+    if args.latex:
+        print(latex_table(summary), end="")
+        return 0
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=2))
         return 0

@@ -164,11 +164,12 @@ def test_play_advances_on_its_own_and_pause_stops_it(studio, page):
     store.finish_run(live.run_id, status="interrupted", error="handed over to the app")  # the app resumes it
     page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=0")
     wait_idle(page)
-    page.get_by_role("button", name="Play").click()
+    play = page.locator(".st-key-sim_play button")  # by key: a role-name match on "Play" also finds "Export replay"
+    play.filter(has_text="Play").first.click()
     page.wait_for_function("() => Number(new URLSearchParams(location.search).get('turn')) >= 2", timeout=20_000)
     # Play/Pause lives outside the ticking fragment, so one click is enough while it plays
-    page.get_by_role("button", name="Pause").click()
-    page.get_by_role("button", name="Play").wait_for(timeout=10_000)
+    play.filter(has_text="Pause").first.click()
+    play.filter(has_text="Play").first.wait_for(timeout=10_000)
     wait_idle(page)
     stopped = int(query(page)["turn"])
     page.wait_for_timeout(2500)  # more than two ticks at the default speed
