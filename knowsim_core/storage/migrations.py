@@ -24,7 +24,7 @@ from sqlite_utils import Migrations  # noqa: E402 — after .connection, which i
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 5  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 6  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -146,6 +146,19 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
             VALUES ('delete', old.rowid, old.user_message, old.assistant_message);
         INSERT INTO turns_fts (rowid, user_message, assistant_message)
             VALUES (new.rowid, new.user_message, new.assistant_message); END""")
+
+
+@MIGRATIONS(name="0006_judgments")
+def _m0006_judgments(db: Database) -> None:
+    """Judgments of turns (issue 21): a person's thumbs imported with a recorded conversation, or a
+    researcher's 👍/👎 and note given in Simulate — one per (run, turn, source, who), gone with
+    the run. ``match`` says how an imported thumb was tied to its turn's reply text."""
+    db.execute("""CREATE TABLE IF NOT EXISTS judgments (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, turn INTEGER NOT NULL,
+        liked INTEGER NOT NULL CHECK (liked IN (0, 1)),
+        source TEXT NOT NULL CHECK (source IN ('person', 'researcher')), who TEXT NOT NULL DEFAULT '',
+        note TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, match TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (run_id, turn, source, who))""")
 
 
 def check_file(path: Path) -> None:

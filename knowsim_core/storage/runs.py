@@ -86,7 +86,7 @@ class Runs:
             versions = [(r["id"], r["graph_json"]) for r in db["graph_versions"].rows_where(
                 "question_id = ?", [qid], select="id, graph_json", order_by="version DESC")]
             graph_version_id = next((v for v, g in versions if g == gjson), None)
-            if graph_version_id is None and not versions:
+            if graph_version_id is None and not versions and run.graph.nodes:  # no IUs: a transcript, no graph
                 graph_version_id = insert_graph(db, qid, run.graph, note="graph of an imported run", author="import",
                                                 parent_id=None)
         elif not db["graph_versions"].count_where("id = ? AND question_id = ?", [graph_version_id, qid]):
