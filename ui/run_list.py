@@ -145,7 +145,7 @@ def selected_rows(key: str) -> list[int]:
 def exports(store, run_id: str) -> None:
     """Download buttons for the three formats (built only when clicked)."""
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.load_run(run_id)), file_name=f"{run_id}.json",
+    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.load_run(run_id), judgments=store.list_judgments(run_id)), file_name=f"{run_id}.json",
                        mime="application/json", on_click="ignore", key=f"dl_studio_{run_id}")
     c2.download_button("Reference JSON", data=lambda: reference_export.dumps(store.load_run(run_id)),
                        file_name=f"{run_id}_reference.json", mime="application/json", on_click="ignore",
@@ -190,13 +190,14 @@ def zip_of_studio_files(store, run_ids: list[str]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for rid in run_ids:
-            zf.writestr(f"{rid}.json", studio.dumps(store.load_run(rid)))
+            zf.writestr(f"{rid}.json", studio.dumps(store.load_run(rid), judgments=store.list_judgments(rid)))
     return buf.getvalue()
 
 
 def jsonl_of_runs(store, run_ids: list[str]) -> str:
     """One Studio run per line (the same records as the zip, for pandas / jq)."""
-    return "".join(studio.dumps(store.load_run(rid), indent=None) + "\n" for rid in run_ids)
+    return "".join(studio.dumps(store.load_run(rid), indent=None, judgments=store.list_judgments(rid)) + "\n"
+                   for rid in run_ids)
 
 
 def export_many(store, run_ids: list[str]) -> None:

@@ -1,7 +1,9 @@
 """Studio JSON: one run with all its turn records; ``read(write(run)) == run`` exactly.
 
 The format is :meth:`RunRecord.to_data` (``"format": "knowsim-studio-run"``, a ``turns`` list of
-turn records each with its 1-based ``turn``). A file may also hold a list of such runs.
+turn records each with its 1-based ``turn``). A file may also hold a list of such runs. A run's
+judgments (people's and researchers' 👍/👎 on its turns, :mod:`.judgments`) travel beside the
+record in a top-level ``judgments`` list: older files without it read as before.
 """
 
 from __future__ import annotations
@@ -13,14 +15,38 @@ from knowsim_core.errors import FormatError
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.formats import jsonio, schema
 from knowsim_core.formats.jsonio import parse_json
+from knowsim_core.formats.judgments import Judgment, judgments_from_data
 from knowsim_core.formats.reference import graph_from_data
 
 FORMAT = "knowsim-studio-run"
 
 
-def dumps(run: RunRecord, *, indent: int | None = 2) -> str:
-    """The run as Studio JSON text (FormatError rather than invalid JSON for a non-finite number)."""
-    return jsonio.dumps(run.to_data(), indent=indent)
+def dumps(run: RunRecord, *, indent: int | None = 2, judgments: list[Judgment] | tuple[Judgment, ...] = ()) -> str:
+    """The run as Studio JSON text (FormatError rather than invalid JSON for a non-finite number),
+    with its ``judgments`` when it has any."""
+    data = run.to_data()
+    if judgments:
+        data["judgments"] = [j.to_data() for j in judgments]
+    return jsonio.dumps(data, indent=indent)
+
+
+def judgments_per_run(data: Any) -> list[list[Judgment]]:
+    """The ``judgments`` of each run of a Studio file (already parsed JSON), in file order.
+
+    Raises:
+        FormatError: naming the run and the field path.
+    """
+    items = data if isinstance(data, list) else [data]
+    out = []
+    for i, d in enumerate(items):
+        where = f"run #{i + 1} field judgments" if len(items) > 1 else "run field judgments"
+        js = judgments_from_data(d.get("judgments") if isinstance(d, dict) else None, where)
+        turns = len(d.get("turns") or ()) if isinstance(d, dict) else 0
+        bad = next((j for j in js if j.turn > turns), None)
+        if bad is not None:
+            raise FormatError(f"{where}: judges turn {bad.turn}, but the run has {turns} turn(s)")
+        out.append(js)
+    return out
 
 
 def loads(text: str) -> RunRecord:
