@@ -89,3 +89,30 @@ def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export
     back = other.list_judgments(again.runs[0])
     assert {(j.turn, j.liked, j.source, j.who, j.note) for j in back} == {
         (j.turn, j.liked, j.source, j.who, j.note) for j in store.list_judgments(rid)}
+
+
+def test_the_agreement_page_shows_the_figures_and_a_click_opens_the_turn(judged_db):
+    path, store, runs = judged_db
+    at = app(AGREEMENT)
+    labels = [m.label for m in at.metric]
+    assert labels == ["AUC · knowsim", "AUC · upward", "AUC · reply length"]
+    assert any("18 judged turns (9 👍, 9 👎) in 6 runs" in c.value for c in at.caption)
+    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert len(charts) == 4  # ROC, modes, turns, rating scatter
+    roc = charts[0]["data"]
+    assert [d["name"].split(" (")[0] for d in roc] == ["chance", "knowsim", "upward", "reply_length"]
+    assert charts[1]["data"][0]["name"] == "👍 up turns" and len(charts[1]["data"][0]["x"]) == 6
+    assert sum(len(d["x"]) for d in charts[2]["data"]) == 18 and len(charts[3]["data"][0]["x"]) == 6
+    assert at.dataframe[0].value["metric"].tolist() == ["KG", "DC", "CO"]
+    # a click on a judged turn opens that run at that turn in Simulate
+    point = charts[2]["data"][0]["customdata"][0]
+    at.session_state["agr_turns"] = {"selection": {"points": [{"customdata": point}], "point_indices": [0],
+                                                   "box": [], "lasso": []}}
+    at.run()
+    assert at.session_state["open_target"] == {"run": point[0], "turn": point[1]}
+
+
+def test_the_agreement_page_on_an_empty_database_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "empty.db"))
+    at = app(AGREEMENT)
+    assert any("Nothing to compare yet" in i.value for i in at.info)

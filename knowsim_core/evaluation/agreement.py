@@ -83,6 +83,7 @@ class Conversation:
     rating: float | None
     correct: bool | None
     metrics: dict[str, float | None]
+    turns: int = 0
 
 
 @dataclass
@@ -138,7 +139,7 @@ def collect(store, *, extractor: str | None = None) -> Agreement:
                 model=str(meta.get("tutor_model") or run.adapter.get("assistant", "").removeprefix("recorded/")),
                 rating=float(rating) if isinstance(rating, (int, float)) and not isinstance(rating, bool) else None,
                 correct=correctness(meta.get("correctness")),
-                metrics=_metric_values(run, row.iq_score if row else None),
+                metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns),
             ))
     out.excluded = dict(out.excluded)
     out.summary = summarise(out)
@@ -258,4 +259,4 @@ def to_json(a: Agreement) -> dict[str, Any]:
             "turns": [{"run": t.run_id, "turn": t.turn, "liked": t.liked, "source": t.source, **t.scores,
                        "modes": list(t.modes)} for t in a.turns],
             "runs": [{"run": c.run_id, "conversation": c.conversation, "level": c.level, "model": c.model,
-                      "rating": c.rating, "correct": c.correct, **c.metrics} for c in a.conversations]}
+                      "rating": c.rating, "correct": c.correct, "turns": c.turns, **c.metrics} for c in a.conversations]}
