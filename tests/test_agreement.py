@@ -160,3 +160,66 @@ def test_agreement_on_an_empty_database_is_one_line(tmp_path, capsys):
     assert main(["agreement", "--db", str(tmp_path / "e.db")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "nothing to compare" in err
+
+
+# ---------------------------------------------------------------------- the learner-evidence reading
+def _sig(iu, quality, attempt="none"):
+    from knowsim_core.engine.signals import AttemptType, IUSignal
+
+    return IUSignal(id=iu, teaching_quality=quality, attempt=AttemptType(attempt))
+
+
+def _ctx(tmp_path, user, states):
+    from knowsim_core.engine.ports import ExtractorContext, QuestionMaterial
+    from knowsim_core.engine.state import IUState, KnowledgeState
+
+    rec = _a_turn(tmp_path)
+    graph = Store(tmp_path / "t.db").load_run(Store(tmp_path / "t.db").list_runs()[0].id).graph
+    state = KnowledgeState.from_ids(graph, {i: IUState(s) for i, s in states.items()})
+    return ExtractorContext(turn=1, material=QuestionMaterial("q", "Q", "", graph, "math"), state=state, history=(),
+                            user_message=user, assistant_message=rec.assistant_message, seed=0)
+
+
+def test_the_own_attempt_rule_needs_the_persons_attempt_for_knows_well(tmp_path):
+    from knowsim_core.services.reading_evidence import LearnerEvidence
+
+    ctx = _ctx(tmp_path, "ok", {"IU1": 2, "IU2": 1, "IU3": 2})
+    rule = LearnerEvidence(("own-attempt",))
+    out = rule(ctx, (_sig("IU1", "well_explained"), _sig("IU2", "well_explained"),
+                     _sig("IU3", "well_explained", "articulation")))
+    # IU1 partial, never attempted: taught again, not shown → shallow; IU2 struggling: unchanged;
+    # IU3 partial and attempted by the person this turn: the step to knows-well stays possible
+    assert [e.teaching_quality for e in out] == ["shallow", "well_explained", "well_explained"]
+    # an attempt remembered from an earlier turn counts too
+    assert rule(ctx, (_sig("IU3", "well_explained"),))[0].teaching_quality == "well_explained"
+
+
+@pytest.mark.parametrize(("message", "confused"), [
+    ("I have no idea. This is very difficult", True), ("I don't understand the factorial", True),
+    ("what do you mean, rearranged?", True), ("so x = 2?", False), ("I know this one", False)])
+def test_the_confused_rule_reads_the_persons_words(tmp_path, message, confused):
+    from knowsim_core.services.reading_evidence import LearnerEvidence
+
+    out = LearnerEvidence(("confused",))(_ctx(tmp_path, message, {"IU1": 0}), (_sig("IU1", "well_explained"),))
+    assert out[0].teaching_quality == ("shallow" if confused else "well_explained")
+
+
+def test_the_protocol_split_is_fixed_and_the_command_reads_again(tmp_path, capsys):
+    from knowsim_core.services.reading_evidence import part
+
+    assert part("331:8f7ad264-ebe5-4b10-9d3d-05357c424b22") == part("331:8f7ad264-ebe5-4b10-9d3d-05357c424b22")
+    import hashlib
+    assert part("x") == ("A" if int(hashlib.sha256(b"x").hexdigest()[0], 16) < 8 else "B")
+    db = str(tmp_path / "p.db")
+    from tests.test_app_agreement import conversations
+    assert main(["import", str(conversations(tmp_path)), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["agreement", "--db", db, "--reading", "learner-evidence", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["reading"] == "learner-evidence" and out["votes"]["n"] == 18 and out["conversations"]["n"] == 6
+    parts = []
+    for p in ("A", "B"):
+        assert main(["agreement", "--db", db, "--part", p, "--json"]) in (0, 2)
+        text = capsys.readouterr().out
+        parts.append(json.loads(text)["conversations"]["n"] if text else 0)
+    assert sum(parts) == 6  # the two parts split the conversations

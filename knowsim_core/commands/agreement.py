@@ -20,6 +20,11 @@ HELP = "agreement of KnowSim's readings with people's judgments (thumbs, ratings
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor", metavar="ID", help="only readings made by this extractor (e.g. offline/lexical)")
+    p.add_argument("--reading", choices=("stored", "learner-evidence"), default="stored",
+                   help="stored: the readings as imported (default); learner-evidence: human conversations read "
+                        "again with the learner's-own-words rules (offline extractors only)")
+    p.add_argument("--part", choices=("A", "B"),
+                   help="only the human conversations of this protocol part (A: rules written on it, B: held out)")
     add_db_argument(p)
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (votes, conversations, pairs, plus the judged turns and runs)")
@@ -31,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     start = time.perf_counter()
-    a = collect(store, extractor=args.extractor)
+    a = collect(store, extractor=args.extractor, reading=args.reading, part=args.part)
     elapsed = time.perf_counter() - start
     if not a.turns and not a.conversations:
         raise StorageError("nothing to compare: no judged turns and no rated human conversations in the database; "
@@ -73,5 +78,5 @@ def render(s: dict[str, Any], elapsed: float) -> str:
     out.append("  n per cell: " + ", ".join(f"{k} {n}" for k, n in p["cells"].items()))
     if s["excluded"]:
         out.append("Left out: " + ", ".join(f"{n} {k}" for k, n in s["excluded"].items()))
-    out.append(f"({s['notes']['ci']}; computed in {elapsed:.1f} s)")
+    out.append(f"(reading: {s['reading']}, conversations: {s['part']}; {s['notes']['ci']}; computed in {elapsed:.1f} s)")
     return "\n".join(out)

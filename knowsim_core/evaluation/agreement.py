@@ -108,18 +108,43 @@ def _metric_values(run: RunRecord, iq: float | None) -> dict[str, float | None]:
             "iq": iq}
 
 
-def collect(store, *, extractor: str | None = None) -> Agreement:
-    """The judged turns and the rated human readings of ``store`` (``extractor``: only readings by it)."""
+def collect(store, *, extractor: str | None = None, reading: str = "stored", part: str | None = None,
+            resamples: int = RESAMPLES) -> Agreement:
+    """The judged turns and the rated human readings of ``store`` (``extractor``: only readings by it).
+
+    ``reading``: ``stored`` (the readings as imported) or ``learner-evidence`` (human readings by an
+    offline extractor read again with :mod:`knowsim_core.services.reading_evidence`'s rules);
+    ``part``: only the human conversations of that protocol part (``A`` or ``B``).
+    """
+    from knowsim_core.services.reading_evidence import READINGS, part_of_run, reread
+
+    if reading not in READINGS:
+        raise ValueError(f"unknown reading {reading!r}; expected one of {', '.join(READINGS)}")
+    extractors: dict[str, Any] = {}
     out = Agreement(excluded=defaultdict(int))
     judged = store.all_judgments()
     rows = {r.id: r for r in store.list_runs(user="human", limit=1_000_000)}
     wanted = set(rows) | set(judged)
-    for rid in sorted(wanted):
+    # a stable order (question ids come from the source ids; run ids are random per import), so the
+    # seeded bootstrap gives the same interval for the same conversations in any database
+    for rid in sorted(wanted, key=lambda r: (rows[r].question_id if r in rows else "", r)):
         run = store.load_run(rid)
         if extractor and run.adapter.get("extractor") != extractor:
             continue
         readable = has_reading(run)
         human = is_human_reading(run)
+        if part is not None and (not human or part_of_run(run) != part):
+            continue
+        if reading != "stored" and human and readable:
+            ex_id = run.adapter.get("extractor", "")
+            if not ex_id.startswith("offline/"):
+                out.excluded["readings by a model extractor (not read again)"] += 1
+                continue
+            if ex_id not in extractors:
+                from knowsim_core.agents import registry
+
+                extractors[ex_id] = registry.resolve("extractor", ex_id)
+            run = reread(run, extractors[ex_id])
         if human and not readable:
             out.excluded["conversations without a reading"] += 1
         for j in judged.get(rid, ()):
@@ -142,7 +167,9 @@ def collect(store, *, extractor: str | None = None) -> Agreement:
                 metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns),
             ))
     out.excluded = dict(out.excluded)
-    out.summary = summarise(out)
+    out.summary = summarise(out, resamples=resamples)
+    out.summary["reading"] = reading
+    out.summary["part"] = part or "all"
     return out
 
 

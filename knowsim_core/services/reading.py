@@ -11,13 +11,18 @@ failure modes, stop votes — so the Simulate, Runs and Failure views show it un
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial, SignalExtractor
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.session import derive_seed, play_turn
+from knowsim_core.engine.signals import IUSignal
 from knowsim_core.engine.state import KnowledgeState
+
+# A reading rule: adjusts the extractor's labels of one turn from what the reading knows (the turn's
+# context and the labels), e.g. :mod:`.reading_evidence`. None: the extractor's labels as they are.
+Adjust = Callable[[ExtractorContext, tuple[IUSignal, ...]], tuple[IUSignal, ...]]
 
 KIND_KEY = "kind"
 HUMAN_READING = "human-reading"
@@ -44,6 +49,7 @@ def read_turns(
     params: RuleParams,
     seed: int = 0,
     turn_notes: Sequence[Sequence[str]] = (),
+    adjust: Adjust | None = None,
 ) -> tuple[TurnRecord, ...]:
     """Turn records of the recorded (user message, reply) pairs, chained from ``initial``.
 
@@ -58,13 +64,15 @@ def read_turns(
     for i, (user, reply) in enumerate(pairs):
         turn = i + 1
         answer = reply or ""
-        ex = extractor.extract(ExtractorContext(
+        ctx = ExtractorContext(
             turn=turn, material=material, state=state, history=tuple(history), user_message=user,
             assistant_message=answer, seed=derive_seed(seed, turn, "extractor"),
-        ))
+        )
+        ex = extractor.extract(ctx)
         failed = ex.failed or not ex.entries
+        entries = () if failed else (adjust(ctx, ex.entries) if adjust else ex.entries)
         rec = play_turn(
-            graph, state, () if failed else ex.entries, turn=turn, tau=tau, params=params,
+            graph, state, entries, turn=turn, tau=tau, params=params,
             history=[r.quantities for r in records], user_message=user, assistant_message=answer,
             extractor_failed=failed, usage=ex.usage,
         )
