@@ -116,3 +116,17 @@ def test_the_agreement_page_on_an_empty_database_says_what_to_do(tmp_path, monke
     monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "empty.db"))
     at = app(AGREEMENT)
     assert any("Nothing to compare yet" in i.value for i in at.info)
+
+
+def test_a_conversation_without_a_reading_opens_in_simulate_with_its_thumb_and_reason(tmp_path, monkeypatch):
+    path = tmp_path / "nc.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(path))
+    line = {"id": "no-concepts", "messages": [{"role": "user", "content": "Solve 2x + 3 = 7"},
+                                              {"role": "assistant", "content": "Subtract 3 from both sides."}],
+            "votes": [{"turn": 1, "liked": False}]}
+    src = tmp_path / "nc.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    rid = import_path(Store(path), src).runs[0]
+    at = app(SIMULATE, run=rid, turn="1")
+    text = _texts(at)
+    assert "👎 the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text

@@ -237,3 +237,23 @@ def test_text_checks_and_the_export_format():
     assert judgments_from_data([j.to_data()], "run") == [j]
     with pytest.raises(FormatError, match=r"run: field \[0\]\.turn: input should be greater than or equal to 1"):
         judgments_from_data([{**j.to_data(), "turn": 0}], "run")
+
+
+def test_a_run_without_a_reading_round_trips_through_studio_json_and_an_empty_graph_stays_refused(tmp_path):
+    from knowsim_core.formats import studio
+
+    store = Store(tmp_path / "c.db")
+    report = import_path(store, _arena(tmp_path, [_record(turn_level_vote={"[0, 1]": ["Subtract 3", True]})], {}))
+    rid = report.runs[0]
+    out = tmp_path / "t.json"
+    out.write_text(studio.dumps(store.load_run(rid), judgments=store.list_judgments(rid)))
+    other = Store(tmp_path / "o.db")
+    again = import_path(other, out)
+    back = other.load_run(again.runs[0])
+    assert not has_reading(back) and [t.user_message for t in back.turns] == _record()["user_queries"]
+    assert [(j.turn, j.liked, j.match) for j in other.list_judgments(again.runs[0])] == [(1, True, "prefix")]
+    data = json.loads(out.read_text())
+    del data["meta"]["no_reading"]  # an empty graph is only accepted for a run that says it has no reading
+    out.write_text(json.dumps(data))
+    with pytest.raises(FormatError, match=r"field graph\.nodes: list should have at least 1 item"):
+        import_path(Store(tmp_path / "x.db"), out)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from knowsim_core.engine.config import RuleParams
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.records import RunRecord
@@ -19,6 +21,24 @@ from knowsim_core.formats.judgments import Judgment, judgments_from_data
 from knowsim_core.formats.reference import graph_from_data
 
 FORMAT = "knowsim-studio-run"
+NO_READING_KEY = "no_reading"  # services.reading: a recorded conversation kept without IUs, and why
+
+
+class TranscriptGraphIn(schema.GraphIn):
+    """The graph of a run kept without a reading (its meta says why): no IUs, no edges."""
+
+    nodes: list[schema.NodeIn] = Field(default=[], max_length=0)
+    edges: list[schema.EdgeIn] = Field(default=[], max_length=0)
+
+
+class TranscriptRunIn(schema.RunIn):
+    graph: TranscriptGraphIn
+
+
+def _is_transcript(d: dict) -> bool:
+    meta, graph = d.get("meta"), d.get("graph")
+    return (isinstance(meta, dict) and bool(meta.get(NO_READING_KEY)) and isinstance(graph, dict)
+            and graph.get("nodes") == [])
 
 
 def dumps(run: RunRecord, *, indent: int | None = 2, judgments: list[Judgment] | tuple[Judgment, ...] = ()) -> str:
@@ -80,10 +100,12 @@ def runs_from_data(data: Any) -> list[RunRecord]:
     for i, d in enumerate(items):
         where = f"run #{i + 1}: " if len(items) > 1 else ""
         if isinstance(d, dict) and d.get("format") == FORMAT:
-            schema.check(schema.RunIn, d, f"{where or 'run'}".rstrip(": "),
+            transcript = _is_transcript(d)  # a recorded conversation without IUs: no graph to check
+            schema.check(TranscriptRunIn if transcript else schema.RunIn, d, f"{where or 'run'}".rstrip(": "),
                          "fix that field or export the run again from KnowSim Studio")
             name = f"{where or 'run'}".rstrip(": ")
-            graph_from_data(d["graph"], f"{name} field graph")
+            if not transcript:
+                graph_from_data(d["graph"], f"{name} field graph")
             schema.check(RuleParams, d["params"], f"{name} field params",
                          "the rule parameters must be those of a preset (python -m knowsim_core replay --help)")
         try:
