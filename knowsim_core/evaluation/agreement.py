@@ -16,8 +16,9 @@ Three comparisons over a database, each with its n, a bootstrap 95% interval and
   of tutor models with at least :data:`MIN_CELL` conversations each whose human ratings differ
   clearly (|Cliff's δ| ≥ :data:`CLIFFS_MIN`, "medium" in Romano et al. 2006), does the sign of the
   difference in mean KnowSim metric (KG) match the sign of the difference in mean rating? A
-  one-sided binomial test against chance; with fewer than :data:`MIN_PAIRS` such pairs the answer
-  says plainly that it cannot conclude.
+  one-sided binomial test against chance (optimistic: pairs that share a model share its
+  conversations, so they are not independent); a zero metric difference counts as disagreement;
+  with fewer than :data:`MIN_PAIRS` such pairs the answer says plainly that it cannot conclude.
 
 Intervals are percentile bootstraps over *conversations* (runs), not turns: turns of one
 conversation are not independent. Person thumbs whose voted text matched no reply
