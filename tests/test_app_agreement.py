@@ -63,7 +63,7 @@ def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export
     path, store, runs = judged_db
     rid = runs[0]
     at = app(SIMULATE, run=rid, turn="2")
-    assert "👎 the person in the conversation" in _texts(at)  # c0 turn 2: (0 + 1) % 2 → 👎
+    assert "👎 down · the person in the conversation" in _texts(at)  # c0 turn 2: (0 + 1) % 2 → 👎
     at.text_input(key="sim_judge_0_who").set_value("ana")
     at.text_input(key="sim_judge_0_note").set_value("explains, but too long")
     at.button(key="sim_judge_0_up").click().run()
@@ -129,4 +129,4 @@ def test_a_conversation_without_a_reading_opens_in_simulate_with_its_thumb_and_r
     rid = import_path(Store(path), src).runs[0]
     at = app(SIMULATE, run=rid, turn="1")
     text = _texts(at)
-    assert "👎 the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text
+    assert "👎 down · the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text

@@ -34,7 +34,7 @@ def _default_name() -> str:
 
 def judgment_line(j: Judgment) -> str:
     """One judgment in a line: thumb, whose, when, note, and how an imported thumb matched its reply."""
-    thumb = "👍" if j.liked else "👎"
+    thumb = "👍 up ·" if j.liked else "👎 down ·"
     whose = "the person in the conversation" if j.source == "person" else f"researcher **{j.who or '?'}**"
     when = f" ({j.created[:16].replace('T', ' ')})" if j.created and j.source == "researcher" else ""
     match = {"prefix": " — voted while the reply was still streaming (its text is a prefix of the reply)",
