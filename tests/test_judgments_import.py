@@ -257,3 +257,12 @@ def test_a_run_without_a_reading_round_trips_through_studio_json_and_an_empty_gr
     out.write_text(json.dumps(data))
     with pytest.raises(FormatError, match=r"field graph\.nodes: list should have at least 1 item"):
         import_path(Store(tmp_path / "x.db"), out)
+
+
+def test_runs_without_a_reading_stay_out_of_the_failure_mode_population(tmp_path):
+    recs = [_record(), _record(pid=8, worker="w-2")]
+    store = Store(tmp_path / "f.db")
+    report = import_path(store, _arena(tmp_path, recs, {"8": {"extracted_concepts": [{"Concept Name": "Linear equations"}]}}))
+    assert len(report.runs) == 2 and len(report.unread) == 1
+    facts = store.run_facts()
+    assert len(facts) == 1 and facts[0].question_id.startswith("sa_math_8_")

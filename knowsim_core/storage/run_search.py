@@ -223,7 +223,8 @@ class RunSearch:
             raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
         where, args = where_clause(question_id=question_id, level=level, assistant=assistant, preset=preset,
                                    batch_tag=batch_tag)
-        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0"
+        # extractor 'none': a recorded conversation kept without a reading (no IUs, so no modes or metrics)
+        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0 AND r.extractor != 'none'"
         if status != "all":
             where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
