@@ -108,6 +108,8 @@ def test_thumbs_map_to_tutor_turns_and_mismatches_are_counted(tmp_path):
     v = report.votes
     assert (v["votes_exact"], v["votes_prefix"], v["votes_mismatch"], v["votes_on_user"], v["problem_2_votes"]) == (1, 1, 1, 1, 1)
     assert "mismatched 1" in report.summary() and "1 on the person's own message" in report.summary()
+    kept = json.loads(dict(store.load_run(report.runs[0]).meta)["problem_2_turn_level_vote"])
+    assert kept == {"[5, 1]": ["later", True]}  # kept in metadata, as the summary says
 
 
 def test_a_bad_vote_key_is_refused_in_one_line(tmp_path):

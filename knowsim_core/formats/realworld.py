@@ -233,7 +233,9 @@ def read_arena(path: Path) -> tuple[list[Conversation], list[str]]:
                   "expertise": rec.math_expertise or "", "rating": rec.overall_rating,
                   "correctness": rec.problem_1_correctness, "solve_or_not": rec.solve_or_not,
                   "why_stop": rec.why_stop, "strength_weakness": rec.strength_weakness, "tutor_model": model,
-                  "report": json.dumps(report, ensure_ascii=False)},
+                  "report": json.dumps(report, ensure_ascii=False),
+                  # the second problem's thumbs, as recorded (its turns are not read, so not mapped)
+                  "problem_2_turn_level_vote": json.dumps(rec.problem_2_turn_level_vote or {}, ensure_ascii=False)},
         ))
     unique_ids(out, path, labels)
     return out, notes
