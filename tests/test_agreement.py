@@ -223,3 +223,18 @@ def test_the_protocol_split_is_fixed_and_the_command_reads_again(tmp_path, capsy
         text = capsys.readouterr().out
         parts.append(json.loads(text)["conversations"]["n"] if text else 0)
     assert sum(parts) == 6  # the two parts split the conversations
+
+
+def test_the_worked_math_rule_carries_the_previous_ius_on(tmp_path):
+    from dataclasses import replace as dc_replace
+
+    from knowsim_core.services.reading_evidence import LearnerEvidence
+
+    rule = LearnerEvidence(("worked-math",))
+    ctx = _ctx(tmp_path, "ok", {"IU1": 0, "IU2": 0, "IU3": 0})
+    assert rule(ctx, (_sig("IU2", "well_explained"),))[0].teaching_quality == "well_explained"
+    worked = dc_replace(ctx, assistant_message="2x + 3 = 7\nso 2x = 4\nand x = 2")
+    out = rule(worked, (_sig("IU1", "not_mentioned"),))
+    assert [(e.id, e.teaching_quality) for e in out] == [("IU1", "not_mentioned"), ("IU2", "shallow")]
+    prose = dc_replace(ctx, assistant_message="Great question, let us think about it together.")
+    assert [e.teaching_quality for e in rule(prose, (_sig("IU1", "not_mentioned"),))] == ["not_mentioned"]
