@@ -268,3 +268,21 @@ def test_runs_without_a_reading_stay_out_of_the_failure_mode_population(tmp_path
     assert len(report.runs) == 2 and len(report.unread) == 1
     facts = store.run_facts()
     assert len(facts) == 1 and facts[0].question_id.startswith("sa_math_8_")
+
+
+def test_a_database_imported_under_the_old_ids_is_not_imported_twice(tmp_path):
+    """Before the ids were hashed, the same conversation was stored as sa_math_<pid>_<worker[:8]>."""
+    from dataclasses import replace as dc_replace
+
+    from knowsim_core.formats.conversations import read_conversations
+    from knowsim_core.services.realworld_import import build_run
+
+    path = _arena(tmp_path, [_record(worker="0d613a19-aaaa-bbbb")])
+    conv = read_conversations(path)[1][0]
+    store = Store(tmp_path / "old.db")
+    old = dc_replace(build_run(conv), question_id="sa_math_7_0d613a19")  # as the old importer stored it
+    store.add_question(question_id="sa_math_7_0d613a19", text=conv.question, domain="math")
+    store.save_run(old, status="finished")
+    again = import_path(store, path)
+    assert again.runs == [] and again.questions == 0 and any("already imported" in x for x in again.skipped)
+    assert store.count_runs() == 1 and [q.id for q in store.list_questions()] == ["sa_math_7_0d613a19"]

@@ -104,6 +104,14 @@ def derived_id(prefix: str, source_id: str) -> str:
     return f"{prefix}_{slug}_{digest}" if slug else f"{prefix}_{digest}"
 
 
+def legacy_question_id(conv: "Conversation") -> str:
+    """The id an import before issue 23 gave this conversation (truncated worker id / lossy slug):
+    a database written then is checked under it too, so importing the file again adds nothing."""
+    if conv.meta.get("source") == KIND_ARENA:
+        return f"sa_math_{conv.meta.get('problem_id')}_{str(conv.meta.get('worker_id', ''))[:8]}"
+    return f"conv_{re.sub(r'[^A-Za-z0-9_-]+', '_', conv.key)}"
+
+
 def message_text(message: str | list[str] | None) -> tuple[str, str]:
     """(text, shape) of a message as the file wrote it: text as is; ``null`` and ``[]`` → ``""``;
     a list of uploaded files' paths → the paths, one a line (so it reads as an image-path message)."""

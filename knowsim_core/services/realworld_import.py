@@ -31,7 +31,7 @@ from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from knowsim_core.storage import Store
 from knowsim_core.formats.conversations import read_conversations
-from knowsim_core.formats.realworld import AUTHOR, GRAPH_NOTE, SHAPES, Conversation, is_image_path
+from knowsim_core.formats.realworld import AUTHOR, GRAPH_NOTE, SHAPES, Conversation, is_image_path, legacy_question_id
 
 DEFAULT_EXTRACTOR = "offline/lexical"
 IMAGE_NOTE = "image-path message: the person sent a picture; only its path is recorded"
@@ -172,13 +172,13 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
     with store.transaction():
         known = {q.id for q in store.list_questions()}
         for i, (conv, run) in enumerate(built):
+            if _already_imported(store, conv, p):
+                report.skipped.append(f"{conv.key} (already imported)")
+                continue
             if conv.question_id not in known:
                 store.add_question(question_id=conv.question_id, text=conv.question, domain="math",
                                    field=conv.field, source=conv.source)
                 report.questions += 1
-            if _already_imported(store, conv, p):
-                report.skipped.append(f"{conv.key} (already imported)")
-                continue
             gid = _graph_version(store, conv.question_id, run.graph, report) if conv.concepts else None
             rid = store.save_run(run, status="finished", graph_version_id=gid)
             report.runs.append(rid)
@@ -202,11 +202,18 @@ def _already_imported(store: Store, conv: Conversation, path: Path) -> bool:
         FormatError: a stored human run under the same question id holds other messages — two
             different conversations claim one id; naming the file, the conversation and the id.
     """
+    same = [(u, a or "") for u, a in conv.pairs]
+    for row in store.list_runs(question_id=legacy_question_id(conv)):  # imported before ids were hashed
+        if row.assistant.startswith(RECORDED_PREFIX):
+            stored = store.load_run(row.id)
+            if (dict(stored.meta).get("conversation") == conv.key
+                    and [(t.user_message, t.assistant_message) for t in stored.turns] == same):
+                return True
     for row in store.list_runs(question_id=conv.question_id):
         if not row.assistant.startswith(RECORDED_PREFIX):
             continue
         stored = store.load_run(row.id)
-        if [(t.user_message, t.assistant_message) for t in stored.turns] == [(u, a or "") for u, a in conv.pairs]:
+        if [(t.user_message, t.assistant_message) for t in stored.turns] == same:
             return True
         raise FormatError(
             f"{path.name}: conversation {conv.key!r} has question id {conv.question_id}, but the stored human "
