@@ -286,3 +286,45 @@ def test_a_database_imported_under_the_old_ids_is_not_imported_twice(tmp_path):
     again = import_path(store, path)
     assert again.runs == [] and again.questions == 0 and any("already imported" in x for x in again.skipped)
     assert store.count_runs() == 1 and [q.id for q in store.list_questions()] == ["sa_math_7_0d613a19"]
+
+
+# ---------------------------------------------------------------------- Saved runs: rating and correctness
+def test_runs_filter_and_sort_by_rating_and_correctness_and_the_migration_fills_them(tmp_path):
+    import sqlite3
+
+    lines = [{**_line(f"c{i}", f"question {i}"), "rating": r, "correctness": c}
+             for i, (r, c) in enumerate([(3, "incorrect"), (9, "correct"), (None, None), (6, "correct")])]
+    db = tmp_path / "r.db"
+    store = Store(db)
+    import_path(store, _jsonl(tmp_path, lines))
+    by_rating = [r.rating for r in store.list_runs(order="rating_desc")]
+    assert by_rating == [9.0, 6.0, 3.0, None]  # unrated last
+    assert [r.rating for r in store.list_runs(order="rating_asc")] == [3.0, 6.0, 9.0, None]
+    assert {r.rating for r in store.list_runs(correctness="correct")} == {9.0, 6.0}
+    assert store.run_values("correctness") == ["correct", "incorrect"]
+    # a database from before the migration (schema 5): the columns are added and filled from each run's meta
+    con = sqlite3.connect(db)
+    con.executescript("ALTER TABLE runs DROP COLUMN rating; ALTER TABLE runs DROP COLUMN correctness; "
+                      "DROP TABLE judgments; DELETE FROM _sqlite_migrations WHERE name = '0006_judgments'; "
+                      "PRAGMA user_version = 5;")
+    con.close()
+    again = Store(db)
+    assert again.schema_version == 6
+    assert [r.rating for r in again.list_runs(order="rating_desc")] == [9.0, 6.0, 3.0, None]
+    assert {r.correctness for r in again.list_runs()} == {"correct", "incorrect", None}
+
+
+def test_the_saved_runs_page_filters_by_the_persons_answer_and_sorts_by_rating(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db = tmp_path / "p.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(db))
+    lines = [{**_line(f"c{i}", f"question {i}"), "rating": r, "correctness": c}
+             for i, (r, c) in enumerate([(3, "incorrect"), (9, "correct"), (6, "correct")])]
+    import_path(Store(db), _jsonl(tmp_path, lines))
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/runs.py").run()
+    at.selectbox(key="runs_order").set_value("highest rating (human runs)").run()
+    assert at.dataframe[0].value["rating"].tolist() == [9.0, 6.0, 3.0]
+    at.selectbox(key="runs_correctness").set_value("incorrect").run()
+    assert not at.exception and at.dataframe[0].value["rating"].tolist() == [3.0]

@@ -30,6 +30,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
+from knowsim_core.storage.migrations import judged_columns
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 
 STATUSES = ("running", "finished", "failed", "interrupted")
@@ -95,6 +96,7 @@ class Runs:
         for key in ("turns", "metrics", "run_id", "stop_reason"):
             setup.pop(key, None)
         adapters = run.adapter
+        rating, correctness = judged_columns(dict(run.meta))  # a human run's judgments, for Saved runs
         stamp = now()
         _insert_row(db, "runs", {
             "id": rid, "question_id": qid, "graph_version_id": graph_version_id, "level": run.level,
@@ -102,7 +104,7 @@ class Runs:
             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
-            "batch_tag": batch_tag or None})
+            "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness})
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
