@@ -29,6 +29,7 @@ PAGES = {
         st.Page("pages/failures.py", title="Failure modes", icon=":material/troubleshoot:", url_path="failures"),
         st.Page("pages/runs.py", title="Saved runs", icon=":material/history:", url_path="runs"),
         st.Page("pages/realism.py", title="Realism", icon=":material/groups:", url_path="realism"),
+        st.Page("pages/agreement.py", title="Agreement", icon=":material/thumbs_up_down:", url_path="agreement"),
     ],
 }
 

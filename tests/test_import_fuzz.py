@@ -215,7 +215,8 @@ def test_any_mutation_is_imported_whole_or_refused_cleanly(seeds, fuzz_store, tm
         assert fuzz_store.load_run(run_id).turns is not None
 
 
-@pytest.mark.parametrize(("kind", "runs"), [("realworld", 2), ("conversations-jsonl", 1)])  # line 2: no concepts
+# line 2 of the JSONL has no concepts: stored too (messages, judgments), as a run without a reading
+@pytest.mark.parametrize(("kind", "runs"), [("realworld", 2), ("conversations-jsonl", 2)])
 def test_the_real_conversation_seeds_import_whole(seeds, tmp_path, kind, runs):
     """The unmutated seeds are valid, so the property above exercises imports that succeed too."""
     folder, content, name = seeds[kind]

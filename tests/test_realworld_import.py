@@ -164,9 +164,12 @@ def test_a_conversation_without_any_reply_and_a_single_record_file(tmp_path):
 def test_missing_companions(tmp_path):
     only = tmp_path / "only"
     only.mkdir()
-    report = import_path(Store(tmp_path / "a.db"), _variant(only, companions=()))
-    assert report.questions == 3 and report.runs == []
+    store = Store(tmp_path / "a.db")
+    report = import_path(store, _variant(only, companions=()))
+    # no concepts: each conversation is still stored (messages, judgments), saying why it has no reading
+    assert report.questions == 3 and len(report.runs) == 3 and len(report.unread) == 3
     assert any(CONCEPTS_NAME in s for s in report.skipped)
+    assert all("no extracted concepts" in dict(store.load_run(r).meta)["no_reading"] for r in report.runs)
 
     no_states = tmp_path / "no_states"
     no_states.mkdir()
@@ -181,7 +184,7 @@ def test_missing_companions(tmp_path):
     (lambda d: d[1]["ai_responses"].pop(), r"record 1 \(.*\): field ai_responses: 5 entries for 6 user_queries"),
     (lambda d: d[2].pop("workerId"), r"record 2: field workerId: field required, got nothing; "),
     (lambda d: d[0].update(user_queries=[]), r"record 0: field user_queries: list should have at least 1 item"),
-    (lambda d: d[0]["user_queries"].__setitem__(0, None), r"record 0: field user_queries\[0\]: input should be a valid string, got None"),
+    (lambda d: d[0]["user_queries"].__setitem__(0, 3), r"record 0: field user_queries\[0\]: input should be a valid string, got 3"),
     (lambda d: d[1].update(math_expertise="astronaut"), r"record 1 \(.*\): field math_expertise: expertise 'astronaut'"),
 ])
 def test_malformed_annotations_are_refused_with_one_line(tmp_path, edit, expected):

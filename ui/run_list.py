@@ -22,7 +22,8 @@ from knowsim_core.storage import LEASE_SECONDS
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
-                "recently updated": "updated_desc", "highest KG": "kg_desc"}
+                "recently updated": "updated_desc", "highest KG": "kg_desc",
+                "highest rating (human runs)": "rating_desc", "lowest rating (human runs)": "rating_asc"}
 BAD_STATUSES = ("failed", "interrupted")
 
 
@@ -60,6 +61,11 @@ def filters(store) -> dict[str, Any]:
     find = c9.text_input("Find in ids", key="runs_find", placeholder="e.g. comprehensive",
                          help="part of an assistant, user, extractor, preset, batch or question id")
     text = c10.text_input("Search transcripts", key="runs_text", placeholder="words in any message")
+    correct = None
+    judged = store.run_values("correctness")
+    if judged:  # human runs with a stated correctness (imported conversations)
+        correct = _pick(st.columns([2, 6])[0], "Person's answer", judged, key="runs_correctness",
+                        help="the correctness of the person's final answer, as their conversation file states it")
     c11, c12, c13, c14 = st.columns([1, 1, 1, 2])
     bad = c11.toggle("Failed / interrupted only", key="runs_bad")
     group = c12.toggle("Group by batch", key="runs_group", help="one line per batch tag, with its means")
@@ -74,13 +80,14 @@ def filters(store) -> dict[str, Any]:
         "question_id": q, "level": lv, "assistant": asst, "user": user, "extractor": extractor, "preset": pre,
         "batch_tag": batch, "seed": seed, "find": find.strip() or None, "text": text.strip() or None,
         "bad_only": bad, "group": group, "graph_version_id": version, "order": ORDER_LABELS[order],
+        "correctness": correct,
     }
 
 
 def query(f: dict[str, Any]) -> dict[str, Any]:
     """The filters as ``Store.list_runs`` keywords (every one applied in SQL, before the page's LIMIT)."""
     base = {k: f.get(k) for k in ("question_id", "level", "assistant", "user", "extractor", "preset", "batch_tag",
-                                  "seed", "text", "graph_version_id")}
+                                  "seed", "text", "graph_version_id", "correctness")}
     if f.get("find"):
         base["find"] = f["find"]
     if f.get("bad_only"):
@@ -107,6 +114,7 @@ def table_rows(rows, versions: dict[int, int] | None = None) -> list[dict[str, A
     """
     versions = versions or {}
     cost = spends(rows)
+    judged = any(r.rating is not None or r.correctness for r in rows)  # human runs: the person's judgments
     return [
         {
             "run": r.id[:12], "question": r.question_id,
@@ -114,6 +122,7 @@ def table_rows(rows, versions: dict[int, int] | None = None) -> list[dict[str, A
             "level": r.level, "assistant": r.assistant, "user": r.user, "extractor": r.extractor,
             "preset": r.preset, "seed": r.seed, "batch": r.batch_tag or "",
             "status": r.status, "turns": r.turns, "KG": r.kg, "DC": r.dc, "CO": r.co,
+            **({"rating": r.rating, "answer": r.correctness or ""} if judged else {}),
             **({"tokens in": r.tokens_in, "tokens out": r.tokens_out, "cost $": round(r.cost_usd or 0.0, 4)}
                if cost else {}),
             "created": r.created[:19], "stop": r.stop_reason or "", "error": r.error,
@@ -145,7 +154,7 @@ def selected_rows(key: str) -> list[int]:
 def exports(store, run_id: str) -> None:
     """Download buttons for the three formats (built only when clicked)."""
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.load_run(run_id)), file_name=f"{run_id}.json",
+    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.load_run(run_id), judgments=store.list_judgments(run_id)), file_name=f"{run_id}.json",
                        mime="application/json", on_click="ignore", key=f"dl_studio_{run_id}")
     c2.download_button("Reference JSON", data=lambda: reference_export.dumps(store.load_run(run_id)),
                        file_name=f"{run_id}_reference.json", mime="application/json", on_click="ignore",
@@ -190,13 +199,14 @@ def zip_of_studio_files(store, run_ids: list[str]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for rid in run_ids:
-            zf.writestr(f"{rid}.json", studio.dumps(store.load_run(rid)))
+            zf.writestr(f"{rid}.json", studio.dumps(store.load_run(rid), judgments=store.list_judgments(rid)))
     return buf.getvalue()
 
 
 def jsonl_of_runs(store, run_ids: list[str]) -> str:
     """One Studio run per line (the same records as the zip, for pandas / jq)."""
-    return "".join(studio.dumps(store.load_run(rid), indent=None) + "\n" for rid in run_ids)
+    return "".join(studio.dumps(store.load_run(rid), indent=None, judgments=store.list_judgments(rid)) + "\n"
+                   for rid in run_ids)
 
 
 def export_many(store, run_ids: list[str]) -> None:

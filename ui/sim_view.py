@@ -25,6 +25,7 @@ from ui.gauge import gauge_top, render_gauge, render_load_chart
 from ui.graph_view import render_graph, render_legend
 from ui.player import Player
 from ui.theme import GLOSSARY, glossary_help
+from ui.agreement_view import render_turn_judgments
 from ui.turn_card import render_iu_panel, render_metrics, render_turn_card
 
 GRAPH_KEY = "sim_graph_{}"
@@ -267,6 +268,8 @@ def render_player(p: Player) -> None:
                     st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
                 else:
                     render_turn_card(run, rec, key=f"sim_card_{i}")
+                    # the person's / researchers' 👍/👎 on this turn (issue 21)
+                    render_turn_judgments(p.store, rid, rec.turn, key=f"sim_judge_{i}")
                     _fork(p, i, rid)
         state.sync_url(p)
 

@@ -41,7 +41,7 @@ def render(store, run_id: str, fmt: str) -> str:
     run = store.load_run(run_id)
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     if fmt == "studio-json":
-        return studio.dumps(run) + "\n"
+        return studio.dumps(run, judgments=store.list_judgments(run_id)) + "\n"
     if fmt == "reference-json":
         domain = store.get_question(run.question_id).domain
         record = reference_export.to_reference(run, judgement=store.get_judgement(run_id), domain=domain)

@@ -39,6 +39,12 @@ def _real_status(value: str) -> str:
 Status = Annotated[Name, AfterValidator(_real_status)]  # → a KnowSim state name
 ConceptName = Annotated[str, Strict(), StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME)]
 Report = Optional[Str | Bool | Int | Float]  # a post-session answer, kept as metadata as it is
+# A message as the release's collection app writes it: text, null (nothing recorded), or the list of
+# paths of files the person uploaded (possibly empty). :func:`.realworld.message_text` reads each.
+Message = Optional[Str | Annotated[list[Str], Field(max_length=100)]]
+# ``turn_level_vote``: {"[row, column]": [the reply text as shown, liked]} (column 1: the tutor's reply)
+VoteKey = Annotated[str, Strict(), StringConstraints(max_length=40)]
+Votes = Optional[Annotated[dict[VoteKey, tuple[Optional[Str], Optional[Bool]]], Field(max_length=2 * MAX_TURNS)]]
 
 
 class ArenaConversationIn(StrictModel):
@@ -46,8 +52,8 @@ class ArenaConversationIn(StrictModel):
 
     problem_id: Int | Id
     workerId: Id
-    user_queries: list[Str] = Field(min_length=1, max_length=MAX_TURNS)
-    ai_responses: Optional[list[Optional[Str]]] = Field(max_length=MAX_TURNS)  # null: no reply recorded
+    user_queries: list[Message] = Field(min_length=1, max_length=MAX_TURNS)
+    ai_responses: Optional[list[Message]] = Field(max_length=MAX_TURNS)  # null: no reply recorded
     model: Optional[Name] = "unknown"
     math_expertise: Optional[Name] = None
     overall_rating: Optional[Float] = None
@@ -63,6 +69,8 @@ class ArenaConversationIn(StrictModel):
     why_ask_tutor: Report = None
     turk_final_answer: Report = None
     moved_to_problem_2: Report = None
+    turn_level_vote: Votes = None
+    problem_2_turn_level_vote: Votes = None
 
 
 class ArenaConceptIn(StrictModel):
@@ -95,7 +103,16 @@ def _lower(value: Any) -> Any:
 
 class ChatMessageIn(StrictModel):
     role: Annotated[Literal["user", "assistant"], BeforeValidator(_lower)]  # "User" as some exports write it
-    content: Optional[Str]  # a null assistant message: no reply recorded
+    content: Message  # null: nothing recorded; a list: paths of uploaded files
+
+
+class TurnVoteIn(StrictModel):
+    """A person's 👍/👎 on the tutor's reply of exchange ``turn`` (1-based: the turn-th user message
+    and the reply that follows it); ``reply``, when given, is checked against that reply."""
+
+    turn: Annotated[int, Strict(), Field(ge=1, le=MAX_TURNS)]
+    liked: Bool
+    reply: Optional[Str] = None
 
 
 class ConceptIn(StrictModel):
@@ -114,3 +131,8 @@ class ConversationLineIn(StrictModel):
     model: Optional[Name] = "unknown"
     concepts: list[ConceptIn] = Field(default=[], max_length=MAX_NODES)
     initial_states: dict[Name, Status] = Field(default={}, max_length=MAX_NODES)
+    votes: list[TurnVoteIn] = Field(default=[], max_length=MAX_TURNS)
+    correctness: Report = None
+    solve_or_not: Report = None
+    why_stop: Report = None
+    strength_weakness: Report = None

@@ -1,26 +1,72 @@
 """Studio JSON: one run with all its turn records; ``read(write(run)) == run`` exactly.
 
 The format is :meth:`RunRecord.to_data` (``"format": "knowsim-studio-run"``, a ``turns`` list of
-turn records each with its 1-based ``turn``). A file may also hold a list of such runs.
+turn records each with its 1-based ``turn``). A file may also hold a list of such runs. A run's
+judgments (people's and researchers' 👍/👎 on its turns, :mod:`.judgments`) travel beside the
+record in a top-level ``judgments`` list: older files without it read as before.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from knowsim_core.engine.config import RuleParams
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.formats import jsonio, schema
 from knowsim_core.formats.jsonio import parse_json
+from knowsim_core.formats.judgments import Judgment, judgments_from_data
 from knowsim_core.formats.reference import graph_from_data
 
 FORMAT = "knowsim-studio-run"
+NO_READING_KEY = "no_reading"  # services.reading: a recorded conversation kept without IUs, and why
 
 
-def dumps(run: RunRecord, *, indent: int | None = 2) -> str:
-    """The run as Studio JSON text (FormatError rather than invalid JSON for a non-finite number)."""
-    return jsonio.dumps(run.to_data(), indent=indent)
+class TranscriptGraphIn(schema.GraphIn):
+    """The graph of a run kept without a reading (its meta says why): no IUs, no edges."""
+
+    nodes: list[schema.NodeIn] = Field(default=[], max_length=0)
+    edges: list[schema.EdgeIn] = Field(default=[], max_length=0)
+
+
+class TranscriptRunIn(schema.RunIn):
+    graph: TranscriptGraphIn
+
+
+def _is_transcript(d: dict) -> bool:
+    meta, graph = d.get("meta"), d.get("graph")
+    return (isinstance(meta, dict) and bool(meta.get(NO_READING_KEY)) and isinstance(graph, dict)
+            and graph.get("nodes") == [])
+
+
+def dumps(run: RunRecord, *, indent: int | None = 2, judgments: list[Judgment] | tuple[Judgment, ...] = ()) -> str:
+    """The run as Studio JSON text (FormatError rather than invalid JSON for a non-finite number),
+    with its ``judgments`` when it has any."""
+    data = run.to_data()
+    if judgments:
+        data["judgments"] = [j.to_data() for j in judgments]
+    return jsonio.dumps(data, indent=indent)
+
+
+def judgments_per_run(data: Any) -> list[list[Judgment]]:
+    """The ``judgments`` of each run of a Studio file (already parsed JSON), in file order.
+
+    Raises:
+        FormatError: naming the run and the field path.
+    """
+    items = data if isinstance(data, list) else [data]
+    out = []
+    for i, d in enumerate(items):
+        where = f"run #{i + 1} field judgments" if len(items) > 1 else "run field judgments"
+        js = judgments_from_data(d.get("judgments") if isinstance(d, dict) else None, where)
+        turns = len(d.get("turns") or ()) if isinstance(d, dict) else 0
+        bad = next((j for j in js if j.turn > turns), None)
+        if bad is not None:
+            raise FormatError(f"{where}: judges turn {bad.turn}, but the run has {turns} turn(s)")
+        out.append(js)
+    return out
 
 
 def loads(text: str) -> RunRecord:
@@ -54,10 +100,12 @@ def runs_from_data(data: Any) -> list[RunRecord]:
     for i, d in enumerate(items):
         where = f"run #{i + 1}: " if len(items) > 1 else ""
         if isinstance(d, dict) and d.get("format") == FORMAT:
-            schema.check(schema.RunIn, d, f"{where or 'run'}".rstrip(": "),
+            transcript = _is_transcript(d)  # a recorded conversation without IUs: no graph to check
+            schema.check(TranscriptRunIn if transcript else schema.RunIn, d, f"{where or 'run'}".rstrip(": "),
                          "fix that field or export the run again from KnowSim Studio")
             name = f"{where or 'run'}".rstrip(": ")
-            graph_from_data(d["graph"], f"{name} field graph")
+            if not transcript:
+                graph_from_data(d["graph"], f"{name} field graph")
             schema.check(RuleParams, d["params"], f"{name} field params",
                          "the rule parameters must be those of a preset (python -m knowsim_core replay --help)")
         try:

@@ -256,10 +256,12 @@ def import_path(
         if not runs:
             raise FormatError(f"{p}: nothing to import ({'; '.join(report.skipped) or 'no runs'})")
         report.label_notes = _run_label_notes(runs)
+        judged = _judgments_of(p, kind, len(runs))
         with store.transaction():
-            for run in runs:
+            for run, judgments in zip(runs, judged):
                 status = "finished" if run.stop_reason else "interrupted"
                 report.runs.append(store.save_run(run, status=status))
+                store.add_judgments(report.runs[-1], judgments)
         return report
     if kind == "iu-cache":
         graph_of = load_iu_cache(p)
@@ -276,6 +278,16 @@ def import_path(
     with store.transaction():  # all items or none
         _import_items(store, items, graph_of, init, report)
     return report
+
+
+def _judgments_of(p: Path, kind: str, n: int) -> list[list]:
+    """The judgments stored beside each run of a Studio file (none for reference run files)."""
+    if kind != "studio-run":
+        return [[] for _ in range(n)]
+    try:
+        return studio.judgments_per_run(read_json(p))
+    except FormatError as exc:
+        raise FormatError(f"{p}: {exc}") from None
 
 
 def _add_graph_if_new(store: Store, qid: str, graph: IUGraph, *, note: str) -> int:

@@ -11,19 +11,25 @@ failure modes, stop votes — so the Simulate, Runs and Failure views show it un
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial, SignalExtractor
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.session import derive_seed, play_turn
+from knowsim_core.engine.signals import IUSignal
 from knowsim_core.engine.state import KnowledgeState
+
+# A reading rule: adjusts the extractor's labels of one turn from what the reading knows (the turn's
+# context and the labels), e.g. :mod:`.reading_evidence`. None: the extractor's labels as they are.
+Adjust = Callable[[ExtractorContext, tuple[IUSignal, ...]], tuple[IUSignal, ...]]
 
 KIND_KEY = "kind"
 HUMAN_READING = "human-reading"
 HUMAN_USER = "human"
 RECORDED_PREFIX = "recorded/"  # the assistant of a reading: ``recorded/<tutor model>``
 STOP_END_OF_RECORDING = "end_of_recording"
+NO_READING_KEY = "no_reading"  # meta: why a stored human conversation has no KnowSim reading
 NO_REPLY_NOTE = "no recorded reply (null in the source): the tutor's side of this turn is empty"
 
 
@@ -43,6 +49,7 @@ def read_turns(
     params: RuleParams,
     seed: int = 0,
     turn_notes: Sequence[Sequence[str]] = (),
+    adjust: Adjust | None = None,
 ) -> tuple[TurnRecord, ...]:
     """Turn records of the recorded (user message, reply) pairs, chained from ``initial``.
 
@@ -57,13 +64,15 @@ def read_turns(
     for i, (user, reply) in enumerate(pairs):
         turn = i + 1
         answer = reply or ""
-        ex = extractor.extract(ExtractorContext(
+        ctx = ExtractorContext(
             turn=turn, material=material, state=state, history=tuple(history), user_message=user,
             assistant_message=answer, seed=derive_seed(seed, turn, "extractor"),
-        ))
+        )
+        ex = extractor.extract(ctx)
         failed = ex.failed or not ex.entries
+        entries = () if failed else (adjust(ctx, ex.entries) if adjust else ex.entries)
         rec = play_turn(
-            graph, state, () if failed else ex.entries, turn=turn, tau=tau, params=params,
+            graph, state, entries, turn=turn, tau=tau, params=params,
             history=[r.quantities for r in records], user_message=user, assistant_message=answer,
             extractor_failed=failed, usage=ex.usage,
         )
@@ -108,3 +117,42 @@ def read_conversation(
         stop_reason=STOP_END_OF_RECORDING,
         meta=((KIND_KEY, HUMAN_READING), ("stop_mode", "virtual"), *meta),
     )
+
+
+def transcript_run(
+    material: QuestionMaterial,
+    pairs: Sequence[tuple[str, str | None]],
+    *,
+    level: str,
+    assistant_id: str,
+    reason: str,
+    meta: Sequence[tuple[str, Any]] = (),
+    turn_notes: Sequence[Sequence[str]] = (),
+) -> RunRecord:
+    """A recorded conversation kept without a KnowSim reading (e.g. its problem has no concepts):
+    its messages (and so its judgments) are stored and shown, but ``material.graph`` has no IUs,
+    so nothing is labelled and no IU moves; ``meta[no_reading]`` says why, and every view that
+    reads metrics (agreement, realism) must skip such a run."""
+    params = preset()
+    graph = material.graph
+    state = KnowledgeState.from_ids(graph, {})
+    records: list[TurnRecord] = []
+    for i, (user, reply) in enumerate(pairs):
+        rec = play_turn(graph, state, (), turn=i + 1, tau=params.capacity(len(graph.nodes)), params=params,
+                        history=[r.quantities for r in records], user_message=user, assistant_message=reply or "")
+        extra = [f"no KnowSim reading: {reason}", *(turn_notes[i] if i < len(turn_notes) else ())]
+        if reply is None:
+            extra.insert(0, NO_REPLY_NOTE)
+        records.append(replace(rec, notes=(*extra, *rec.notes)))
+    return RunRecord(
+        question_id=material.question_id, question=material.question, reference_answer="", graph=graph,
+        level=level, initial_state=state, tau=params.capacity(len(graph.nodes)), params=params, seed=0,
+        adapters=(("assistant", assistant_id), ("user", HUMAN_USER), ("extractor", "none")),
+        turns=tuple(records), stop_reason=STOP_END_OF_RECORDING,
+        meta=((KIND_KEY, HUMAN_READING), ("stop_mode", "virtual"), (NO_READING_KEY, reason), *meta),
+    )
+
+
+def has_reading(run: RunRecord) -> bool:
+    """False for a stored conversation kept without a KnowSim reading (:func:`transcript_run`)."""
+    return not dict(run.meta).get(NO_READING_KEY) and bool(run.graph.nodes)

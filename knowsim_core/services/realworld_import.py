@@ -3,7 +3,15 @@
 The human run *is* the KnowSim reading of the conversation (:mod:`knowsim_core.services.reading`): the
 recorded messages, the extractor's labels and the rules' trajectory. Everything is read, checked
 and read through before the first write; the writes happen in one transaction. Importing the
-same file again adds nothing (a question with a human run is skipped).
+same file again adds nothing: a conversation whose question already has a human run with the same
+messages is skipped as "already imported"; one whose stored run holds *other* messages under the
+same id is refused naming the file, the record and the id (nothing is written then).
+
+The person's judgments come along: each mapped thumb is stored as a judgment of its turn
+(:mod:`knowsim_core.storage.judgments`), the per-conversation answers (rating, correctness, …) are
+in the run's metadata. A conversation whose problem has no concepts is still stored — messages and
+judgments — as a run without a reading (:func:`~knowsim_core.services.reading.transcript_run`),
+which says why.
 """
 
 from __future__ import annotations
@@ -17,12 +25,13 @@ from knowsim_core.agents import registry
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import QuestionMaterial, SignalExtractor
-from knowsim_core.services.reading import RECORDED_PREFIX, read_conversation
+from knowsim_core.errors import FormatError
+from knowsim_core.services.reading import RECORDED_PREFIX, read_conversation, transcript_run
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from knowsim_core.storage import Store
 from knowsim_core.formats.conversations import read_conversations
-from knowsim_core.formats.realworld import AUTHOR, GRAPH_NOTE, Conversation, is_image_path
+from knowsim_core.formats.realworld import AUTHOR, GRAPH_NOTE, SHAPES, Conversation, is_image_path, legacy_question_id
 
 DEFAULT_EXTRACTOR = "offline/lexical"
 IMAGE_NOTE = "image-path message: the person sent a picture; only its path is recorded"
@@ -41,6 +50,19 @@ class RealworldReport:
     later_messages: int = 0  # about the person's second problem: kept in metadata, not read
     runs: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # stored without a KnowSim reading, and why
+    shapes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SHAPES, 0))  # messages by shape
+    votes: dict[str, int] = field(default_factory=dict)  # thumbs: stored, up, down, exact, prefix, …
+    judgments: int = 0  # judgments stored
+
+    def add_counts(self, conv: Conversation) -> None:
+        for k, v in conv.counts.items():
+            if k in self.shapes:
+                self.shapes[k] += v
+            else:
+                self.votes[k] = self.votes.get(k, 0) + v
+        self.votes["up"] = self.votes.get("up", 0) + sum(j.liked for j in conv.votes)
+        self.votes["down"] = self.votes.get("down", 0) + sum(not j.liked for j in conv.votes)
 
     def summary(self) -> str:
         text = (f"{self.kind}: {self.conversations} conversation(s) → {self.questions} question(s), "
@@ -48,6 +70,20 @@ class RealworldReport:
                 f"{self.user_messages} user message(s) read, {self.null_replies} null repl(ies), "
                 f"{self.image_messages} image-path message(s), {self.later_messages} second-problem message(s) "
                 f"kept as metadata; {self.initial_states} initial state(s) from the file")
+        text += ("; messages by shape: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in self.shapes.items()))
+        v = self.votes
+        if self.judgments or any(v.values()):
+            text += (f"; {self.judgments} thumb(s) stored as judgments ({v.get('up', 0)} 👍, {v.get('down', 0)} 👎; "
+                     f"reply text matched exactly {v.get('votes_exact', 0)}, as a prefix {v.get('votes_prefix', 0)}, "
+                     f"mismatched {v.get('votes_mismatch', 0)})")
+            rest = [f"{v[k]} {what}" for k, what in (
+                ("votes_on_user", "on the person's own message"), ("votes_later", "on second-problem turns"),
+                ("votes_unrated", "without a verdict"), ("problem_2_votes", "second-problem vote(s) kept in metadata"))
+                if v.get(k)]
+            if rest:
+                text += "; not mapped to turns: " + ", ".join(rest)
+        if self.unread:
+            text += f"; {len(self.unread)} stored without a KnowSim reading: {'; '.join(self.unread[:3])}"
         if self.skipped:
             text += f"; skipped {len(self.skipped)}: {'; '.join(self.skipped[:3])}"
         return text
@@ -82,23 +118,41 @@ def make_extractor(extractor_id: str, store: Store | None = None) -> SignalExtra
                             cache=store if settings.cache_enabled else None)
 
 
+def _run_meta(conv: Conversation, origin: str) -> dict:
+    return {**conv.meta, "initial_state_source": origin,
+            "null_replies": sum(a is None for _, a in conv.pairs),
+            "image_messages": sum(is_image_path(u) for u, _ in conv.pairs),
+            "later_messages": json.dumps([[u, a] for u, a in conv.later], ensure_ascii=False),
+            **{f"messages_{k}": v for k, v in conv.counts.items() if k in SHAPES},
+            "problem_2_votes": conv.counts.get("problem_2_votes", 0)}
+
+
+def no_reading_reason(conv: Conversation) -> str:
+    where = conv.meta.get("problem_id")
+    return (f"problem {where} has no extracted concepts in the companion file, so there are no IUs to read"
+            if where else "the conversation names no concepts, so there are no IUs to read")
+
+
 def build_run(
     conv: Conversation, *, extractor: SignalExtractor | None = None, params: RuleParams | None = None
 ) -> RunRecord:
-    """The KnowSim reading of one conversation (needs its concepts); ``offline/lexical`` by default."""
+    """The KnowSim reading of one conversation; ``offline/lexical`` by default. Without concepts,
+    the conversation's messages without a reading (:func:`transcript_run`), saying why."""
+    notes = [[IMAGE_NOTE] if is_image_path(u) else [] for u, _ in conv.pairs]
+    assistant_id = f"{RECORDED_PREFIX}{conv.model}"
+    if not conv.concepts:
+        material = QuestionMaterial(conv.question_id, conv.question, "", conv.graph(), "math")
+        reason = no_reading_reason(conv)
+        return transcript_run(material, conv.pairs, level=conv.level, assistant_id=assistant_id, reason=reason,
+                              meta=tuple(_run_meta(conv, "none (no IUs)").items()), turn_notes=notes)
     extractor = extractor or make_extractor(DEFAULT_EXTRACTOR)
     params = params or preset()
     graph = conv.graph()
     s0, origin = initial_of(conv, graph, params)
     material = QuestionMaterial(conv.question_id, conv.question, "", graph, "math")
-    notes = [[IMAGE_NOTE] if is_image_path(u) else [] for u, _ in conv.pairs]
-    meta = {**conv.meta, "initial_state_source": origin,
-            "null_replies": sum(a is None for _, a in conv.pairs),
-            "image_messages": sum(is_image_path(u) for u, _ in conv.pairs),
-            "later_messages": json.dumps([[u, a] for u, a in conv.later], ensure_ascii=False)}
     return read_conversation(
         material, conv.pairs, s0, level=conv.level, extractor=extractor,
-        assistant_id=f"{RECORDED_PREFIX}{conv.model}", params=params, meta=tuple(meta.items()), turn_notes=notes,
+        assistant_id=assistant_id, params=params, meta=tuple(_run_meta(conv, origin).items()), turn_notes=notes,
     )
 
 
@@ -114,26 +168,24 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
     extractor = make_extractor(extractor_id, store)  # a bad id is refused before the file is read
     kind, convs, notes = read_conversations(p)
     report = RealworldReport(kind, conversations=len(convs), skipped=list(notes))
-    built: list[tuple[Conversation, RunRecord | None]] = []
-    for conv in convs:
-        run = build_run(conv, extractor=extractor, params=params) if conv.concepts else None
-        if run is None:
-            report.skipped.append(f"{conv.key} (no concepts: question only)")
-        built.append((conv, run))
+    built = [(conv, build_run(conv, extractor=extractor, params=params)) for conv in convs]
     with store.transaction():
         known = {q.id for q in store.list_questions()}
-        for conv, run in built:
+        for i, (conv, run) in enumerate(built):
+            if _already_imported(store, conv, p):
+                report.skipped.append(f"{conv.key} (already imported)")
+                continue
             if conv.question_id not in known:
                 store.add_question(question_id=conv.question_id, text=conv.question, domain="math",
                                    field=conv.field, source=conv.source)
                 report.questions += 1
-            if run is None:
-                continue
-            if any(r.assistant.startswith(RECORDED_PREFIX) for r in store.list_runs(question_id=conv.question_id)):
-                report.skipped.append(f"{conv.key} (already imported)")
-                continue
-            gid = _graph_version(store, conv.question_id, run.graph, report)
-            report.runs.append(store.save_run(run, status="finished", graph_version_id=gid))
+            gid = _graph_version(store, conv.question_id, run.graph, report) if conv.concepts else None
+            rid = store.save_run(run, status="finished", graph_version_id=gid)
+            report.runs.append(rid)
+            report.judgments += store.add_judgments(rid, conv.votes)
+            report.add_counts(conv)
+            if not conv.concepts:
+                report.unread.append(f"{conv.key} ({no_reading_reason(conv)})")
             report.user_messages += len(run.turns)
             meta = dict(run.meta)
             report.null_replies += int(meta["null_replies"])
@@ -141,6 +193,35 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
             report.later_messages += len(conv.later)
             report.initial_states += conv.initial is not None
     return report
+
+
+def _already_imported(store: Store, conv: Conversation, path: Path) -> bool:
+    """True when this conversation's human run is stored already (same messages).
+
+    Raises:
+        FormatError: a stored human run under the same question id holds other messages — two
+            different conversations claim one id; naming the file, the conversation and the id.
+    """
+    same = [(u, a or "") for u, a in conv.pairs]
+    for row in store.list_runs(question_id=legacy_question_id(conv)):  # imported before ids were hashed
+        if row.assistant.startswith(RECORDED_PREFIX):
+            stored = store.load_run(row.id)
+            if (dict(stored.meta).get("conversation") == conv.key
+                    and [(t.user_message, t.assistant_message) for t in stored.turns] == same):
+                return True
+    for row in store.list_runs(question_id=conv.question_id):
+        if not row.assistant.startswith(RECORDED_PREFIX):
+            continue
+        stored = store.load_run(row.id)
+        if [(t.user_message, t.assistant_message) for t in stored.turns] == same:
+            return True
+        raise FormatError(
+            f"{path.name}: conversation {conv.key!r} has question id {conv.question_id}, but the stored human "
+            f"run {row.id} under that id holds other messages (conversation "
+            f"{dict(stored.meta).get('conversation', '?')!r}); nothing was imported — delete that run first "
+            "if this file replaces it"
+        )
+    return False
 
 
 def _graph_version(store: Store, qid: str, graph: IUGraph, report: RealworldReport) -> int:

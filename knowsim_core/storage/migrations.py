@@ -18,13 +18,13 @@ import sqlite3
 from pathlib import Path
 
 from knowsim_core.errors import StorageError
-from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only
+from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only, unpack
 
 from sqlite_utils import Migrations  # noqa: E402 — after .connection, which imports sqlite-utils without pandas
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 5  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 6  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -146,6 +146,38 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
             VALUES ('delete', old.rowid, old.user_message, old.assistant_message);
         INSERT INTO turns_fts (rowid, user_message, assistant_message)
             VALUES (new.rowid, new.user_message, new.assistant_message); END""")
+
+
+@MIGRATIONS(name="0006_judgments")
+def _m0006_judgments(db: Database) -> None:
+    """Judgments of turns (issue 21): a person's thumbs imported with a recorded conversation, or a
+    researcher's 👍/👎 and note given in Simulate — one per (run, turn, source, who), gone with
+    the run. ``match`` says how an imported thumb was tied to its turn's reply text."""
+    db.execute("""CREATE TABLE IF NOT EXISTS judgments (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, turn INTEGER NOT NULL,
+        liked INTEGER NOT NULL CHECK (liked IN (0, 1)),
+        source TEXT NOT NULL CHECK (source IN ('person', 'researcher')), who TEXT NOT NULL DEFAULT '',
+        note TEXT NOT NULL DEFAULT '', created TEXT NOT NULL, match TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (run_id, turn, source, who))""")
+    # the person's rating and correctness of a human run, as columns Saved runs filters and sorts on
+    # (also in the run's meta, where imports put them); filled here for runs imported before
+    db.execute("ALTER TABLE runs ADD COLUMN rating REAL")
+    db.execute("ALTER TABLE runs ADD COLUMN correctness TEXT")
+    for rid, setup in db.execute("SELECT id, setup_json FROM runs WHERE assistant LIKE 'recorded/%'").fetchall():
+        rating, correctness = judged_columns(unpack(setup).get("meta") or {})
+        if rating is not None or correctness is not None:
+            db.execute("UPDATE runs SET rating = ?, correctness = ? WHERE id = ?", [rating, correctness, rid])
+
+
+def judged_columns(meta: dict) -> tuple[float | None, str | None]:
+    """(rating, correctness) columns of a run from its meta: a finite number, and a short text
+    (``correct`` / ``incorrect`` as the release writes it, ``true``/``false`` for a boolean)."""
+    r, c = meta.get("rating"), meta.get("correctness")
+    rating = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and r == r else None
+    if isinstance(c, bool):
+        c = "true" if c else "false"
+    correctness = str(c).strip().lower()[:40] if c is not None and str(c).strip() else None
+    return rating, correctness
 
 
 def check_file(path: Path) -> None:

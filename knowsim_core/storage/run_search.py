@@ -23,11 +23,14 @@ ORDERS = {
     "created_asc": "r.created ASC, r.rowid ASC",
     "updated_desc": "r.updated DESC, r.rowid DESC",
     "kg_desc": "r.kg DESC, r.created DESC",
+    "rating_desc": "r.rating IS NULL, r.rating DESC, r.created DESC",  # unrated runs last either way
+    "rating_asc": "r.rating IS NULL, r.rating ASC, r.created DESC",
 }
 EXACT = ("question_id", "level", "assistant", "user", "extractor", "preset", "seed", "status",
-         "graph_version_id", "batch_tag")
+         "graph_version_id", "batch_tag", "correctness")
 CONTAINS = ("question_id", "assistant", "user", "extractor", "preset", "batch_tag")  # contains-search
-VALUE_COLUMNS = ("assistant", "user", "extractor", "preset", "level", "question_id", "seed", "batch_tag")
+VALUE_COLUMNS = ("assistant", "user", "extractor", "preset", "level", "question_id", "seed", "batch_tag",
+                 "correctness")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,8 @@ class RunRow:
     cost_usd: float
     graph_version_id: int | None
     batch_tag: str | None = None  # the `batch --tag` this run belongs to (see the batch_tag migration)
+    rating: float | None = None  # the person's rating of a human run (migration 0006_judgments)
+    correctness: str | None = None  # their final answer's correctness, as the source wrote it
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +81,7 @@ class BatchGroup:
 _SELECT = (
     "SELECT r.id, r.question_id, q.text, r.level, r.assistant, r.user, r.extractor, r.preset, r.seed, "
     "r.status, r.stop_reason, r.n_turns, r.kg, r.dc, r.co, r.created, r.updated, r.error, r.iq_score, "
-    "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag "
+    "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag, r.rating, r.correctness "
     "FROM runs r JOIN questions q ON q.id = r.question_id"
 )
 
@@ -223,7 +228,8 @@ class RunSearch:
             raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
         where, args = where_clause(question_id=question_id, level=level, assistant=assistant, preset=preset,
                                    batch_tag=batch_tag)
-        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0"
+        # extractor 'none': a recorded conversation kept without a reading (no IUs, so no modes or metrics)
+        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0 AND r.extractor != 'none'"
         if status != "all":
             where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)

@@ -30,6 +30,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
+from knowsim_core.storage.migrations import judged_columns
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 
 STATUSES = ("running", "finished", "failed", "interrupted")
@@ -86,7 +87,7 @@ class Runs:
             versions = [(r["id"], r["graph_json"]) for r in db["graph_versions"].rows_where(
                 "question_id = ?", [qid], select="id, graph_json", order_by="version DESC")]
             graph_version_id = next((v for v, g in versions if g == gjson), None)
-            if graph_version_id is None and not versions:
+            if graph_version_id is None and not versions and run.graph.nodes:  # no IUs: a transcript, no graph
                 graph_version_id = insert_graph(db, qid, run.graph, note="graph of an imported run", author="import",
                                                 parent_id=None)
         elif not db["graph_versions"].count_where("id = ? AND question_id = ?", [graph_version_id, qid]):
@@ -95,6 +96,7 @@ class Runs:
         for key in ("turns", "metrics", "run_id", "stop_reason"):
             setup.pop(key, None)
         adapters = run.adapter
+        rating, correctness = judged_columns(dict(run.meta))  # a human run's judgments, for Saved runs
         stamp = now()
         _insert_row(db, "runs", {
             "id": rid, "question_id": qid, "graph_version_id": graph_version_id, "level": run.level,
@@ -102,7 +104,7 @@ class Runs:
             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
-            "batch_tag": batch_tag or None})
+            "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness})
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")

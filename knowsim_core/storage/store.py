@@ -18,6 +18,7 @@ from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.storage.caches import Caches
+from knowsim_core.storage.judgments import Judgment, Judgments
 from knowsim_core.storage.connection import Connection, default_path
 from knowsim_core.storage.migrations import check_file, migrate
 from knowsim_core.storage.questions import GraphVersion, QuestionRow, Questions
@@ -49,6 +50,7 @@ class Store:
         self.runs = Runs(self._conn, clock=clock)
         self.search = RunSearch(self._conn, self.runs)
         self.caches = Caches(self._conn)
+        self.judgments = Judgments(self._conn)
         self.mark_dead_runs()
 
     @property
@@ -128,6 +130,22 @@ class Store:
 
     def get_judgement(self, run_id: str) -> tuple[float, str, str] | None:
         return self.caches.get_judgement(run_id)
+
+    # ------------------------------------------------------------------ judgments of turns (👍/👎)
+    def add_judgment(self, run_id: str, judgment: Judgment) -> Judgment:
+        return self.judgments.add(run_id, judgment)
+
+    def add_judgments(self, run_id: str, judgments: list[Judgment] | tuple[Judgment, ...]) -> int:
+        return self.judgments.add_many(run_id, judgments)
+
+    def list_judgments(self, run_id: str) -> list[Judgment]:
+        return self.judgments.list(run_id)
+
+    def all_judgments(self) -> dict[str, list[Judgment]]:
+        return self.judgments.all()
+
+    def remove_judgment(self, run_id: str, turn: int, *, source: str, who: str) -> bool:
+        return self.judgments.remove(run_id, turn, source=source, who=who)
 
     # ------------------------------------------------------------------ runs and turns
     def create_run(self, run: RunRecord, **kw: Any) -> str:

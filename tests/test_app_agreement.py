@@ -1,0 +1,132 @@
+"""AppTest: judgments in Simulate (the person's thumbs shown, a researcher's given) and the Agreement page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.cli import main
+from knowsim_core.services.importing import import_path
+from knowsim_core.storage import Store
+
+TIMEOUT = 60
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+SIMULATE, AGREEMENT = "pages/simulate.py", "pages/agreement.py"
+
+
+def conversations(tmp_path: Path, n: int = 6) -> Path:
+    """A small synthetic JSONL of judged conversations (ratings, correctness, thumbs)."""
+    lines = []
+    for i in range(n):
+        msgs, votes = [], []
+        for t in range(3):
+            msgs += [{"role": "user", "content": f"Step {t} of solving {i + 2}x + 1 = {2 * i + 5}?"},
+                     {"role": "assistant", "content": ("Subtract 1 from both sides, then divide by the coefficient "
+                                                       "of x: that is solving a linear equation. " * (1 + (i + t) % 3))}]
+            votes.append({"turn": t + 1, "liked": (i + t) % 2 == 0})
+        lines.append({"id": f"c{i}", "level": ["9-12", "undergrad"][i % 2], "model": ["tutor-a", "tutor-b"][i % 2],
+                      "rating": 3 + i, "correctness": "correct" if i % 2 else "incorrect", "messages": msgs,
+                      "votes": votes, "concepts": [{"name": "Linear equations", "description": "solving ax + b = c"},
+                                                   {"name": "Inverse operations", "description": "undo + and ×"}]})
+    p = tmp_path / "judged.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return p
+
+
+@pytest.fixture()
+def judged_db(tmp_path, monkeypatch):
+    path = tmp_path / "studio.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(path))
+    store = Store(path)
+    report = import_path(store, conversations(tmp_path))
+    return path, store, report.runs
+
+
+def app(page: str, **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+
+
+def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export(judged_db, tmp_path):
+    path, store, runs = judged_db
+    rid = runs[0]
+    at = app(SIMULATE, run=rid, turn="2")
+    assert "👎 down · the person in the conversation" in _texts(at)  # c0 turn 2: (0 + 1) % 2 → 👎
+    at.text_input(key="sim_judge_0_who").set_value("ana")
+    at.text_input(key="sim_judge_0_note").set_value("explains, but too long")
+    at.button(key="sim_judge_0_up").click().run()
+    assert not at.exception, at.exception
+    mine = [j for j in store.list_judgments(rid) if j.source == "researcher"]
+    assert [(j.turn, j.liked, j.who, j.note) for j in mine] == [(2, True, "ana", "explains, but too long")]
+    assert mine[0].created  # when
+    assert "researcher **ana**" in _texts(at)
+    # changing one's mind replaces the judgment, it does not add a second
+    at.button(key="sim_judge_0_down").click().run()
+    assert [(j.turn, j.liked) for j in store.list_judgments(rid) if j.source == "researcher"] == [(2, False)]
+
+    # exported as Studio JSON and re-imported elsewhere: both the person's and the researcher's come back
+    out = tmp_path / "run.json"
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["export", rid, "--format", "studio-json", "--db", str(path)]) == 0
+    out.write_text(buf.getvalue())
+    other = Store(tmp_path / "other.db")
+    again = import_path(other, out)
+    back = other.list_judgments(again.runs[0])
+    assert {(j.turn, j.liked, j.source, j.who, j.note) for j in back} == {
+        (j.turn, j.liked, j.source, j.who, j.note) for j in store.list_judgments(rid)}
+
+
+def test_the_agreement_page_shows_the_figures_and_a_click_opens_the_turn(judged_db):
+    path, store, runs = judged_db
+    at = app(AGREEMENT)
+    labels = [m.label for m in at.metric]
+    assert labels == ["AUC · knowsim", "AUC · upward", "AUC · reply length"]
+    assert any("18 judged turns (9 👍, 9 👎) in 6 runs" in c.value for c in at.caption)
+    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert len(charts) == 4  # ROC, modes, turns, rating scatter
+    roc = charts[0]["data"]
+    assert [d["name"].split(" (")[0] for d in roc] == ["chance", "knowsim", "upward", "reply_length"]
+    assert charts[1]["data"][0]["name"] == "👍 up turns" and len(charts[1]["data"][0]["x"]) == 6
+    assert sum(len(d["x"]) for d in charts[2]["data"]) == 18 and len(charts[3]["data"][0]["x"]) == 6
+    assert at.dataframe[0].value["metric"].tolist() == ["KG", "DC", "CO"]
+    # a click on a judged turn opens that run at that turn in Simulate
+    point = charts[2]["data"][0]["customdata"][0]
+    at.session_state["agr_turns"] = {"selection": {"points": [{"customdata": point}], "point_indices": [0],
+                                                   "box": [], "lasso": []}}
+    at.run()
+    assert at.session_state["open_target"] == {"run": point[0], "turn": point[1]}
+
+
+def test_the_agreement_page_on_an_empty_database_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "empty.db"))
+    at = app(AGREEMENT)
+    assert any("Nothing to compare yet" in i.value for i in at.info)
+
+
+def test_a_conversation_without_a_reading_opens_in_simulate_with_its_thumb_and_reason(tmp_path, monkeypatch):
+    path = tmp_path / "nc.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(path))
+    line = {"id": "no-concepts", "messages": [{"role": "user", "content": "Solve 2x + 3 = 7"},
+                                              {"role": "assistant", "content": "Subtract 3 from both sides."}],
+            "votes": [{"turn": 1, "liked": False}]}
+    src = tmp_path / "nc.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    rid = import_path(Store(path), src).runs[0]
+    at = app(SIMULATE, run=rid, turn="1")
+    text = _texts(at)
+    assert "👎 down · the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text
