@@ -24,7 +24,7 @@ Output: ``{"turns": [...], "summary": {user: {...}}, "by_level": {level: {user: 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -32,8 +32,7 @@ from knowsim_core.evaluation import acts
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, UserSimulator
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.engine.records import RunRecord
-from knowsim_core.engine.session import derive_seed
-from knowsim_core.engine.state import IUState
+from knowsim_core.engine.session import user_context_of
 from knowsim_core.text.profiles import content_stems, profiles_for, stem, words
 
 DEFAULT_USERS = ("offline/knowsim", "baseline/copy-last", "baseline/generic")
@@ -119,15 +118,7 @@ def real_turns(run: RunRecord) -> list[RealTurn]:
         before = run.turns[: t - 1]
         history = tuple(m for r in before
                         for m in (Message("user", r.user_message), Message("assistant", r.assistant_message)))
-        last = before[-1]
-        states = [run.initial_state, *(r.state_after for r in before)]
-        ctx = UserContext(
-            turn=t, material=material, history=history, state=last.state_after,
-            density=last.quantities.overall_density, articulation_mode=last.quantities.articulation_mode,
-            explained=tuple(sorted({lab for r in before for lab in r.quantities.explained})),
-            stuck=states[-1] == states[-2] and any(e.state == IUState.UNAWARE for e in states[-1].values()),
-            stop_hint=any(r.votes.persistent_overload for r in before), seed=derive_seed(run.seed, t, "user"),
-        )
+        ctx = user_context_of(replace(run, turns=before), material, t, history)
         out.append(RealTurn(key, run.level, t, run.turns[t - 1].user_message, ctx))
     return out
 
@@ -207,9 +198,9 @@ def build_users(ids: Iterable[str], llm_settings: Mapping[str, Any] | None = Non
     """The user simulators by id; LLM ids get ``llm_settings`` (settings, cache) when given."""
     from knowsim_core.agents import registry
 
-    offline = ("offline/", "baseline/")
-    return {uid: registry.resolve("user", uid) if uid.startswith(offline) or llm_settings is None
-            else registry.resolve("user", uid, **llm_settings) for uid in dict.fromkeys(ids)}
+    return {uid: registry.resolve("user", uid, **llm_settings)
+            if llm_settings is not None and registry.spec_of(uid).needs_model else registry.resolve("user", uid)
+            for uid in dict.fromkeys(ids)}
 
 
 def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

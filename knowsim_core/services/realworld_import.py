@@ -17,7 +17,8 @@ from knowsim_core.agents import registry
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import QuestionMaterial, SignalExtractor
-from knowsim_core.services.reading import RECORDED_PREFIX, read_conversation
+from knowsim_core.agents.registry import RECORDED_PREFIX, spec_of
+from knowsim_core.services.reading import read_conversation
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from knowsim_core.storage import Store
@@ -73,7 +74,7 @@ def make_extractor(extractor_id: str, store: Store | None = None) -> SignalExtra
     Raises:
         ConfigError: an unknown id.
     """
-    if extractor_id.startswith("offline/"):
+    if not spec_of(extractor_id).needs_model:
         return registry.resolve("extractor", extractor_id)
     from knowsim_core.llm import LLMSettings  # lazy: offline imports never load the LLM layer
 
@@ -129,7 +130,7 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
                 report.questions += 1
             if run is None:
                 continue
-            if any(r.assistant.startswith(RECORDED_PREFIX) for r in store.list_runs(question_id=conv.question_id)):
+            if any(spec_of(r.assistant).recorded for r in store.list_runs(question_id=conv.question_id)):
                 report.skipped.append(f"{conv.key} (already imported)")
                 continue
             gid = _graph_version(store, conv.question_id, run.graph, report)
