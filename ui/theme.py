@@ -1,34 +1,15 @@
-"""The four IU-state colours, the five failure-mode colours and the on-screen glossary, defined once.
+"""The UI's colours (failure modes, rings, gauge) and the on-screen glossary, defined once.
 
-Colours are from the Okabe–Ito palette (safe for the common colour-vision deficiencies); each
-state also has its own glyph (a quarter-filled circle, drawn in the node label) and border, so
-the state can be read without colour at all (greyscale print, achromatopsia).
+The four IU-state styles (colour, font, glyph, border) are the core's palette
+(:mod:`knowsim_core.engine.palette`), re-exported here, so the app and the exported HTML graph
+draw a state alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.palette import STATE_STYLE, StateStyle, state_word
 from knowsim_core.engine.state import IUState
-
-
-@dataclass(frozen=True, slots=True)
-class StateStyle:
-    name: str  # shown to people
-    colour: str  # node fill
-    font: str  # label colour readable on the fill
-    glyph: str  # non-colour cue in the label
-    border_width: int  # non-colour cue on the node
-    dashed: bool  # non-colour cue on the node
-
-
-STATE_STYLE: dict[IUState, StateStyle] = {
-    IUState.UNAWARE: StateStyle("unaware", "#D9D9D9", "#000000", "○", 1, True),
-    IUState.STRUGGLING: StateStyle("struggling", "#E69F00", "#000000", "◔", 2, False),
-    IUState.PARTIAL: StateStyle("partial", "#56B4E9", "#000000", "◑", 2, False),
-    IUState.KNOWS_WELL: StateStyle("knows well", "#009E73", "#FFFFFF", "●", 4, False),
-}
 BORDER_COLOUR = "#333333"
 CHANGED_COLOUR = "#CC79A7"  # Okabe–Ito reddish purple: the ring around IUs that moved this turn
 SELECTED_COLOUR = "#0072B2"  # Okabe–Ito blue
@@ -44,13 +25,8 @@ GAUGE_BETTER = "#009E73"  # bluish green: a load fall
 NEAR_SHARE = 0.75
 
 
-def state_colour(state: IUState | int) -> str:
-    """The fill colour of a state (used by every view that colours IUs)."""
-    return STATE_STYLE[IUState(state)].colour
-
-
 def state_name(state: IUState | int) -> str:
-    return STATE_STYLE[IUState(state)].name
+    return state_word(state)
 
 
 def state_badge(state: IUState | int) -> str:
