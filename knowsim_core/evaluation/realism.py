@@ -33,7 +33,7 @@ from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, Us
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import user_context_of
-from knowsim_core.text.profiles import content_stems, profiles_for, stem, words
+from knowsim_core.text.profiles import TfIdf, content_stems, profiles_for
 
 DEFAULT_USERS = ("offline/knowsim", "baseline/copy-last", "baseline/generic")
 IU_MENTION = 0.4  # the lexical extractor's user_mention: relevance for a user message to concern an IU
@@ -51,36 +51,6 @@ def rouge_l(real: str, simulated: str) -> float:
     if not real.strip() or not simulated.strip():
         return 0.0
     return float(_rouge().score(real, simulated)["rougeL"].fmeasure)
-
-
-def _tokens(text: str) -> list[str]:
-    return [stem(w) for w in words(text)]
-
-
-class TfIdf:
-    """Word TF-IDF over a fixed set of documents (the real user messages)."""
-
-    def __init__(self, documents: Iterable[str]):
-        docs = [set(_tokens(d)) for d in documents]
-        self.n = len(docs)
-        df: dict[str, int] = {}
-        for d in docs:
-            for t in d:
-                df[t] = df.get(t, 0) + 1
-        self.idf = {t: math.log((self.n + 1) / (c + 1)) + 1.0 for t, c in df.items()}
-        self.unseen = math.log(self.n + 1) + 1.0
-
-    def vector(self, text: str) -> dict[str, float]:
-        tf: dict[str, int] = {}
-        for t in _tokens(text):
-            tf[t] = tf.get(t, 0) + 1
-        return {t: (1.0 + math.log(c)) * self.idf.get(t, self.unseen) for t, c in tf.items()}
-
-    def cosine(self, a: str, b: str) -> float:
-        va, vb = self.vector(a), self.vector(b)
-        dot = sum(w * vb.get(t, 0.0) for t, w in va.items())
-        na, nb = math.sqrt(sum(w * w for w in va.values())), math.sqrt(sum(w * w for w in vb.values()))
-        return dot / (na * nb) if na and nb else 0.0
 
 
 def mentioned_ius(material: QuestionMaterial, text: str) -> frozenset[str]:
