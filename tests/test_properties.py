@@ -154,7 +154,7 @@ def _index_view(g: IUGraph) -> tuple:
     idx = g.index
     return (
         idx.ids, idx.index_of, idx.labels, idx.label_of, idx.prereqs, idx.neighbors, idx.depth,
-        idx.update_order, idx.topo_order, tuple((v, lab, kind, pos) for v, lab, kind, _, pos in idx.plan),
+        idx.update_order, idx.topo_order, idx.plan,
         idx.neighbor_lists, idx.ancestors,
     )
 

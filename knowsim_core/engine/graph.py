@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from operator import itemgetter
 import re
 from typing import Any, Iterable, Sequence
 
@@ -90,9 +89,8 @@ class GraphIndex:
     depth: dict[str, int]
     update_order: tuple[str, ...]
     topo_order: tuple[str, ...]
-    # (id, label, prerequisite kind, prerequisite reader, node position) in update order: the
-    # rules' hot loop (see PLAN_* and _plan_entry)
-    plan: tuple[tuple[str, str, int, Any, int], ...]
+    # one step per node in update order: what the rules' update loop reads (see UpdateStep)
+    plan: tuple[UpdateStep, ...]
     # neighbour ids per node, in node order (density)
     neighbor_lists: tuple[frozenset[str], ...]
     # every ancestor of a node with its hop count, in breadth-first visiting order (prerequisites
@@ -100,21 +98,25 @@ class GraphIndex:
     ancestors: dict[str, tuple[tuple[str, int], ...]]
 
 
-# How the update reads a node's prerequisite states (GraphIndex.plan)
-PLAN_ROOT = 0  # no prerequisites: the ceiling is knows_well
-PLAN_ONE = 1  # one prerequisite; the reader is its id
-PLAN_MANY = 2  # several, all nodes; the reader is an itemgetter returning their states
-PLAN_DANGLING = 3  # a prerequisite that is not a node reads as unaware: the ceiling is struggling
+@dataclass(frozen=True, slots=True)
+class UpdateStep:
+    """One node of the update, in update order (GraphIndex.plan), with what its ceiling reads.
+
+    ``prerequisites`` are the node's prerequisite ids (none: the ceiling is knows_well);
+    ``dangling`` says one of them is no node of the graph, which reads as unaware (the ceiling is
+    struggling). ``position`` is the node's place in node order, where its record goes.
+    """
+
+    id: str
+    label: str
+    position: int
+    prerequisites: tuple[str, ...]
+    dangling: bool
 
 
-def _plan_entry(v: str, label: str, ps: tuple[str, ...], position: int, nodes: dict[str, int]) -> tuple:
-    if not ps:
-        return (v, label, PLAN_ROOT, None, position)
-    if any(p not in nodes for p in ps):
-        return (v, label, PLAN_DANGLING, None, position)
-    if len(ps) == 1:
-        return (v, label, PLAN_ONE, ps[0], position)
-    return (v, label, PLAN_MANY, itemgetter(*ps), position)
+def _plan_entry(v: str, label: str, ps: tuple[str, ...], position: int, nodes: dict[str, int]) -> UpdateStep:
+    return UpdateStep(id=v, label=label, position=position, prerequisites=ps,
+                      dangling=any(p not in nodes for p in ps))
 
 
 def _ancestors_breadth_first(v: str, prereqs: dict[str, tuple[str, ...]]) -> tuple[tuple[str, int], ...]:
