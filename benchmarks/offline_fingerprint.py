@@ -5,8 +5,8 @@ Plays every sample question × 3 levels × the 5 offline assistants × seeds 1 a
 signals with their reasons, states, quantities, failure modes and stop votes — in play order.
 Run it before and after a change to the offline agents: the two hashes must be equal.
 
-No hash is committed anywhere: an intended change of behaviour changes it, and a test pinning it
-would only be re-pinned. ``--fresh-graphs`` rebuilds every question's graph from plain data for
+tests/test_offline_fingerprint.py pins the hash (one constant, updated with an intended change of
+behaviour and its reason). ``--fresh-graphs`` rebuilds every question's graph from plain data for
 each conversation (as a batch that reads questions from storage does), so that per-graph caches
 cannot share anything between conversations; the hash must not change either.
 

@@ -6,6 +6,7 @@ launches, signals and reads the database.
 
 import streamlit as st
 
+from knowsim_core.agents.registry import spec_of
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import batch_view as bv
@@ -30,7 +31,7 @@ with st.expander("New batch", expanded=not bv.launches(path)):
     assistants_all = agent_ids("assistant")
     assistants = c2.multiselect("Assistants", assistants_all, default=[a for a in assistants_all if a == "offline/adaptive"],
                                 key="batch_assistants")
-    users = [u for u in agent_ids("user") if u != "human"]
+    users = [u for u in agent_ids("user") if not spec_of(u).human]
     extractors = agent_ids("extractor")
     c1, c2, c3, c4, c5 = st.columns(5)
     user = c1.selectbox("User", users, index=users.index("offline/knowsim") if "offline/knowsim" in users else 0,

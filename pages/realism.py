@@ -10,7 +10,7 @@ import streamlit as st
 from knowsim_core.evaluation import realism
 from knowsim_core.errors import KnowSimError
 from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
-from knowsim_core.services.reading import RECORDED_PREFIX
+from knowsim_core.agents.registry import spec_of
 from ui.frame import ensure_frame
 from ui.nav import store
 from ui.resources import agent_ids, agent_settings
@@ -22,14 +22,14 @@ st.title("Realism")
 st.caption("Turn-level realism on real human–tutor conversations: each simulator writes the person's turn t "
            "from the real history before it (KnowSim users also get the state read from that history).")
 db = store()
-rows = [r for r in db.list_runs(limit=100_000) if r.assistant.startswith(RECORDED_PREFIX)]
+rows = [r for r in db.list_runs(limit=100_000) if spec_of(r.assistant).recorded]
 if not rows:
     st.info("No human conversations yet: import a SimulatorArena annotations file or a conversations .jsonl "
             "(Questions → Import, or `python -m knowsim_core import PATH`).")
     st.stop()
 
 options = agent_ids("user")
-options += [f"{uid}:{m}" for uid in options if not uid.startswith(("offline/", "baseline/", "human"))
+options += [f"{uid}:{m}" for uid in options if spec_of(uid).needs_model
             for m in BASELINE_METHODS]  # the paper's LLM baselines on every configured model
 users = st.multiselect("User simulators", options, default=[u for u in realism.DEFAULT_USERS if u in options],
                        key="realism_users")

@@ -6,6 +6,7 @@ one JSONL) or delete them together.
 
 import streamlit as st
 
+from knowsim_core.agents.registry import spec_of
 from knowsim_core.errors import KnowSimError
 from ui import run_list, share
 from ui.compare import render_compare
@@ -44,7 +45,7 @@ if run_list.spends(rows):  # offline runs spend nothing: no token or cost figure
     caption += (f" · tokens on this page: {sum(r.tokens_in for r in rows):,} in / "
                 f"{sum(r.tokens_out for r in rows):,} out · cost ${sum(r.cost_usd or 0.0 for r in rows):.4f}")
 st.caption(caption)
-if any(r.assistant.startswith("recorded/") for r in rows):
+if any(spec_of(r.assistant).recorded for r in rows):
     st.caption("Runs whose assistant is **recorded/…** (user **human**) are readings of human conversations: the "
                "messages are what a real person and tutor wrote; KnowSim's extractor and rules only read them.")
 versions = db.graph_version_numbers([r.graph_version_id for r in rows])

@@ -1,4 +1,5 @@
-"""Shared fixtures. The paper's reference data is read from ../shared/reference (never copied)."""
+"""Shared fixtures. The paper's reference data and the real conversations are read from ../shared
+(never copied); :func:`require_shared` is the one place that decides what a missing file does."""
 
 from __future__ import annotations
 
@@ -8,17 +9,32 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_DIR = ROOT.parent / "shared" / "reference"
+SHARED_DIR = ROOT.parent / "shared"
+REFERENCE_DIR = SHARED_DIR / "reference"
+ARENA_ANNOTATIONS = (SHARED_DIR / "realworld" / "simulatorarena_math"
+                     / "math_tutoring_annotations_redacted_for_benchmarking.json")
+
+
+def require_shared(path: Path) -> Path:
+    """``path`` under ../shared; a test that needs it skips with a message when it is absent, and
+    fails under CI (``CI`` set, as CI runs ``make test``), where a silent skip would hide it."""
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the shared data at {path} (../shared beside the checkout)")
+        pytest.skip(f"shared data not found at {path} (put ../shared beside the checkout to run this)")
+    return path
 
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """The reference data folder; skipped with a message when absent (never in CI)."""
-    if not REFERENCE_DIR.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the reference data at {REFERENCE_DIR}")
-        pytest.skip(f"reference data not found at {REFERENCE_DIR} (clone the paper's data there to run this)")
-    return REFERENCE_DIR
+    """The paper's reference data folder (require_shared)."""
+    return require_shared(REFERENCE_DIR)
+
+
+@pytest.fixture(scope="session")
+def arena_annotations() -> Path:
+    """The 25 real SimulatorArena maths conversations (require_shared)."""
+    return require_shared(ARENA_ANNOTATIONS)
 
 
 @pytest.fixture(scope="session")
@@ -50,3 +66,16 @@ def seeded_store(db_path, monkeypatch):
     store = Store(db_path)
     store.seed_samples()
     return store
+
+
+BROWSER_DIR = ROOT / "tests" / "browser"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that drives chromium carries the ``browser`` marker (``-m browser`` / ``-m 'not
+    browser'`` select by it): each test under tests/browser, and any test using its ``page`` or
+    ``browser`` fixtures — set here once rather than remembered per file (two files had forgotten)."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        if path.is_relative_to(BROWSER_DIR) or {"page", "browser"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from knowsim_core.evaluation import acts
+from tests.conftest import ARENA_ANNOTATIONS, require_shared
 
 ROOT = Path(__file__).resolve().parent.parent
-ANNOTATIONS = (ROOT.parent / "shared" / "realworld" / "simulatorarena_math"
-               / "math_tutoring_annotations_redacted_for_benchmarking.json")
+ANNOTATIONS = ARENA_ANNOTATIONS
 LABELS = json.loads((ROOT / "tests" / "data" / "act_labels.json").read_text())
 # Measured when the rules were frozen: held-out macro-F1 0.843 on the odd conversations' problem-1
 # turns (87 turns) and 0.711 on the second-problem turns of every conversation (77 turns, labelled
@@ -29,20 +29,8 @@ MARGIN = 0.08
 def _split(part: str) -> tuple[list[str], list[str]]:
     """Gold and predicted acts of one part: ``even`` / ``odd`` (problem-1 turns of the conversations at
     even / odd positions of the file) or ``second-problem`` (later turns of every conversation)."""
-    if not ANNOTATIONS.exists():
-        pytest.skip("../shared/realworld is not present")
-    records = json.loads(ANNOTATIONS.read_text())
-    text = {f"{r['problem_id']}:{r['workerId']}": r["user_queries"] for r in records}
-    first = {f"{r['problem_id']}:{r['workerId']}": r["problem_1_turns"] for r in records}
-    pos = {k: i for i, k in enumerate(LABELS["conversations"])}
-
-    def wanted(key: str, turn: int) -> bool:
-        if turn > first[key]:
-            return part == "second-problem"
-        return part == ("odd" if pos[key] % 2 else "even")
-
-    rows = [(k, t, lab) for k, t, lab in LABELS["labels"] if wanted(k, t)]
-    return [lab for *_, lab in rows], [acts.tag(text[k][t - 1]) for k, t, _ in rows]
+    require_shared(ANNOTATIONS)
+    return acts.labelled_parts(LABELS, json.loads(ANNOTATIONS.read_text()))[part]
 
 
 def test_the_label_file_holds_no_message_text():

@@ -158,6 +158,17 @@ def test_without_flags_offline_matrices_use_a_process_per_core_and_model_batches
     assert mode("--workers", "3", *LLM) == "3 worker processes"
 
 
+def test_a_matrix_of_offline_assistants_and_a_baseline_user_is_offline(capsys, monkeypatch, db_path):
+    """``baseline/copy-last`` calls no model: the dry run estimates 0 calls, names no price-table
+    miss and picks worker processes (the prefix test it replaced counted 750 calls and 16 threads)."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    code, out, err = cli(capsys, "batch", "--questions", "all", "--levels", "novice", "--assistants", "offline",
+                         "--user", "baseline/copy-last", "--dry-run", "--db", str(db_path))
+    assert code == 0, err
+    assert out.splitlines()[0].endswith("(2 worker processes)")
+    assert "model calls: 0 (offline agents only)" in out and "price table" not in out
+
+
 def test_threads_store_the_same_runs_as_one_at_a_time(capsys, tmp_path):
     """Offline conversations in threads: the same stored runs as a sequential batch."""
     runs = {}

@@ -15,6 +15,7 @@ import pytest
 from knowsim_core.evaluation import extractor_eval as ev
 from knowsim_core.evaluation.extractor_eval import QUALITIES
 from knowsim_core.errors import FormatError
+from tests.conftest import require_shared
 
 LABELS = Path(__file__).resolve().parent / "data" / "expert_tq_labels.json"
 
@@ -44,8 +45,7 @@ def test_label_file_holds_ids_and_labels_only():
 @pytest.fixture(scope="module")
 def expert(reference_dir):
     runs = reference_dir / "examples" / "expertqa_baseline_zero-shot-cot_novice.json"
-    if not runs.is_file():
-        pytest.skip(f"expert conversations not found at {runs}")
+    require_shared(runs)
     return ev.load_hand_labelled(str(LABELS), str(runs), str(reference_dir / "iu_cache" / "expertqa.json"))
 
 

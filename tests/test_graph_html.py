@@ -79,3 +79,16 @@ def test_states_colour_nodes_and_empty_graph_is_refused():
     assert _dataset(page, "nodes")[0]["color"] == "#123456"
     with pytest.raises(FormatError, match="no IUs"):
         graph_html(IUGraph(nodes=()))
+
+
+def test_the_export_colours_and_names_states_as_the_app_does():
+    """One palette (engine.palette): the HTML export's "unaware" was #bbbbbb where the app drew #D9D9D9."""
+    from knowsim_core.engine.state import IUState
+    from ui.theme import STATE_STYLE
+
+    g = load_samples()[0].graph
+    ids = [n.id for n in g.nodes][:4]
+    nodes = {n["id"]: n for n in _dataset(graph_html(g, states={i: s for i, s in zip(ids, range(4))}), "nodes")}
+    for i, s in zip(ids, IUState):
+        assert nodes[i]["color"] == STATE_STYLE[s].colour
+        assert nodes[i]["title"].endswith(f"state: {STATE_STYLE[s].name}")

@@ -154,7 +154,7 @@ def _index_view(g: IUGraph) -> tuple:
     idx = g.index
     return (
         idx.ids, idx.index_of, idx.labels, idx.label_of, idx.prereqs, idx.neighbors, idx.depth,
-        idx.update_order, idx.topo_order, tuple((v, lab, kind, pos) for v, lab, kind, _, pos in idx.plan),
+        idx.update_order, idx.topo_order, idx.plan,
         idx.neighbor_lists, idx.ancestors,
     )
 
@@ -204,3 +204,24 @@ def test_edited_sample_graphs_index_and_validate_like_a_fresh_load(sample_id, da
 def test_edited_reference_graphs_index_and_validate_like_a_fresh_load(math_graphs, expert_graphs, data):
     pool = {**math_graphs, **expert_graphs}
     _check_edit_sequences(pool[data.draw(st.sampled_from(sorted(pool)))], data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs())
+def test_the_one_topological_sort_agrees_with_networkx(g):
+    """engine.graph's Kahn (shared by topo_order and the cycle check) against networkx: a graph has
+    cycles exactly when networkx finds a strongly connected component of 2+ nodes, and topo_order
+    lists every IU once with each acyclic edge's source before its target."""
+    import networkx as nx
+
+    known = set(g.index.ids)
+    nxg = nx.DiGraph((e.from_, e.to) for e in g.edges if e.from_ != e.to)
+    nxg.add_nodes_from(known)
+    has_cycle = any(len(c) > 1 for c in nx.strongly_connected_components(nxg))
+    assert bool(g.cycles()) == has_cycle
+    order = g.index.topo_order
+    assert sorted(order) == sorted(known)
+    if not has_cycle:
+        pos = {v: i for i, v in enumerate(order)}
+        assert all(pos[e.from_] < pos[e.to] for e in g.edges if e.from_ in known and e.to in known
+                   and e.from_ != e.to)

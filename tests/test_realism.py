@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,9 @@ from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext
 from knowsim_core.evaluation.realism import DEFAULT_USERS, TfIdf, jaccard, length_ratio, rouge_l
 from knowsim_core.engine.state import KnowledgeState
+from tests.conftest import ARENA_ANNOTATIONS, require_shared
 
-ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
-ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
+ANNOTATIONS = ARENA_ANNOTATIONS
 TURN_KEYS = {"conversation", "turn", "real_act", "simulated"}
 SIM_KEYS = {"act", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "text"}
 SUMMARY_KEYS = {"act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "n"}
@@ -36,8 +35,7 @@ def _realism_json(argv: list[str]) -> dict:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    if not ANNOTATIONS.exists():
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
     db = str(tmp_path_factory.mktemp("realism") / "r.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     return _realism_json(["--db", db])

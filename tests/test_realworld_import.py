@@ -17,14 +17,19 @@ from knowsim_core.formats.realworld import CONCEPTS_NAME, STATES_NAME, level_of
 from knowsim_core.services.reading import HUMAN_READING, NO_REPLY_NOTE, is_human_reading
 from knowsim_core.engine.state import IUState
 from knowsim_core.storage import Store
+from tests.conftest import ARENA_ANNOTATIONS
 
-ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
-ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
+ARENA = ARENA_ANNOTATIONS.parent
+ANNOTATIONS = ARENA_ANNOTATIONS
 STATUS = {"Not introduced": IUState.UNAWARE, "Struggling": IUState.STRUGGLING,
           "Partial understanding": IUState.PARTIAL, "Knows well": IUState.KNOWS_WELL}
 EXPECTED_LEVEL = {"9-12": "novice", "undergrad": "intermediate", "grad": "advanced"}
 
-pytestmark = pytest.mark.skipif(not ANNOTATIONS.exists(), reason="../shared/realworld is not present")
+
+
+@pytest.fixture(autouse=True)
+def _needs_the_conversations(arena_annotations):
+    """Every test here reads ../shared/realworld (skips without it; fails under CI)."""
 
 
 def _records() -> list[dict]:

@@ -406,33 +406,30 @@ def test_finish_takes_the_callers_record_only_when_it_holds_exactly_the_stored_t
         store.finish_run("nope", status="finished")
 
 
-def test_a_writer_waits_for_the_write_lock_in_short_sleeps_and_gives_up_at_its_timeout(db_path):
-    """begin_immediate: BEGIN IMMEDIATE retried while another connection holds the write lock,
-    taken as soon as it is released; past the timeout, SQLite's own "database is locked"."""
+def test_a_writer_waits_for_the_write_lock_in_sqlites_busy_handler(db_path, monkeypatch):
+    """A write transaction that finds another writer's lock waits (SQLite's busy_timeout), takes the
+    lock as soon as it is released, and past the timeout fails with one StorageError."""
     import threading
     import time
 
-    from knowsim_core.storage.connection import BUSY_TIMEOUT_MS, begin_immediate
+    from knowsim_core.storage import connection
 
-    Store(db_path)  # create the file (WAL)
+    store = Store(db_path)  # create the file (WAL)
     holder = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)  # committed by a timer thread
-    waiter = sqlite3.connect(db_path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
-    with pytest.raises(sqlite3.OperationalError, match="locked"):
-        begin_immediate(waiter, timeout_s=0.05)
-    assert waiter.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS  # restored after failing
-
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 50)
+    with pytest.raises(StorageError, match="locked"):
+        with store.transaction():
+            pass
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 5000)
     release = threading.Timer(0.05, lambda: holder.execute("COMMIT"))
     start = time.monotonic()
     release.start()
-    begin_immediate(waiter, timeout_s=5.0)  # waits for the other connection's commit
-    waited = time.monotonic() - start
-    assert waiter.in_transaction and 0.04 < waited < 2.0
-    waiter.execute("COMMIT")
-    assert waiter.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+    with store.transaction():  # waits for the other connection's commit
+        waited = time.monotonic() - start
+    assert 0.04 < waited < 2.0
     release.join()
     holder.close()
-    waiter.close()
 
 
 def _fts_consistent(path) -> tuple[bool, int]:
@@ -512,15 +509,3 @@ def test_a_schema_4_database_keeps_its_search_index_through_migration_5(db_path)
     assert reopened.count_runs(text="zebra1") == 2
     reopened.delete_run(old_rid)  # a turn indexed by the old trigger is removed from the index
     assert _fts_consistent(db_path) == (True, 0) and [r.id for r in reopened.list_runs(text="zebra1")] == [new_rid]
-
-
-def test_the_store_loads_without_pandas_and_leaves_pandas_importable():
-    """Command-line start-up skips pandas (sqlite-utils' optional import); pandas still imports
-    afterwards, and inside Streamlit sqlite-utils gets it as usual."""
-    root = Path(__file__).resolve().parent.parent
-    cli_side = ("import sys; import knowsim_core.storage as s; assert 'pandas' not in sys.modules; "
-                "import pandas, sqlite_utils.db as d; assert d.pd is None and pandas.DataFrame; print('ok')")
-    app_side = "import streamlit, knowsim_core.storage, sqlite_utils.db as d; assert d.pd is not None; print('ok')"
-    for code in (cli_side, app_side):
-        done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

@@ -15,8 +15,8 @@ import streamlit as st
 from knowsim_core.evaluation.analysis import (
     METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn, representative_run, shares_by_level,
 )
-from knowsim_core.evaluation.explain import explain_run
-from knowsim_core.engine.failures import EXPLANATIONS, FAILURE_ORDER, FailureMode
+from knowsim_core.evaluation.explain import MODE_MEANING, explain_run
+from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.graph import natural_key
 from knowsim_core.engine.records import RunRecord
 from ui.theme import MODE_COLORS
@@ -45,7 +45,7 @@ def turn_bars_figure(run: RunRecord) -> go.Figure:
     for m in FAILURE_ORDER:  # the first trace is the bottom of each stack
         fig.add_bar(
             x=turns, y=[c[m] for c in per_turn], name=m.title, marker=_mode_marker(m),
-            hovertemplate=f"turn %{{x}}: %{{y}} × {m.title}<br>{EXPLANATIONS[m]}<extra></extra>",
+            hovertemplate=f"turn %{{x}}: %{{y}} × {m.title}<br>{MODE_MEANING[m]}<extra></extra>",
         )
     # a vertical legend read top-down lists the top of the stack first
     fig.update_layout(barmode="stack", height=320, margin=dict(t=30, b=50, l=60, r=170), xaxis_title="turn",

@@ -28,6 +28,3 @@ def open_in_simulate(run_id: str, turn: int) -> None:
     except st.errors.StreamlitAPIException:
         st.info(f"Open run {run_id} at turn {turn} on the Simulate page (it is not registered in this view).")
 
-
-def short_id(run_id: str) -> str:
-    return run_id[:8]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from knowsim_core.agents.registry import HUMAN_ID as HUMAN, spec_of
 from knowsim_core.engine.config import LEVELS, PRESETS, preset as get_preset
 from knowsim_core.errors import KnowSimError
 
@@ -13,7 +14,6 @@ from ui.resources import agent_ids, agent_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
-HUMAN = "human"  # knowsim_core.agents.human.HUMAN_ID: the researcher types that side
 WRITERS = {
     "agents": "Agents write both sides",
     "assistant": "I'll write the assistant's replies",
@@ -85,7 +85,7 @@ def render_setup(store) -> None:
         initial = render_custom_start(gv.graph, scope=f"{qid}:{gv.id}", params=get_preset(preset_name), seed=seed)
     if st.button("Start", type="primary", icon=":material/play_arrow:", key="setup_start",
                  disabled=None in (assistant, user, extractor)):
-        llm = any(not a.startswith("offline/") and a != HUMAN for a in (assistant, user, extractor))
+        llm = any(spec_of(a).needs_model for a in (assistant, user, extractor))
         try:
             live = start_run(
                 store, question_id=qid, level=level, assistant_id=assistant,

@@ -1,48 +1,23 @@
-"""The four IU-state colours, the five failure-mode colours and the on-screen glossary, defined once.
+"""The UI's colours (failure modes, rings, gauge) and the on-screen glossary, defined once.
 
-Colours are from the Okabe–Ito palette (safe for the common colour-vision deficiencies); each
-state also has its own glyph (a quarter-filled circle, drawn in the node label) and border, so
-the state can be read without colour at all (greyscale print, achromatopsia).
+The four IU-state styles (colour, font, glyph, border) are the core's palette
+(:mod:`knowsim_core.engine.palette`), re-exported here, so the app and the exported HTML graph
+draw a state alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from knowsim_core.engine import palette
-# the values live in knowsim_core.engine.palette (the replay export and paper figures use them too)
+# the values live in knowsim_core.engine.palette (the exports, paper figures and explanations use them too)
+from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.palette import (  # noqa: F401  (re-exported: the views import them from here)
     BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER,
-    GAUGE_THRESHOLD, NEAR_SHARE, SELECTED_COLOUR,
+    GAUGE_THRESHOLD, MODE_COLOURS, MODE_FONTS, NEAR_SHARE, SELECTED_COLOUR, STATE_STYLE, StateStyle, state_word,
 )
-from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.state import IUState
 
 
-@dataclass(frozen=True, slots=True)
-class StateStyle:
-    name: str  # shown to people
-    colour: str  # node fill
-    font: str  # label colour readable on the fill
-    glyph: str  # non-colour cue in the label
-    border_width: int  # non-colour cue on the node
-    dashed: bool  # non-colour cue on the node
-
-
-STATE_STYLE: dict[IUState, StateStyle] = {
-    s: StateStyle(palette.STATE_NAMES[s], palette.STATE_COLOURS[s], palette.STATE_FONTS[s], palette.STATE_GLYPHS[s],
-                  width, s == IUState.UNAWARE)
-    for s, width in ((IUState.UNAWARE, 1), (IUState.STRUGGLING, 2), (IUState.PARTIAL, 2), (IUState.KNOWS_WELL, 4))
-}
-
-
-def state_colour(state: IUState | int) -> str:
-    """The fill colour of a state (used by every view that colours IUs)."""
-    return STATE_STYLE[IUState(state)].colour
-
-
 def state_name(state: IUState | int) -> str:
-    return STATE_STYLE[IUState(state)].name
+    return state_word(state)
 
 
 def state_badge(state: IUState | int) -> str:
@@ -58,8 +33,8 @@ def state_badge(state: IUState | int) -> str:
 # their legend and hover (no fill patterns: Streamlit's plotly.js drops patterned stacked bars, see
 # ui/failure_views.py). Every view that colours a mode (Simulate,
 # Failure modes, Compare) takes it from here.
-MODE_COLORS: dict[FailureMode, str] = dict(palette.MODE_COLOURS)
-MODE_FONT: dict[FailureMode, str] = dict(palette.MODE_FONTS)
+MODE_COLORS: dict[FailureMode, str] = dict(MODE_COLOURS)
+MODE_FONT: dict[FailureMode, str] = dict(MODE_FONTS)
 
 
 def mode_colour(mode: FailureMode | str) -> str:

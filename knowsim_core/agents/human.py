@@ -16,10 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from knowsim_core.agents import registry
+from knowsim_core.agents.registry import HUMAN_ID
 from knowsim_core.errors import ConfigError, SessionError
 from knowsim_core.engine.ports import AssistantContext, AssistantTurn, UserContext, UserTurn
-
-HUMAN_ID = "human"
 
 
 class AwaitingInput(SessionError):
@@ -31,7 +30,7 @@ class _Typed:
     role = ""
 
     def __init__(self, fallback: Any = None, **_llm_settings: Any):
-        # the runner passes LLM settings to every non-offline id; typing needs none
+        # callers may pass LLM settings along with the fallback's; typing needs none
         self.fallback = fallback
         self._pending: dict[str, Any] | None = None
 

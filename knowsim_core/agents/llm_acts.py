@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.chat import ModelRef, as_messages
 from knowsim_core.prompts import act_tagger as p
-from knowsim_core.agents import llm as _llm
+from knowsim_core.agents import llm as _llm, registry
 
 
 class ActOut(BaseModel):
@@ -40,7 +40,7 @@ class LLMActTagger(_llm._LLMAgent):
 
 def make_tagger(agent_id: str, **settings: Any) -> LLMActTagger:
     """``<provider>/<model>`` → an LLM act tagger (settings, cache as for every LLM agent)."""
-    provider, sep, model = agent_id.partition("/")
-    if not sep or not model:
+    if not registry.spec_of(agent_id).needs_model:
         raise ConfigError(f"act tagger {agent_id!r} should be offline or <provider>/<model>, e.g. openai/gpt-4o-mini")
+    provider, _, model = agent_id.partition("/")
     return LLMActTagger(ModelRef.parse(provider, model), **settings)

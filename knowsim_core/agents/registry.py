@@ -1,8 +1,13 @@
-"""Pick agents by id: ``offline/adaptive``, ``openai/gpt-4o``, ``anthropic/claude-…``, ``compat/<model>``.
+"""Pick agents by id, and say what an id is: ``offline/adaptive``, ``baseline/copy-last``, ``human``,
+``recorded/<model>``, ``openai/gpt-4o[:strategy]``, ``anthropic/claude-…``, ``compat/<model>[@url]``.
 
 Offline agents register exact ids; LLM providers register a prefix and build an agent for any
 model name. Modules register themselves on import; :func:`resolve` imports the offline module
 always and the LLM module only when an LLM id is asked for (the SDKs stay unimported otherwise).
+
+:func:`spec_of` is the one place that reads an id's form: whether the agent needs a model, runs
+offline, is a person or a recording. Batch planning, cost estimates, the runner, realism and the
+pages ask it rather than testing prefixes themselves (they used to, with six different rules).
 """
 
 from __future__ import annotations
@@ -12,11 +17,60 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
+from knowsim_core.engine.records import HUMAN_ID, RECORDED_PREFIX
 from knowsim_core.errors import ConfigError
 from knowsim_core.text.redact import redact_urls  # an id may embed a base URL with credentials
 
 Kind = Literal["assistant", "user", "extractor", "graph_extractor", "judge"]
 KINDS: tuple[str, ...] = ("assistant", "user", "extractor", "graph_extractor", "judge")
+# the roles a conversation has: what a recorded side can stand for
+CONVERSATION_ROLES: tuple[str, ...] = ("assistant", "user", "extractor")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """What an agent id is, independent of whether it can be built here.
+
+    ``needs_model``: it calls an LLM (settings, keys, cost). ``offline``: code in this process plays
+    it (no model, no person; ``baseline`` ids are offline floors for realism). ``human``: a person
+    types it. ``recorded``: it was imported from a recording and nothing can play it on. ``roles``
+    are the kinds the id is registered for (every kind for a model provider); an id that is not
+    registered has none, and an id of no known form has every flag False too (building either
+    raises the registry's error, with a "did you mean").
+    ``model`` is the model an LLM id calls, as the price table names it.
+    """
+
+    id: str
+    provider: str
+    roles: tuple[str, ...] = ()
+    needs_model: bool = False
+    offline: bool = False
+    human: bool = False
+    recorded: bool = False
+    baseline: bool = False
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Provider:
+    module: str | None  # registers this provider's agents on import
+    needs_model: bool = False
+    offline: bool = False
+    baseline: bool = False
+
+
+# the provider of an id is the part before its first "/" (the bare ``human`` is its own provider)
+_PROVIDERS: dict[str, _Provider] = {
+    "offline": _Provider("knowsim_core.agents.offline", offline=True),
+    # llm_baselines imports llm (every LLM agent) and adds the :zs / :zs-cot / :zs-cot-prof users
+    "openai": _Provider("knowsim_core.agents.llm_baselines", needs_model=True),
+    "anthropic": _Provider("knowsim_core.agents.llm_baselines", needs_model=True),
+    "compat": _Provider("knowsim_core.agents.llm_baselines", needs_model=True),
+    "baseline": _Provider("knowsim_core.agents.baselines", offline=True, baseline=True),  # realism floors
+    HUMAN_ID: _Provider("knowsim_core.agents.human"),  # the researcher typing one side: the bare id
+    RECORDED_PREFIX.rstrip("/"): _Provider(None),  # imported recordings: nothing to build
+}
+MODEL_PROVIDERS: tuple[str, ...] = tuple(p for p, d in _PROVIDERS.items() if d.needs_model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,18 +80,51 @@ class Entry:
     factory: Callable[..., Any]
     description: str = ""
 
+    @property
+    def spec(self) -> AgentSpec:
+        """The entry's :class:`AgentSpec` (every role its id is registered for)."""
+        return spec_of(self.id)
+
 
 _EXACT: dict[tuple[str, str], Entry] = {}
 _PREFIX: dict[tuple[str, str], Entry] = {}
-_LAZY_MODULES = {
-    "offline": "knowsim_core.agents.offline",
-    # llm_baselines imports llm (every LLM agent) and adds the :zs / :zs-cot / :zs-cot-prof users
-    "openai": "knowsim_core.agents.llm_baselines",
-    "anthropic": "knowsim_core.agents.llm_baselines",
-    "compat": "knowsim_core.agents.llm_baselines",
-    "baseline": "knowsim_core.agents.baselines",  # floor user simulators for realism
-    "human": "knowsim_core.agents.human",  # the researcher typing one side: the bare id ``human``
-}
+
+
+def _model_name(rest: str) -> str:
+    """The model a provider-relative spec calls: ``gpt-4o:socratic`` → ``gpt-4o``;
+    ``llama3:8b@http://h/v1`` → ``llama3:8b`` (a suffix that is no strategy stays in the name)."""
+    from knowsim_core.prompts.assistant import STRATEGIES  # tiny; the strategies an assistant id may name
+
+    spec = rest.partition("@")[0]
+    head, sep, tail = spec.rpartition(":")
+    return head if sep and tail in STRATEGIES else spec
+
+
+def spec_of(agent_id: str) -> AgentSpec:
+    """The :class:`AgentSpec` of any id form; never raises (an unknown form gets a flagless spec).
+
+    Registered ids (offline, baseline, ``human``) load their provider's module to list their
+    roles; LLM ids do not load the LLM layer.
+    """
+    if agent_id == HUMAN_ID:
+        _load(HUMAN_ID)
+        return AgentSpec(agent_id, HUMAN_ID, _roles(agent_id), human=True)
+    if agent_id.startswith(RECORDED_PREFIX):
+        return AgentSpec(agent_id, RECORDED_PREFIX.rstrip("/"), CONVERSATION_ROLES, recorded=True)
+    prefix, sep, rest = agent_id.partition("/")
+    provider = _PROVIDERS.get(prefix) if sep and rest else None
+    if provider is None:  # an exact id registered under no known provider (tests' fakes) is code too
+        roles = _roles(agent_id)
+        return AgentSpec(agent_id, prefix if sep else "", roles, offline=bool(roles))
+    if provider.needs_model:
+        # a model provider builds every kind (agents/llm.py registers each); known without loading it
+        return AgentSpec(agent_id, prefix, KINDS, needs_model=True, model=_model_name(rest))
+    _load(prefix)
+    return AgentSpec(agent_id, prefix, _roles(agent_id), offline=provider.offline, baseline=provider.baseline)
+
+
+def _roles(agent_id: str) -> tuple[str, ...]:
+    return tuple(k for (k, i) in _EXACT if i == agent_id)
 
 
 def register(kind: str, agent_id: str, factory: Callable[..., Any], description: str = "") -> None:
@@ -54,7 +141,8 @@ def register_prefix(kind: str, prefix: str, factory: Callable[..., Any], descrip
 
 
 def _load(prefix: str) -> None:
-    module = _LAZY_MODULES.get(prefix)
+    provider = _PROVIDERS.get(prefix)
+    module = provider.module if provider else None
     if module:
         try:
             importlib.import_module(module)
@@ -78,7 +166,7 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
     if kind not in KINDS:
         raise ConfigError(f"unknown agent kind {kind!r}; expected one of {', '.join(KINDS)}")
     prefix, sep, rest = agent_id.partition("/")
-    if agent_id == "human":
+    if agent_id == HUMAN_ID:
         _load(agent_id)
         entry = _EXACT.get((kind, agent_id))
         if entry is not None:
@@ -93,7 +181,7 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
     if entry is not None:
         return entry.factory(**settings)
     pentry = _PREFIX.get((kind, prefix))
-    if pentry is not None and prefix != "offline":
+    if pentry is not None and spec_of(agent_id).needs_model:
         return pentry.factory(rest, **settings)
     choices = [e.id for (k, _), e in _EXACT.items() if k == kind]
     guess = difflib.get_close_matches(agent_id, choices, n=1)
@@ -102,3 +190,7 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
         f"unknown {kind} {redact_urls(agent_id)!r}{hint} Offline {kind}s: {', '.join(choices) or 'none'}; "
         "LLM ids are openai/<model>, anthropic/<model> or compat/<model>"
     )
+
+
+__all__ = ["AgentSpec", "CONVERSATION_ROLES", "Entry", "HUMAN_ID", "KINDS", "MODEL_PROVIDERS", "RECORDED_PREFIX",
+           "available", "register", "register_prefix", "resolve", "spec_of"]

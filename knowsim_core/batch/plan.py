@@ -31,8 +31,9 @@ DEFAULT_TOKENS_PER_CALL = (2000, 300)
 AGENT_KINDS = ("assistant", "user", "extractor")
 
 
-def is_offline(agent_id: str) -> bool:
-    return agent_id.startswith("offline/")
+def needs_model(agent_id: str) -> bool:
+    """Does this agent call a model (settings, cost)? The registry's :class:`AgentSpec` answers."""
+    return registry.spec_of(agent_id).needs_model
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ class BatchSpec:
     def llm_agents(self) -> list[str]:
         """Every LLM agent id of the matrix (assistants, user, extractor), in order, once."""
         ids = [*self.assistants, self.user, self.extractor]
-        return [a for a in dict.fromkeys(ids) if not is_offline(a)]
+        return [a for a in dict.fromkeys(ids) if needs_model(a)]
 
     def to_data(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,12 +105,8 @@ class BatchSpec:
 
 def model_name(agent_id: str) -> str:
     """The model an LLM agent id calls, as the price table names it: ``openai/gpt-4o:socratic`` →
-    ``gpt-4o``; ``compat/llama3:8b@http://h/v1`` → ``llama3:8b``."""
-    spec = agent_id.partition("/")[2].partition("@")[0]
-    from knowsim_core.llm.settings import ASSISTANT_STRATEGIES  # lazy: offline batches never load the LLM layer
-
-    head, sep, tail = spec.rpartition(":")
-    return head if sep and tail in ASSISTANT_STRATEGIES else spec
+    ``gpt-4o``; ``compat/llama3:8b@http://h/v1`` → ``llama3:8b`` (the registry's spec says)."""
+    return registry.spec_of(agent_id).model or agent_id
 
 
 @dataclass(frozen=True)
@@ -150,7 +147,7 @@ def tokens_per_call(agent_ids: list[str], history: Iterable[tuple]) -> tuple[dic
     sums: dict[str, list[float]] = {}
     n_runs = 0
     for assistant, user, extractor, turns, tin, tout in history:
-        agents = [a for a in (assistant, user, extractor) if a and not is_offline(a)]
+        agents = [a for a in (assistant, user, extractor) if a and needs_model(a)]
         if not agents or not turns:
             continue
         n_runs += 1
@@ -166,8 +163,8 @@ def tokens_per_call(agent_ids: list[str], history: Iterable[tuple]) -> tuple[dic
 def estimate(spec: BatchSpec, conversations: int, *, prices: Any = None, history: Iterable[tuple] = ()) -> Estimate:
     """The calls and cost of ``conversations`` cells of ``spec`` (see the module docstring)."""
     turns = spec.turns_per_conversation
-    per_turn = [a for a in (spec.user, spec.extractor) if not is_offline(a)]
-    llm_assistants = [a for a in spec.assistants if not is_offline(a)]
+    per_turn = [a for a in (spec.user, spec.extractor) if needs_model(a)]
+    llm_assistants = [a for a in spec.assistants if needs_model(a)]
     # assistants differ per cell: count the share of cells whose assistant is an LLM
     share = len(llm_assistants) / len(spec.assistants) if spec.assistants else 0.0
     agents_per_turn = len(per_turn) + (1 if llm_assistants else 0)
@@ -219,7 +216,7 @@ def _split(value: str) -> list[str]:
 def _canonical_assistant(agent_id: str) -> str:
     """The id a run records for this assistant (LLM assistants name their strategy), so a stored
     run is found again by its cell."""
-    if is_offline(agent_id) or "/" not in agent_id:
+    if not needs_model(agent_id):
         return agent_id
     from knowsim_core.agents.llm import split_strategy  # lazy: LLM ids only
 
@@ -252,12 +249,16 @@ def plan(
     if bad:
         raise ConfigError(f"unknown level {bad[0]!r}; expected all or some of {', '.join(LEVELS)}")
     if assistants == "offline":
-        assistants = [e.id for e in registry.available("assistant") if e.id.startswith("offline/")]
+        assistants = [e.id for e in registry.available("assistant") if e.spec.offline]
     else:
         assistants = _split(assistants)
     for kind, ids in (("assistant", assistants), ("user", [user]), ("extractor", [extractor])):
         for agent_id in ids:
-            if agent_id.startswith("offline/") or "/" not in agent_id:
+            agent = registry.spec_of(agent_id)
+            if agent.human or agent.recorded:
+                raise ConfigError(f"{kind} {agent_id!r} cannot play a batch: "
+                                  + ("a person types it" if agent.human else "it is a recording"))
+            if not agent.needs_model:
                 registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
             elif "," in agent_id.partition("@")[2]:
                 raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from knowsim_core.agents import registry
-from knowsim_core.batch.plan import BatchSpec, Cell, estimate_stored, is_offline, plan, row_key
+from knowsim_core.batch.plan import BatchSpec, Cell, estimate_stored, plan, row_key
 from knowsim_core.batch.workers import run_processes
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS

@@ -17,7 +17,6 @@ from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "realism"
 HELP = "turn-level realism of user simulators against the stored human conversations"
-OFFLINE_PREFIXES = ("offline/", "baseline/")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,7 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
-    if all(uid.startswith(OFFLINE_PREFIXES) for uid in ids):
+    from knowsim_core.agents.registry import spec_of
+
+    if not any(spec_of(uid).needs_model for uid in ids):
         return None
     from knowsim_core.llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
 
@@ -44,7 +45,7 @@ def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
 def run(args: argparse.Namespace) -> int:
     from knowsim_core.errors import StorageError
     from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, build_users, score
-    from knowsim_core.services.reading import RECORDED_PREFIX
+    from knowsim_core.agents.registry import spec_of
 
     store = open_store(args)
     ids = list(dict.fromkeys(args.user or DEFAULT_USERS))
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         from knowsim_core.agents.llm_acts import make_tagger
 
         tagger = make_tagger(args.tagger, **(_llm_settings([args.tagger], store) or {})).tag
-    rows = [r for r in store.list_runs(limit=100_000) if r.assistant.startswith(RECORDED_PREFIX)]
+    rows = [r for r in store.list_runs(limit=100_000) if spec_of(r.assistant).recorded]
     runs = [store.load_run(r.id) for r in rows]
     if args.conversation:
         runs = [r for r in runs if dict(r.meta).get("conversation") in set(args.conversation)]

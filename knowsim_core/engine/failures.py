@@ -30,15 +30,6 @@ class FailureMode(StrEnum):
 
 FAILURE_ORDER: tuple[FailureMode, ...] = tuple(FailureMode)
 
-EXPLANATIONS: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "already known well before this turn",
-    FailureMode.PREREQ_BLOCKED: "a prerequisite was not yet partially understood, so it could not advance",
-    FailureMode.EFFECTIVE: "it advanced this turn",
-    FailureMode.OVERLOAD_WASTED: "teachable, but the turn was overloaded and it did not advance",
-    FailureMode.UNDER_ABSORBED: "teachable and not overloaded, yet it did not advance (e.g. shallow teaching)",
-}
-
-
 def classify_one(pre: int, ceiling_pre: int, post: int, overload: bool) -> FailureMode:
     """The failure mode of one explained IU, from its pre/post state and pre-turn ceiling."""
     if pre == _K:

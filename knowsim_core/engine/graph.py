@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from operator import itemgetter
 import re
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -90,9 +89,8 @@ class GraphIndex:
     depth: dict[str, int]
     update_order: tuple[str, ...]
     topo_order: tuple[str, ...]
-    # (id, label, prerequisite kind, prerequisite reader, node position) in update order: the
-    # rules' hot loop (see PLAN_* and _plan_entry)
-    plan: tuple[tuple[str, str, int, Any, int], ...]
+    # one step per node in update order: what the rules' update loop reads (see UpdateStep)
+    plan: tuple[UpdateStep, ...]
     # neighbour ids per node, in node order (density)
     neighbor_lists: tuple[frozenset[str], ...]
     # every ancestor of a node with its hop count, in breadth-first visiting order (prerequisites
@@ -100,21 +98,25 @@ class GraphIndex:
     ancestors: dict[str, tuple[tuple[str, int], ...]]
 
 
-# How the update reads a node's prerequisite states (GraphIndex.plan)
-PLAN_ROOT = 0  # no prerequisites: the ceiling is knows_well
-PLAN_ONE = 1  # one prerequisite; the reader is its id
-PLAN_MANY = 2  # several, all nodes; the reader is an itemgetter returning their states
-PLAN_DANGLING = 3  # a prerequisite that is not a node reads as unaware: the ceiling is struggling
+@dataclass(frozen=True, slots=True)
+class UpdateStep:
+    """One node of the update, in update order (GraphIndex.plan), with what its ceiling reads.
+
+    ``prerequisites`` are the node's prerequisite ids (none: the ceiling is knows_well);
+    ``dangling`` says one of them is no node of the graph, which reads as unaware (the ceiling is
+    struggling). ``position`` is the node's place in node order, where its record goes.
+    """
+
+    id: str
+    label: str
+    position: int
+    prerequisites: tuple[str, ...]
+    dangling: bool
 
 
-def _plan_entry(v: str, label: str, ps: tuple[str, ...], position: int, nodes: dict[str, int]) -> tuple:
-    if not ps:
-        return (v, label, PLAN_ROOT, None, position)
-    if any(p not in nodes for p in ps):
-        return (v, label, PLAN_DANGLING, None, position)
-    if len(ps) == 1:
-        return (v, label, PLAN_ONE, ps[0], position)
-    return (v, label, PLAN_MANY, itemgetter(*ps), position)
+def _plan_entry(v: str, label: str, ps: tuple[str, ...], position: int, nodes: dict[str, int]) -> UpdateStep:
+    return UpdateStep(id=v, label=label, position=position, prerequisites=ps,
+                      dangling=any(p not in nodes for p in ps))
 
 
 def _ancestors_breadth_first(v: str, prereqs: dict[str, tuple[str, ...]]) -> tuple[tuple[str, int], ...]:
@@ -439,47 +441,40 @@ def _depths(ids: tuple[str, ...], prereqs: dict[str, tuple[str, ...]]) -> dict[s
     return {v: memo[v] for v in ids}
 
 
-def _kahn_order(ids: tuple[str, ...], edges: tuple[IUEdge, ...]) -> tuple[str, ...]:
-    """Kahn's order over edges between nodes; leftovers (cycles) appended in node order (§2.2)."""
-    known = set(ids)
-    indeg = {v: 0 for v in ids}
-    children: dict[str, list[str]] = {v: [] for v in ids}
-    for e in edges:
-        if e.from_ in known and e.to in known:
-            indeg[e.to] += 1
-            children[e.from_].append(e.to)
-    queue = [v for v in ids if indeg[v] == 0]
-    order: list[str] = []
+def _kahn(nodes: Sequence[str], pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """Kahn's algorithm, first-in first-out in the order ``nodes`` are given (the order spec §2.2
+    fixes): every node that lies on no cycle and after none. ``pairs`` must join listed nodes.
+
+    The one topological sort of the package; networkx is imported only when a graph has a cycle
+    (importing it is ~0.13 s of a command's start-up) and its tie-break order is not documented.
+    """
+    indeg = dict.fromkeys(nodes, 0)
+    children: dict[str, list[str]] = {v: [] for v in nodes}
+    for a, b in pairs:
+        indeg[b] += 1
+        children[a].append(b)
+    queue = [v for v in nodes if indeg[v] == 0]
     head = 0
     while head < len(queue):
         v = queue[head]
         head += 1
-        order.append(v)
         for c in children[v]:
             indeg[c] -= 1
             if indeg[c] == 0:
                 queue.append(c)
+    return queue
+
+
+def _kahn_order(ids: tuple[str, ...], edges: tuple[IUEdge, ...]) -> tuple[str, ...]:
+    """Kahn's order over edges between nodes; leftovers (cycles) appended in node order (§2.2)."""
+    known = set(ids)
+    order = _kahn(ids, ((e.from_, e.to) for e in edges if e.from_ in known and e.to in known))
     placed = set(order)
-    order.extend(v for v in ids if v not in placed)
-    return tuple(order)
+    return tuple(order) + tuple(v for v in ids if v not in placed)
 
 
 def _acyclic(ids: tuple[str, ...], edges: list[tuple[str, str]]) -> bool:
     """Whether the directed graph (``ids`` plus any endpoint of ``edges``) has no cycle: Kahn's
     algorithm removes every node exactly when none lies on a cycle."""
-    indegree: dict[str, int] = dict.fromkeys(ids, 0)
-    out: dict[str, list[str]] = {}
-    for a, b in edges:
-        indegree.setdefault(a, 0)
-        indegree[b] = indegree.get(b, 0) + 1
-        out.setdefault(a, []).append(b)
-    ready = [v for v, d in indegree.items() if d == 0]
-    removed = 0
-    while ready:
-        v = ready.pop()
-        removed += 1
-        for w in out.get(v, ()):
-            indegree[w] -= 1
-            if indegree[w] == 0:
-                ready.append(w)
-    return removed == len(indegree)
+    nodes = list(dict.fromkeys([*ids, *(v for e in edges for v in e)]))
+    return len(_kahn(nodes, edges)) == len(nodes)

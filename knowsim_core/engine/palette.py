@@ -1,17 +1,22 @@
-"""The Studio's colours as plain values, below every layer that draws.
+"""The Studio's colours and state names as plain values, below every layer that draws.
 
-The app (``ui/theme.py``), the single-file run replay (``formats/replay_html.py``) and the paper
-figures (``evaluation/figures.py``) must say the same colour for the same thing, and only ``ui`` may
-import streamlit — so the values live here and ``ui.theme`` re-reads them. Pure data: no imports
-beyond the two enums the keys are made of.
+The app (``ui/theme.py``), the graph HTML export (``formats/graph_html.py``), the single-file run
+replay (``formats/replay_html.py``), the paper figures (``evaluation/figures.py``) and the plain-words
+explanations (``evaluation/explain.py``) must say the same colour and name for the same thing, and
+only ``ui`` may import streamlit — so the values live here, in the lowest layer every reader can
+import, and ``ui.theme`` re-reads them (they once disagreed: the export's "unaware" was #bbbbbb,
+the app's #D9D9D9). Pure data.
 
-States: Okabe–Ito (safe for the common colour-vision deficiencies), each with a glyph so a state
-reads without colour. Failure modes: five colours of Paul Tol's "muted" scheme, none of them a
-state colour (a failure chart must not say "green" for EFFECTIVE where the graph says "green" for
-knows well).
+States: Okabe–Ito (safe for the common colour-vision deficiencies); each state also has its own
+glyph (drawn in the node label) and border, so it reads without colour at all (greyscale print,
+achromatopsia). Failure modes: five colours of Paul Tol's "muted" scheme, none of them a state
+colour (a failure chart must not say "green" for EFFECTIVE where the graph says "green" for knows
+well).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.state import IUState
@@ -69,3 +74,30 @@ MODE_FONTS: dict[FailureMode, str] = {
     FailureMode.OVERLOAD_WASTED: "#000000",
     FailureMode.UNDER_ABSORBED: "#000000",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class StateStyle:
+    name: str  # shown to people ("knows well"; the stored key is IUState.key, "knows_well")
+    colour: str  # node fill
+    font: str  # label colour readable on the fill
+    glyph: str  # non-colour cue in the label
+    border_width: int  # non-colour cue on the node
+    dashed: bool  # non-colour cue on the node
+
+
+_BORDERS: dict[IUState, tuple[int, bool]] = {
+    IUState.UNAWARE: (1, True),
+    IUState.STRUGGLING: (2, False),
+    IUState.PARTIAL: (2, False),
+    IUState.KNOWS_WELL: (4, False),
+}
+STATE_STYLE: dict[IUState, StateStyle] = {
+    s: StateStyle(STATE_NAMES[s], STATE_COLOURS[s], STATE_FONTS[s], STATE_GLYPHS[s], *_BORDERS[s]) for s in IUState
+}
+UNSTATED_COLOUR = "#9ECAE1"  # an IU drawn with no state (a bare graph)
+
+
+def state_word(state: IUState | int) -> str:
+    """The state's name for people: ``partial``, ``knows well``."""
+    return STATE_NAMES[IUState(state)]

@@ -23,6 +23,10 @@ from knowsim_core.engine.state import IUState, KnowledgeState
 from knowsim_core.engine.termination import StopVotes, first_stop
 
 SCHEMA_VERSION = 1
+# The two adapter ids a record may carry that name no playable agent (the values live here, the
+# lowest layer that writes them; ``agents.registry.spec_of`` is where they are interpreted):
+HUMAN_ID = "human"  # a person typed or wrote that side (the Studio's typed turns, real conversations)
+RECORDED_PREFIX = "recorded/"  # ``recorded/<what>``: the side was imported from a recording
 
 
 @dataclass(frozen=True, slots=True)

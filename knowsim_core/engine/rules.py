@@ -13,7 +13,7 @@ from typing import NamedTuple, Sequence
 
 from knowsim_core.engine.config import RuleParams
 from knowsim_core.engine.failures import FailureMode, classify
-from knowsim_core.engine.graph import PLAN_MANY, PLAN_ONE, PLAN_ROOT, IUGraph
+from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.signals import AttemptType, IUSignal, TeachingQuality
 from knowsim_core.engine.state import STATES, IUState, KnowledgeState, LabelState
 
@@ -23,7 +23,6 @@ _SHALLOW = TeachingQuality.SHALLOW.value
 _WELL = TeachingQuality.WELL_EXPLAINED.value
 _REASONING = AttemptType.REASONING
 _CEILING_OF_MIN = (_S, _S, _P, _K)  # ceiling from the weakest prerequisite's state (§4.7)
-_new_tuple = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot loop)
 _ARTICULATION = AttemptType.ARTICULATION
 
 
@@ -84,13 +83,6 @@ class TurnOutcome:
     nodes: tuple[NodeTurn, ...]
     quantities: TurnQuantities
     modes: tuple[tuple[str, FailureMode], ...]  # per distinct mentioned node id, first-mention order
-
-
-def ceiling_of(states: Sequence[int]) -> int:
-    """Prerequisite ceiling from the prerequisites' states (spec §4.7, minimum rule)."""
-    if not states:
-        return _K
-    return max(_S, min(states))
 
 
 def helper_ceiling_of(states: Sequence[int]) -> int:
@@ -202,18 +194,16 @@ def apply_turn(
     out: dict[str, LabelState] = dict(pre_items)
     ceil_pre: dict[str, int] = {}
     by_position: list[NodeTurn | None] = [None] * len(idx.ids)
-    for v, label, kind, read, position in idx.plan:
+    for step in idx.plan:
+        v, label, prereqs = step.id, step.label, step.prerequisites
         prev = pre_s[v]
-        if kind == PLAN_ONE:
-            cp = _CEILING_OF_MIN[pre_s[read]]
-            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[live[read]]
-        elif kind == PLAN_MANY:
-            cp = _CEILING_OF_MIN[min(read(pre_s))]
-            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[min(read(live))]
-        elif kind == PLAN_ROOT:
-            cp = ceil = _K
-        else:  # PLAN_DANGLING: a missing prerequisite is unaware
+        if step.dangling:  # a prerequisite that is no node is unaware
             cp = ceil = _S
+        elif not prereqs:
+            cp = ceil = _K
+        else:  # §4.7 minimum rule: the weakest prerequisite, before the turn and (cascading) now
+            cp = _CEILING_OF_MIN[min(pre_s[p] for p in prereqs)]
+            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[min(live[p] for p in prereqs)]
         ceil_pre[v] = cp
         sig = by_id.get(v)
         tq = sig.teaching_quality if sig is not None else _NOT_MENTIONED
@@ -237,16 +227,12 @@ def apply_turn(
             new = prev
         live[v] = new
         new_state = STATES[new]
-        if sig is None:
-            out[label] = _new_tuple(LabelState, (new_state, carry, ""))
-            attempt_v = AttemptType.NONE
-        else:
-            reasoning = sig.reasoning
-            out[label] = _new_tuple(LabelState, (new_state, carry, "" if reasoning is None else reasoning))
-            attempt_v = sig.attempt
-        by_position[position] = _new_tuple(
-            NodeTurn,
-            (v, label, STATES[prev], STATES[cp], STATES[ceil], tq, attempt_v, STATES[proposed], e, prior, new_state, carry),
+        reasoning = sig.reasoning if sig is not None else None
+        out[label] = LabelState(state=new_state, carry=carry, evidence=reasoning or "")
+        by_position[step.position] = NodeTurn(
+            id=v, label=label, pre=STATES[prev], ceiling_pre=STATES[cp], ceiling=STATES[ceil], quality=tq,
+            attempt=sig.attempt if sig is not None else AttemptType.NONE, proposed=STATES[proposed],
+            efficiency=e, prior_carry=prior, post=new_state, carry=carry,
         )
 
     post_state = KnowledgeState(out)

@@ -118,6 +118,36 @@ def replay(
     return replace(run, turns=tuple(kept), graph=graph, params=params)
 
 
+def user_context_of(run: RunRecord, material: QuestionMaterial, turn: int,
+                    history: tuple[Message, ...]) -> UserContext:
+    """The user's view before ``turn`` of a run whose ``turns`` are the ones played so far.
+
+    One derivation for a live simulation and for realism, which replays a real conversation's
+    first turns and asks each simulator for the person's next message from the same view.
+    """
+    graph = run.graph
+    if run.turns:
+        last = run.turns[-1].quantities
+        density, mode = last.overall_density, last.articulation_mode
+    else:
+        s = {v: int(run.initial_state.state_of(graph.index.label_of[v])) for v in graph.index.ids}
+        density = overall_density(graph, s)
+        mode = articulation_mode(density)
+    explained = sorted({lab for t in run.turns for lab in t.quantities.explained})
+    states = [run.initial_state, *(t.state_after for t in run.turns)]
+    stuck = (
+        len(states) >= 2
+        and states[-1] == states[-2]
+        and any(e.state == 0 for e in states[-1].values())
+    )
+    hint = any(t.votes.persistent_overload for t in run.turns)
+    return UserContext(
+        turn=turn, material=material, history=history, state=run.final_state,
+        density=density, articulation_mode=mode, explained=tuple(explained), stuck=stuck,
+        stop_hint=hint, seed=derive_seed(run.seed, turn, "user"),
+    )
+
+
 class Simulation:
     """One simulated conversation: ``reset(seed=…)``, then ``step()`` until ``done``.
 
@@ -224,28 +254,8 @@ class Simulation:
 
     # ------------------------------------------------------------------ one turn
     def user_context(self, turn: int, history: tuple[Message, ...]) -> UserContext:
-        run = self.run
-        graph = run.graph
-        if run.turns:
-            last = run.turns[-1].quantities
-            density, mode = last.overall_density, last.articulation_mode
-        else:
-            s = {v: int(run.initial_state.state_of(graph.index.label_of[v])) for v in graph.index.ids}
-            density = overall_density(graph, s)
-            mode = articulation_mode(density)
-        explained = sorted({lab for t in run.turns for lab in t.quantities.explained})
-        states = [run.initial_state, *(t.state_after for t in run.turns)]
-        stuck = (
-            len(states) >= 2
-            and states[-1] == states[-2]
-            and any(e.state == 0 for e in states[-1].values())
-        )
-        hint = any(t.votes.persistent_overload for t in run.turns)
-        return UserContext(
-            turn=turn, material=self.material, history=history, state=run.final_state,
-            density=density, articulation_mode=mode, explained=tuple(explained), stuck=stuck,
-            stop_hint=hint, seed=derive_seed(run.seed, turn, "user"),
-        )
+        """What the user agent is given for ``turn`` (see :func:`user_context_of`)."""
+        return user_context_of(self.run, self.material, turn, history)
 
     def history(self) -> tuple[Message, ...]:
         msgs: list[Message] = []

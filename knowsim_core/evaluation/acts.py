@@ -112,3 +112,26 @@ def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str] = A
 
 def accuracy(gold: Sequence[str], pred: Sequence[str]) -> float:
     return scoring.classification(gold, pred, ACTS)["accuracy"]
+
+
+# ---------------------------------------------------------------------- the hand-labelled protocol
+PARTS = ("even", "odd", "second-problem")
+
+
+def labelled_parts(labels: dict, records: Sequence[dict]) -> dict[str, tuple[list[str], list[str]]]:
+    """Gold and tagged acts of the hand-labelled turns (``tests/data/act_labels.json``), by part.
+
+    ``even`` / ``odd``: the problem-1 turns of the conversations at even / odd positions of the label
+    file (the rules were written on ``even``); ``second-problem``: every conversation's later turns,
+    labelled after the rules were frozen. ``records`` are the SimulatorArena annotation records the
+    text is read from (the label file holds no text). One owner for the README's table and the test.
+    """
+    text = {f"{r['problem_id']}:{r['workerId']}": r["user_queries"] for r in records}
+    first = {f"{r['problem_id']}:{r['workerId']}": r["problem_1_turns"] for r in records}
+    pos = {k: i for i, k in enumerate(labels["conversations"])}
+    out: dict[str, tuple[list[str], list[str]]] = {p: ([], []) for p in PARTS}
+    for key, turn, label in labels["labels"]:
+        part = "second-problem" if turn > first[key] else ("odd" if pos[key] % 2 else "even")
+        out[part][0].append(label)
+        out[part][1].append(tag(text[key][turn - 1]))
+    return out

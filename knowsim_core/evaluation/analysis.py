@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import fmean, quantiles
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from knowsim_core.engine.config import LEVELS
-from knowsim_core.evaluation.explain import explain_turn
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.facts import (  # noqa: F401  (the views' vocabulary, owned by engine.facts)
     METRIC_KEYS, METRIC_NAMES, SPREAD, SPREAD_TEXT, STATUS_CHOICES, RunFacts, facts_from_summary, run_facts,
@@ -34,45 +33,7 @@ def modes_per_turn(run: RunRecord) -> list[dict[FailureMode, int]]:
     return [t.mode_counts() for t in run.turns]
 
 
-@dataclass(frozen=True, slots=True)
-class HeatCell:
-    turn: int
-    iu: str
-    mode: FailureMode
-    reason: str
-
-
-def mode_cells(run: RunRecord) -> list[HeatCell]:
-    """Every (IU, turn) with a failure mode, and its why (:mod:`knowsim_core.evaluation.explain`) for the hover."""
-    out: list[HeatCell] = []
-    for rec in run.turns:
-        whys = {w.id: w for w in explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source)}
-        for iu, _ in rec.modes:  # first-mention order
-            w = whys.get(iu)
-            if w is not None and w.mode is not None:
-                out.append(HeatCell(rec.turn, iu, w.mode, w.why))
-    return out
-
-
 # ---------------------------------------------------------------------- many runs
-def filter_facts(
-    facts: Iterable[RunFacts],
-    *,
-    question_id: str | None = None,
-    level: str | None = None,
-    assistant: str | None = None,
-    preset: str | None = None,
-) -> list[RunFacts]:
-    """Keep the runs matching every given filter (None: any)."""
-    return [
-        f for f in facts
-        if (question_id is None or f.question_id == question_id)
-        and (level is None or f.level == level)
-        and (assistant is None or f.assistant == assistant)
-        and (preset is None or f.preset == preset)
-    ]
-
-
 def _levels(facts: Sequence[RunFacts]) -> list[str]:
     present = {f.level for f in facts}
     return [lv for lv in LEVELS if lv in present] + sorted(present - set(LEVELS))

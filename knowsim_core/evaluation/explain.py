@@ -18,18 +18,26 @@ from typing import Any, Sequence
 
 from knowsim_core.engine.failures import FailureMode, classify_one
 from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.palette import state_word
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.rules import NodeTurn
 from knowsim_core.engine.signals import TeachingQuality
 from knowsim_core.engine.state import IUState
 
-STATE_WORDS: tuple[str, ...] = ("unaware", "struggling", "partial", "knows well")
 MODE_WORDS: dict[FailureMode, str] = {
     FailureMode.REDUNDANT: "redundant",
     FailureMode.PREREQ_BLOCKED: "prerequisite-blocked",
     FailureMode.EFFECTIVE: "effective",
     FailureMode.OVERLOAD_WASTED: "overload-wasted",
     FailureMode.UNDER_ABSORBED: "under-absorbed",
+}
+# What each mode means in general (a chart's hover); a turn's own reason comes from :func:`why_of`.
+MODE_MEANING: dict[FailureMode, str] = {
+    FailureMode.REDUNDANT: "already known well before this turn",
+    FailureMode.PREREQ_BLOCKED: "a prerequisite was not yet partially understood, so it could not advance",
+    FailureMode.EFFECTIVE: "it advanced this turn",
+    FailureMode.OVERLOAD_WASTED: "teachable, but the turn was overloaded and it did not advance",
+    FailureMode.UNDER_ABSORBED: "teachable and not overloaded, yet it did not advance (e.g. shallow teaching)",
 }
 _SHALLOW = TeachingQuality.SHALLOW.value
 _NOT_MENTIONED = TeachingQuality.NOT_MENTIONED.value
@@ -113,7 +121,7 @@ def iu_history(run: RunRecord, node_id: str, *, upto: int | None = None) -> list
 
 # ---------------------------------------------------------------------- the reasons
 def _state(s: int) -> str:
-    return STATE_WORDS[s]
+    return state_word(s)
 
 
 def _names(ids: Sequence[str]) -> str:

@@ -20,7 +20,6 @@ RUNS --graphs CACHE --protocol loro`` and ``benchmarks/extractor_eval.py`` print
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -186,61 +185,25 @@ def keyword(train: Sequence[Turn]) -> Labeller:
     return label
 
 
-# --- a small logistic regression (pure Python, few features) ---------------------------------
+# --- a small logistic regression (scikit-learn) ---------------------------------------------
 
 def fit_logistic(rows: Sequence[Sequence[float]], ys: Sequence[int], *, l2: float = 1.0,
-                 balanced: bool = True, iterations: int = 30) -> tuple[float, ...]:
-    """Weights of a logistic regression by Newton's method (IRLS) with an L2 penalty on every
-    weight but the first (the bias). ``balanced`` weighs each class by ``n / (2 n_class)``: the
-    target is macro-F1, where the rare class counts as much as the common one."""
-    k = len(rows[0])
-    n1 = sum(ys)
-    n0 = len(ys) - n1
-    cw = (len(ys) / (2 * max(1, n0)), len(ys) / (2 * max(1, n1))) if balanced else (1.0, 1.0)
-    w = [0.0] * k
-    for _ in range(iterations):
-        grad = [l2 * w[j] if j else 0.0 for j in range(k)]
-        hess = [[(l2 if i == j and i else 0.0) for j in range(k)] for i in range(k)]
-        for x, y in zip(rows, ys):
-            p = sigmoid(sum(a * b for a, b in zip(w, x)))
-            c = cw[y]
-            g = c * (p - y)
-            h = c * p * (1 - p)
-            for i in range(k):
-                grad[i] += g * x[i]
-                hi = h * x[i]
-                row = hess[i]
-                for j in range(i, k):
-                    row[j] += hi * x[j]
-        for i in range(k):
-            for j in range(i):
-                hess[i][j] = hess[j][i]
-        step = _solve(hess, grad)
-        w = [a - b for a, b in zip(w, step)]
-        if max(abs(s) for s in step) < 1e-8:
-            break
-    return tuple(round(v, 4) for v in w)
+                 balanced: bool = True) -> tuple[float, ...]:
+    """Weights (bias first) of an L2-penalised logistic regression; ``rows[i][0]`` is the constant
+    1 of the bias, which is fitted as sklearn's intercept and not penalised.
 
+    The objective is ``sum_i c_i · logloss_i + l2/2 · |w|²`` (sklearn's ``C = 1 / l2``);
+    ``balanced`` weighs each class by ``n / (2 n_class)``: the target is macro-F1, where the rare
+    class counts as much as the common one. Newton–Cholesky is sklearn's exact second-order solver
+    for a few features; the tolerance makes the 4-decimal weights independent of the solver.
+    """
+    from sklearn.linear_model import LogisticRegression  # lazy: only fitting needs sklearn
 
-def sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-z)) if z > -500 else 0.0
-
-
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """Solve ``a x = b`` by Gaussian elimination with partial pivoting (a is small)."""
-    n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(m[r][c]))
-        m[c], m[p] = m[p], m[c]
-        if abs(m[c][c]) < 1e-12:
-            continue
-        for r in range(n):
-            if r != c:
-                f = m[r][c] / m[c][c]
-                if f:
-                    m[r] = [x - f * y for x, y in zip(m[r], m[c])]
-    return [m[i][n] / m[i][i] if abs(m[i][i]) > 1e-12 else 0.0 for i in range(n)]
+    x = [list(r[1:]) for r in rows]
+    model = LogisticRegression(C=1.0 / l2, class_weight="balanced" if balanced else None,
+                               solver="newton-cholesky", tol=1e-10, max_iter=100)
+    model.fit(x, list(ys))
+    return tuple(round(float(v), 4) + 0.0 for v in (model.intercept_[0], *model.coef_[0]))
 
 
 # --- the lexical labeller's logistic model ------------------------------------------------------

@@ -24,7 +24,7 @@ Output: ``{"turns": [...], "summary": {user: {...}}, "by_level": {level: {user: 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -32,9 +32,8 @@ from knowsim_core.evaluation import acts
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, UserSimulator
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.engine.records import RunRecord
-from knowsim_core.engine.session import derive_seed
-from knowsim_core.engine.state import IUState
-from knowsim_core.text.profiles import content_stems, profiles_for, stem, words
+from knowsim_core.engine.session import user_context_of
+from knowsim_core.text.profiles import TfIdf, content_stems, profiles_for
 
 DEFAULT_USERS = ("offline/knowsim", "baseline/copy-last", "baseline/generic")
 IU_MENTION = 0.4  # the lexical extractor's user_mention: relevance for a user message to concern an IU
@@ -52,36 +51,6 @@ def rouge_l(real: str, simulated: str) -> float:
     if not real.strip() or not simulated.strip():
         return 0.0
     return float(_rouge().score(real, simulated)["rougeL"].fmeasure)
-
-
-def _tokens(text: str) -> list[str]:
-    return [stem(w) for w in words(text)]
-
-
-class TfIdf:
-    """Word TF-IDF over a fixed set of documents (the real user messages)."""
-
-    def __init__(self, documents: Iterable[str]):
-        docs = [set(_tokens(d)) for d in documents]
-        self.n = len(docs)
-        df: dict[str, int] = {}
-        for d in docs:
-            for t in d:
-                df[t] = df.get(t, 0) + 1
-        self.idf = {t: math.log((self.n + 1) / (c + 1)) + 1.0 for t, c in df.items()}
-        self.unseen = math.log(self.n + 1) + 1.0
-
-    def vector(self, text: str) -> dict[str, float]:
-        tf: dict[str, int] = {}
-        for t in _tokens(text):
-            tf[t] = tf.get(t, 0) + 1
-        return {t: (1.0 + math.log(c)) * self.idf.get(t, self.unseen) for t, c in tf.items()}
-
-    def cosine(self, a: str, b: str) -> float:
-        va, vb = self.vector(a), self.vector(b)
-        dot = sum(w * vb.get(t, 0.0) for t, w in va.items())
-        na, nb = math.sqrt(sum(w * w for w in va.values())), math.sqrt(sum(w * w for w in vb.values()))
-        return dot / (na * nb) if na and nb else 0.0
 
 
 def mentioned_ius(material: QuestionMaterial, text: str) -> frozenset[str]:
@@ -119,15 +88,7 @@ def real_turns(run: RunRecord) -> list[RealTurn]:
         before = run.turns[: t - 1]
         history = tuple(m for r in before
                         for m in (Message("user", r.user_message), Message("assistant", r.assistant_message)))
-        last = before[-1]
-        states = [run.initial_state, *(r.state_after for r in before)]
-        ctx = UserContext(
-            turn=t, material=material, history=history, state=last.state_after,
-            density=last.quantities.overall_density, articulation_mode=last.quantities.articulation_mode,
-            explained=tuple(sorted({lab for r in before for lab in r.quantities.explained})),
-            stuck=states[-1] == states[-2] and any(e.state == IUState.UNAWARE for e in states[-1].values()),
-            stop_hint=any(r.votes.persistent_overload for r in before), seed=derive_seed(run.seed, t, "user"),
-        )
+        ctx = user_context_of(replace(run, turns=before), material, t, history)
         out.append(RealTurn(key, run.level, t, run.turns[t - 1].user_message, ctx))
     return out
 
@@ -207,9 +168,9 @@ def build_users(ids: Iterable[str], llm_settings: Mapping[str, Any] | None = Non
     """The user simulators by id; LLM ids get ``llm_settings`` (settings, cache) when given."""
     from knowsim_core.agents import registry
 
-    offline = ("offline/", "baseline/")
-    return {uid: registry.resolve("user", uid) if uid.startswith(offline) or llm_settings is None
-            else registry.resolve("user", uid, **llm_settings) for uid in dict.fromkeys(ids)}
+    return {uid: registry.resolve("user", uid, **llm_settings)
+            if llm_settings is not None and registry.spec_of(uid).needs_model else registry.resolve("user", uid)
+            for uid in dict.fromkeys(ids)}
 
 
 def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

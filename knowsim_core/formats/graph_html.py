@@ -22,12 +22,12 @@ from typing import Mapping
 
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.palette import STATE_STYLE, UNSTATED_COLOUR
 
 DEFAULT_HEIGHT_PX = 720
-UNSTATED_COLOR = "#9ecae1"
-# Colour-blind-safe defaults for the four IU states (Okabe–Ito), used when no palette is given.
-DEFAULT_STATE_COLORS: dict[int, str] = {0: "#bbbbbb", 1: "#e69f00", 2: "#56b4e9", 3: "#009e73"}
-STATE_NAMES: dict[int, str] = {0: "unaware", 1: "struggling", 2: "partial", 3: "knows well"}
+# The Studio's colours for the four IU states (engine.palette), used when no palette is given.
+DEFAULT_STATE_COLORS: dict[int, str] = {int(s): v.colour for s, v in STATE_STYLE.items()}
+STATE_NAMES: dict[int, str] = {int(s): v.name for s, v in STATE_STYLE.items()}
 # Every reference to an external resource pyvis's template may emit (bootstrap, CDNs).
 _EXTERNAL_TAG = re.compile(
     r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>"
@@ -91,7 +91,7 @@ def graph_html(
             n.id,
             label=f"{n.id}: {n.concept}",
             title=_esc(tooltips[n.id]) if as_html else tooltips[n.id],
-            color=palette.get(int(state), UNSTATED_COLOR) if state is not None else UNSTATED_COLOR,
+            color=palette.get(int(state), UNSTATED_COLOUR) if state is not None else UNSTATED_COLOUR,
             level=depth.get(n.id, 0),
             shape="box",
         )

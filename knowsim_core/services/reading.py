@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
+from knowsim_core.agents.registry import HUMAN_ID, RECORDED_PREFIX, spec_of
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial, SignalExtractor
 from knowsim_core.engine.records import RunRecord, TurnRecord
@@ -26,8 +27,6 @@ Adjust = Callable[[ExtractorContext, tuple[IUSignal, ...]], tuple[IUSignal, ...]
 
 KIND_KEY = "kind"
 HUMAN_READING = "human-reading"
-HUMAN_USER = "human"
-RECORDED_PREFIX = "recorded/"  # the assistant of a reading: ``recorded/<tutor model>``
 STOP_END_OF_RECORDING = "end_of_recording"
 NO_READING_KEY = "no_reading"  # meta: why a stored human conversation has no KnowSim reading
 NO_REPLY_NOTE = "no recorded reply (null in the source): the tutor's side of this turn is empty"
@@ -36,7 +35,7 @@ NO_REPLY_NOTE = "no recorded reply (null in the source): the tutor's side of thi
 def is_human_reading(run: RunRecord) -> bool:
     """True for a run that reads a recorded human conversation (not a simulation, nor a run where the
     researcher typed the user's side, whose user is ``human`` too)."""
-    recorded = run.adapter.get("assistant", "").startswith(RECORDED_PREFIX)
+    recorded = spec_of(run.adapter.get("assistant", "")).recorded  # ``recorded/<tutor model>``
     return dict(run.meta).get(KIND_KEY) == HUMAN_READING or recorded
 
 
@@ -112,7 +111,7 @@ def read_conversation(
         tau=params.capacity(len(material.graph.nodes)),
         params=params,
         seed=0,
-        adapters=(("assistant", assistant_id), ("user", HUMAN_USER), ("extractor", extractor.id)),
+        adapters=(("assistant", assistant_id), ("user", HUMAN_ID), ("extractor", extractor.id)),
         turns=turns,
         stop_reason=STOP_END_OF_RECORDING,
         meta=((KIND_KEY, HUMAN_READING), ("stop_mode", "virtual"), *meta),
@@ -147,7 +146,7 @@ def transcript_run(
     return RunRecord(
         question_id=material.question_id, question=material.question, reference_answer="", graph=graph,
         level=level, initial_state=state, tau=params.capacity(len(graph.nodes)), params=params, seed=0,
-        adapters=(("assistant", assistant_id), ("user", HUMAN_USER), ("extractor", "none")),
+        adapters=(("assistant", assistant_id), ("user", HUMAN_ID), ("extractor", "none")),
         turns=tuple(records), stop_reason=STOP_END_OF_RECORDING,
         meta=((KIND_KEY, HUMAN_READING), ("stop_mode", "virtual"), (NO_READING_KEY, reason), *meta),
     )

@@ -26,7 +26,8 @@ from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import QuestionMaterial, SignalExtractor
 from knowsim_core.errors import FormatError
-from knowsim_core.services.reading import RECORDED_PREFIX, read_conversation, transcript_run
+from knowsim_core.agents.registry import RECORDED_PREFIX, spec_of
+from knowsim_core.services.reading import read_conversation, transcript_run
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from knowsim_core.storage import Store
@@ -109,7 +110,7 @@ def make_extractor(extractor_id: str, store: Store | None = None) -> SignalExtra
     Raises:
         ConfigError: an unknown id.
     """
-    if extractor_id.startswith("offline/"):
+    if not spec_of(extractor_id).needs_model:
         return registry.resolve("extractor", extractor_id)
     from knowsim_core.llm import LLMSettings  # lazy: offline imports never load the LLM layer
 
@@ -204,13 +205,13 @@ def _already_imported(store: Store, conv: Conversation, path: Path) -> bool:
     """
     same = [(u, a or "") for u, a in conv.pairs]
     for row in store.list_runs(question_id=legacy_question_id(conv)):  # imported before ids were hashed
-        if row.assistant.startswith(RECORDED_PREFIX):
+        if spec_of(row.assistant).recorded:
             stored = store.load_run(row.id)
             if (dict(stored.meta).get("conversation") == conv.key
                     and [(t.user_message, t.assistant_message) for t in stored.turns] == same):
                 return True
     for row in store.list_runs(question_id=conv.question_id):
-        if not row.assistant.startswith(RECORDED_PREFIX):
+        if not spec_of(row.assistant).recorded:
             continue
         stored = store.load_run(row.id)
         if [(t.user_message, t.assistant_message) for t in stored.turns] == same:

@@ -30,8 +30,7 @@ from knowsim_core.storage import Store
 
 DEFAULT_USER = "offline/knowsim"
 DEFAULT_EXTRACTOR = "offline/lexical"
-RECORDED_PREFIX = "recorded/"
-CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios  # adapters of imported recordings: nothing to call
+CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios
 
 
 def _llm_defaults(store: Store) -> dict[str, Any]:
@@ -46,18 +45,19 @@ def build_agents(
     store: Store, ids: Mapping[str, str], settings: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """Build assistant, user and extractor by id; LLM ids get ``settings`` (default: env + cache)."""
-    if settings is None and any(not i.startswith(("offline/", RECORDED_PREFIX)) for i in ids.values()):
+    if settings is None and any(registry.spec_of(i).needs_model for i in ids.values()):
         settings = _llm_defaults(store)
     return {kind: _build(kind, agent_id, settings) for kind, agent_id in ids.items()}
 
 
 def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
-    if agent_id.startswith(RECORDED_PREFIX):
+    spec = registry.spec_of(agent_id)
+    if spec.recorded:
         raise StorageError(
             f"this run was imported from a recording ({kind} {agent_id!r}); it has no agent to continue it with"
         )
-    # settings (API keys, base URLs, temperatures) are for LLM agents; offline agents take none
-    if settings and not agent_id.startswith("offline/"):
+    # settings (API keys, base URLs, temperatures) are for LLM agents; offline and typed ones take none
+    if settings and spec.needs_model:
         return registry.resolve(kind, agent_id, **settings)
     return registry.resolve(kind, agent_id)
 

@@ -8,7 +8,8 @@
   to a WAL file checkpoints it, so a batch that opened one per turn spent most of its time there.
 * **WAL + ``busy_timeout`` + ``BEGIN IMMEDIATE``.** Readers never block the writer, and a writer
   takes the write lock up front instead of upgrading a read lock half-way (which is what makes
-  deferred transactions fail with "database is locked" under several writing processes).
+  deferred transactions fail with "database is locked" under several writing processes). A writer
+  that finds the lock taken waits in SQLite's own busy handler, up to ``BUSY_TIMEOUT_MS``.
 * **Read-only files open read-only.** A database whose file or folder this process may not write
   (``os.access``, see :func:`writable`) — or one opened with ``read_only=True`` — is opened with
   SQLite's ``mode=ro`` URI, so SQLite itself refuses every write, even for root. A WAL database in
@@ -22,9 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
-import time
 import zlib
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -34,29 +33,10 @@ from typing import Any, Iterator
 from knowsim_core.errors import FormatError, StorageError
 
 
-def _import_sqlite_utils() -> Any:
-    """``sqlite_utils.Database``, imported without pandas unless something already loaded it.
-
-    sqlite-utils imports pandas when it is installed (Streamlit brings it) only to recognise
-    DataFrame values in ``insert``; the Studio never stores a pandas value. Importing pandas was
-    ~0.4 s of every command's start-up, a third of ``batch``'s. While sqlite-utils loads, a
-    ``None`` entry in ``sys.modules`` makes ``import pandas`` fail the way a missing package does
-    (sqlite-utils then sets its ``pd`` to None); the entry is removed at once, so anything that
-    imports pandas later gets the real package. Inside Streamlit (which uses pandas anyway, and
-    runs sessions on many threads that could import pandas inside that window) the import is plain.
-    """
-    if "pandas" in sys.modules or "streamlit" in sys.modules:
-        from sqlite_utils import Database as db_class
-        return db_class
-    sys.modules["pandas"] = None  # type: ignore[assignment]
-    try:
-        from sqlite_utils import Database as db_class
-    finally:
-        del sys.modules["pandas"]
-    return db_class
-
-
-Database = _import_sqlite_utils()
+# sqlite-utils imports pandas whenever it is installed (Streamlit brings it), to recognise DataFrame
+# values the Studio never stores; that is part of every command's start-up (benchmarks/startup.py
+# measures it). There is no documented way to skip it, so the import is plain.
+from sqlite_utils import Database
 
 DEFAULT_DB = Path("~/.knowsim/studio.db")
 ENV_DB = "KNOWSIM_DB"
@@ -187,7 +167,7 @@ class Connection:
             yield self._local.db
             return
         with self.db() as db:
-            begin_immediate(db.conn)
+            db.conn.execute("BEGIN IMMEDIATE")  # waits for another writer up to the busy timeout
             try:
                 yield db
             except BaseException:
@@ -207,32 +187,6 @@ class Connection:
                 yield
             finally:
                 self._local.db = None
-
-
-def begin_immediate(conn: sqlite3.Connection, timeout_s: float = BUSY_TIMEOUT_MS / 1000) -> None:
-    """``BEGIN IMMEDIATE``, waiting for another writer in short, growing sleeps (0.1 ms doubling
-    to 10 ms, up to ``timeout_s``) instead of SQLite's busy handler.
-
-    The busy handler sleeps 1, 2, 5, 10 … ms between tries, so two batch workers that collide on
-    a turn's commit (held ~0.5 ms) lost ~3 ms each time: ~7% of a 2-worker offline matrix's wall
-    time went to waiting for locks already released. Only the ``BEGIN`` runs without the busy
-    timeout; every other statement keeps it.
-    """
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        deadline = time.monotonic() + timeout_s
-        delay = 0.0001
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() + delay > deadline:
-                    raise
-            time.sleep(delay)
-            delay = min(2 * delay, 0.01)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def pack(data: Any) -> bytes:

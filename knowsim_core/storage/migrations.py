@@ -17,10 +17,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from sqlite_utils import Migrations
+
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only, unpack
-
-from sqlite_utils import Migrations  # noqa: E402 — after .connection, which imports sqlite-utils without pandas
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")

@@ -162,12 +162,7 @@ class IUProfiles:
         for n in graph.nodes:
             concept_stems[n.id] = content_stems(n.concept)
             docs[n.id] = concept_stems[n.id] * 2 + content_stems(n.description)
-        n_docs = max(1, len(docs))
-        df: dict[str, int] = {}
-        for toks in docs.values():
-            for t in set(toks):
-                df[t] = df.get(t, 0) + 1
-        self.idf = {t: math.log((n_docs + 1) / (c + 1)) + 1.0 for t, c in df.items()}
+        self.idf = smooth_idf([set(toks) for toks in docs.values()])
         concept_df: dict[str, int] = {}
         for toks in concept_stems.values():
             for t in set(toks):
@@ -180,7 +175,7 @@ class IUProfiles:
             tf: dict[str, int] = {}
             for t in docs[n.id]:
                 tf[t] = tf.get(t, 0) + 1
-            dterms = {t: (1.0 + math.log(c)) * self.idf[t] for t, c in tf.items()}
+            dterms = {t: sublinear_tf(c) * self.idf[t] for t, c in tf.items()}
             self.profiles[n.id] = Profile(
                 id=n.id,
                 concept_terms=cterms,
@@ -264,12 +259,7 @@ class IUProfiles:
         index = self._char_idx
         if index is None:
             docs = {n.id: _ngram_tf(f"{n.concept} {n.concept} {n.description}") for n in self.graph.nodes}
-            df: dict[str, int] = {}
-            for tf in docs.values():
-                for g in tf:
-                    df[g] = df.get(g, 0) + 1
-            n_docs = max(1, len(docs))
-            idf = {g: math.log((n_docs + 1) / (c + 1)) + 1.0 for g, c in df.items()}
+            idf = smooth_idf(docs.values())
             ids = list(docs)
             row_of = {g: r for r, g in enumerate(idf)}
             matrix = np.zeros((len(row_of), len(ids)), dtype=np.float64)
@@ -312,7 +302,7 @@ def _word_ngrams(word: str) -> tuple[str, ...]:
 
 def _unit(tf: dict[str, int], idf: dict[str, float]) -> dict[str, float]:
     """The unit-length sublinear TF-IDF vector of n-gram counts (n-grams unknown to ``idf`` dropped)."""
-    vec = {g: (1.0 + math.log(c)) * idf[g] for g, c in tf.items() if g in idf}
+    vec = {g: sublinear_tf(c) * idf[g] for g, c in tf.items() if g in idf}
     norm = math.sqrt(sum(w * w for w in vec.values())) or 1.0
     return {g: w / norm for g, w in vec.items()}
 
@@ -324,7 +314,54 @@ def tfidf_vector(stems: Iterable[str], idf: dict[str, float]) -> dict[str, float
     for t in stems:
         if t in idf:
             tf[t] = tf.get(t, 0) + 1
-    return {t: (1.0 + math.log(c)) * idf[t] for t, c in tf.items()}
+    return {t: sublinear_tf(c) * idf[t] for t, c in tf.items()}
+
+
+# ---------------------------------------------------------------------- the one TF-IDF weighting
+# Every TF-IDF of the package (IU profiles, character n-grams, realism's message cosine) weighs a
+# term by sublinear tf × smoothed idf — scikit-learn's TfidfVectorizer(sublinear_tf=True,
+# smooth_idf=True) formulas, computed here on a handful of short texts (a vectorizer per IU graph
+# and per message would cost more than it saves, and the per-graph caches need plain dicts).
+def smooth_idf(documents: Iterable[Iterable[str]]) -> dict[str, float]:
+    """``ln((n + 1) / (df + 1)) + 1`` of every term of ``documents`` (each an iterable of distinct
+    terms), in first-seen order; ``n`` counts at least one document."""
+    docs = list(documents)
+    n_docs = max(1, len(docs))
+    df: dict[str, int] = {}
+    for doc in docs:
+        for t in doc:
+            df[t] = df.get(t, 0) + 1
+    return {t: math.log((n_docs + 1) / (c + 1)) + 1.0 for t, c in df.items()}
+
+
+def sublinear_tf(count: int) -> float:
+    return 1.0 + math.log(count)
+
+
+class TfIdf:
+    """Word TF-IDF over a fixed set of documents, with an idf for terms none of them has."""
+
+    def __init__(self, documents: Iterable[str]):
+        docs = [set(_stemmed(d)) for d in documents]
+        self.n = len(docs)
+        self.idf = smooth_idf(docs)
+        self.unseen = math.log(self.n + 1) + 1.0  # smooth_idf's value at df = 0
+
+    def vector(self, text: str) -> dict[str, float]:
+        tf: dict[str, int] = {}
+        for t in _stemmed(text):
+            tf[t] = tf.get(t, 0) + 1
+        return {t: sublinear_tf(c) * self.idf.get(t, self.unseen) for t, c in tf.items()}
+
+    def cosine(self, a: str, b: str) -> float:
+        va, vb = self.vector(a), self.vector(b)
+        dot = sum(w * vb.get(t, 0.0) for t, w in va.items())
+        na, nb = math.sqrt(sum(w * w for w in va.values())), math.sqrt(sum(w * w for w in vb.values()))
+        return dot / (na * nb) if na and nb else 0.0
+
+
+def _stemmed(text: str) -> list[str]:
+    return [stem(w) for w in words(text)]
 
 
 # Bounds of the per-graph memos (entries; a full memo is emptied) and of the number of graphs
