@@ -47,6 +47,12 @@ LENGTHS: dict[tuple[str, str], tuple[int, ...]] = {
     ("*", LEAVE): (16, 17, 19, 21, 22),
 }
 
+# Asked about an IU it does not know, a learner who was not stuck before says so this often (else
+# it guesses): a third, as real learners did after an answer attempt (development half).
+ENTER_STUCK = 1 / 3
+MIN_CLAUSE = 4  # words: a shorter piece of a statement reads as a fragment, not a restatement
+_STUCK_CUE = re.compile(r"not (?:really )?sure|(?:don'?t|do not|didn'?t) (?:really )?(?:know|get|understand|follow)"
+                        r"|no idea|lost|stuck|confused|can'?t|over my head|need (?:some |more )?help|no clue")
 _QUESTION = re.compile(r"[^.!?\n]*\?")
 # The tutor's last question asks the learner to produce something (a value, a list, a step).
 _ASKS_VALUE = re.compile(
@@ -101,16 +107,24 @@ def read_tutor(text: str) -> TutorCue:
                     echo=echo)
 
 
-def choose_act(cue: TutorCue, focus: IUState | None, *, stop_hint: bool, mode: str, rng: random.Random) -> str:
-    """The act of the learner's next turn (``focus``: its state of the IU the tutor discussed most;
-    ``None`` when the tutor's turn is about none of the graph's IUs).
+def was_stuck(own_previous: str) -> bool:
+    """Whether the learner's own previous message said it was stuck (it remembers)."""
+    return bool(_STUCK_CUE.search((own_previous or "").lower().replace("’", "'")))
+
+
+def choose_act(cue: TutorCue, focus: IUState | None, *, stuck_before: bool, stop_hint: bool, mode: str,
+               rng: random.Random) -> str:
+    """The act of the learner's next turn (``focus``: its state of the IU the tutor discussed most,
+    ``None`` when the tutor's turn is about none of the graph's IUs; ``stuck_before``: its own
+    previous message said it was stuck).
 
     * A pending overload stop: the learner leaves.
     * The tutor asked for something: a learner who knows the IU (or whom the tutor asked about
-      nothing of the graph) answers; an unaware one is stuck; a struggling one, even odds, answers
-      hedged (and wrong, :func:`write`) or says they are stuck.
+      nothing of the graph) answers. One who does not know it stays stuck if it was stuck already;
+      otherwise it becomes stuck with probability :data:`ENTER_STUCK` and else tries a hedged
+      guess (visibly wrong when struggling, :func:`write`).
     * The tutor wrapped up (asked whether it makes sense / anything else, or stated the answer): a
-      knowing learner checks the stated value or acknowledges; a learner who does not know asks.
+      learner who was stuck asks; one who knows the IU checks the stated value; else it acknowledges.
     * The tutor explained without asking: an unaware learner is lost; any other restates what it
       took in and asks to verify (an attempt; hedged when struggling).
 
@@ -122,12 +136,10 @@ def choose_act(cue: TutorCue, focus: IUState | None, *, stop_hint: bool, mode: s
     elif cue.asks and not cue.asks_check:
         if known:
             act = ANSWER
-        elif focus == IUState.STRUGGLING:
-            act = ANSWER if rng.random() < 0.5 else STUCK
         else:
-            act = STUCK
+            act = STUCK if stuck_before or rng.random() < ENTER_STUCK else ANSWER
     elif cue.asks_check or cue.gives_answer:
-        act = (ANSWER if cue.value else ACK) if known else ASK
+        act = ASK if stuck_before else ANSWER if known and cue.value else ACK
     else:
         act = STUCK if focus == IUState.UNAWARE else ANSWER
     if mode == "Compliant" and act == ASK:
@@ -175,6 +187,25 @@ def fit(words: list[str], n: int) -> str:
     return " ".join(words[: max(1, n)])
 
 
+_DANGLING = frozenset("a an the of to in on and or but for with by as at is are be that this how what which "
+                      "its their your our from into than then so because".split())
+
+
+def trim(clause: str, n: int) -> str:
+    """A piece of a statement about ``n`` words long that reads as a thought, not a fragment: the
+    clause (split at commas, semicolons, dashes, "because", "which") nearest that length, cut only
+    when it runs well past it, and never ending on a dangling function word."""
+    pieces = [p.split() for p in _CLAUSES.split(clause) if p and len(p.split()) >= MIN_CLAUSE - 1]
+    words = min(pieces, key=lambda p: abs(len(p) - n)) if pieces else clause.split()
+    keep = words[: max(MIN_CLAUSE, n + 4)]
+    while len(keep) > 1 and keep[-1].lower().strip(",;:") in _DANGLING:
+        keep = keep[:-1]
+    return " ".join(keep).rstrip(",;:—-.")
+
+
+_CLAUSES = re.compile(r"[,;:()]|\s[—–-]\s|\b(?:because|which|whereas|while|so that)\b")
+
+
 # Phrasings per act, from shortest to longest; {v} a value, {c} a clause (the IU's fact), {name}
 # a concept name the learner may use. The writer picks the one whose length is nearest the drawn
 # length and lets a clause fill the rest.
@@ -185,7 +216,8 @@ _ANSWER_WORK = ("{a} and {b}", "{a} x {b} = {p}?", "so it is {a} x {b} = {p}", "
                 "so I think it is {a} x {b} = {p}, is that right?")
 _ANSWER_HEDGED = ("maybe {v}?", "is it {v}?", "I'm not sure, maybe {v}?", "I think it is {v} but I'm not sure",
                   "I'm not really sure but I think it is {v}?")
-_ANSWER_CLAUSE = ("so {c}?", "so {c}, right?", "I think {c}, is that right?", "so I think {c}, is that right?")
+_ANSWER_CLAUSE = ("so {c}, correct?", "so {c}, is that correct?", "I think {c}, is that correct?",
+                  "so I think {c}, is that correct?")
 _STUCK = ("I'm lost", "I don't get it", "I'm not sure how to do that", "I don't know how to do that part",
           "I don't understand how to do that", "sorry, I really don't know how to do that",
           "I have no idea how to do that, this is hard for me")
@@ -238,7 +270,7 @@ def write(act: str, n: int, *, cue: TutorCue, focus: IUState | None, clause: str
                 return Turn(act, _extend(pick(_ANSWER_HEDGED).format(v=v), n, clause, safe), True)
             echo = cue.echo.split()
             if _ECHOABLE.match(cue.echo) and 3 <= len(echo) <= n and safe(cue.echo) and rng.random() < 0.5:
-                return Turn(act, pick(_ANSWER_ECHO, len(echo) - 1).format(e=cue.echo, v=v), True)
+                return Turn(act, pick(_ANSWER_ECHO, min(len(echo), max(MIN_CLAUSE, n)) - 1).format(e=trim(cue.echo, n), v=v), True)
             ints = [x for x in cue.numbers if re.fullmatch(r"-?\d+", x)]
             if len(ints) >= 2 and 2 <= n <= 10 and rng.random() < 0.5:
                 a, b = ints[:2]
@@ -247,9 +279,7 @@ def write(act: str, n: int, *, cue: TutorCue, focus: IUState | None, clause: str
             return Turn(act, _extend(text, n, clause, safe), True)
         if clause:
             frame = pick(_ANSWER_CLAUSE, 0)
-            room = max(2, n - len(frame.split()) + 1)
-            c = fit(clause.split(), room).rstrip(",;:—-")
-            text = frame.format(c=c)
+            text = frame.format(c=trim(clause, n - len(frame.split()) + 1))
             if safe(text):
                 return Turn(act, text, True)
         act = ASK if not hedged else STUCK

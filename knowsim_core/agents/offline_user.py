@@ -122,8 +122,9 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     focus = discussed[0] if discussed else None
     focus_state = sp.state[focus] if focus is not None else None
     cue = voice.read_tutor(last)
-    act = voice.choose_act(cue, focus_state, stop_hint=ctx.stop_hint, mode=sp.mode, rng=sp.rng)
     own = next((m.text for m in reversed(ctx.history) if m.role == "user" and m.text.strip()), "")
+    act = voice.choose_act(cue, focus_state, stuck_before=voice.was_stuck(own), stop_hint=ctx.stop_hint,
+                           mode=sp.mode, rng=sp.rng)
     n = voice.keep_register(voice.draw_length(sp.level, act, sp.rng), len(own.split()))
     if sp.mode == "Compliant":
         n = min(n, COMPLIANT_WORDS)
