@@ -129,7 +129,8 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     if sp.mode == "Compliant":
         n = min(n, COMPLIANT_WORDS)
     clause = sp.fact(focus) if focus is not None and focus_state >= IUState.STRUGGLING else None
-    askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in set(ctx.askable)]
+    askable_labels = set(ctx.askable)
+    askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]
     topic = focus if focus is not None and focus_state >= IUState.STRUGGLING else (askable[0] if askable else None)
     name = sp.name(topic) if topic is not None else None
     turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe)
