@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,8 @@ def _realism_json(argv: list[str]) -> dict:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     if not ANNOTATIONS.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the shared real conversations at {ARENA}")
         pytest.skip("../shared/realworld is not present")
     db = str(tmp_path_factory.mktemp("realism") / "r.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0

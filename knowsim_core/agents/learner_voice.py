@@ -53,7 +53,9 @@ ENTER_STUCK = 1 / 3
 MIN_CLAUSE = 4  # words: a shorter piece of a statement reads as a fragment, not a restatement
 _STUCK_CUE = re.compile(r"not (?:really )?sure|(?:don'?t|do not|didn'?t) (?:really )?(?:know|get|understand|follow)"
                         r"|no idea|lost|stuck|confused|can'?t|over my head|need (?:some |more )?help|no clue")
-_QUESTION = re.compile(r"(?:^|(?<=[.!?\n]))[^.!?\n]*\?")  # anchored at sentence starts: linear
+# A question sentence: anchored at sentence starts (linear on long replies); a point inside a
+# decimal number (12.25) does not end a sentence.
+_QUESTION = re.compile(r"(?:^|(?<=[.!?\n]))(?:[^.!?\n]|\.(?=\d))*\?")
 # The tutor's last question asks the learner to produce something (a value, a list, a step).
 _ASKS_VALUE = re.compile(
     r"\b(?:how many|how much|what is|what's|what are|what would|what do you get|what does|what (?:number|value|result)"
