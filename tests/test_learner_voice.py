@@ -159,11 +159,11 @@ def held_out(tmp_path_factory):
     real = {(dict(r.meta)["conversation"], i + 1): t.user_message for r in runs for i, t in enumerate(r.turns)}
     turns = [t for t in report["turns"] if t["split"] == "held-out"]
     assert len(turns) > 40
-    return report, turns, real
+    return report, turns, real, runs
 
 
 def test_held_out_act_agreement_and_rouge_against_the_stated_floors(held_out):
-    report, _, _ = held_out
+    report, *_ = held_out
     ours, copy = report["by_split"]["held-out"]["offline/knowsim"], report["by_split"]["held-out"]["baseline/copy-last"]
     assert ours["act_agreement"] >= 0.60 and ours["act_agreement"] > copy["act_agreement"]
     assert ours["rouge_l"] >= 0.07
@@ -171,7 +171,7 @@ def test_held_out_act_agreement_and_rouge_against_the_stated_floors(held_out):
 
 
 def test_held_out_act_distribution_is_near_the_peoples(held_out):
-    _, turns, _ = held_out
+    _, turns, *_ = held_out
     real = [t["real_act"] for t in turns]
     sim = [t["simulated"]["offline/knowsim"]["act"] for t in turns]
     tv = 0.5 * sum(abs(real.count(a) - sim.count(a)) for a in acts.ACTS) / len(turns)
@@ -181,7 +181,7 @@ def test_held_out_act_distribution_is_near_the_peoples(held_out):
 
 
 def test_held_out_lengths_per_level_are_near_the_peoples(held_out):
-    _, turns, real = held_out
+    _, turns, real, _ = held_out
     for level in sorted({t["level"] for t in turns}):
         rows = [t for t in turns if t["level"] == level]
         if len(rows) < 10:
@@ -189,3 +189,11 @@ def test_held_out_lengths_per_level_are_near_the_peoples(held_out):
         real_words = statistics.median(len(real[(t["conversation"], t["turn"])].split()) for t in rows)
         sim_words = statistics.median(len(t["simulated"]["offline/knowsim"]["text"].split()) for t in rows)
         assert 0.4 * real_words <= sim_words <= 2.5 * real_words, (level, real_words, sim_words)
+
+
+def test_the_length_profile_is_the_development_halfs_measurement(held_out):
+    from knowsim_core.evaluation.realism import length_profile
+
+    runs = held_out[3]
+    assert length_profile(runs) == voice.LENGTHS  # measured on the development half, not tuned
+    assert length_profile(runs, part="held-out") != voice.LENGTHS  # the other half would give other numbers

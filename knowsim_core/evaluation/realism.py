@@ -315,3 +315,33 @@ def turn_rows(report: Mapping[str, Any], user: str) -> list[dict[str, Any]]:
     return [{"conversation": t["conversation"], "turn": t["turn"], "real act": t["real_act"],
              **{k: t["simulated"][user][k] for k in ("act", "rouge_l", "cosine", "iu_jaccard")}}
             for t in report["turns"] if user in t["simulated"]]
+
+
+# ---------------------------------------------------------------------- the learner's length profile
+def length_profile(runs: Sequence[RunRecord], *, part: str = "development", tagger: Callable[[str], str] = acts.tag,
+                   per_level_min: int = 20) -> dict[tuple[str, str], tuple[int, ...]]:
+    """Word counts of the people's turns t ≥ 2 in one half of the split, as the offline learner's
+    :data:`~knowsim_core.agents.learner_voice.LENGTHS` holds them: the 10th/30th/50th/70th/90th
+    percentiles (linear interpolation, rounded) per (level, act) where the half has at least
+    ``per_level_min`` turns of that act, and pooled over levels (``"*"``) for every act."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for run in runs:
+        if not is_human_reading(run) or split_of(str(dict(run.meta).get("conversation") or run.question_id)) != part:
+            continue
+        for rt in real_turns(run):
+            act, n = tagger(rt.text), max(1, len(rt.text.split()))
+            counts.setdefault((rt.level, act), []).append(n)
+            counts.setdefault(("*", act), []).append(n)
+    return {key: _quintiles(xs) for key, xs in sorted(counts.items())
+            if key[0] == "*" or len(xs) >= per_level_min}
+
+
+def _quintiles(xs: list[int]) -> tuple[int, ...]:
+    xs = sorted(xs)
+    out = []
+    for i in range(5):
+        pos = (i + 0.5) / 5 * (len(xs) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        out.append(round(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)))
+    return tuple(out)
