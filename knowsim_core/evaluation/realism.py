@@ -299,21 +299,55 @@ def build_users(ids: Iterable[str], llm_settings: Mapping[str, Any] | None = Non
             else registry.resolve("user", uid, **llm_settings) for uid in dict.fromkeys(ids)}
 
 
+# One line per metric and per floor, and readable column names: what the Realism page and any
+# table a person reads say (the JSON keeps the field names).
+METRIC_LABELS = {
+    "act_agreement": "Act agreement", "rouge_l": "ROUGE-L", "cosine": "TF-IDF cosine",
+    "length_ratio": "Length ratio (simulated / real)", "iu_jaccard": "IU Jaccard", "iu_n": "Turns naming an IU",
+    "n": "Turns (n)",
+}
+METRIC_HELP = {
+    "act_agreement": "share of turns where the simulated message does what the person did (answer attempt, "
+                     "not understanding, question, acknowledgement, off topic)",
+    "rouge_l": "word overlap with the person's message, in order (ROUGE-L F, stemmed): 1 = the same words",
+    "cosine": "similarity of the two messages' word weights (TF-IDF over the real messages): 1 = same vocabulary",
+    "length_ratio": "simulated words / real words, geometric mean: 1 = as long as people write, 2 = twice as long",
+    "iu_jaccard": "overlap of the concepts (IUs) both messages mention, on the turns where the person names "
+                  "one — the same turns for every simulator",
+}
+FLOOR_HELP = {
+    "baseline/copy-last": "floor: repeats the person's previous message — what history alone gives",
+    "baseline/generic": "floor: always says the same stock request",
+    MOST_COMMON: "floor: always the act most real turns have (act agreement only; writes no text)",
+}
+START_HELP = {
+    "file": "initial states from the release's knowledge_state.json — an LLM's analysis of the whole "
+            "conversation, so it knows the future (hindsight)",
+    "sampled": "initial states drawn from each level's sampler, conversations re-read — no hindsight",
+}
+
+
 def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per user: the summary as a table."""
-    return [{"user": uid, **dict(s)} for uid, s in summary.items()]
+    """One row per user: the summary as a table with readable column names."""
+    return [{"Simulator": uid, **{METRIC_LABELS.get(k, k): v for k, v in s.items() if k in METRIC_LABELS}}
+            for uid, s in summary.items()]
 
 
 def level_rows(report: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
-    """``[{"level", user: value, ...}]`` of one summary metric, for per-level bars."""
-    return [{"level": lvl, **{uid: s[metric] for uid, s in by_user.items()}}
-            for lvl, by_user in report["by_level"].items()]
+    """``[{"level": "novice (n=77)", user: value, ...}]`` of one summary metric, for per-level bars:
+    the label carries the level's number of turns, so one turn's 1.0 is read as one turn."""
+    rows = []
+    for lvl, by_user in report["by_level"].items():
+        n = next(iter(by_user.values()))["n"]
+        rows.append({"level": f"{lvl} (n={n})", **{uid: s[metric] for uid, s in by_user.items()}})
+    return rows
 
 
 def turn_rows(report: Mapping[str, Any], user: str) -> list[dict[str, Any]]:
     """One row per scored turn for a turn browser: where, the real act and one user's scores."""
-    return [{"conversation": t["conversation"], "turn": t["turn"], "real act": t["real_act"],
-             **{k: t["simulated"][user][k] for k in ("act", "rouge_l", "cosine", "iu_jaccard")}}
+    return [{"conversation": t["conversation"], "turn": t["turn"], "level": t["level"], "real act": t["real_act"],
+             "simulated act": t["simulated"][user]["act"],
+             **{METRIC_LABELS[k]: t["simulated"][user][k] for k in ("rouge_l", "cosine", "iu_jaccard")}}
             for t in report["turns"] if user in t["simulated"]]
 
 
