@@ -275,3 +275,28 @@ def test_llm_baselines_get_the_persons_level_and_true_initial_state(tmp_path, mo
         assert p.LEVELS["novice"] in prompt
         known = prompt.split("What you knew when you started")[1].split("##")[0]
         assert "- unaware: Factorial" in known and "- knows well: (none)" in known
+
+
+def test_a_sampled_start_refuses_a_conversation_read_by_an_llm_in_one_line(tmp_path):
+    import dataclasses
+
+    from knowsim_core.errors import ConfigError
+    from knowsim_core.evaluation.realism import sampled_start, score
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.storage import Store
+
+    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
+            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
+                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    store = Store(tmp_path / "r.db")
+    run = store.load_run(import_path(store, path).runs[0])
+    assert sampled_start(run).turns[0].user_message == "How many orders of 3 books?"
+    llm_read = dataclasses.replace(run, adapters=tuple((r, "openai/gpt-4o-mini" if r == "extractor" else a)
+                                                        for r, a in run.adapters))
+    with pytest.raises(ConfigError, match="offline extractors") as err:
+        score([llm_read], {}, start="sampled")
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="start must be one of"):
+        score([run], {}, start="hindsight")

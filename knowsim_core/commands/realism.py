@@ -1,8 +1,12 @@
-"""``realism [--user ID …] [--db PATH] [--json]``: score user simulators against real people, turn by turn.
+"""``realism [--user ID …] [--start file|sampled] [--db PATH] [--json]``: score user simulators
+against real people, turn by turn.
 
 Every human run in the database (imported real conversations, ``import PATH``) is replayed turn
 by turn: each simulator writes the person's next message from the real history (and, for KnowSim
-users, the state read from it) and is compared with what the person wrote (knowsim_core/realism.py).
+users, the state read from it; LLM baselines get the person's level and initial state) and is
+compared with what the person wrote (:mod:`knowsim_core.evaluation.realism`). Every table lists
+the floors (copy-last, generic, most-common-act) and n, overall, per level and for both halves of
+the stated split; the first line says which start (hindsight file or the level's sampler) it used.
 """
 
 from __future__ import annotations
