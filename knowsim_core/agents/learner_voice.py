@@ -50,6 +50,9 @@ LENGTHS: dict[tuple[str, str], tuple[int, ...]] = {
 # Asked about an IU it does not know, a learner who was not stuck before says so this often (else
 # it guesses): a third, as real learners did after an answer attempt (development half).
 ENTER_STUCK = 1 / 3
+# Told something without a question, real learners asked one back this often (2 of the 8 such turns
+# of the development half); the rest mostly restated or answered.
+ASK_AFTER_TELLING = 0.25
 MIN_CLAUSE = 4  # words: a shorter piece of a statement reads as a fragment, not a restatement
 _STUCK_CUE = re.compile(r"not (?:really )?sure|(?:don'?t|do not|didn'?t) (?:really )?(?:know|get|understand|follow)"
                         r"|no idea|lost|stuck|confused|can'?t|over my head|need (?:some |more )?help|no clue")
@@ -127,8 +130,10 @@ def choose_act(cue: TutorCue, focus: IUState | None, *, stuck_before: bool, stop
       guess (visibly wrong when struggling, :func:`write`).
     * The tutor wrapped up (asked whether it makes sense / anything else, or stated the answer): a
       learner who was stuck asks; one who knows the IU checks the stated value; else it acknowledges.
-    * The tutor explained without asking: an unaware learner is lost; any other restates what it
-      took in and asks to verify (an attempt; hedged when struggling).
+    * The tutor explained without asking: an unaware learner is lost; one who knows the IU only in
+      part (or heard about nothing of the graph) asks a question with probability
+      :data:`ASK_AFTER_TELLING`; otherwise it restates what it took in and asks to verify (an
+      attempt; hedged when struggling).
 
     Compliant learners (low density) do not ask: they acknowledge instead.
     """
@@ -142,8 +147,11 @@ def choose_act(cue: TutorCue, focus: IUState | None, *, stuck_before: bool, stop
             act = STUCK if stuck_before or rng.random() < ENTER_STUCK else ANSWER
     elif cue.asks_check or cue.gives_answer:
         act = ASK if stuck_before else ANSWER if known and cue.value else ACK
+    elif focus == IUState.UNAWARE:
+        act = STUCK
     else:
-        act = STUCK if focus == IUState.UNAWARE else ANSWER
+        curious = focus is None or focus < IUState.KNOWS_WELL  # what it fully knows it confirms
+        act = ASK if curious and rng.random() < ASK_AFTER_TELLING else ANSWER
     if mode == "Compliant" and act == ASK:
         act = ACK
     return act
