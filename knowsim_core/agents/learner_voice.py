@@ -56,9 +56,7 @@ ASK_AFTER_TELLING = 0.25
 MIN_CLAUSE = 4  # words: a shorter piece of a statement reads as a fragment, not a restatement
 _STUCK_CUE = re.compile(r"not (?:really )?sure|(?:don'?t|do not|didn'?t) (?:really )?(?:know|get|understand|follow)"
                         r"|no idea|lost|stuck|confused|can'?t|over my head|need (?:some |more )?help|no clue")
-# A question sentence: anchored at sentence starts (linear on long replies); a point inside a
-# decimal number (12.25) does not end a sentence.
-_QUESTION = re.compile(r"(?:^|(?<=[.!?\n]))(?:[^.!?\n]|\.(?=\d))*\?")
+_SENTENCE_END = re.compile(r"[!?\n]|\.(?!\d)")  # where a sentence ends (not the point of 12.25)
 # The tutor's last question asks the learner to produce something (a value, a list, a step).
 _ASKS_VALUE = re.compile(
     r"\b(?:how many|how much|what is|what's|what are|what would|what do you get|what does|what (?:number|value|result)"
@@ -100,16 +98,29 @@ class TutorCue:
 
 
 def read_tutor(text: str) -> TutorCue:
-    low = (text or "").lower().replace("’", "'")
-    questions = _QUESTION.findall(low)
-    last = questions[-1] if questions else ""
-    tail = questions[-1] if questions else (low.strip().split("\n")[-1] if low.strip() else "")
+    text = (text or "").replace("’", "'")
+    raw_last = last_question(text)
+    last = raw_last.lower()
+    low = text.lower()
+    tail = last or (low.strip().split("\n")[-1] if low.strip() else "")
     numbers = tuple(dict.fromkeys([*_NUMBER.findall(tail), *reversed(_NUMBER.findall(low))]))
-    raw = _QUESTION.findall(_MARKUP.sub(" ", text or "").replace("’", "'"))
-    echo = " ".join(_CUT.split(_LEAD.sub("", raw[-1].strip()).rstrip("?"))[0].split()) if raw else ""
+    cleaned = " ".join(_MARKUP.sub(" ", raw_last).split())
+    echo = " ".join(_CUT.split(_LEAD.sub("", cleaned).rstrip("?"))[0].split()) if raw_last else ""
     return TutorCue(asks_value=bool(_ASKS_VALUE.search(last)), asks_check=bool(_ASKS_CHECK.search(last)),
-                    asks=bool(questions), gives_answer=bool(_GIVES_ANSWER.search(low)), numbers=numbers,
+                    asks=bool(raw_last), gives_answer=bool(_GIVES_ANSWER.search(low)), numbers=numbers,
                     echo=echo)
+
+
+def last_question(text: str) -> str:
+    """The last question sentence of ``text`` ("" without one): from the sentence end before its
+    question mark (a point inside a decimal number such as 12.25 ends no sentence). One pass."""
+    end = text.rfind("?")
+    if end < 0:
+        return ""
+    start = 0
+    for m in _SENTENCE_END.finditer(text, 0, end):
+        start = m.end()
+    return text[start:end + 1].strip()
 
 
 def was_stuck(own_previous: str) -> bool:

@@ -128,11 +128,14 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     n = voice.keep_register(voice.draw_length(sp.level, act, sp.rng), len(own.split()))
     if sp.mode == "Compliant":
         n = min(n, COMPLIANT_WORDS)
-    clause = sp.fact(focus) if focus is not None and focus_state >= IUState.STRUGGLING else None
-    askable_labels = set(ctx.askable)
-    askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]
-    topic = focus if focus is not None and focus_state >= IUState.STRUGGLING else (askable[0] if askable else None)
-    name = sp.name(topic) if topic is not None else None
+    talks_about = focus is not None and focus_state >= IUState.STRUGGLING
+    clause = sp.fact(focus) if act == voice.ANSWER and talks_about else None  # only an answer restates
+    name = None
+    if act == voice.ASK:  # only a question names what it asks about
+        askable_labels = set(ctx.askable)
+        askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]
+        topic = focus if talks_about else (askable[0] if askable else None)
+        name = sp.name(topic) if topic is not None else None
     turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe)
     return [turn.text], turn.attempt
 
