@@ -18,9 +18,11 @@ from ui.resources import agent_ids, agent_settings
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 REPORT_KEY = "realism_report"
+FEW_TURNS = 10  # a level with fewer scored turns is shown but flagged: too few to compare
 st.title("Realism")
 st.caption("Turn-level realism on real human–tutor conversations: each simulator writes the person's turn t "
-           "from the real history before it (KnowSim users also get the state read from that history).")
+           "from the real history before it (KnowSim users also get the state read from that history) and is "
+           "compared with what the person wrote.")
 db = store()
 rows = [r for r in db.list_runs(limit=100_000) if spec_of(r.assistant).recorded]
 if not rows:
@@ -28,16 +30,26 @@ if not rows:
             "(Questions → Import, or `python -m knowsim_core import PATH`).")
     st.stop()
 
-options = agent_ids("user")
-options += [f"{uid}:{m}" for uid in options if spec_of(uid).needs_model
-            for m in BASELINE_METHODS]  # the paper's LLM baselines on every configured model
+options = [uid for uid in agent_ids("user") if not spec_of(uid).human]  # a person is what is scored, not a simulator
+llm_ids = [uid for uid in options if spec_of(uid).needs_model]
+models = [uid for uid in llm_ids if uid.rpartition(":")[2] not in BASELINE_METHODS]
+options += [b for uid in models for b in (f"{uid}:{m}" for m in BASELINE_METHODS) if b not in options]  # the paper's
+# LLM baselines on every configured model, once each
+if not llm_ids:
+    st.info("Only the offline simulators are offered: no LLM provider is configured. To add the paper's LLM "
+            "baselines (zero-shot, zero-shot CoT, CoT with profile) and the KnowSim LLM user, set "
+            "`OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `KNOWSIM_COMPAT_BASE_URL` (e.g. a local Ollama "
+            "server) in the environment or `.streamlit/secrets.toml`, or enter a key in the sidebar, then reload.")
 users = st.multiselect("User simulators", options, default=[u for u in realism.DEFAULT_USERS if u in options],
                        key="realism_users")
+start = st.radio("Initial states", realism.STARTS, horizontal=True, key="realism_start",
+                 format_func=lambda s: {"file": "from the file (hindsight)", "sampled": "level's sampler (no hindsight)"}[s])
+st.caption(realism.START_HELP[start])
 if st.button(f"Score {len(rows)} conversation(s)", key="realism_score", type="primary", disabled=not users):
     try:
         with st.spinner("Scoring every real turn…"):
             runs = {r.id: db.load_run(r.id) for r in rows}
-            report = realism.score(list(runs.values()), realism.build_users(users, agent_settings(db)))
+            report = realism.score(list(runs.values()), realism.build_users(users, agent_settings(db)), start=start)
         st.session_state[REPORT_KEY] = (report, {dict(r.meta).get("conversation", r.question_id): rid
                                                  for rid, r in runs.items()})
     except KnowSimError as exc:
@@ -47,13 +59,29 @@ if REPORT_KEY not in st.session_state:
     st.stop()
 
 report, run_of = st.session_state[REPORT_KEY]
-scored = list(report["summary"])
+scored = [uid for uid in report["summary"] if uid != realism.MOST_COMMON]
 st.subheader("Summary")
+st.caption(f"Initial states: {realism.START_HELP[report['start']]}.")
 st.dataframe(realism.summary_rows(report["summary"]), hide_index=True, key="realism_summary")
+with st.expander("What the columns and the floors mean", expanded=True):
+    lines = [f"- **{realism.METRIC_LABELS[m]}**: {text}" for m, text in realism.METRIC_HELP.items()]
+    lines += [f"- **{uid}** — {text}" for uid, text in realism.FLOOR_HELP.items()]
+    lines.append("- A simulator is realistic only where it beats every floor; a floor row is not a simulator.")
+    st.markdown("\n".join(lines))
+with st.expander("By half of the split (development = rules written here; held-out = never used to write them)"):
+    for part, by_user in report["by_split"].items():
+        st.caption(part)
+        st.dataframe(realism.summary_rows(by_user), hide_index=True, key=f"realism_split_{part}")
 left, right = st.columns(2)
 with left:
-    metric = st.selectbox("Per level", list(realism.METRICS), key="realism_metric")
-    st.bar_chart(realism.level_rows(report, metric), x="level", y=scored, stack=False)
+    metric = st.selectbox("Per level", list(realism.METRICS), key="realism_metric",
+                          format_func=lambda m: realism.METRIC_LABELS[m])
+    shown = [uid for uid in report["summary"] if report["summary"][uid].get(metric) is not None]
+    st.bar_chart(realism.level_rows(report, metric), x="level", y=shown, stack=False)
+    few = [f"{lvl} ({next(iter(by.values()))['n']} turn(s))" for lvl, by in report["by_level"].items()
+           if next(iter(by.values()))["n"] < FEW_TURNS]
+    st.caption("n = scored turns of that level."
+               + (f" Too few turns to compare: {', '.join(few)}." if few else ""))
 with right:
     who = st.selectbox("Simulator", scored, key="realism_user")
     conf = realism.confusion(report, who)

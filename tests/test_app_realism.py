@@ -52,9 +52,12 @@ def test_scoring_shows_the_table_levels_confusion_and_a_turn_side_by_side(with_c
     assert at.multiselect(key="realism_users").value == ["offline/knowsim", "baseline/copy-last", "baseline/generic"]
     at.button(key="realism_score").click().run()
     assert not at.exception
-    summary, confusion, turns = (d.value for d in at.dataframe)
-    assert list(summary["user"]) == ["offline/knowsim", "baseline/copy-last", "baseline/generic"]
-    assert list(summary["n"]) == [3, 3, 3]  # c1 turns 2 and 3, c2 turn 2
+    frames = [d.value for d in at.dataframe]  # summary, the two halves of the split, confusion, turns
+    assert len(frames) == 5
+    summary, confusion, turns = frames[0], frames[-2], frames[-1]
+    assert list(summary["Simulator"]) == ["offline/knowsim", "baseline/copy-last", "baseline/generic",
+                                          "floor/most-common-act"]
+    assert list(summary["Turns (n)"]) == [3, 3, 3, 3]  # c1 turns 2 and 3, c2 turn 2
     assert len(turns) == 3
     assert confusion.drop(columns="real act").to_numpy().sum() == 3
     at.selectbox(key="realism_user").set_value("baseline/generic").run()
@@ -75,6 +78,8 @@ def test_with_a_provider_the_llm_baselines_are_offered(with_conversations, monke
     options = at.multiselect(key="realism_users").options
     assert {"openai/m1", "openai/m1:zs", "openai/m1:zs-cot", "openai/m1:zs-cot-prof"} <= set(options)
     assert "baseline/generic:zs" not in options
+    assert len(options) == len(set(options)) and not any(o.count(":") > 1 for o in options)  # each baseline once
+    assert not any("no LLM provider" in i.value for i in at.info)
 
 
 def test_a_human_reading_is_labelled_in_simulate(with_conversations):
@@ -85,3 +90,55 @@ def test_a_human_reading_is_labelled_in_simulate(with_conversations):
     at.switch_page("pages/simulate.py").run()
     assert not at.exception
     assert any("Reading of a human conversation" in c.value for c in at.caption)
+
+
+def test_the_page_explains_every_metric_and_floor_in_readable_columns(with_conversations):
+    from knowsim_core.evaluation import realism
+
+    at = _open()
+    at.button(key="realism_score").click().run()
+    assert not at.exception
+    summary = at.dataframe[0].value
+    assert {"Act agreement", "ROUGE-L", "Length ratio (simulated / real)", "IU Jaccard", "Turns (n)"} <= set(summary.columns)
+    assert not {"act_agreement", "rouge_l", "length_ratio", "user"} & set(summary.columns)
+    text = " ".join(m.value for m in at.markdown)
+    for metric, line in realism.METRIC_HELP.items():
+        assert line in text, metric
+    for floor in ("baseline/copy-last", "baseline/generic", "floor/most-common-act"):
+        assert f"**{floor}** — floor:" in text
+    assert any("hindsight" in c.value for c in at.caption)  # which start the table used
+
+
+def test_per_level_bars_carry_n_and_flag_levels_with_few_turns(with_conversations):
+    from knowsim_core.evaluation import realism
+
+    at = _open()
+    at.button(key="realism_score").click().run()
+    assert not at.exception
+    assert any("Too few turns to compare: advanced (1 turn(s)), novice (2 turn(s))" in c.value for c in at.caption)
+    report, _ = at.session_state["realism_report"]
+    labels = [r["level"] for r in realism.level_rows(report, "act_agreement")]
+    assert labels == ["advanced (n=1)", "novice (n=2)"]
+
+
+def test_without_a_provider_the_page_says_how_to_add_the_llm_baselines(with_conversations, monkeypatch):
+    import knowsim_core.agents.human  # noqa: F401  (registers the typing "human" agents, as the app does)
+
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KNOWSIM_COMPAT_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    at = _open()
+    assert not at.exception
+    info = " ".join(i.value for i in at.info)
+    assert "no LLM provider is configured" in info and "OPENAI_API_KEY" in info and "KNOWSIM_COMPAT_BASE_URL" in info
+    options = at.multiselect(key="realism_users").options
+    assert "human" not in options and set(options) == {"offline/knowsim", "baseline/copy-last", "baseline/generic"}
+
+
+def test_a_sampled_start_is_scored_and_said(with_conversations):
+    at = _open()
+    at.radio(key="realism_start").set_value("sampled").run()
+    at.button(key="realism_score").click().run()
+    assert not at.exception
+    report, _ = at.session_state["realism_report"]
+    assert report["start"] == "sampled"
+    assert any("no hindsight" in c.value for c in at.caption)

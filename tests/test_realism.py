@@ -16,14 +16,15 @@ from knowsim_core.agents.baselines import GENERIC_MESSAGE
 from knowsim_core.cli import main
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext
-from knowsim_core.evaluation.realism import DEFAULT_USERS, TfIdf, jaccard, length_ratio, rouge_l
+from knowsim_core.evaluation.realism import (DEFAULT_USERS, MOST_COMMON, TfIdf, jaccard, length_ratio,
+                                             most_common_floor, rouge_l, split_of)
 from knowsim_core.engine.state import KnowledgeState
 from tests.conftest import ARENA_ANNOTATIONS, require_shared
 
 ANNOTATIONS = ARENA_ANNOTATIONS
-TURN_KEYS = {"conversation", "turn", "real_act", "simulated"}
+TURN_KEYS = {"conversation", "turn", "level", "split", "real_act", "simulated"}
 SIM_KEYS = {"act", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "text"}
-SUMMARY_KEYS = {"act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "n"}
+SUMMARY_KEYS = {"act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "iu_n", "n"}
 
 
 def _realism_json(argv: list[str]) -> dict:
@@ -46,17 +47,19 @@ def _real_messages() -> dict[str, list[str]]:
 
 
 def test_output_shape(report):
-    assert set(report) >= {"turns", "summary"} and set(report["summary"]) == set(DEFAULT_USERS)
+    assert set(report) >= {"start", "turns", "summary", "by_split"} and report["start"] == "file"
+    assert set(report["summary"]) == {*DEFAULT_USERS, MOST_COMMON}
     for row in report["turns"]:
         assert set(row) == TURN_KEYS and set(row["simulated"]) == set(DEFAULT_USERS)
         for sim in row["simulated"].values():
             assert set(sim) == SIM_KEYS and sim["act"] in acts.ACTS
             assert 0.0 <= sim["rouge_l"] <= 1.0 and 0.0 <= sim["cosine"] <= 1.0 + 1e-9 and sim["length_ratio"] > 0
             assert sim["iu_jaccard"] is None or 0.0 <= sim["iu_jaccard"] <= 1.0
-    for s in report["summary"].values():
+    for uid in DEFAULT_USERS:
+        s = report["summary"][uid]
         assert set(s) == SUMMARY_KEYS and s["n"] == len(report["turns"])
-    for by_user in report["by_level"].values():
-        assert set(by_user) == set(DEFAULT_USERS)
+    for by_user in [*report["by_level"].values(), *report["by_split"].values()]:
+        assert set(by_user) == {*DEFAULT_USERS, MOST_COMMON}
     assert set(report["by_level"]) <= {"novice", "intermediate", "advanced"}
     assert sum(by["baseline/generic"]["n"] for by in report["by_level"].values()) == len(report["turns"])
 
@@ -88,7 +91,8 @@ def test_the_floors_say_what_they_are_defined_to_say(report):
 
 
 def test_summary_is_the_mean_of_the_turns(report):
-    for uid, s in report["summary"].items():
+    for uid in DEFAULT_USERS:
+        s = report["summary"][uid]
         values = [r["simulated"][uid]["rouge_l"] for r in report["turns"]]
         assert s["rouge_l"] == pytest.approx(sum(values) / len(values), abs=1e-4)
         agree = [r["simulated"][uid]["act"] == r["real_act"] for r in report["turns"]]
@@ -99,7 +103,7 @@ def test_a_second_pass_gives_the_same_report(report, tmp_path):
     db = str(tmp_path / "again.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     again = _realism_json(["--db", db, "--user", "offline/knowsim"])
-    assert set(again["summary"]) == {"offline/knowsim"}
+    assert set(again["summary"]) == {"offline/knowsim", MOST_COMMON}
     assert [r["simulated"]["offline/knowsim"] for r in again["turns"]] == [
         r["simulated"]["offline/knowsim"] for r in report["turns"]]
 
@@ -148,4 +152,146 @@ def test_the_text_report_lists_every_user_overall_by_level_and_attempts(tmp_path
     assert main(["realism", "--db", db]) == 0
     out = capsys.readouterr().out
     assert "1 conversation(s), 1 real user turns scored" in out and "\nintermediate\n" in out
-    assert all(out.count(uid) == 3 for uid in DEFAULT_USERS)  # overall, by level, attempts
+    lines = out.splitlines()
+    for uid in (*DEFAULT_USERS, MOST_COMMON):  # a row overall, by level and in each half of the split
+        assert sum(line.startswith(uid + " ") for line in lines) == 4, uid
+    for uid in DEFAULT_USERS:
+        assert f"  {uid}: " in out  # the answer-attempt line
+
+
+# ---------------------------------------------------------------------- realism made sound (issue 21)
+def test_the_most_common_act_floor_is_the_majority_share_in_every_table(report):
+    tables = [("summary", report["summary"], lambda t: True)]
+    tables += [(lvl, by, lambda t, lvl=lvl: t["level"] == lvl) for lvl, by in report["by_level"].items()]
+    tables += [(part, by, lambda t, part=part: t["split"] == part) for part, by in report["by_split"].items()]
+    for name, table, keep in tables:
+        real = [t["real_act"] for t in report["turns"] if keep(t)]
+        floor = table[MOST_COMMON]
+        top = max(real.count(a) for a in acts.ACTS)
+        assert floor["n"] == len(real) and floor["act_agreement"] == pytest.approx(top / len(real), abs=1e-4), name
+        assert real.count(floor["act"]) == top and floor["rouge_l"] is None  # it writes no text
+
+
+def test_most_common_floor_by_hand():
+    f = most_common_floor(["math_answer", "math_answer", "acknowledge"])
+    assert f["act"] == "math_answer" and f["act_agreement"] == pytest.approx(0.6667, abs=1e-4) and f["n"] == 3
+    assert most_common_floor([])["act_agreement"] is None
+
+
+def test_iu_jaccard_is_scored_on_the_same_turns_for_every_simulator(report):
+    for row in report["turns"]:
+        scored = {uid for uid, s in row["simulated"].items() if s["iu_jaccard"] is not None}
+        assert scored in (set(), set(row["simulated"])), row  # the real message decides, not the simulator
+    ns = {report["summary"][uid]["iu_n"] for uid in DEFAULT_USERS}
+    assert len(ns) == 1 and ns.pop() > 0
+
+
+def test_the_split_is_the_crc32_parity_of_the_conversation_key(report):
+    import zlib
+
+    for row in report["turns"]:
+        assert row["split"] == ("development", "held-out")[zlib.crc32(row["conversation"].encode()) % 2]
+        assert split_of(row["conversation"]) == row["split"]
+    n = {part: by["baseline/generic"]["n"] for part, by in report["by_split"].items()}
+    assert sum(n.values()) == len(report["turns"]) and min(n.values()) > 0
+
+
+def test_a_sampled_start_reads_every_conversation_from_the_levels_sampler(report, tmp_path):
+    from knowsim_core.engine.config import preset
+    from knowsim_core.engine.state import initial_state
+    from knowsim_core.evaluation.realism import sampled_start
+    from knowsim_core.storage import Store
+
+    db = str(tmp_path / "s.db")
+    assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
+    sampled = _realism_json(["--db", db, "--user", "offline/knowsim", "--start", "sampled"])
+    assert sampled["start"] == "sampled"
+    assert [(r["conversation"], r["turn"], r["real_act"]) for r in sampled["turns"]] == [
+        (r["conversation"], r["turn"], r["real_act"]) for r in report["turns"]]  # same turns, same people
+    store = Store(db)
+    runs = [store.load_run(r.id) for r in store.list_runs(limit=1000)]
+    differs = 0
+    for run in runs:
+        again = sampled_start(run)
+        key = dict(run.meta)["conversation"]
+        import zlib
+
+        assert again.initial_state == initial_state(run.graph, run.level, preset(), seed=zlib.crc32(key.encode()))
+        assert [t.user_message for t in again.turns] == [t.user_message for t in run.turns]
+        assert dict(again.meta)["initial_state_source"].startswith("sampled for")
+        differs += again.initial_state != run.initial_state
+    assert differs > 0  # the file's hindsight states are not what the sampler draws
+
+
+def test_the_table_prints_the_floor_the_start_and_both_halves(tmp_path, capsys):
+    if not ANNOTATIONS.exists():
+        pytest.skip("../shared/realworld is not present")
+    db = str(tmp_path / "t.db")
+    assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["realism", "--db", db, "--user", "baseline/copy-last"]) == 0
+    out = capsys.readouterr().out
+    assert "start: file" in out and "hindsight" in out
+    assert MOST_COMMON in out and "development" in out and "held-out" in out
+
+
+def test_llm_baselines_get_the_persons_level_and_true_initial_state(tmp_path, monkeypatch):
+    """The person is a novice whose initial state knows nothing and whose state after turn 1 (the
+    tutor explains every concept well) would read as advanced: the baseline must be told novice and
+    the empty initial state, never the state after turn 1 (the old bug: fails on it)."""
+    from knowsim_core.agents import registry as reg
+    from knowsim_core.engine.config import preset
+    from knowsim_core.engine.state import IUState, KnowledgeState
+    from knowsim_core.evaluation.realism import score
+    from knowsim_core.llm import LLMSettings
+    from knowsim_core.prompts import baseline_user as p
+    from knowsim_core.services.reading import read_conversation
+    from tests.fakes.llm_server import FakeLLMServer
+
+    graph = IUGraph.from_data({"question_id": "q", "nodes": [
+        {"id": "IU1", "concept": "Factorial", "abstraction_level": 0.5, "description": "n! multiplies 1 to n."}],
+        "edges": []})
+    material = QuestionMaterial("q", "How many ways can 3 books stand in a row?", "", graph, "math")
+    s0 = KnowledgeState.from_ids(graph, {"IU1": IUState.UNAWARE})
+    pairs = [("How many ways?", "A factorial n! multiplies 1 to n: 3! = 3 x 2 x 1 = 6. Factorial counts orders."),
+             ("is it 6?", "Yes."), ("thanks", "Welcome.")]
+    run = read_conversation(material, pairs, s0, level="novice", extractor=reg.resolve("extractor", "offline/lexical"),
+                            assistant_id="recorded/tutor", params=preset())
+    assert run.turns[0].state_after != s0  # turn 1 moved the state: the old code read the level from it
+    with FakeLLMServer() as srv:
+        srv.reply = lambda req: json.dumps({"reasoning": "r", "message": "is it 6?", "done": False})
+        env = {"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": srv.openai_url,
+               "KNOWSIM_LLM_MAX_RETRIES": "0", "KNOWSIM_LLM_CACHE": "0"}
+        user = reg.resolve("user", "openai/m1:zs-cot-prof", settings=LLMSettings.from_sources(env=env))
+        score([run], {"openai/m1:zs-cot-prof": user})
+        prompts = [r.last_user for r in srv.requests]
+    assert len(prompts) == 2
+    for prompt in prompts:
+        assert p.LEVELS["novice"] in prompt
+        known = prompt.split("What you knew when you started")[1].split("##")[0]
+        assert "- unaware: Factorial" in known and "- knows well: (none)" in known
+
+
+def test_a_sampled_start_refuses_a_conversation_read_by_an_llm_in_one_line(tmp_path):
+    import dataclasses
+
+    from knowsim_core.errors import ConfigError
+    from knowsim_core.evaluation.realism import sampled_start, score
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.storage import Store
+
+    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
+            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
+                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    store = Store(tmp_path / "r.db")
+    run = store.load_run(import_path(store, path).runs[0])
+    assert sampled_start(run).turns[0].user_message == "How many orders of 3 books?"
+    llm_read = dataclasses.replace(run, adapters=tuple((r, "openai/gpt-4o-mini" if r == "extractor" else a)
+                                                        for r, a in run.adapters))
+    with pytest.raises(ConfigError, match="offline extractors") as err:
+        score([llm_read], {}, start="sampled")
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="start must be one of"):
+        score([run], {}, start="hindsight")

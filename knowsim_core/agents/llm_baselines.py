@@ -76,6 +76,15 @@ class BaselineLLMUser(_llm._LLMAgent):
             self._fixed[key] = (self.level or level_from_state(ctx), profile, lists)
         return self._fixed[key]
 
+    def start_conversation(self, material: Any, *, level: str, initial: Any) -> None:
+        """Fix a conversation's level and initial state before its first turn (realism gives the
+        person's own level and the run's s_0; otherwise both are read from the first state seen)."""
+        graph = material.graph
+        lists = {s.key: [graph.node(v).concept for v in graph.index.ids
+                         if initial.state_of(graph.index.label_of[v]) == s] for s in IUState}
+        profile = p.synthetic_profile(zlib.crc32(material.question_id.encode()))
+        self._fixed[material.question_id] = (self.level or level, profile, lists)
+
     def respond(self, ctx: UserContext) -> UserTurn:
         level, profile, initial = self._fixed_for(ctx)
         prompt = p.render(self.method, question=ctx.material.question, level=level, history=ctx.history,

@@ -1,13 +1,16 @@
 """``offline/knowsim``: a template user that speaks from its knowledge state (spec §9 rules).
 
 Turn 1 asks from the true starting point (what it knows, what it half-knows, where it is
-stuck). Later turns react to what the assistant just discussed: on known / partial IUs it
-attempts a step and asks to verify; on struggling ones it hedges or makes a visible error; when
-the assistant talked about something it is unaware of, it says it got lost — without naming it.
-It asks about connectable unknowns (``UserContext.askable``), and its phrasing follows the
-articulation mode: Explicit (specific, full concept names), Vague (fuzzy references),
-Compliant (short, deferential). A final filter guarantees that no sentence names an unaware
-concept (neither its name nor its distinctive words): such sentences are dropped.
+stuck), its phrasing following the articulation mode: Explicit (specific, full concept names),
+Vague (fuzzy references), Compliant (short, deferential). Later turns write as real learners do
+(:mod:`learner_voice`): mostly an answer attempt with the value or step the tutor asked for,
+"I don't get it" when stuck, a question, a short acknowledgement, a goodbye when the overload
+stop is pending — the act read from the tutor's last turn and the state of the IU it discussed
+(known: a confident answer; struggling: hedged and wrong, or stuck; unaware: never an attempt),
+the length drawn from real learners' lengths and kept near the learner's own previous turn. A
+final filter guarantees that no sentence names an unaware concept (neither its name nor its
+distinctive words): such sentences are dropped. It never ends the conversation itself
+(``terminate`` stays false; the engine's stop rules decide).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ from __future__ import annotations
 import random
 import re
 
+from knowsim_core.agents import learner_voice as voice
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.engine.state import IUState
 from knowsim_core.text.profiles import content_stems, forbidden_stems, profiles_for, sentences
 
 DISCUSSED = 0.40  # relevance of an IU in the assistant's message for the user to react to it
+COMPLIANT_WORDS = 6  # a Compliant learner (low density) keeps to a few deferential words
 _NUM = re.compile(r"\b\d+\b")
 
 
@@ -49,6 +54,7 @@ class _Speaker:
         self.forbidden = forbidden_stems(self.graph, self.unaware, ctx.material.question)
         self.unaware_names = [self.graph.node(v).concept.lower() for v in self.unaware]
         self.mode = ctx.articulation_mode
+        self.level = voice.level_of(list(self.state.values()))
 
     def pick(self, options):
         return options[self.rng.randrange(len(options))]
@@ -106,42 +112,32 @@ def _first_turn(sp: _Speaker) -> tuple[list[str], bool]:
 
 
 def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
+    """React to the tutor's last turn as real learners do (:mod:`learner_voice`): the act from what
+    the tutor asked and the state of the IU it discussed most, the length drawn from real learners'
+    lengths for that act, the value or step taken from the tutor's turn (wrong when struggling)."""
     ctx = sp.ctx
-    last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "")
+    last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "") or ""
     prof = profiles_for(sp.graph)
     discussed = [iu for iu, r in prof.rank(last)[:3] if r >= DISCUSSED]
-    out: list[str] = []
-    attempt = False
-    if ctx.stop_hint:
-        out.append("Honestly, I'm lost with all of this and I'd like to stop here.")
     focus = discussed[0] if discussed else None
-    if focus is None:
-        out.append(sp.pick(("I'm not sure what to do next.", "What's the next step?")))
-    elif sp.state[focus] >= IUState.PARTIAL:
-        f = sp.fact(focus)
-        if f and sp.mode != "Compliant":
-            out.append(sp.pick((f"So {f} — is that right?", f"Let me try: {f}. Did I get that right?",
-                                f"I think {f}, because that's what we need here — correct?")))
-            attempt = True
-        else:
-            out.append(sp.pick(("Okay, that makes sense.", "Got it, thanks.")))
-    elif sp.state[focus] == IUState.STRUGGLING:
-        f = sp.fact(focus)
-        if f and sp.mode == "Explicit":
-            out.append(f"I'm not sure I follow {sp.name(focus)} — is it that {_err(f, sp.rng)}?")
-            attempt = True
-        else:
-            out.append(f"I don't fully get {sp.name(focus)} yet.")
-    else:
-        out.append(sp.pick(("I got lost in that last part; I haven't seen that idea before.",
-                            "Sorry, I don't follow that step yet — could you go slower?",
-                            "That part went over my head; can you say it more simply?")))
-    askable = set(ctx.askable)
-    askable_ids = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable]
-    ask = [v for v in askable_ids if v not in discussed]
-    if ask and sp.mode != "Compliant" and sp.rng.random() < 0.6:
-        out.append(f"Could you also explain {sp.name(sp.pick(ask))}?")
-    return out, attempt
+    focus_state = sp.state[focus] if focus is not None else None
+    cue = voice.read_tutor(last)
+    own = next((m.text for m in reversed(ctx.history) if m.role == "user" and m.text.strip()), "")
+    act = voice.choose_act(cue, focus_state, stuck_before=voice.was_stuck(own), stop_hint=ctx.stop_hint,
+                           mode=sp.mode, rng=sp.rng)
+    n = voice.keep_register(voice.draw_length(sp.level, act, sp.rng), len(own.split()))
+    if sp.mode == "Compliant":
+        n = min(n, COMPLIANT_WORDS)
+    talks_about = focus is not None and focus_state >= IUState.STRUGGLING
+    clause = sp.fact(focus) if act == voice.ANSWER and talks_about else None  # only an answer restates
+    name = None
+    if act == voice.ASK:  # only a question names what it asks about
+        askable_labels = set(ctx.askable)
+        askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]
+        topic = focus if talks_about else (askable[0] if askable else None)
+        name = sp.name(topic) if topic is not None else None
+    turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe)
+    return [turn.text], turn.attempt
 
 
 class KnowSimUser:

@@ -1,8 +1,12 @@
-"""``realism [--user ID …] [--db PATH] [--json]``: score user simulators against real people, turn by turn.
+"""``realism [--user ID …] [--start file|sampled] [--db PATH] [--json]``: score user simulators
+against real people, turn by turn.
 
 Every human run in the database (imported real conversations, ``import PATH``) is replayed turn
 by turn: each simulator writes the person's next message from the real history (and, for KnowSim
-users, the state read from it) and is compared with what the person wrote (knowsim_core/realism.py).
+users, the state read from it; LLM baselines get the person's level and initial state) and is
+compared with what the person wrote (:mod:`knowsim_core.evaluation.realism`). Every table lists
+the floors (copy-last, generic, most-common-act) and n, overall, per level and for both halves of
+the stated split; the first line says which start (hindsight file or the level's sampler) it used.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only this conversation (problem_id:workerId, as in the output), repeatable")
     p.add_argument("--tagger", default="offline", metavar="ID",
                    help="dialogue-act tagger: offline (rules, default) or an LLM, e.g. openai/gpt-4o-mini")
+    p.add_argument("--start", choices=("file", "sampled"), default="file",
+                   help="the people's initial states: file = as imported (the release's knowledge_state.json, "
+                        "an analysis of the whole conversation: hindsight; default), sampled = drawn from "
+                        "each level's sampler and the conversation re-read (no hindsight)")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the full report (turns, summary, by level) as JSON")
 
@@ -44,7 +52,7 @@ def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
 
 def run(args: argparse.Namespace) -> int:
     from knowsim_core.errors import StorageError
-    from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, build_users, score
+    from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, SPLITS, build_users, score
     from knowsim_core.agents.registry import spec_of
 
     store = open_store(args)
@@ -63,16 +71,22 @@ def run(args: argparse.Namespace) -> int:
         raise StorageError("no human conversations in the database; import some first "
                            "(python -m knowsim_core import ANNOTATIONS.json)")
     start = time.perf_counter()
-    report = score(runs, users, **({"tagger": tagger} if tagger else {}))
+    report = score(runs, users, start=args.start, **({"tagger": tagger} if tagger else {}))
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return 0
     print(f"{len(runs)} conversation(s), {len(report['turns'])} real user turns scored in {elapsed:.1f} s")
+    print(START_NOTE[report["start"]])
     print(table(report["summary"], METRICS))
     for level, by_user in report["by_level"].items():
         print(f"\n{level}")
         print(table(by_user, METRICS))
+    for part in SPLITS:
+        print(f"\n{part} half ({SPLIT_NOTE[part]})")
+        print(table(report["by_split"][part], METRICS))
+    print(f"\nfloors: baseline/copy-last repeats the person's previous message, baseline/generic says one stock "
+          f"request, floor/most-common-act always has the table's most common real act (act agreement only)")
     print("\nanswer attempts: agreement with the person / share of the person's attempts also attempted")
     for uid, a in report["attempts"].items():
         print(f"  {uid}: {a['agreement']} / {a['recall']} ({a['n_real_attempts']} real attempts)")
@@ -80,10 +94,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+START_NOTE = {
+    "file": "start: file — initial states from the release's knowledge_state.json (hindsight: an analysis "
+            "of the whole conversation)",
+    "sampled": "start: sampled — initial states drawn from each level's sampler, conversations re-read (no hindsight)",
+}
+SPLIT_NOTE = {"development": "crc32 of problem_id:workerId even; the offline learner's rules were written here",
+              "held-out": "crc32 odd; never used to write rules"}
+
+
 def table(summary: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> str:
     width = max([len(u) for u in summary] + [4])
     lines = [f"{'user':<{width}}  " + "  ".join(f"{m:>13}" for m in metrics) + f"  {'n':>4}"]
     for uid, s in summary.items():
-        cells = "  ".join(f"{'-' if s[m] is None else format(s[m], '.3f'):>13}" for m in metrics)
+        cells = "  ".join(f"{'-' if s.get(m) is None else format(s[m], '.3f'):>13}" for m in metrics)
         lines.append(f"{uid:<{width}}  {cells}  {s['n']:>4}")
     return "\n".join(lines)

@@ -3,7 +3,9 @@
 For every real user turn t ≥ 2 (1-based index of the person's message) of a human run (a KnowSim
 reading, :mod:`reading`), each chosen simulator gets the recorded history up to t and — for
 simulators that use it — the knowledge state the reading holds after turn t−1, and writes turn t.
-Its message is compared with what the person actually wrote:
+Simulators that take a conversation's setup (the LLM baselines: ``start_conversation``) are given
+the person's own level and the run's initial state before its first scored turn. Its message is
+compared with what the person actually wrote:
 
 * ``act`` — the dialogue act of the simulated turn (:mod:`acts`); the summary's
   ``act_agreement`` is the share of turns whose act matches the real one;
@@ -12,30 +14,48 @@ Its message is compared with what the person actually wrote:
 * ``length_ratio`` — simulated words / real words; the summary gives their geometric mean
   (1 = as long as people write, on average);
 * ``iu_jaccard`` — Jaccard of the IUs the two messages mention or attempt (user-only view; an IU
-  counts when the message covers its vocabulary as the lexical extractor's attempt rule asks);
-  ``null`` when neither mentions any IU, and such turns are left out of the summary mean;
+  counts when the message covers its vocabulary as the lexical extractor's attempt rule asks),
+  scored on the turns whose *real* message mentions an IU — the same turns for every simulator
+  (0 when the simulator mentions none); ``null`` on the other turns;
 * answer attempts — top-level ``attempts``: agreement on "attempts an answer" and the share of the
   person's attempts that the simulator also attempts.
 
-Output: ``{"turns": [...], "summary": {user: {...}}, "by_level": {level: {user: {...}}},
-"attempts": {user: {...}}}``, turns and summary exactly in the issue's shape.
+Floors beside every table: ``baseline/copy-last`` and ``baseline/generic`` (simulators) and
+:data:`MOST_COMMON` — always the act most real turns of the table have (act agreement only: it
+writes no text).
+
+**Start.** ``start="file"`` uses the runs as imported: their initial state is the release's
+``knowledge_state.json``, an LLM's analysis of the *whole* conversation (hindsight).
+``start="sampled"`` re-reads each conversation from the level's sampler instead (spec §2, seeded
+by the conversation key), so no state a simulator sees knows the future. The report says which.
+
+**Split.** :func:`split_of` puts each conversation in the ``development`` half (``zlib.crc32`` of
+its key ``problem_id:workerId`` even) or the ``held-out`` half (odd); the offline learner's rules
+and length profile were written on the development half only, and ``by_split`` reports both.
+
+Output: ``{"start", "turns": [...], "summary": {user: {...}}, "by_level": {level: {user: {...}}},
+"by_split": {part: {user: {...}}}, "attempts": {user: {...}}}``.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from knowsim_core.evaluation import acts
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, UserSimulator
-from knowsim_core.services.reading import is_human_reading
+from knowsim_core.services.reading import KIND_KEY, is_human_reading
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import user_context_of
 from knowsim_core.text.profiles import TfIdf, content_stems, profiles_for
 
 DEFAULT_USERS = ("offline/knowsim", "baseline/copy-last", "baseline/generic")
+MOST_COMMON = "floor/most-common-act"  # the constant-act floor's row
+STARTS = ("file", "sampled")
+SPLITS = ("development", "held-out")
 IU_MENTION = 0.4  # the lexical extractor's user_mention: relevance for a user message to concern an IU
 METRICS = ("act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard")
 
@@ -93,39 +113,105 @@ def real_turns(run: RunRecord) -> list[RealTurn]:
     return out
 
 
+def split_of(conversation: str) -> str:
+    """The half of the stated split a conversation key (``problem_id:workerId``) falls in."""
+    return SPLITS[zlib.crc32(conversation.encode()) % 2]
+
+
+def sampled_start(run: RunRecord) -> RunRecord:
+    """The same conversation read again from the level's sampler (no hindsight): s_0 drawn as a
+    simulation draws it (spec §2), seeded by the conversation key; the run's own rules and
+    (offline) extractor.
+
+    Raises:
+        ConfigError: the run was read by an LLM extractor (re-reading it would call the model).
+    """
+    from knowsim_core.agents import registry
+    from knowsim_core.engine.state import initial_state
+    from knowsim_core.errors import ConfigError
+    from knowsim_core.services.reading import read_conversation
+
+    extractor_id = dict(run.adapters).get("extractor", "offline/lexical")
+    if not extractor_id.startswith("offline/"):
+        raise ConfigError(f"run {run.run_id or run.question_id} was read by {extractor_id}; a sampled start "
+                          "re-reads it and works only for offline extractors (re-import with offline/lexical)")
+    key = str(dict(run.meta).get("conversation") or run.question_id)
+    s0 = initial_state(run.graph, run.level, run.params, seed=zlib.crc32(key.encode()))  # as import's fallback
+    material = QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph, "math")
+    seed = zlib.crc32(key.encode())
+    meta = tuple((k, v) for k, v in run.meta if k not in (KIND_KEY, "stop_mode", "initial_state_source"))
+    meta += (("initial_state_source", f"sampled for {run.level} (seed {seed})"),)
+    return read_conversation(material, [(t.user_message, t.assistant_message) for t in run.turns], s0,
+                             level=run.level, extractor=registry.resolve("extractor", extractor_id),
+                             assistant_id=dict(run.adapters).get("assistant", ""), params=run.params,
+                             meta=meta)
+
+
 def score(
     runs: Sequence[RunRecord],
     users: Mapping[str, UserSimulator],
     *,
     tagger: Callable[[str], str] = acts.tag,
+    start: str = "file",
 ) -> dict[str, Any]:
     """The realism report of ``users`` on the human runs among ``runs`` (module docstring)."""
-    turns = [rt for run in runs if is_human_reading(run) for rt in real_turns(run)]
-    tfidf = TfIdf(rt.text for rt in turns)
+    if start not in STARTS:
+        raise ValueError(f"start must be one of {STARTS}, not {start!r}")
+    human = [run for run in runs if is_human_reading(run)]
+    if start == "sampled":
+        human = [sampled_start(run) for run in human]
+    per_run = [(run, real_turns(run)) for run in human]
+    tfidf = TfIdf(rt.text for _, rts in per_run for rt in rts)
     rows, flat = [], []
-    for rt in turns:
-        real_act = tagger(rt.text)
-        real_ius = mentioned_ius(rt.context.material, rt.text)
-        sims = {}
-        for uid, user in users.items():
-            text = user.respond(rt.context).message
-            act = tagger(text)
-            sims[uid] = {
-                "act": act, "rouge_l": round(rouge_l(rt.text, text), 4),
-                "cosine": round(tfidf.cosine(rt.text, text), 4),
-                "length_ratio": round(length_ratio(rt.text, text), 4),
-                "iu_jaccard": _round(jaccard(real_ius, mentioned_ius(rt.context.material, text))), "text": text,
-            }
-            flat.append((uid, rt.level, real_act, sims[uid]))
-        rows.append({"conversation": rt.conversation, "turn": rt.turn, "real_act": real_act, "simulated": sims})
-    levels = sorted({lvl for _, lvl, _, _ in flat})
+    for run, rts in per_run:
+        for user in users.values():
+            begin = getattr(user, "start_conversation", None)
+            if begin is not None and rts:
+                begin(rts[0].context.material, level=run.level, initial=run.initial_state)
+        for rt in rts:
+            real_act = tagger(rt.text)
+            real_ius = mentioned_ius(rt.context.material, rt.text)
+            sims = {}
+            for uid, user in users.items():
+                text = user.respond(rt.context).message
+                sims[uid] = {
+                    "act": tagger(text), "rouge_l": round(rouge_l(rt.text, text), 4),
+                    "cosine": round(tfidf.cosine(rt.text, text), 4),
+                    "length_ratio": round(length_ratio(rt.text, text), 4),
+                    "iu_jaccard": _round(jaccard(real_ius, mentioned_ius(rt.context.material, text)))
+                    if real_ius else None,
+                    "text": text,
+                }
+            rows.append({"conversation": rt.conversation, "turn": rt.turn, "level": rt.level,
+                         "split": split_of(rt.conversation), "real_act": real_act, "simulated": sims})
+            flat.extend((uid, rt.level, split_of(rt.conversation), real_act, sims[uid]) for uid in users)
+    levels = sorted({f[1] for f in flat})
+    reals = lambda keep: [r["real_act"] for r in rows if keep(r)]  # noqa: E731
+
+    def table(keep_flat, keep_row) -> dict[str, Any]:
+        out = {uid: _summary([f for f in flat if f[0] == uid and keep_flat(f)]) for uid in users}
+        out[MOST_COMMON] = most_common_floor(reals(keep_row))
+        return out
+
     return {
+        "start": start,
         "turns": rows,
-        "summary": {uid: _summary([f for f in flat if f[0] == uid]) for uid in users},
-        "by_level": {lvl: {uid: _summary([f for f in flat if f[0] == uid and f[1] == lvl]) for uid in users}
+        "summary": table(lambda f: True, lambda r: True),
+        "by_level": {lvl: table(lambda f, lvl=lvl: f[1] == lvl, lambda r, lvl=lvl: r["level"] == lvl)
                      for lvl in levels},
+        "by_split": {part: table(lambda f, part=part: f[2] == part, lambda r, part=part: r["split"] == part)
+                     for part in SPLITS},
         "attempts": {uid: _attempts([f for f in flat if f[0] == uid]) for uid in users},
     }
+
+
+def most_common_floor(real_acts: Sequence[str]) -> dict[str, Any]:
+    """The constant floor: always the act most of ``real_acts`` have (ties: the tagger's act order).
+    It writes no text, so only act agreement is defined."""
+    counts = {a: real_acts.count(a) for a in acts.ACTS}
+    best = max(acts.ACTS, key=lambda a: counts[a]) if real_acts else None
+    return {"act_agreement": _mean([float(a == best) for a in real_acts]), "rouge_l": None, "cosine": None,
+            "length_ratio": None, "iu_jaccard": None, "n": len(real_acts), "act": best}
 
 
 def _round(x: float | None) -> float | None:
@@ -136,8 +222,8 @@ def _mean(xs: list[float]) -> float | None:
     return round(sum(xs) / len(xs), 4) if xs else None
 
 
-def _summary(flat: list[tuple[str, str, str, dict[str, Any]]]) -> dict[str, Any]:
-    sims = [(real, s) for _, _, real, s in flat]
+def _summary(flat: list[tuple[str, str, str, str, dict[str, Any]]]) -> dict[str, Any]:
+    sims = [(real, s) for *_, real, s in flat]
     ratios = [s["length_ratio"] for _, s in sims if s["length_ratio"] > 0]
     return {
         "act_agreement": _mean([float(real == s["act"]) for real, s in sims]),
@@ -145,12 +231,13 @@ def _summary(flat: list[tuple[str, str, str, dict[str, Any]]]) -> dict[str, Any]
         "cosine": _mean([s["cosine"] for _, s in sims]),
         "length_ratio": round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 4) if ratios else None,
         "iu_jaccard": _mean([s["iu_jaccard"] for _, s in sims if s["iu_jaccard"] is not None]),
+        "iu_n": sum(s["iu_jaccard"] is not None for _, s in sims),  # the turns whose real message names an IU
         "n": len(sims),
     }
 
 
-def _attempts(flat: list[tuple[str, str, str, dict[str, Any]]]) -> dict[str, Any]:
-    pairs = [(acts.is_attempt(real), acts.is_attempt(s["act"])) for _, _, real, s in flat]
+def _attempts(flat: list[tuple[str, str, str, str, dict[str, Any]]]) -> dict[str, Any]:
+    pairs = [(acts.is_attempt(real), acts.is_attempt(s["act"])) for *_, real, s in flat]
     real_attempts = [sim for real, sim in pairs if real]
     return {"agreement": _mean([float(r == s) for r, s in pairs]), "recall": _mean([float(s) for s in real_attempts]),
             "n_real_attempts": len(real_attempts)}
@@ -173,19 +260,83 @@ def build_users(ids: Iterable[str], llm_settings: Mapping[str, Any] | None = Non
             for uid in dict.fromkeys(ids)}
 
 
+# One line per metric and per floor, and readable column names: what the Realism page and any
+# table a person reads say (the JSON keeps the field names).
+METRIC_LABELS = {
+    "act_agreement": "Act agreement", "rouge_l": "ROUGE-L", "cosine": "TF-IDF cosine",
+    "length_ratio": "Length ratio (simulated / real)", "iu_jaccard": "IU Jaccard", "iu_n": "Turns naming an IU",
+    "n": "Turns (n)",
+}
+METRIC_HELP = {
+    "act_agreement": "share of turns where the simulated message does what the person did (answer attempt, "
+                     "not understanding, question, acknowledgement, off topic)",
+    "rouge_l": "word overlap with the person's message, in order (ROUGE-L F, stemmed): 1 = the same words",
+    "cosine": "similarity of the two messages' word weights (TF-IDF over the real messages): 1 = same vocabulary",
+    "length_ratio": "simulated words / real words, geometric mean: 1 = as long as people write, 2 = twice as long",
+    "iu_jaccard": "overlap of the concepts (IUs) both messages mention, on the turns where the person names "
+                  "one — the same turns for every simulator",
+}
+FLOOR_HELP = {
+    "baseline/copy-last": "floor: repeats the person's previous message — what history alone gives",
+    "baseline/generic": "floor: always says the same stock request",
+    MOST_COMMON: "floor: always the act most real turns have (act agreement only; writes no text)",
+}
+START_HELP = {
+    "file": "initial states from the release's knowledge_state.json — an LLM's analysis of the whole "
+            "conversation, so it knows the future (hindsight)",
+    "sampled": "initial states drawn from each level's sampler, conversations re-read — no hindsight",
+}
+
+
 def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per user: the summary as a table."""
-    return [{"user": uid, **dict(s)} for uid, s in summary.items()]
+    """One row per user: the summary as a table with readable column names."""
+    return [{"Simulator": uid, **{METRIC_LABELS.get(k, k): v for k, v in s.items() if k in METRIC_LABELS}}
+            for uid, s in summary.items()]
 
 
 def level_rows(report: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
-    """``[{"level", user: value, ...}]`` of one summary metric, for per-level bars."""
-    return [{"level": lvl, **{uid: s[metric] for uid, s in by_user.items()}}
-            for lvl, by_user in report["by_level"].items()]
+    """``[{"level": "novice (n=77)", user: value, ...}]`` of one summary metric, for per-level bars:
+    the label carries the level's number of turns, so one turn's 1.0 is read as one turn."""
+    rows = []
+    for lvl, by_user in report["by_level"].items():
+        n = next(iter(by_user.values()))["n"]
+        rows.append({"level": f"{lvl} (n={n})", **{uid: s[metric] for uid, s in by_user.items()}})
+    return rows
 
 
 def turn_rows(report: Mapping[str, Any], user: str) -> list[dict[str, Any]]:
     """One row per scored turn for a turn browser: where, the real act and one user's scores."""
-    return [{"conversation": t["conversation"], "turn": t["turn"], "real act": t["real_act"],
-             **{k: t["simulated"][user][k] for k in ("act", "rouge_l", "cosine", "iu_jaccard")}}
+    return [{"conversation": t["conversation"], "turn": t["turn"], "level": t["level"], "real act": t["real_act"],
+             "simulated act": t["simulated"][user]["act"],
+             **{METRIC_LABELS[k]: t["simulated"][user][k] for k in ("rouge_l", "cosine", "iu_jaccard")}}
             for t in report["turns"] if user in t["simulated"]]
+
+
+# ---------------------------------------------------------------------- the learner's length profile
+def length_profile(runs: Sequence[RunRecord], *, part: str = "development", tagger: Callable[[str], str] = acts.tag,
+                   per_level_min: int = 20) -> dict[tuple[str, str], tuple[int, ...]]:
+    """Word counts of the people's turns t ≥ 2 in one half of the split, as the offline learner's
+    :data:`~knowsim_core.agents.learner_voice.LENGTHS` holds them: the 10th/30th/50th/70th/90th
+    percentiles (linear interpolation, rounded) per (level, act) where the half has at least
+    ``per_level_min`` turns of that act, and pooled over levels (``"*"``) for every act."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for run in runs:
+        if not is_human_reading(run) or split_of(str(dict(run.meta).get("conversation") or run.question_id)) != part:
+            continue
+        for rt in real_turns(run):
+            act, n = tagger(rt.text), max(1, len(rt.text.split()))
+            counts.setdefault((rt.level, act), []).append(n)
+            counts.setdefault(("*", act), []).append(n)
+    return {key: _quintiles(xs) for key, xs in sorted(counts.items())
+            if key[0] == "*" or len(xs) >= per_level_min}
+
+
+def _quintiles(xs: list[int]) -> tuple[int, ...]:
+    xs = sorted(xs)
+    out = []
+    for i in range(5):
+        pos = (i + 0.5) / 5 * (len(xs) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        out.append(round(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)))
+    return tuple(out)

@@ -1,0 +1,315 @@
+"""How a learner's later turn reads: which dialogue act, how long, in whose words.
+
+Real learners in a tutoring chat mostly do what the tutor asked — give a value or a step — and,
+when they cannot, say they are stuck; now and then they ask, acknowledge, or leave. Their
+messages are short (a median of about eight words, many a bare number). This module writes such
+turns for the offline KnowSim user from two readings:
+
+* **the tutor's last turn** (:func:`read_tutor`): did its last question ask for a value or a
+  step, did it ask whether things make sense / if there is anything else, did it state an answer;
+  which numbers it used. General cue lists about how tutors ask, no per-question constants.
+* **the learner's state** on the IU the tutor discussed (the caller passes it): a known IU gives a
+  confident attempt with the tutor's value; a struggling one a hedged attempt with a visibly
+  wrong value, or "I don't get it"; an unaware one never an attempt (spec §9's hard constraints).
+
+Lengths are drawn (seeded) from :data:`LENGTHS`, the word counts real people wrote for each act,
+and the message is fitted to that length. :data:`LENGTHS` and the act rules were measured and
+written on the *development* half of the shared real conversations only (conversation key
+``problem_id:workerId`` whose ``zlib.crc32`` is even; ``benchmarks/realism.py --profile`` prints
+the measurement); the other half is held out for the figures (README, "Realism").
+
+Act names are the tagger's (:mod:`knowsim_core.evaluation.acts`), repeated here because agents
+sit below evaluation; ``tests/test_learner_voice.py`` checks that the tagger reads each written
+act back as that act.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+from knowsim_core.engine.state import IUState
+
+ANSWER, STUCK, ASK, LEAVE, ACK = "math_answer", "not_understanding", "seek_information", "off_topic", "acknowledge"
+
+# Word counts (quintile midpoints: the 10th, 30th, 50th, 70th, 90th percentiles) of the real
+# learners' turns t >= 2 of the development half, by the act the tagger reads. Per level where
+# the half has >= 20 turns of that act, else pooled over levels ("*"; advanced has one turn).
+LENGTHS: dict[tuple[str, str], tuple[int, ...]] = {
+    ("novice", ANSWER): (1, 5, 9, 11, 25),
+    ("intermediate", ANSWER): (1, 6, 8, 12, 28),
+    ("*", ANSWER): (1, 6, 9, 11, 28),
+    ("*", STUCK): (4, 7, 8, 9, 9),
+    ("*", ASK): (5, 7, 10, 12, 13),
+    ("*", ACK): (4, 6, 6, 8, 8),
+    ("*", LEAVE): (16, 17, 19, 21, 22),
+}
+
+# Asked about an IU it does not know, a learner who was not stuck before says so this often (else
+# it guesses): a third, as real learners did after an answer attempt (development half).
+ENTER_STUCK = 1 / 3
+# Told something without a question, real learners asked one back this often (2 of the 8 such turns
+# of the development half); the rest mostly restated or answered.
+ASK_AFTER_TELLING = 0.25
+MIN_CLAUSE = 4  # words: a shorter piece of a statement reads as a fragment, not a restatement
+_STUCK_CUE = re.compile(r"not (?:really )?sure|(?:don'?t|do not|didn'?t) (?:really )?(?:know|get|understand|follow)"
+                        r"|no idea|lost|stuck|confused|can'?t|over my head|need (?:some |more )?help|no clue")
+_SENTENCE_END = re.compile(r"[!?\n]|\.(?!\d)")  # where a sentence ends (not the point of 12.25)
+# The tutor's last question asks the learner to produce something (a value, a list, a step).
+_ASKS_VALUE = re.compile(
+    r"\b(?:how many|how much|what is|what's|what are|what would|what do you get|what does|what (?:number|value|result)"
+    r"|calculate|compute|find|determine|solve|simplify|evaluate|count|list|identify|write|substitute|plug"
+    r"|apply|combine|complete|try|yield|give us|think of|suggest|figure out|work out)\b")
+# ... or asks whether the learner follows / wants anything more.
+_ASKS_CHECK = re.compile(r"\b(?:make sense|does (?:this|that) help|any (?:other )?questions|anything else"
+                         r"|would you like to|is there any|another problem|clarify)\b")
+_GIVES_ANSWER = re.compile(r"\b(?:the (?:final |correct )?answer is|the solution is|the result is|is indeed)\b")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?![\w])")
+# What opens a question before its object ("can you calculate", "what is", "how many"): the rest is
+# what the learner echoes when answering ("the largest multiple of 10 less than 500 is 490").
+_LEAD = re.compile(
+    r"^\W*(?:(?:so|and|now|next|also|ok|okay|then|but|first|finally)\b,?\s*)*"
+    r"(?:(?:can|could|would|will|do) you (?:please |now |try to |think of a way to |see |tell me |help me )*"
+    r"(?:calculate|find|determine|compute|work out|figure out|count|list|identify|write|give|tell|try|apply"
+    r"|complete|combine|simplify|solve|express|rewrite|do|suggest|think of|see|explain)?\b"
+    r"|what (?:do you think |would |will |does |is |are |do )?|how many |how much |how (?:would|do|can|could|will) "
+    r"(?:you|we) |which |is |are |does |do )?", re.IGNORECASE)
+_CUT = re.compile(r"[,;:]| and then | so that | to see | if you | in order to ")  # the echo ends at a clause break
+_ECHOABLE = re.compile(r"(?:the|this|that|these|those|a|an|each|every|all|your)\b", re.IGNORECASE)
+_MARKUP = re.compile(r"\\[()\[\]]|\\+|[$*{}]")
+
+
+@dataclass(frozen=True)
+class TutorCue:
+    """What the tutor's last turn asks of the learner."""
+
+    asks_value: bool
+    asks_check: bool
+    asks: bool
+    gives_answer: bool
+    numbers: tuple[str, ...]  # in the order written; the last question's first
+    echo: str  # the last question's object, lead-in words dropped ("" without a question)
+
+    @property
+    def value(self) -> str | None:
+        return self.numbers[0] if self.numbers else None
+
+
+def read_tutor(text: str) -> TutorCue:
+    text = (text or "").replace("’", "'")
+    raw_last = last_question(text)
+    last = raw_last.lower()
+    low = text.lower()
+    tail = last or (low.strip().split("\n")[-1] if low.strip() else "")
+    numbers = tuple(dict.fromkeys([*_NUMBER.findall(tail), *reversed(_NUMBER.findall(low))]))
+    cleaned = " ".join(_MARKUP.sub(" ", raw_last).split())
+    echo = " ".join(_CUT.split(_LEAD.sub("", cleaned).rstrip("?"))[0].split()) if raw_last else ""
+    return TutorCue(asks_value=bool(_ASKS_VALUE.search(last)), asks_check=bool(_ASKS_CHECK.search(last)),
+                    asks=bool(raw_last), gives_answer=bool(_GIVES_ANSWER.search(low)), numbers=numbers,
+                    echo=echo)
+
+
+def last_question(text: str) -> str:
+    """The last question sentence of ``text`` ("" without one): from the sentence end before its
+    question mark (a point inside a decimal number such as 12.25 ends no sentence). One pass."""
+    end = text.rfind("?")
+    if end < 0:
+        return ""
+    start = 0
+    for m in _SENTENCE_END.finditer(text, 0, end):
+        start = m.end()
+    return text[start:end + 1].strip()
+
+
+def was_stuck(own_previous: str) -> bool:
+    """Whether the learner's own previous message said it was stuck (it remembers)."""
+    return bool(_STUCK_CUE.search((own_previous or "").lower().replace("’", "'")))
+
+
+def choose_act(cue: TutorCue, focus: IUState | None, *, stuck_before: bool, stop_hint: bool, mode: str,
+               rng: random.Random) -> str:
+    """The act of the learner's next turn (``focus``: its state of the IU the tutor discussed most,
+    ``None`` when the tutor's turn is about none of the graph's IUs; ``stuck_before``: its own
+    previous message said it was stuck).
+
+    * A pending overload stop: the learner leaves.
+    * The tutor asked for something: a learner who knows the IU (or whom the tutor asked about
+      nothing of the graph) answers. One who does not know it stays stuck if it was stuck already;
+      otherwise it becomes stuck with probability :data:`ENTER_STUCK` and else tries a hedged
+      guess (visibly wrong when struggling, :func:`write`).
+    * The tutor wrapped up (asked whether it makes sense / anything else, or stated the answer): a
+      learner who was stuck asks; one who knows the IU checks the stated value; else it acknowledges.
+    * The tutor explained without asking: an unaware learner is lost; one who knows the IU only in
+      part (or heard about nothing of the graph) asks a question with probability
+      :data:`ASK_AFTER_TELLING`; otherwise it restates what it took in and asks to verify (an
+      attempt; hedged when struggling).
+
+    Compliant learners (low density) do not ask: they acknowledge instead.
+    """
+    known = focus is None or focus >= IUState.PARTIAL
+    if stop_hint:
+        act = LEAVE
+    elif cue.asks and not cue.asks_check:
+        if known:
+            act = ANSWER
+        else:
+            act = STUCK if stuck_before or rng.random() < ENTER_STUCK else ANSWER
+    elif cue.asks_check or cue.gives_answer:
+        act = ASK if stuck_before else ANSWER if known and cue.value else ACK
+    elif focus == IUState.UNAWARE:
+        act = STUCK
+    else:
+        curious = focus is None or focus < IUState.KNOWS_WELL  # what it fully knows it confirms
+        act = ASK if curious and rng.random() < ASK_AFTER_TELLING else ANSWER
+    if mode == "Compliant" and act == ASK:
+        act = ACK
+    return act
+
+
+def level_of(states: list[IUState]) -> str:
+    """The length profile a learner writes with, by the share of IUs it knows now (a user agent is
+    not told its level: < 1/3 known novice, < 2/3 intermediate, else advanced)."""
+    known = sum(s >= IUState.PARTIAL for s in states) / max(1, len(states))
+    return "novice" if known < 1 / 3 else "intermediate" if known < 2 / 3 else "advanced"
+
+
+def draw_length(level: str, act: str, rng: random.Random) -> int:
+    """A word count for one message, drawn from the real learners' counts for that act and level."""
+    qs = LENGTHS.get((level, act)) or LENGTHS[("*", act)]
+    u = rng.random() * (len(qs) - 1)
+    lo = int(u)
+    hi = min(lo + 1, len(qs) - 1)
+    return max(1, round(qs[lo] + (qs[hi] - qs[lo]) * (u - lo)))
+
+
+def keep_register(drawn: int, own: int) -> int:
+    """A length between the drawn one and the learner's own previous message (geometric mean):
+    a person who answers in bare numbers keeps doing so, one who writes sentences keeps writing
+    them, while the draw keeps the act's spread."""
+    return max(1, round(math.sqrt(drawn * own))) if own else drawn
+
+
+def nudge(value: str, rng: random.Random) -> str:
+    """A visibly wrong version of a number (what a struggling learner writes)."""
+    try:
+        if "/" in value:
+            num, den = value.split("/")
+            return f"{int(num) + rng.choice((-1, 1))}/{den}"
+        n = float(value)
+    except ValueError:
+        return value
+    wrong = n + rng.choice((-2, -1, 1, 2)) if n == int(n) else n * rng.choice((0.5, 2))
+    return f"{wrong:g}"
+
+
+def fit(words: list[str], n: int) -> str:
+    return " ".join(words[: max(1, n)])
+
+
+_DANGLING = frozenset("a an the of to in on and or but for with by as at is are be that this how what which "
+                      "its their your our from into than then so because".split())
+
+
+def trim(clause: str, n: int) -> str:
+    """A piece of a statement about ``n`` words long that reads as a thought, not a fragment: the
+    clause (split at commas, semicolons, dashes, "because", "which") nearest that length, cut only
+    when it runs well past it, and never ending on a dangling function word."""
+    pieces = [p.split() for p in _CLAUSES.split(clause) if p and len(p.split()) >= MIN_CLAUSE - 1]
+    words = min(pieces, key=lambda p: abs(len(p) - n)) if pieces else clause.split()
+    keep = words[: max(MIN_CLAUSE, n + 4)]
+    while len(keep) > 1 and keep[-1].lower().strip(",;:") in _DANGLING:
+        keep = keep[:-1]
+    return " ".join(keep).rstrip(",;:—-.")
+
+
+_CLAUSES = re.compile(r"[,;:()]|\s[—–-]\s|\b(?:because|which|whereas|while|so that)\b")
+
+
+# Phrasings per act, from shortest to longest; {v} a value, {c} a clause (the IU's fact), {name}
+# a concept name the learner may use. The writer picks the one whose length is nearest the drawn
+# length and lets a clause fill the rest.
+_ANSWER_VALUE = ("{v}", "is it {v}?", "I think it is {v}", "so I think it is {v}", "I think the answer is {v}",
+                 "so I think the answer is {v}", "so I think the answer is {v}, is that right?")
+_ANSWER_ECHO = ("so {e} is {v}", "I think {e} is {v}", "so I think {e} is {v}", "so I think {e} is {v}, is that right?")
+_ANSWER_WORK = ("{a} and {b}", "{a} x {b} = {p}?", "so it is {a} x {b} = {p}", "I think it is {a} x {b} = {p}",
+                "so I think it is {a} x {b} = {p}, is that right?")
+_ANSWER_HEDGED = ("maybe {v}?", "is it {v}?", "I'm not sure, maybe {v}?", "I think it is {v} but I'm not sure",
+                  "I'm not really sure but I think it is {v}?")
+_ANSWER_CLAUSE = ("so {c}, correct?", "so {c}, is that correct?", "I think {c}, is that correct?",
+                  "so I think {c}, is that correct?")
+_STUCK = ("I'm lost", "I don't get it", "I'm not sure how to do that", "I don't know how to do that part",
+          "I don't understand how to do that", "sorry, I really don't know how to do that",
+          "I have no idea how to do that, this is hard for me")
+_ASK = ("how?", "how do I do that?", "can you show me how?", "can you explain that part again?",
+        "how do I know what to do next?", "can you show me how to do that step by step?",
+        "can you explain that again more simply? where does that step come from?",
+        "can you give me an example of how that works?")
+_ASK_NAMED = ("can you explain {name} again?", "how does {name} work here?",
+              "can you show me how {name} works here with an example?")
+_ACK = ("ok", "ok thanks", "ok, that makes sense", "got it, thanks", "ok I think that makes sense now",
+        "I think that makes sense, thanks for helping me")
+_LEAVE = ("thanks, I think I'll stop here.", "I'm done for now, bye.",
+          "thanks, but I think I am going to give up on this one, it's too much for me right now.",
+          "honestly I'm lost with all of this and I'd like to stop here, thanks for trying to help me.")
+
+
+def _nearest(options: tuple[str, ...], n: int, extra: int = 0) -> list[str]:
+    """Options sorted by how far their word count (+ ``extra`` words a slot adds) is from ``n``."""
+    return sorted(options, key=lambda o: (abs(len(o.split()) + extra - n), len(o)))
+
+
+def _extend(text: str, n: int, clause: str | None, safe) -> str:
+    """Lengthen an answer towards ``n`` words with the learner's reason (the IU's fact), as real
+    learners explain a value in longer turns ("..., because ...")."""
+    room = n - len(text.split()) - 1
+    if room < 3 or not clause:
+        return text
+    reason = fit(clause.split(), room).rstrip(",;:—-")
+    longer = f"{text.rstrip('?.')}, because {reason}" + ("?" if text.endswith("?") else "")
+    return longer if safe(longer) else text
+
+
+@dataclass
+class Turn:
+    act: str
+    text: str
+    attempt: bool
+
+
+def write(act: str, n: int, *, cue: TutorCue, focus: IUState | None, clause: str | None, name: str | None,
+          rng: random.Random, safe) -> Turn:
+    """A message of about ``n`` words performing ``act`` (``safe``: the unaware-name filter)."""
+    pick = lambda opts, extra=0: _nearest(opts, n, extra)[0] if rng.random() < 0.7 else rng.choice(_nearest(opts, n, extra)[:2])
+    if act == ANSWER:
+        value = cue.value
+        hedged = focus is not None and focus < IUState.PARTIAL
+        if value is not None and (cue.asks or clause is None):
+            v = nudge(value, rng) if hedged else value
+            if hedged:
+                return Turn(act, _extend(pick(_ANSWER_HEDGED).format(v=v), n, clause, safe), True)
+            echo = cue.echo.split()
+            if _ECHOABLE.match(cue.echo) and 3 <= len(echo) <= n and safe(cue.echo) and rng.random() < 0.5:
+                return Turn(act, pick(_ANSWER_ECHO, min(len(echo), max(MIN_CLAUSE, n)) - 1).format(e=trim(cue.echo, n), v=v), True)
+            ints = [x for x in cue.numbers if re.fullmatch(r"-?\d+", x)]
+            if len(ints) >= 2 and 2 <= n <= 10 and rng.random() < 0.5:
+                a, b = ints[:2]
+                return Turn(act, pick(_ANSWER_WORK).format(a=a, b=b, p=int(a) * int(b)), True)
+            text = pick(_ANSWER_VALUE).format(v=v)
+            return Turn(act, _extend(text, n, clause, safe), True)
+        if clause:
+            frame = pick(_ANSWER_CLAUSE, 0)
+            text = frame.format(c=trim(clause, n - len(frame.split()) + 1))
+            if safe(text):
+                return Turn(act, text, True)
+        act = ASK if not hedged else STUCK
+    if act == STUCK:
+        return Turn(act, pick(_STUCK), False)
+    if act == ASK:
+        if name and safe(name) and rng.random() < 0.5:
+            return Turn(act, pick(_ASK_NAMED, len(name.split()) - 1).format(name=name), False)
+        return Turn(act, pick(_ASK), False)
+    if act == ACK:
+        return Turn(act, pick(_ACK), False)
+    return Turn(LEAVE, pick(_LEAVE), False)
