@@ -79,3 +79,64 @@ def run_matrix(
                 if on_run is not None:
                     on_run(o)
     return out
+
+
+# ---------------------------------------------------------------------- the measured reply shapes
+RECORDINGS = "examples/mathqa_structured_adaptive_novice.json"
+ARENA = "simulatorarena_math/math_tutoring_annotations_redacted_for_benchmarking.json"
+
+
+def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[str, tuple]:
+    """What :mod:`knowsim_core.agents.tutor_shapes` holds, measured again from the shared data:
+    ``turns`` — per recorded structured tutor turn (the paper's LLM labels), (share of the graph's
+    IUs mentioned, share of those well explained), rounded to 3 places and sorted; ``sentences`` —
+    the 20-quantiles of sentences per reply over the recordings' and the real conversations'
+    tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the agents count them)."""
+    from statistics import quantiles
+
+    from knowsim_core.formats.jsonio import read_json
+    from knowsim_core.formats.reference import load_iu_cache
+    from knowsim_core.text.profiles import sentences
+
+    reference, realworld = Path(reference), Path(realworld)
+    graphs = load_iu_cache(reference / "iu_cache" / "math.json")
+    turns: list[tuple[float, float]] = []
+    lengths: list[int] = []
+    for rec in read_json(reference / RECORDINGS):
+        if rec.get("run_type") != "KS-based":
+            continue
+        n = len(graphs[rec["problem_id"]].nodes)
+        replies = [text for role, text in rec["conversation"] if role == "assistant"]
+        for text, entries in zip(replies, rec["iu_analysis_history"]):
+            mentioned = {e["id"] for e in entries if e.get("teaching_quality") not in ("not_mentioned", None)}
+            well = {e["id"] for e in entries if e.get("teaching_quality") == "well_explained"}
+            turns.append((round(len(mentioned) / n, 3), round(len(well) / max(1, len(mentioned)), 3)))
+            lengths.append(len(sentences(text)))
+    for conv in read_json(realworld / ARENA):
+        lengths.extend(len(sentences(a)) for a in conv.get("ai_responses") or () if isinstance(a, str))
+    return {"turns": tuple(sorted(turns)), "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)),
+            "replies": (len(lengths),)}
+
+
+def labelled_shape(runs_of: Callable[[], Iterable], ) -> tuple[float, float]:
+    """(mean share of the graph's IUs the labeller marks mentioned, mean share of those well
+    explained) per turn over the runs ``runs_of()`` yields — the offline tutors' replies as the
+    offline labeller reads them, to set beside the recorded turns' labels."""
+    cov: list[float] = []
+    well: list[float] = []
+    for run in runs_of():
+        n = len(run.graph.nodes)
+        for t in run.turns:
+            m = [s for s in t.signals if s.mentioned]
+            cov.append(len({s.id for s in m}) / n)
+            well.append(sum(1 for s in m if s.teaching_quality == "well_explained") / max(1, len(m)))
+    return (sum(cov) / len(cov), sum(well) / len(well)) if cov else (0.0, 0.0)
+
+
+def play(q: PaperQuestion, level: str, assistant: str, seed: int = 1):
+    """One run of the matrix, whole (for figures that need the turns, e.g. :func:`labelled_shape`)."""
+    sim = Simulation(material=q.material, assistant=registry.resolve("assistant", assistant),
+                     user=registry.resolve("user", "offline/knowsim"),
+                     extractor=registry.resolve("extractor", "offline/lexical"), level=level)
+    sim.reset(seed=seed, initial=q.initial[level])
+    return sim.run_to_end()
