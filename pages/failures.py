@@ -15,6 +15,7 @@ from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
+from ui.paper_check import paper_check_tab
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
 
@@ -30,7 +31,7 @@ ensure_frame()  # a deep link as a fresh server's first request must still run a
 
 st.title("Failure modes")
 db = store()
-one, many = st.tabs(["One run", "Across runs"])
+one, many, paper = st.tabs(["One run", "Across runs", "Paper check"])
 
 with one:
     recent = db.list_runs(limit=200)
@@ -99,3 +100,6 @@ with many:
         target = target or (fv.target_from_table(p, facts, row=by) if p else None)
         if target:
             open_in_simulate(*target)
+
+with paper:
+    paper_check_tab(db)

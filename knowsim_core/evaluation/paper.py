@@ -103,6 +103,28 @@ def outcome_of(run, *, assistant: str | None = None) -> RunOutcome:
     )
 
 
+def overload_stop(series: Sequence[tuple[bool, int]], *, window: int = 3, min_turn: int = 3) -> int | None:
+    """The 0-based turn at which the reference overload rule (spec §5.1) first fires, from
+    per-turn (overload flag, upward transitions): at turn t ≥ ``min_turn``, at least two of the
+    last ``window`` turns overloaded and at most one upward transition among them. The stored
+    turn columns carry these two, not the states, so mastery stops are not seen here."""
+    for t in range(max(min_turn, window), len(series) + 1):
+        recent = series[t - window:t]
+        if sum(1 for o, _ in recent if o) >= 2 and sum(u for _, u in recent) <= 1:
+            return t - 1
+    return None
+
+
+def outcome_from_facts(f, series: Sequence[tuple[bool, int]]) -> RunOutcome:
+    """A stored run (:class:`~knowsim_core.engine.facts.RunFacts` + its turn columns) reduced for the check."""
+    stop = overload_stop(series)
+    return RunOutcome(
+        question_id=f.question_id, level=f.level, assistant=f.assistant, mode_counts=tuple(f.mode_counts),
+        kg=f.kg, dc=f.dc, co=f.co, stop_turn=stop, stop_reason=None if stop is None else "cognitive_overload",
+        task=task_of(f.question_id),
+    )
+
+
 def task_of(question_id: str) -> str:
     """The paper's task of a question id (``math_003`` → math), "" for any other question."""
     head = question_id.split("_", 1)[0]
