@@ -109,35 +109,64 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
     return profiles_for(graph).remember(("own", text), (explained, mentioned))
 
 
+def _absorb(graph: IUGraph, b: Belief, m: Message) -> None:
+    """Add one message that is not the user's latest to the belief (what it taught, mentioned, showed)."""
+    if m.role == "assistant":
+        explained, mentioned = own_coverage(graph, m.text)
+        for iu in explained:
+            b.taught[iu] = b.taught.get(iu, 0) + 1
+        b.mentioned |= mentioned
+        return
+    for hedged, _, ius in _sentence_facts(graph, m.text):
+        if not hedged:
+            b.shown.update(ius)
+
+
+def _prefix_belief(graph: IUGraph, prefix: tuple[Message, ...]) -> Belief:
+    """The belief from the messages before the user's latest, remembered per conversation prefix:
+    every turn re-reads the whole history, and all but its last message were read the turn
+    before, so only the new ones are read (from the longest prefix already remembered)."""
+    memo = profiles_for(graph).memo
+    keys = [("belief-prefix", tuple((m.role, m.text) for m in prefix[:k])) for k in range(len(prefix) + 1)]
+    start = len(prefix)
+    while start > 0 and keys[start] not in memo:
+        start -= 1
+    cached = memo.get(keys[start])
+    b = Belief() if cached is None else Belief(shown=set(cached.shown), taught=dict(cached.taught),
+                                               mentioned=set(cached.mentioned))
+    for k in range(start, len(prefix)):
+        _absorb(graph, b, prefix[k])
+        profiles_for(graph).remember(keys[k + 1], Belief(shown=set(b.shown), taught=dict(b.taught),
+                                                          mentioned=set(b.mentioned)))
+    return b
+
+
 def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
     """Build the belief from the conversation (the last message is the user's latest)."""
-    b = Belief()
     last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
-    for i, m in enumerate(history):
-        if m.role == "assistant":
-            explained, mentioned = own_coverage(graph, m.text)
-            for iu in explained:
-                b.taught[iu] = b.taught.get(iu, 0) + 1
-            b.mentioned |= mentioned
-            continue
-        hedges = confident = 0
-        for hedged, sure, ius in _sentence_facts(graph, m.text):
-            if hedged:
-                hedges += 1
-                if i == last_user:
-                    b.asked.extend(iu for iu in ius if iu not in b.asked)
-            else:
-                confident += 1 if (sure or ius) else 0
-                b.shown.update(ius)
-                if i == last_user:
-                    b.latest_shown.extend(iu for iu in ius if iu not in b.latest_shown)
-        if i == last_user:
-            if confident >= 2 and hedges == 0 or len(b.latest_shown) >= 3:
-                b.level = "advanced"
-            elif confident >= 1 and len(b.latest_shown) >= 1:
-                b.level = "intermediate"
-            else:
-                b.level = "novice"
+    if last_user < 0:
+        b = Belief()
+        for m in history:
+            _absorb(graph, b, m)
+        return b
+    b = _prefix_belief(graph, history[:last_user])
+    hedges = confident = 0
+    for hedged, sure, ius in _sentence_facts(graph, history[last_user].text):
+        if hedged:
+            hedges += 1
+            b.asked.extend(iu for iu in ius if iu not in b.asked)
+        else:
+            confident += 1 if (sure or ius) else 0
+            b.shown.update(ius)
+            b.latest_shown.extend(iu for iu in ius if iu not in b.latest_shown)
+    if confident >= 2 and hedges == 0 or len(b.latest_shown) >= 3:
+        b.level = "advanced"
+    elif confident >= 1 and len(b.latest_shown) >= 1:
+        b.level = "intermediate"
+    else:
+        b.level = "novice"
+    for m in history[last_user + 1:]:
+        _absorb(graph, b, m)
     return b
 
 
