@@ -10,7 +10,11 @@ grades them cannot also steer them.
 Like chat assistants, the strategies tie a step to what comes after it (a pointer to a later step
 or to the goal): in the paper's recorded conversations the assistant touches about 60 % of the
 graph's IUs per turn (259 of 435 labels), and a forward mention of an IU the user cannot absorb
-yet is how prerequisite-blocked explanations arise.
+yet is how prerequisite-blocked explanations arise. Each reply is carried that way by
+:func:`widen`: its length, how many IUs it touches and how many it explains are drawn from
+distributions measured on real LLM tutor replies (:mod:`knowsim_core.agents.tutor_shapes`), in a
+band of those distributions stated per strategy — so the offline tutors err as the LLMs the paper
+measured do (``python benchmarks/paper_check.py`` prints the distance from the paper's figures).
 """
 
 from __future__ import annotations
