@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from knowsim_core.evaluation.paper import (  # noqa: E402
-    FAILURE_ORDER, check_rows, level_checks, recording_rows, strategy_rows,
+    FAILURE_ORDER, TABLE12_STOP_TURN, check_rows, level_checks, recording_rows, strategy_rows,
 )
 from knowsim_core.evaluation.paper_matrix import (  # noqa: E402
     load_paper_questions, run_matrix, split_halves,
@@ -116,6 +116,15 @@ def main() -> None:
     print(table(compact(outcomes, "all 60")
                 + compact([o for o in outcomes if o.question_id in tune_ids], "tuning half")
                 + compact([o for o in outcomes if o.question_id not in tune_ids], "held-out half")))
+    print("\nEarly stops by task (Table 12 gives the mean stop turn per task: 9.1 MathQA, 7.3 ExpertQA):")
+    stop_rows = []
+    for task in ("math", "expertqa"):
+        for c in level_checks([o for o in outcomes if o.task == task]):
+            stop_rows.append({"task": task, "level": c.level, "stops": f"{c.stops}/{c.runs}",
+                              "overload": c.overload_stops, "mastery": c.stops - c.overload_stops,
+                              "mean stop turn": "—" if c.mean_stop_turn is None else f"{c.mean_stop_turn:.1f}",
+                              "paper": TABLE12_STOP_TURN[task]})
+    print(table(stop_rows))
     print("\nEach strategy (all questions):")
     print(table(strategy_rows(outcomes)))
     print("\nAdaptive x novice beside the paper's four recorded conversations of that cell:")

@@ -127,17 +127,24 @@ def _prefix_belief(graph: IUGraph, prefix: tuple[Message, ...]) -> Belief:
     every turn re-reads the whole history, and all but its last message were read the turn
     before, so only the new ones are read (from the longest prefix already remembered)."""
     memo = profiles_for(graph).memo
-    keys = [("belief-prefix", tuple((m.role, m.text) for m in prefix[:k])) for k in range(len(prefix) + 1)]
-    start = len(prefix)
-    while start > 0 and keys[start] not in memo:
+    msgs = tuple((m.role, m.text) for m in prefix)
+    chain = [0]  # a running hash per prefix length: keys in O(length), not O(length²)
+    for item in msgs:
+        chain.append(hash((chain[-1], *item)))
+    start = len(msgs)
+    cached = None
+    while start > 0:
+        hit = memo.get(("belief-prefix", start, chain[start]))
+        if hit is not None and hit[0] == msgs[:start]:  # a hash collision never passes for a hit
+            cached = hit[1]
+            break
         start -= 1
-    cached = memo.get(keys[start])
     b = Belief() if cached is None else Belief(shown=set(cached.shown), taught=dict(cached.taught),
                                                mentioned=set(cached.mentioned))
     for k in range(start, len(prefix)):
         _absorb(graph, b, prefix[k])
-        profiles_for(graph).remember(keys[k + 1], Belief(shown=set(b.shown), taught=dict(b.taught),
-                                                          mentioned=set(b.mentioned)))
+        profiles_for(graph).remember(("belief-prefix", k + 1, chain[k + 1]), (msgs[:k + 1], Belief(
+            shown=set(b.shown), taught=dict(b.taught), mentioned=set(b.mentioned))))
     return b
 
 
