@@ -16,6 +16,7 @@ from ui import failure_views as fv
 from ui import share
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
+from ui.paper_check import paper_check_tab
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
 
@@ -31,7 +32,7 @@ ensure_frame()  # a deep link as a fresh server's first request must still run a
 
 st.title("Failure modes")
 db = store()
-one, many = st.tabs(["One run", "Across runs"])
+one, many, paper = st.tabs(["One run", "Across runs", "Paper check"])
 
 with one:
     recent = db.list_runs(limit=200)
@@ -101,3 +102,6 @@ with many:
         target = target or (fv.target_from_table(p, facts, row=by) if p else None)
         if target:
             open_in_simulate(*target)
+
+with paper:
+    paper_check_tab(db)

@@ -22,23 +22,26 @@ STRATEGY_IDS = ASSISTANT_IDS[:4]
 
 registry.register(
     "assistant", SimpleAssistant.id, SimpleAssistant,
-    "Scripted: answers what the user asked, one step at a time, never the whole answer at once.",
+    "Scripted: answers what the user asked, one step at a time, never the whole answer at once; "
+    "replies shaped like the middle half of real LLM tutor replies (length, IUs touched and explained).",
 )
 registry.register(
     "assistant", AdaptiveAssistant.id, AdaptiveAssistant,
     "Scripted: infers novice / intermediate / advanced from the user's latest message and sizes "
     "one teaching unit to it (novice: one concept in plain words; intermediate: confirm, teach, "
-    "direct; advanced: up to two units).",
+    "direct; advanced: up to two units), carried the way the paper's recorded adaptive LLM replies "
+    "were (their whole measured range of length and IUs touched).",
 )
 registry.register(
     "assistant", ComprehensiveAssistant.id, ComprehensiveAssistant,
-    "Scripted: a thorough first answer covering the whole solution, then new ground every turn "
-    "(up to ~10 sentences).",
+    "Scripted: a thorough first answer covering the whole solution, then new ground every turn; "
+    "replies shaped like the longer, broader half of real LLM tutor replies.",
 )
 registry.register(
     "assistant", SocraticAssistant.id, SocraticAssistant,
-    "Scripted: one reasoning-level question per turn (or a one-sentence hint plus a question); "
-    "never gives the full answer.",
+    "Scripted: one reasoning-level question per turn (or a hint plus a question), ending on the "
+    "question; never explains the final step; replies shaped like the shorter half of real LLM "
+    "tutor replies.",
 )
 registry.register(
     "assistant", OracleAssistant.id, OracleAssistant,

@@ -10,7 +10,11 @@ grades them cannot also steer them.
 Like chat assistants, the strategies tie a step to what comes after it (a pointer to a later step
 or to the goal): in the paper's recorded conversations the assistant touches about 60 % of the
 graph's IUs per turn (259 of 435 labels), and a forward mention of an IU the user cannot absorb
-yet is how prerequisite-blocked explanations arise.
+yet is how prerequisite-blocked explanations arise. Each reply is carried that way by
+:func:`widen`: its length, how many IUs it touches and how many it explains are drawn from
+distributions measured on real LLM tutor replies (:mod:`knowsim_core.agents.tutor_shapes`), in a
+band of those distributions stated per strategy — so the offline tutors err as the LLMs the paper
+measured do (``python benchmarks/paper_check.py`` prints the distance from the paper's figures).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from __future__ import annotations
 from knowsim_core.engine.ports import AssistantContext, AssistantTurn
 from knowsim_core.engine.config import preset
 from knowsim_core.engine.state import IUState
-from knowsim_core.agents.offline_reading import Belief, Writer, next_units, read_user
+from knowsim_core.agents.offline_reading import Belief, Writer, next_units, own_coverage, read_user
+from knowsim_core.agents.tutor_shapes import ReplyShape, draw_shape
 
 COMPREHENSIVE_MAX_SENTENCES = 10
 ORACLE_LOAD_SHARE = 0.6  # the oracle adds a second unit only while its load stays under this share of τ
@@ -29,24 +34,98 @@ def _join(parts: list[str]) -> str:
     return " ".join(p.strip() for p in parts if p and p.strip())
 
 
+# Sentences a tutor adds that teach nothing (check-ins, encouragement): what pads a reply to its
+# drawn length when the IUs it carries take fewer sentences. None names a concept.
+FILLERS = (
+    "Does that make sense so far?", "Take your time with this.", "Let me know if any part is unclear.",
+    "We'll check each piece as we go.", "Feel free to ask about anything here.",
+    "You're doing fine; this takes practice.", "Tell me what you think before we move on.",
+    "Try to keep the overall plan in mind.",
+)
+
+
+NAMES_PER_SENTENCE = 3  # concepts named in one passing sentence ("Remember A, B and C from earlier.")
+
+
 class _Scripted:
     id = "offline/base"
     reads_state = False
+    # Where in the measured reply-shape distributions (tutor_shapes) this strategy's replies fall:
+    # a sub-range of [0, 1], stated per strategy on general grounds (not fitted).
+    band: tuple[float, float] = (0.0, 1.0)
+    question_last = False  # Socratic: the reply ends on its question and never explains the goal
 
     def reply(self, ctx: AssistantContext) -> AssistantTurn:
         graph = ctx.material.graph
         belief = read_user(graph, ctx.history)
         w = Writer(graph, ctx.seed)
-        return AssistantTurn(message=_join(self.compose(ctx, belief, w)))
+        core = self.compose(ctx, belief, w)
+        shape = draw_shape(w.rng, self.band_for(belief), len(graph.nodes))
+        return AssistantTurn(message=_join(widen(core, shape, w, question_last=self.question_last)))
+
+    def band_for(self, belief: Belief) -> tuple[float, float]:
+        return self.band
 
     def compose(self, ctx: AssistantContext, belief: Belief, w: Writer) -> list[str]:
         raise NotImplementedError
+
+
+def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool = False) -> list[str]:
+    """The strategy's planned reply (``core``) carried the way an LLM tutor's reply is: touching
+    ``shape.mentions`` IUs in all, ``shape.explained`` of them explained, about ``shape.sentences``
+    sentences long.
+
+    The IUs the plan already covers count first (read off its own text, as the strategy's belief
+    does). The rest are drawn uniformly from the graph's other IUs — in the paper's recordings a
+    tutor mentions early, middle and late steps of the solution alike (62 / 62 / 54 % per turn by
+    thirds of the topological order), and it cannot see what the user knows — and placed in
+    solution order around the plan: earlier steps as a recap before it, later ones as pointers
+    after it. The first of them (in draw order) are explained in two sentences (the idea and why it
+    matters), the others named in passing, a few to a sentence, as real replies list the steps
+    they touch. Generic check-ins pad a short reply to its drawn length.
+
+    ``question_last`` (Socratic): everything else comes before the plan, so the reply ends on the
+    plan's question, and the goal (the last IU in solution order) is only ever named, never
+    explained — a Socratic tutor does not give the answer away in an aside.
+    """
+    graph = w.graph
+    explained, mentioned = own_coverage(graph, " ".join(core))
+    order = graph.index.topo_order
+    rank = {iu: i for i, iu in enumerate(order)}
+    rest = [iu for iu in order if iu not in mentioned]
+    extra = w.rng.sample(rest, max(0, min(len(rest), shape.mentions - len(mentioned))))
+    explainable = [iu for iu in extra if not (question_last and iu == order[-1])]
+    teach = set(explainable[:max(0, shape.explained - len(explained))])
+    anchor = min((rank[iu] for iu in mentioned if iu in rank), default=len(order))
+    before: list[str] = []
+    after: list[str] = []
+    named_before: list[str] = []
+    named_after: list[str] = []
+    for iu in sorted(extra, key=rank.__getitem__):
+        early = rank[iu] < anchor
+        if iu in teach:
+            (before if early else after).extend(w.explain_briefly(iu))
+        else:
+            (named_before if early else named_after).append(iu)
+    for i in range(0, len(named_before), NAMES_PER_SENTENCE):
+        before.append(w.recall(named_before[i:i + NAMES_PER_SENTENCE]))
+    for i in range(0, len(named_after), NAMES_PER_SENTENCE):
+        after.append(w.ahead(named_after[i:i + NAMES_PER_SENTENCE]))
+    fill = list(FILLERS)
+    w.rng.shuffle(fill)
+    pad = []
+    while len(before) + len(core) + len(after) + len(pad) < shape.sentences and fill:
+        pad.append(fill.pop())
+    if question_last:
+        return [*before, *after, *pad, *core]
+    return [*before, *core, *after, *pad]
 
 
 class SimpleAssistant(_Scripted):
     """Answers what the user asked, one step at a time, never the whole answer at once."""
 
     id = "offline/simple"
+    band = (0.25, 0.75)  # one step as asked: the middle half of real replies
 
     def compose(self, ctx, belief, w):
         asked = [iu for iu in belief.asked if belief.taught.get(iu, 0) < 2]
@@ -74,6 +153,7 @@ class AdaptiveAssistant(_Scripted):
     """Infers novice / intermediate / advanced from the latest message and sizes one unit to it."""
 
     id = "offline/adaptive"
+    band = (0.0, 1.0)  # the recorded tutor turns are adaptive replies: their whole distribution
 
     def compose(self, ctx, belief, w):
         graph = ctx.material.graph
@@ -107,6 +187,7 @@ class ComprehensiveAssistant(_Scripted):
     """A thorough first answer covering the whole solution, then new ground each turn (~10 sentences)."""
 
     id = "offline/comprehensive"
+    band = (0.5, 1.0)  # thorough by design: the broader, longer half of real replies
 
     def compose(self, ctx, belief, w):
         graph = ctx.material.graph
@@ -135,6 +216,8 @@ class SocraticAssistant(_Scripted):
     """One reasoning-level question per turn (or a one-sentence hint plus a question); never the answer."""
 
     id = "offline/socratic"
+    band = (0.0, 0.5)  # a hint and a question: the narrower, shorter half of real replies
+    question_last = True
 
     def compose(self, ctx, belief, w):
         units = next_units(ctx.material.graph, belief, 1)

@@ -48,6 +48,21 @@ class Belief:
         return iu in self.shown or self.taught.get(iu, 0) >= 1
 
 
+def description_sentences(text: str) -> list[str]:
+    """An IU description's sentences, with a split inside a formula undone: the generic splitter
+    also cuts after "!)" or "?)" (``C(n,k) = n!/(k!(n-k)!) is the number of …``), and a
+    sentence never starts with a lower-case word, so such a piece is joined back to the one before
+    — otherwise the Writer's "This matters because " + the second piece reads "This matters
+    because is the number of …"."""
+    out: list[str] = []
+    for s in sentences(text):
+        if out and s[:1].islower():
+            out[-1] = f"{out[-1]} {s}"
+        else:
+            out.append(s)
+    return out
+
+
 def _sentence_facts(graph: IUGraph, text: str) -> tuple[tuple[bool, bool, tuple[str, ...]], ...]:
     """Per sentence of one user message: (hedges or asks, sounds confident, the IUs it is about —
     at most two, relevance at least :data:`MENTION`). A function of the text and the graph's
@@ -79,7 +94,7 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
     if units is None:  # per IU: (id, first description sentence, second sentence or the name, name)
         units = memo["own-units"] = []
         for n in graph.nodes:
-            parts = [" ".join(p.lower().split()).rstrip(".") for p in sentences(n.description)] or [""]
+            parts = [" ".join(p.lower().split()).rstrip(".") for p in description_sentences(n.description)] or [""]
             units.append((n.id, parts[0], parts[1] if len(parts) > 1 else n.concept.lower(), n.concept.lower()))
     low = " ".join(text.lower().split())
     explained: set[str] = set()
@@ -94,35 +109,71 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
     return profiles_for(graph).remember(("own", text), (explained, mentioned))
 
 
+def _absorb(graph: IUGraph, b: Belief, m: Message) -> None:
+    """Add one message that is not the user's latest to the belief (what it taught, mentioned, showed)."""
+    if m.role == "assistant":
+        explained, mentioned = own_coverage(graph, m.text)
+        for iu in explained:
+            b.taught[iu] = b.taught.get(iu, 0) + 1
+        b.mentioned |= mentioned
+        return
+    for hedged, _, ius in _sentence_facts(graph, m.text):
+        if not hedged:
+            b.shown.update(ius)
+
+
+def _prefix_belief(graph: IUGraph, prefix: tuple[Message, ...]) -> Belief:
+    """The belief from the messages before the user's latest, remembered per conversation prefix:
+    every turn re-reads the whole history, and all but its last message were read the turn
+    before, so only the new ones are read (from the longest prefix already remembered)."""
+    memo = profiles_for(graph).memo
+    msgs = tuple((m.role, m.text) for m in prefix)
+    chain = [0]  # a running hash per prefix length: keys in O(length), not O(length²)
+    for item in msgs:
+        chain.append(hash((chain[-1], *item)))
+    start = len(msgs)
+    cached = None
+    while start > 0:
+        hit = memo.get(("belief-prefix", start, chain[start]))
+        if hit is not None and hit[0] == msgs[:start]:  # a hash collision never passes for a hit
+            cached = hit[1]
+            break
+        start -= 1
+    b = Belief() if cached is None else Belief(shown=set(cached.shown), taught=dict(cached.taught),
+                                               mentioned=set(cached.mentioned))
+    for k in range(start, len(prefix)):
+        _absorb(graph, b, prefix[k])
+        profiles_for(graph).remember(("belief-prefix", k + 1, chain[k + 1]), (msgs[:k + 1], Belief(
+            shown=set(b.shown), taught=dict(b.taught), mentioned=set(b.mentioned))))
+    return b
+
+
 def read_user(graph: IUGraph, history: tuple[Message, ...]) -> Belief:
     """Build the belief from the conversation (the last message is the user's latest)."""
-    b = Belief()
     last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
-    for i, m in enumerate(history):
-        if m.role == "assistant":
-            explained, mentioned = own_coverage(graph, m.text)
-            for iu in explained:
-                b.taught[iu] = b.taught.get(iu, 0) + 1
-            b.mentioned |= mentioned
-            continue
-        hedges = confident = 0
-        for hedged, sure, ius in _sentence_facts(graph, m.text):
-            if hedged:
-                hedges += 1
-                if i == last_user:
-                    b.asked.extend(iu for iu in ius if iu not in b.asked)
-            else:
-                confident += 1 if (sure or ius) else 0
-                b.shown.update(ius)
-                if i == last_user:
-                    b.latest_shown.extend(iu for iu in ius if iu not in b.latest_shown)
-        if i == last_user:
-            if confident >= 2 and hedges == 0 or len(b.latest_shown) >= 3:
-                b.level = "advanced"
-            elif confident >= 1 and len(b.latest_shown) >= 1:
-                b.level = "intermediate"
-            else:
-                b.level = "novice"
+    if last_user < 0:
+        b = Belief()
+        for m in history:
+            _absorb(graph, b, m)
+        return b
+    b = _prefix_belief(graph, history[:last_user])
+    hedges = confident = 0
+    for hedged, sure, ius in _sentence_facts(graph, history[last_user].text):
+        if hedged:
+            hedges += 1
+            b.asked.extend(iu for iu in ius if iu not in b.asked)
+        else:
+            confident += 1 if (sure or ius) else 0
+            b.shown.update(ius)
+            b.latest_shown.extend(iu for iu in ius if iu not in b.latest_shown)
+    if confident >= 2 and hedges == 0 or len(b.latest_shown) >= 3:
+        b.level = "advanced"
+    elif confident >= 1 and len(b.latest_shown) >= 1:
+        b.level = "intermediate"
+    else:
+        b.level = "novice"
+    for m in history[last_user + 1:]:
+        _absorb(graph, b, m)
     return b
 
 
@@ -134,11 +185,16 @@ def next_units(graph: IUGraph, belief: Belief, n: int, *, prefer_asked: bool = T
     picked: list[str] = []
 
     def root_gap(iu: str, seen: set[str]) -> str:
-        for p in prereqs.get(iu, ()):
-            if p in graph.index.index_of and p not in seen and not belief.known(p):
-                seen.add(p)
-                return root_gap(p, seen)
-        return iu
+        """Follow the first unknown prerequisite up the graph until none is left. A loop, not
+        recursion: a prerequisite chain may be as long as the graph (1000 IUs is allowed)."""
+        while True:
+            for p in prereqs.get(iu, ()):
+                if p in graph.index.index_of and p not in seen and not belief.known(p):
+                    seen.add(p)
+                    iu = p
+                    break
+            else:
+                return iu
 
     if prefer_asked:
         for iu in belief.asked:
@@ -170,7 +226,11 @@ class Writer:
         return self.graph.node(iu).concept
 
     def parts(self, iu: str) -> list[str]:
-        return sentences(self.graph.node(iu).description)
+        memo = profiles_for(self.graph).memo
+        hit = memo.get(("description-sentences", iu))
+        if hit is None:
+            hit = memo[("description-sentences", iu)] = description_sentences(self.graph.node(iu).description)
+        return hit
 
     def teach(self, iu: str, *, plain: bool = False) -> list[str]:
         """A substantive explanation: named idea, definition, reason and the problem's application."""
@@ -187,6 +247,25 @@ class Writer:
             last = parts[2]
             out.append(last if _APPLIED.match(last) else self.pick(("For example, ", "For instance, ")) + _lc(last))
         return out
+
+    def explain_briefly(self, iu: str) -> list[str]:
+        """An explanation in two sentences: the idea and why it matters (an LLM reply's aside)."""
+        parts = self.parts(iu)
+        if len(parts) < 2:
+            return [parts[0]]
+        return [parts[0], self.pick(("This matters because ", "The reason is that ", "That is why ")) + _lc(parts[1])]
+
+    def recall(self, ius: list[str]) -> str:
+        """One sentence naming earlier steps in passing (a recap, not an explanation)."""
+        names = _names([self.concept(iu) for iu in ius])
+        return self.pick((f"Remember {names} from earlier.", f"We already rely on {names}.",
+                          f"Keep in mind {names}."))
+
+    def ahead(self, ius: list[str]) -> str:
+        """One sentence naming later steps in passing (a pointer, not an explanation)."""
+        names = _names([self.concept(iu) for iu in ius])
+        return self.pick((f"Later we'll need {names}.", f"After that come {names}.",
+                          f"This sets up {names}."))
 
     def brief(self, iu: str) -> str:
         """One sentence that states the idea without developing it."""
@@ -223,6 +302,12 @@ def _plain(sentence: str, concept: str) -> str:
     if clause != sentence.strip().rstrip(".") and len(clause.split()) >= 5:
         return clause[0].upper() + clause[1:] + "."
     return f"{concept} is the piece we need for this step."
+
+
+def _names(concepts: list[str]) -> str:
+    """"a", "a and b", "a, b and c" (first letters lower-cased as in running text)."""
+    low = [_lc(c) for c in concepts]
+    return low[0] if len(low) == 1 else ", ".join(low[:-1]) + " and " + low[-1]
 
 
 def _lc(text: str) -> str:

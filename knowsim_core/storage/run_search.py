@@ -256,6 +256,21 @@ class RunSearch:
                 ))
         return out
 
+    def overload_series(self, run_ids: list[str]) -> dict[str, list[tuple[bool, int]]]:
+        """Per run, (overload flag, upward transitions) of every stored turn in turn order — what
+        the overload stop rule reads (spec §5.1), from the turn columns, without the records (the
+        paper check of the Failure modes page asks it for hundreds of runs)."""
+        out: dict[str, list[tuple[bool, int]]] = {rid: [] for rid in run_ids}
+        with self._conn.db() as db:
+            for i in range(0, len(run_ids), 500):  # under SQLite's bound-variable limit
+                chunk = run_ids[i:i + 500]
+                marks = ", ".join("?" * len(chunk))
+                for rid, over, up in db.execute(
+                        f"SELECT run_id, overload, n_upward FROM turns WHERE run_id IN ({marks}) ORDER BY run_id, turn",
+                        chunk).fetchall():
+                    out[rid].append((bool(over), int(up)))
+        return out
+
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         """(assistant, user, extractor, turns, tokens in, tokens out) of recent runs that used any of
         ``agent_ids`` and spent tokens — what a batch estimate averages over."""

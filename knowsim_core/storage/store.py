@@ -202,6 +202,9 @@ class Store:
     def run_facts(self, **filters: Any) -> list:
         return self.search.facts(**filters)
 
+    def overload_series(self, run_ids: list[str]) -> dict[str, list[tuple[bool, int]]]:
+        return self.search.overload_series(run_ids)
+
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         return self.search.token_totals(agent_ids, limit=limit)
 

@@ -1,0 +1,142 @@
+"""The offline matrix on the paper's own questions, in process (what the paper check runs).
+
+Reads the paper's items, IU graphs and cached initial states from a reference folder with the
+importers (:func:`knowsim_core.services.importing.read_items`), so the runs start from exactly the
+states the paper's runs started from, and plays every (question × level × strategy) with the
+offline user and labeller, all 15 turns with the stop recorded virtually, as the paper ran them.
+No storage: the point is the figures, and the batch command already measures the stored path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from knowsim_core.agents import registry
+from knowsim_core.engine.ports import QuestionMaterial
+from knowsim_core.engine.session import Simulation
+from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.evaluation.paper import RunOutcome, outcome_of
+from knowsim_core.services.importing import DOMAINS, read_items
+
+LEVELS = ("novice", "intermediate", "advanced")
+STRATEGIES = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic")
+
+
+@dataclass(frozen=True, slots=True)
+class PaperQuestion:
+    material: QuestionMaterial
+    initial: dict[str, KnowledgeState]  # level → the paper's cached s_0
+    task: str
+
+
+def load_paper_questions(reference: str | Path) -> list[PaperQuestion]:
+    """The paper's 60 questions (file order: math then ExpertQA) with graphs and cached s_0."""
+    items, graph_of, init = read_items(Path(reference), None)
+    out = []
+    for it in items:
+        graph = graph_of.get(it.id)
+        if graph is None or not init.get(it.id):
+            continue
+        mat = QuestionMaterial(it.id, it.question, it.reference_answer, graph, DOMAINS.get(it.task, it.task))
+        out.append(PaperQuestion(mat, dict(init[it.id]), it.task))
+    return out
+
+
+def split_halves(questions: Sequence[PaperQuestion]) -> tuple[list[PaperQuestion], list[PaperQuestion]]:
+    """The stated split for anything tuned against the paper's figures: within each task, questions
+    at even positions of the file (``math_001``, ``math_003``, … — 0-based 0, 2, …) are the tuning
+    half, odd positions the held-out half; 15 math + 15 ExpertQA in each."""
+    tune, held = [], []
+    for task in sorted({q.task for q in questions}):
+        for i, q in enumerate(q for q in questions if q.task == task):
+            (tune if i % 2 == 0 else held).append(q)
+    return tune, held
+
+
+def run_matrix(
+    questions: Iterable[PaperQuestion], *, levels: Sequence[str] = LEVELS, assistants: Sequence[str] = STRATEGIES,
+    seed: int = 1, user: str = "offline/knowsim", extractor: str = "offline/lexical",
+    on_run: Callable[[RunOutcome], None] | None = None,
+) -> list[RunOutcome]:
+    """Play every (question × level × assistant) once with ``seed``; one :class:`RunOutcome` each."""
+    out = []
+    for q in questions:
+        for level in levels:
+            s0 = q.initial.get(level)
+            if s0 is None:
+                continue
+            for a in assistants:
+                sim = Simulation(
+                    material=q.material, assistant=registry.resolve("assistant", a),
+                    user=registry.resolve("user", user), extractor=registry.resolve("extractor", extractor),
+                    level=level,
+                )
+                sim.reset(seed=seed, initial=s0)
+                o = outcome_of(sim.run_to_end(), assistant=a)
+                out.append(o)
+                if on_run is not None:
+                    on_run(o)
+    return out
+
+
+# ---------------------------------------------------------------------- the measured reply shapes
+RECORDINGS = "examples/mathqa_structured_adaptive_novice.json"
+ARENA = "simulatorarena_math/math_tutoring_annotations_redacted_for_benchmarking.json"
+
+
+def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[str, tuple]:
+    """What :mod:`knowsim_core.agents.tutor_shapes` holds, measured again from the shared data:
+    ``turns`` — per recorded structured tutor turn (the paper's LLM labels), (share of the graph's
+    IUs mentioned, share of those well explained), rounded to 3 places and sorted; ``sentences`` —
+    the 20-quantiles of sentences per reply over the recordings' and the real conversations'
+    tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the agents count them)."""
+    from statistics import quantiles
+
+    from knowsim_core.formats.jsonio import read_json
+    from knowsim_core.formats.reference import load_iu_cache
+    from knowsim_core.text.profiles import sentences
+
+    reference, realworld = Path(reference), Path(realworld)
+    graphs = load_iu_cache(reference / "iu_cache" / "math.json")
+    turns: list[tuple[float, float]] = []
+    lengths: list[int] = []
+    for rec in read_json(reference / RECORDINGS):
+        if rec.get("run_type") != "KS-based":
+            continue
+        n = len(graphs[rec["problem_id"]].nodes)
+        replies = [text for role, text in rec["conversation"] if role == "assistant"]
+        for text, entries in zip(replies, rec["iu_analysis_history"]):
+            mentioned = {e["id"] for e in entries if e.get("teaching_quality") not in ("not_mentioned", None)}
+            well = {e["id"] for e in entries if e.get("teaching_quality") == "well_explained"}
+            turns.append((round(len(mentioned) / n, 3), round(len(well) / max(1, len(mentioned)), 3)))
+            lengths.append(len(sentences(text)))
+    for conv in read_json(realworld / ARENA):
+        lengths.extend(len(sentences(a)) for a in conv.get("ai_responses") or () if isinstance(a, str))
+    return {"turns": tuple(sorted(turns)), "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)),
+            "replies": (len(lengths),)}
+
+
+def labelled_shape(runs_of: Callable[[], Iterable], ) -> tuple[float, float]:
+    """(mean share of the graph's IUs the labeller marks mentioned, mean share of those well
+    explained) per turn over the runs ``runs_of()`` yields — the offline tutors' replies as the
+    offline labeller reads them, to set beside the recorded turns' labels."""
+    cov: list[float] = []
+    well: list[float] = []
+    for run in runs_of():
+        n = len(run.graph.nodes)
+        for t in run.turns:
+            m = [s for s in t.signals if s.mentioned]
+            cov.append(len({s.id for s in m}) / n)
+            well.append(sum(1 for s in m if s.teaching_quality == "well_explained") / max(1, len(m)))
+    return (sum(cov) / len(cov), sum(well) / len(well)) if cov else (0.0, 0.0)
+
+
+def play(q: PaperQuestion, level: str, assistant: str, seed: int = 1):
+    """One run of the matrix, whole (for figures that need the turns, e.g. :func:`labelled_shape`)."""
+    sim = Simulation(material=q.material, assistant=registry.resolve("assistant", assistant),
+                     user=registry.resolve("user", "offline/knowsim"),
+                     extractor=registry.resolve("extractor", "offline/lexical"), level=level)
+    sim.reset(seed=seed, initial=q.initial[level])
+    return sim.run_to_end()

@@ -1,0 +1,85 @@
+"""AppTest: the Failure modes page's "Paper check" tab shows the stored runs beside the paper's
+figures — the same numbers as computed from the stored records."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.agents import registry
+from knowsim_core.engine.session import Simulation
+from knowsim_core.evaluation.paper import RunOutcome, check_rows, level_checks, outcome_of, overload_stop
+
+PAGE = "../pages/failures.py"
+QUESTIONS = ("sample_lava_lamps", "sample_herd_immunity")
+
+
+@pytest.fixture()
+def db(seeded_store):
+    store = seeded_store
+    runs = []
+    for qid in QUESTIONS:
+        g = store.latest_graph_version(qid).graph
+        q = store.get_question(qid)
+        from knowsim_core.engine.ports import QuestionMaterial
+
+        mat = QuestionMaterial(qid, q.text, q.reference_answer, g, q.domain)
+        for level in ("novice", "advanced"):
+            for a in ("offline/adaptive", "offline/comprehensive"):
+                sim = Simulation(material=mat, assistant=registry.resolve("assistant", a),
+                                 user=registry.resolve("user", "offline/knowsim"),
+                                 extractor=registry.resolve("extractor", "offline/lexical"), level=level)
+                sim.reset(seed=2)
+                run = sim.run_to_end()
+                store.save_run(run, status="finished")
+                runs.append(run)
+    store.runs = runs
+    return store
+
+
+def _expected(runs) -> list[dict[str, str]]:
+    """From the records: overload stops only (what the stored turn columns allow)."""
+    outs = []
+    for r in runs:
+        o = outcome_of(r)
+        stop = overload_stop([(t.quantities.overload, t.quantities.n_upward_transitions) for t in r.turns])
+        outs.append(RunOutcome(o.question_id, o.level, o.assistant, o.mode_counts, o.kg, o.dc, o.co, stop,
+                               None if stop is None else "cognitive_overload"))
+    return check_rows(level_checks(outs))
+
+
+def _df(at: AppTest, column: str):
+    """The tab's table that has ``column`` (AppTest does not expose a dataframe's key)."""
+    return next(el.value for el in at.dataframe if column in el.value.columns)
+
+
+def test_paper_check_tab_equals_the_records_beside_the_papers_figures(db):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Paper check" in [t.label for t in at.tabs]
+    # the sample questions are not the paper's: the tab says how to get those, and can show all runs
+    assert any("No finished runs on the paper's questions" in i.value for i in at.info)
+    at.toggle(key="pc_paper_only").set_value(False).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = _df(at, "within tolerance").to_dict("records")
+    assert shown == _expected(db.runs)
+    novice_co = next(r for r in shown if r["level"] == "novice" and r["figure"] == "CO")
+    assert novice_co["paper"] == "0.92"
+    adv_kg = next(r for r in shown if r["level"] == "advanced" and r["figure"] == "KG")
+    assert adv_kg["paper"] == "0.50" and adv_kg["distance"].endswith("%")
+    per_strategy = _df(at, "stops").to_dict("records")
+    assert {(r["assistant"], r["level"]) for r in per_strategy} == {
+        (a, lv) for a in ("offline/adaptive", "offline/comprehensive") for lv in ("novice", "advanced")}
+    assert all(r["n"] == len(QUESTIONS) for r in per_strategy)
+
+
+def test_overload_stops_from_the_turn_columns_equal_the_engines_virtual_stop(db):
+    for r in db.runs:
+        turn, reason = r.virtual_stop
+        series = [(t.quantities.overload, t.quantities.n_upward_transitions) for t in r.turns]
+        if reason == "cognitive_overload":
+            assert overload_stop(series) == turn
+        elif reason is None:
+            assert overload_stop(series) is None
+    stored = db.overload_series([r.id for r in db.list_runs(limit=50)])
+    assert all(len(v) == 15 for v in stored.values())
