@@ -46,7 +46,7 @@ class Outcome:
     """What became of one cell."""
 
     index: int
-    status: str  # finished | failed | interrupted | not started
+    status: str  # finished | failed | interrupted | not started | skipped (another process has the cell)
     run_id: str = ""
     turns: int = 0
     tokens_in: int = 0
@@ -102,11 +102,37 @@ def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[St
 def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None,
               resume_id: str, on_start: Callable[[str], None] | None,
               on_turn: Callable[[Any], None] | None) -> Outcome:
-    from knowsim_core.services.runner import resume_run, start_run
-
     out = Outcome(cell.index, "not started")
     if stop.is_set():
         return out
+    if not tag:
+        return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=resume_id, on_start=on_start,
+                     on_turn=on_turn)
+    try:
+        claim = store.claim_cell(tag, cell.index, cell.key)
+    except KnowSimError as exc:
+        out.status, out.error = "failed", str(exc)
+        return out
+    if claim.outcome != "mine":  # another process finished it or is playing it: never twice
+        out.status = "skipped"
+        out.error = ("finished by another process" if claim.outcome == "done"
+                     else f"being played by process {claim.holder}")
+        return out
+    try:
+        return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=claim.resume_id, on_start=on_start,
+                     on_turn=on_turn)
+    finally:
+        try:
+            store.release_cell(tag, cell.index)
+        except KnowSimError:
+            pass  # a claim left behind is reclaimable once this process is gone
+
+
+def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
+          llm: Callable[[Store, int], Any] | None, resume_id: str, on_start: Callable[[str], None] | None,
+          on_turn: Callable[[Any], None] | None) -> Outcome:
+    from knowsim_core.services.runner import resume_run, start_run
+
     settings = llm(store, cell.index) if llm is not None else None
     try:
         if resume_id:
@@ -156,6 +182,7 @@ class Tally:
     done: int = 0
     failed: int = 0
     interrupted: int = 0
+    skipped: int = 0  # cells another process finished or holds (claimed there first)
     tokens: int = 0
     cost_usd: float = 0.0
     started_at: float = field(default_factory=time.monotonic)
@@ -182,7 +209,8 @@ class Tally:
                 self.cost_usd += out.cost_usd
             if out.status == "finished":
                 self.finished_costs.append(out.cost_usd)
-            self.done += out.status in ("finished", "failed", "interrupted")
+            self.done += out.status in ("finished", "failed", "interrupted", "skipped")
+            self.skipped += out.status == "skipped"
             self.failed += out.status == "failed"
             self.interrupted += out.status == "interrupted"
 

@@ -76,10 +76,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
 
 
-def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int]:
-    """The cells still to run (with the stored run to continue, if any), how many are finished and
+def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int, set[int]]:
+    """The cells still to run (with the stored run to continue, if any), how many are finished,
     how many another live process is still playing (opening the store marked dead writers' runs
-    ``interrupted``, so a ``running`` run here has a live writer; it is left alone)."""
+    ``interrupted``, so a ``running`` run here has a live writer; it is left alone; so is a cell a
+    live process has claimed), and the pids of those processes. Each cell is claimed again when it
+    starts (:meth:`Store.claim_cell`): this list is only what to try."""
+    holders = store.cell_holders(tag)
     finished, busy, resumable = set(), set(), {}
     for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
         if row.status == "finished":
@@ -89,8 +92,10 @@ def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str
         else:  # interrupted or failed: continue the newest from its last completed turn
             resumable[row_key(row)] = row.id
     cells = spec.cells()
+    busy |= {c.key for c in cells if c.index in holders}
     todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
-    return todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells)
+    return (todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells),
+            set(holders.values()))
 
 
 def _check_modes(args: argparse.Namespace) -> None:
@@ -191,7 +196,10 @@ def _run(args: argparse.Namespace) -> int:
         tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
         if store.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
-    todo, skipped, busy = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0)
+    todo, skipped, busy, pids = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0, set())
+    if args.resume and not todo and busy:
+        raise StorageError(f"batch {tag}: every unfinished cell is being played by another process "
+                           f"(pid {', '.join(map(str, sorted(pids))) or '?'}); nothing left to run here")
     est = estimate_stored(store, spec, len(todo))
     workers, concurrency = _modes(args, spec, len(todo))
     mode = f"{workers} worker processes" if workers > 1 else f"up to {concurrency} at once"
@@ -246,8 +254,9 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
     for o in outcomes:
         by_status[o.status] = by_status.get(o.status, 0) + 1
     finished, failed = by_status.get("finished", 0), by_status.get("failed", 0)
-    interrupted = by_status.get("interrupted", 0)
-    not_started = len(todo) - finished - failed - interrupted
+    interrupted, elsewhere = by_status.get("interrupted", 0), by_status.get("skipped", 0)
+    not_started = len(todo) - finished - failed - interrupted - elsewhere
+    left = f"; {elsewhere} left to another process that claimed them first" if elsewhere else ""
     db = str(store.path)
     if args.json:
         rows = []
@@ -261,14 +270,14 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
     if not stopped:
         if not args.json:
             print(f"{finished} of {len(todo)} runs finished, stored in {db} (batch {tag}; "
-                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f})")
+                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f}){left}")
         for o in [o for o in outcomes if o.status == "failed"][:10]:
             c = cells[o.index]
             print(f"  failed: {c.question_id} {c.level} {c.assistant_id} seed {c.seed}: {o.error}", file=sys.stderr)
         return 1 if failed else 0
     why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
     print(f"{why}: {finished} done, {interrupted} interrupted, {not_started} not started"
-          f"{f', {failed} failed' if failed else ''} (${tally.cost_usd:.4f} spent); "
+          f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent); "
           f"continue with: {_resume_command(args, tag, db)}", file=sys.stderr)
     return EXIT_INTERRUPTED if control.signalled else 1
 

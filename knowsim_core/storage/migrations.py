@@ -24,7 +24,7 @@ from sqlite_utils import Migrations  # noqa: E402 — after .connection, which i
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 5  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 6  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -146,6 +146,17 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
             VALUES ('delete', old.rowid, old.user_message, old.assistant_message);
         INSERT INTO turns_fts (rowid, user_message, assistant_message)
             VALUES (new.rowid, new.user_message, new.assistant_message); END""")
+
+
+@MIGRATIONS(name="0007_batch_cells")
+def _m0007_batch_cells(db: Database) -> None:
+    """A batch cell is claimed in the database before it runs (:mod:`.batch_cells`): one row per
+    (tag, cell index) held by the process playing it — its pid, the kernel start time of that pid
+    and its host, judged by the same liveness rule as a run's writer. A second ``batch --resume``
+    of the tag skips cells a live process holds; a dead holder's cells are claimed again."""
+    db.execute("""CREATE TABLE IF NOT EXISTS batch_cells (
+        tag TEXT NOT NULL, cell INTEGER NOT NULL, pid INTEGER NOT NULL, pid_start TEXT, host TEXT,
+        claimed TEXT NOT NULL, PRIMARY KEY (tag, cell))""")
 
 
 def check_file(path: Path) -> None:

@@ -17,6 +17,7 @@ from knowsim_core.errors import StorageError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.storage.batch_cells import BatchCells, Claim
 from knowsim_core.storage.caches import Caches
 from knowsim_core.storage.connection import Connection, default_path
 from knowsim_core.storage.migrations import check_file, migrate
@@ -49,6 +50,7 @@ class Store:
         self.runs = Runs(self._conn, clock=clock)
         self.search = RunSearch(self._conn, self.runs)
         self.caches = Caches(self._conn)
+        self.cells = BatchCells(self._conn, clock=clock)
         self.mark_dead_runs()
 
     @property
@@ -195,3 +197,12 @@ class Store:
 
     def list_batches(self) -> list[tuple[str, str]]:
         return self.search.list_batches()
+
+    def claim_cell(self, tag: str, index: int, key: tuple) -> Claim:
+        return self.cells.claim(tag, index, key)
+
+    def release_cell(self, tag: str, index: int) -> None:
+        self.cells.release(tag, index)
+
+    def cell_holders(self, tag: str) -> dict[int, int]:
+        return self.cells.holders(tag)
