@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TextIO
 
 from knowsim_core.agents import registry
-from knowsim_core.batch.plan import BatchSpec, Cell, estimate_stored, is_offline, plan, row_key
+from knowsim_core.batch.plan import BatchSpec, Cell, check_tag, estimate_stored, is_offline, plan, row_key
 from knowsim_core.batch.workers import run_processes
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
@@ -60,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator (default {DEFAULT_USER})")
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
     p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
-    p.add_argument("--max-turns", type=int_in(None, 1000), default=None, metavar="N", help="override the preset's max turns")
+    p.add_argument("--max-turns", type=int_in(1, 1000), default=None, metavar="N", help="override the preset's max turns")
     p.add_argument("--concurrency", type=int_in(None, 1024), default=None, metavar="N",
                    help=f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--workers", type=int_in(None, 256), default=None, metavar="K",
@@ -68,12 +69,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "all-offline matrix: one per core); excludes --concurrency")
     p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
     p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
-    p.add_argument("--max-cost", type=float, default=None, metavar="USD",
+    p.add_argument("--max-cost", type=usd, default=None, metavar="USD",
                    help="stop starting conversations when this invocation's spending + the estimate of those "
                         "in flight would pass USD")
     p.add_argument("--dry-run", action="store_true", help="print the matrix, calls and estimated cost; run nothing")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
+
+
+def usd(text: str) -> float:
+    """An argparse ``type=`` for ``--max-cost``: a finite amount of 0 or more (``nan`` compares
+    false with everything, so a nan budget would never stop anything; ``inf`` is no budget)."""
+    try:
+        value = float(text) if len(text) <= 40 else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected an amount of 0 or more USD, got {text[:40]!r}")
+    return value
 
 
 def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int, set[int]]:
@@ -168,6 +181,10 @@ class Progress:
 
 def run(args: argparse.Namespace) -> int:
     _check_modes(args)
+    if args.tag is not None:
+        check_tag(args.tag)
+    if args.resume is not None:
+        check_tag(args.resume, what="--resume")
     try:
         if args.dry_run and not (Path(args.db).expanduser() if args.db else default_path()).exists():
             with tempfile.TemporaryDirectory() as tmp:  # a dry run never creates the database
