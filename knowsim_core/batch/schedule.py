@@ -39,6 +39,15 @@ from knowsim_core.storage import Store
 
 POLL_S = 0.1  # how often the scheduler looks at signals, results and the progress line
 STOP_ERROR = "the batch was stopped before this conversation finished; continue it with batch --resume"
+DISK_FULL = ("disk is full", "no space left on device", "disk quota exceeded")
+
+
+def is_disk_full(error: str) -> bool:
+    """Whether an outcome's error says the disk (or the database's quota) is full: then every
+    further cell would fail the same way, so the batch stops at the first one (issue 23: 747 of
+    750 cells failed one by one)."""
+    low = error.lower()
+    return any(d in low for d in DISK_FULL)
 
 
 @dataclass
@@ -63,6 +72,13 @@ class Control:
         self.force = force if force is not None else threading.Event()  # stop now
         self.budget_hit = False
         self.signalled = False
+        self.disk_full = ""  # the first "disk is full" error: nothing new starts after it
+
+    def full(self, error: str) -> None:
+        """The disk is full: stop starting conversations (those in flight end on their own)."""
+        if not self.disk_full:
+            self.disk_full = error
+        self.stop.set()
 
     def request(self) -> None:
         self.signalled = True
@@ -305,6 +321,8 @@ def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int,
             out = None
         if out is not None:
             running.pop(out.index, None)
+            if out.status == "failed" and is_disk_full(out.error):
+                control.full(out.error)
             tally.end(out, counted_turns=True)
             outcomes.append(out)
             on_outcome(out)
@@ -328,4 +346,4 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     return Outcome(index, "interrupted" if run_id else "not started", run_id)
 
 
-__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "run_cell", "run_threads", "signals_stop"]
+__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "is_disk_full", "run_cell", "run_threads", "signals_stop"]

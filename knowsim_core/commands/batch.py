@@ -283,6 +283,11 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
                          "seed": c.seed, "run_id": o.run_id, "status": o.status, "turns": o.turns,
                          **({"error": o.error} if o.error else {})})
         print(json.dumps(rows, ensure_ascii=False, indent=2))
+    if control.disk_full:  # one line, not one per cell: every further cell would fail the same way
+        print(f"stopped: the disk is full ({control.disk_full}); {finished} done, {failed} failed, "
+              f"{interrupted} interrupted, {not_started} not started. Free some space, then continue with: "
+              f"{_resume_command(args, tag, db)}", file=sys.stderr)
+        return 1
     stopped = (control.stop.is_set() or control.budget_hit) and (interrupted or not_started)
     if not stopped:
         if not args.json:

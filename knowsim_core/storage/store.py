@@ -51,7 +51,13 @@ class Store:
         self.search = RunSearch(self._conn, self.runs)
         self.caches = Caches(self._conn)
         self.cells = BatchCells(self._conn, clock=clock)
-        self.mark_dead_runs()
+        try:
+            self.mark_dead_runs()
+        except StorageError as exc:
+            if "disk is full" not in str(exc) and "No space left" not in str(exc):
+                raise
+            # a full disk must not stop reading: dead writers' runs stay listed as running until
+            # there is room to mark them (the next opening does)
 
     @property
     def read_only(self) -> bool:
