@@ -181,6 +181,14 @@ def check_file(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        if shm.exists() and (not wal.exists() or wal.stat().st_size == 0):
+            # the index (-shm) points into a log someone deleted: the file itself is intact
+            raise StorageError(
+                f"{path}: its write-ahead log ({wal.name}) was deleted while a program had the database open, "
+                "so SQLite cannot read it now; the database file is not damaged — close every program using "
+                "it (its index is rebuilt then; commits that were only in the deleted log are lost) and try again"
+            ) from None
         raise StorageError(f"{path} is damaged or not a database ({exc}); restore a backup or use a new file") from None
     if tables - {"sqlite_sequence"} and not ours:
         raise StorageError(
