@@ -165,3 +165,20 @@ def test_property_two_concurrent_resumes_of_any_stopped_offline_batch_end_with_o
     assert {a.returncode, b.returncode} <= {0, 2}, err_a + err_b
     assert 0 in (a.returncode, b.returncode) or not (set(range(n_cells)) - finished), err_a + err_b
     _one_finished_run_per_cell(db, "p", n_cells)
+
+
+def test_batch_totals_count_one_run_per_cell_even_where_an_old_studio_ran_a_cell_twice(db_path):
+    from ui import batch_view as bv
+
+    n = _stopped_batch(db_path, "twice", levels="novice", seeds=1, finished={0, 1, 2}, interrupted={3: 1})
+    store = Store(db_path)
+    spec_cells = plan(store, questions=QUESTIONS, levels="novice", assistants="offline/simple,offline/adaptive",
+                      seeds=1, max_turns=4).cells()
+    # what two resumes without claims left behind: a second finished run of cell 0, a failed one of cell 3
+    for index, status in ((0, "finished"), (3, "failed")):
+        live = start_run(store, **spec_cells[index].start_kwargs(), batch_tag="twice")
+        live.step()
+        store.finish_run(live.run_id, status=status, error="" if status == "finished" else "x")
+    assert store.count_runs(batch_tag="twice") == 6
+    counts = bv.progress(store, "twice")
+    assert counts == {"finished": 3, "running": 0, "interrupted": 1, "failed": 0, "cells": n, "not started": 0}

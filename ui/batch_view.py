@@ -202,11 +202,11 @@ def stop(rec: Launch, *, now: bool = False) -> bool:
 
 
 def progress(store: Any, tag: str) -> dict[str, int]:
-    """Runs of batch ``tag`` by status, plus ``cells`` (the matrix size) and ``not started``."""
-    counts = {s: store.count_runs(batch_tag=tag, status=s) for s in STATUSES}
+    """Cells of batch ``tag`` by the status of their best run, plus ``cells`` (the matrix size)
+    and ``not started``."""
+    counts = store.batch_cell_counts(tag)  # one per cell, by its best run: never a cell counted twice
     data = store.get_batch(tag)
     cells = len(BatchSpec.from_data(data).cells()) if data else 0
-    # a failed/interrupted run that was resumed finishes in place; every run is one cell
     counts["cells"] = cells
     counts["not started"] = max(0, cells - sum(counts[s] for s in STATUSES))
     return counts

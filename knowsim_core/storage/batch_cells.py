@@ -81,6 +81,22 @@ class BatchCells:
         with self._conn.write() as db:
             db.execute("DELETE FROM batch_cells WHERE tag = ? AND cell = ? AND pid = ?", [tag, index, os.getpid()])
 
+    def status_counts(self, tag: str) -> dict[str, int]:
+        """Cells of batch ``tag`` by the best status among their runs (finished > running >
+        interrupted > failed): totals over a batch count one run per cell, even in a database
+        where an older Studio played some cell twice."""
+        cols = ", ".join(CELL_COLUMNS)
+        with self._conn.db() as db:
+            rows = db.execute(
+                f"SELECT best, COUNT(*) FROM (SELECT MIN(CASE status WHEN 'finished' THEN 0 WHEN 'running' THEN 1 "
+                f"WHEN 'interrupted' THEN 2 ELSE 3 END) AS best FROM runs WHERE batch_tag = ? GROUP BY {cols}) "
+                "GROUP BY best", [tag]).fetchall()
+        names = ("finished", "running", "interrupted", "failed")
+        out = dict.fromkeys(names, 0)
+        for best, n in rows:
+            out[names[best]] = n
+        return out
+
     def holders(self, tag: str) -> dict[int, int]:
         """{cell index: pid} of the cells of ``tag`` that a live process other than this one holds."""
         with self._conn.db() as db:

@@ -212,3 +212,6 @@ class Store:
 
     def cell_holders(self, tag: str) -> dict[int, int]:
         return self.cells.holders(tag)
+
+    def batch_cell_counts(self, tag: str) -> dict[str, int]:
+        return self.cells.status_counts(tag)
