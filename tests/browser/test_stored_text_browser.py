@@ -1,4 +1,5 @@
-"""A real browser on Simulate: stored text fetches nothing and keeps the card's layout.
+"""A real browser on Simulate: stored text fetches nothing and keeps the card's layout; and on
+Batch: a tag that is a path is refused (issue 23, items 5 and 10).
 
 A run whose messages carry a remote image (a tracking pixel), a heading and display maths is
 stored, opened in chromium, and every request the page makes is logged: none may go to the
@@ -41,3 +42,22 @@ def test_a_remote_image_in_a_stored_message_is_never_fetched(studio, page):
     chat = page.locator('[data-testid="stChatMessage"]')
     assert chat.locator("h1, h2, img").count() == 0
     assert chat.get_by_role("link", name="track").count() == 1  # the image is a link, loaded only if clicked
+
+
+def test_a_path_typed_as_a_batch_tag_is_one_error_and_nothing_launches(studio, page):
+    """The Batch page in chromium: a traversing tag is refused in one line, no Launch button, no
+    traceback, and no file appears outside the launches folder."""
+    from ui import batch_view as bv
+
+    Store(studio.db).seed_samples()
+    page.goto(f"{studio.url}/batch")
+    wait_idle(page)
+    tag = page.get_by_label("Tag")
+    tag.fill("../../../outside/TRAVERSE1")
+    tag.press("Enter")
+    wait_idle(page)
+    page.get_by_text("is not a batch tag").first.wait_for()
+    assert page.get_by_role("button", name="Launch").count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert bv.launches(studio.db) == []
+    assert not list(studio.db.parent.parent.rglob("TRAVERSE1*"))
