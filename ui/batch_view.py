@@ -166,10 +166,10 @@ def elsewhere(store: Any, launched: list[Launch]) -> list[Launch]:
 
 
 def playing_elsewhere(store: Any, tag: str) -> bool:
-    """Whether some process is still writing runs of batch ``tag`` (dead writers' runs are marked
-    interrupted first)."""
+    """Whether some process is still writing runs of batch ``tag`` or holds one of its cells (dead
+    writers' runs are marked interrupted first; dead holders' claims do not count)."""
     store.mark_dead_runs()
-    return store.count_runs(batch_tag=tag, status="running") > 0
+    return store.count_runs(batch_tag=tag, status="running") > 0 or bool(store.cell_holders(tag))
 
 
 def alive(rec: Launch) -> bool:
