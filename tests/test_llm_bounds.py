@@ -55,12 +55,14 @@ def test_the_size_cap_is_a_setting_with_a_floor():
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_server_trickling_a_byte_at_a_time_is_cut_off_at_the_whole_request_deadline(llm_server, provider):
+@pytest.mark.parametrize("head", [False, True], ids=["body", "headers-too"])
+def test_a_server_trickling_a_byte_at_a_time_is_cut_off_at_the_whole_request_deadline(llm_server, provider, head):
     m = model(llm_server, provider, KNOWSIM_LLM_TIMEOUT="1", KNOWSIM_LLM_MAX_RETRIES="0")
     m.complete(MSG)  # SDK imported (its import can take seconds on a busy machine)
-    llm_server.push(Fault(trickle=0.05))  # a ~250-byte body: ~12 s, each read well inside the timeout
+    # a ~250-byte body (and ~70 bytes of head): ~12 s, each read well inside the per-read timeout
+    llm_server.push(Fault(trickle=0.05, trickle_head=head))
     started = time.monotonic()
-    with pytest.raises(ProviderCallError, match="still arriving after 1 s") as err:
+    with pytest.raises(ProviderCallError, match="no answer from .* within 1 s") as err:
         m.complete(MSG)
     assert time.monotonic() - started < 2.5
     assert err.value.reason == "timeout" and "\n" not in str(err.value)

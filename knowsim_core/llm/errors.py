@@ -104,6 +104,13 @@ def translate(
     # what really happened: how many requests were sent, and why no more were
     tried = (f"after {retries} retr{'y' if retries == 1 else 'ies'}" if retries
              else "on the first request, not retried" + (f": {not_retried}" if not_retried else ""))
+    if name == "BadReply" and getattr(exc, "reason", "") == "timeout":
+        return ProviderCallError(
+            f"{provider}: {redact(str(exc), secrets).replace('no answer', f'no answer from {where}', 1)}"
+            f" ({tried}); KNOWSIM_LLM_TIMEOUT is the deadline of the whole request: raise it or check that the "
+            "server is not overloaded",
+            provider=provider, reason="timeout",
+        )
     if name == "BadReply":
         return ProviderCallError(
             f"{provider}: unusable reply from {where} {tried}: {redact(str(exc), secrets)}",

@@ -8,9 +8,10 @@ chunk, and a request is *bounded*:
 
 * **size**: a body larger than ``KNOWSIM_LLM_MAX_REPLY_BYTES`` (declared or as it arrives) is
   refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended);
-* **time**: ``KNOWSIM_LLM_TIMEOUT`` is the deadline of the whole request, checked as every chunk
-  arrives — a server trickling a byte a second is cut off at the deadline, not kept alive by
-  each read beating the per-read timeout;
+* **time**: ``KNOWSIM_LLM_TIMEOUT`` is the deadline of the whole request (status line, headers
+  and body): the request runs in a thread the caller waits for with that deadline — a server
+  trickling a byte a second is cut off at the deadline, not kept alive by each read beating the
+  per-read timeout — and Ctrl-C reaches the waiting caller at once;
 * **shape**: a 200 whose body is not JSON, is cut short or has no reply in it is a
   :class:`BadReply` — a provider error retried like a 5xx, never a ``JSONDecodeError``.
 
@@ -139,20 +140,54 @@ def call(
         The SDK's errors for everything else (status errors, connection errors, timeouts).
     """
     deadline = time.monotonic() + deadline_s
+    abandoned = threading.Event()
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def request() -> None:
+        try:
+            outcome["reply"] = _request(provider, client, model=model, messages=messages, schema_model=schema_model,
+                                        mode=mode, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                        max_bytes=max_bytes, deadline=deadline, deadline_s=deadline_s,
+                                        abandoned=abandoned)
+        except BaseException as exc:  # noqa: BLE001 — handed to the caller's thread below
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    # The request runs in its own thread so that the deadline holds for all of it — a server
+    # trickling even its status line and headers keeps every read inside the per-read timeout —
+    # and so that Ctrl-C reaches a caller waiting here at once. On the deadline the thread is
+    # abandoned: it stops reading at its next chunk (or its per-read timeout) and holds nothing
+    # the caller still needs.
+    threading.Thread(target=request, daemon=True, name="llm-request").start()
+    if not done.wait(deadline_s):
+        abandoned.set()
+        raise BadReply(f"no answer within {deadline_s:g} s", reason="timeout")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["reply"]
+
+
+def _request(provider: str, client: Any, *, model: str, messages: list[dict[str, str]],
+             schema_model: type[BaseModel] | None, mode: str, temperature: float | None, max_tokens: int | None,
+             seed: int | None, max_bytes: int, deadline: float, deadline_s: float, abandoned: threading.Event,
+             ) -> RawReply:
     if provider == "anthropic":
         kw = _anthropic_request(model=model, messages=messages, schema_model=schema_model, mode=mode,
                                 temperature=temperature, max_tokens=max_tokens)
         with client.messages.with_streaming_response.create(**kw) as response:
-            body = _read_json(response, max_bytes, deadline, deadline_s)
+            body = _read_json(response, max_bytes, deadline, deadline_s, abandoned)
         return _from_messages_body(body)
     kw = _chat_request(provider, model=model, messages=messages, schema_model=schema_model, mode=mode,
                        temperature=temperature, max_tokens=max_tokens, seed=seed)
     with client.chat.completions.with_streaming_response.create(**kw) as response:
-        body = _read_json(response, max_bytes, deadline, deadline_s)
+        body = _read_json(response, max_bytes, deadline, deadline_s, abandoned)
     return _from_chat_body(body)
 
 
-def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float) -> dict[str, Any]:
+def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float,
+               abandoned: threading.Event) -> dict[str, Any]:
     """The response body as a JSON object, read chunk by chunk under the size cap and the deadline."""
     import httpx2
 
@@ -167,9 +202,9 @@ def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float
             if len(buf) > max_bytes:
                 raise BadReply(f"the reply passed the {max_bytes:,}-byte cap (KNOWSIM_LLM_MAX_REPLY_BYTES)",
                                retry=False)
-            if time.monotonic() > deadline:
-                raise BadReply(f"the reply was still arriving after {deadline_s:g} s (KNOWSIM_LLM_TIMEOUT: "
-                               f"the deadline of the whole request; {len(buf):,} bytes so far)", reason="timeout")
+            if time.monotonic() > deadline or abandoned.is_set():
+                raise BadReply(f"no answer within {deadline_s:g} s (the reply was still arriving: "
+                               f"{len(buf):,} bytes so far)", reason="timeout")
     except httpx2.HTTPError as exc:  # the connection broke or stalled while the body was read
         what = "stalled" if isinstance(exc, httpx2.TimeoutException) else "was cut short"
         raise BadReply(f"the reply {what} after {len(buf):,} bytes ({type(exc).__name__})",

@@ -11,7 +11,7 @@ real socket on 127.0.0.1 does. The server records every request and answers with
 Hostile modes (a :class:`Fault` with status 200): ``body=b"..."`` answers those raw bytes (a
 non-JSON 200); ``huge=N`` pads the reply to N bytes and streams it in 64 KB chunks, with
 ``chunked=True`` without declaring its length; ``trickle=s`` sends the body one byte every ``s``
-seconds; ``cut=N`` declares the whole body but sends N bytes and closes (a truncated 200);
+seconds (with ``trickle_head=True`` the status line and headers too); ``cut=N`` declares the whole body but sends N bytes and closes (a truncated 200);
 ``echo_auth=True`` puts the ``Authorization`` header it received into the reply text.
 
 ``latency`` (seconds) delays every answer, like a model's generation time; ``in_flight`` and
@@ -123,6 +123,7 @@ class Fault:
     huge: int = 0  # pad the reply text so the body is about this many bytes
     chunked: bool = False  # send the body with Transfer-Encoding: chunked (no length declared)
     trickle: float = 0.0  # seconds between single bytes of the body
+    trickle_head: bool = False  # trickle the status line and headers as well
     cut: int | None = None  # declare the whole body, send only this many bytes, close
     echo_auth: bool = False  # the reply text is the Authorization header the server received
 
@@ -269,6 +270,18 @@ class FakeLLMServer:
     @staticmethod
     def _send_bytes(h: BaseHTTPRequestHandler, status: int, data: bytes, f: Fault) -> None:
         """A body sent the hostile way ``f`` asks (see the module docstring)."""
+        if f.trickle_head:
+            head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(data)}\r\n\r\n").encode()
+            try:
+                for i in range(len(head + data)):
+                    h.wfile.write((head + data)[i:i + 1])
+                    h.wfile.flush()
+                    time.sleep(f.trickle)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            h.close_connection = True
+            return
         try:
             h.send_response(status)
             h.send_header("content-type", "application/json")
