@@ -57,10 +57,14 @@ with st.expander("New batch", expanded=not bv.launches(path)):
             if db.get_batch(final_tag) is not None:
                 st.error(f"A batch tagged {final_tag!r} exists; choose another tag or resume it below.")
             else:
-                bv.launch(path, argv, final_tag)
-                st.session_state[WATCH] = final_tag
-                st.query_params["tag"] = final_tag
-                st.rerun()
+                try:
+                    bv.launch(path, argv, final_tag)
+                except KnowSimError as exc:  # one line, never a traceback; nothing left running unseen
+                    st.error(str(exc))
+                else:
+                    st.session_state[WATCH] = final_tag
+                    st.query_params["tag"] = final_tag
+                    st.rerun()
 
 mine = bv.launches(path)
 runs = mine + bv.elsewhere(db, mine)  # the command line's batches too: watch and resume them here
@@ -116,8 +120,12 @@ def watch() -> None:
     if rec.pid > 0:
         st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None)
     if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
-        bv.launch(path, bv.resume_argv(rec), rec.tag)
-        st.rerun()
+        try:
+            bv.launch(path, bv.resume_argv(rec), rec.tag)
+        except KnowSimError as exc:
+            st.error(str(exc))
+        else:
+            st.rerun()
     if st.button("Failure modes of this batch", icon=":material/troubleshoot:", key="batch_failures"):
         st.session_state[FAILURES_BATCH_KEY] = rec.tag  # that page's batch filter, preselected
         try:

@@ -8,6 +8,7 @@ from ui import share, state
 from ui.compare import render_compare
 from ui.frame import ensure_frame
 from ui.resources import get_store
+from ui.safe_text import inline_markdown
 from ui.sim_setup import render_setup
 from ui.sim_view import render_player
 
@@ -32,7 +33,7 @@ if player is not None:
     row = st.container(horizontal=True, vertical_alignment="center")
     head = row.container()
     # the question once, here (the turn card no longer repeats it at turn 0)
-    head.markdown(f"**Question** `{run.question_id}` — " + run.question.replace("\n", " "))
+    head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(run.question.replace("\n", " ")))
     head.caption(f"Run `{', '.join(player.run_ids)}`")
     for rid in player.run_ids:
         link = fork_link(player.runs[rid])

@@ -53,9 +53,9 @@ def test_hostile_text_never_becomes_markup():
     node = _dataset(page, "nodes")[0]
     # the label is drawn on the canvas (plain text), so it is kept exactly as written ...
     assert node["label"] == f"IU1: {EVIL}"
-    # ... while a tooltip containing "href" makes pyvis show every node tooltip with innerHTML, so
-    # they are escaped (and render back as the original text)
-    assert "<" not in node["title"] and "&lt;script&gt;" in node["title"]
+    # ... and so is the tooltip, although it contains "href" (vis-network shows it with innerText)
+    assert node["title"].startswith(f"IU1: {EVIL}\n") and "&lt;" not in node["title"]
+    assert "popup.innerHTML" not in page
     (edge,) = _dataset(page, "edges")
     assert EVIL in edge["title"]  # vis-network shows edge tooltips with innerText
 
@@ -70,6 +70,20 @@ def test_labels_and_tooltips_show_the_text_as_written():
     assert node["label"] == f"IU1: {text}"
     assert node["title"].startswith(f"IU1: {text}\n") and "&lt;" not in node["title"]
     assert "tooltip_link" not in page and "popup.innerHTML" not in page  # vis-network's own (innerText) tooltips
+
+
+def test_one_href_tooltip_does_not_turn_every_tooltip_into_entities():
+    """A graph where one description mentions "href": every tooltip is still the text as written,
+    escaped once (JSON in the script), never HTML entities (issue 23, item 16)."""
+    g = IUGraph.from_data({"nodes": [
+        {"id": "IU1", "concept": "links", "abstraction_level": 0.8, "description": 'an <a href="x"> tag'},
+        {"id": "IU2", "concept": "a & b", "abstraction_level": 0.4, "description": "x < y, 'quoted'"}],
+        "edges": [{"from": "IU1", "to": "IU2", "reason": "r < s"}]})
+    page = graph_html(g)
+    titles = [n["title"] for n in _dataset(page, "nodes")]
+    assert titles == ['IU1: links\nlevel 0.8\nan <a href="x"> tag', "IU2: a & b\nlevel 0.4\nx < y, 'quoted'"]
+    assert "&amp;" not in page.split("nodes = new vis.DataSet", 1)[1].split(");", 1)[0]
+    assert "popup.innerHTML" not in page and '<a href="x">' not in page  # the script data stays escaped
 
 
 def test_states_colour_nodes_and_empty_graph_is_refused():

@@ -16,7 +16,7 @@ from knowsim_core.formats.judgments import Judgment, check_text, judgments_from_
 from knowsim_core.formats.realworld import CONCEPTS_NAME, derived_id
 from knowsim_core.services.importing import import_path
 from knowsim_core.services.reading import has_reading
-from knowsim_core.storage import Store
+from knowsim_core.storage import SCHEMA_VERSION, Store
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
 ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
@@ -309,7 +309,7 @@ def test_runs_filter_and_sort_by_rating_and_correctness_and_the_migration_fills_
                       "PRAGMA user_version = 5;")
     con.close()
     again = Store(db)
-    assert again.schema_version == 6
+    assert again.schema_version == SCHEMA_VERSION
     assert [r.rating for r in again.list_runs(order="rating_desc")] == [9.0, 6.0, 3.0, None]
     assert {r.correctness for r in again.list_runs()} == {"correct", "incorrect", None}
 

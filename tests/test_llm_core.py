@@ -254,12 +254,12 @@ def test_an_unrelated_bad_request_is_not_retried_without_sampling(llm_server):
 
 # ---------------------------------------------------------------------- faults
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_server_errors_are_retried_by_the_sdk(llm_server, provider):
+def test_server_errors_are_retried(llm_server, provider):
+    # retries are the Studio's own (the SDK client has max_retries=0), so they can be counted
     llm_server.reply = lambda req: "fine"
     llm_server.push(Fault(status=500), Fault(status=503))
     res = model(llm_server, provider).complete(as_messages("s", user="q"))
     assert res.text == "fine" and len(llm_server.requests) == 3
-    assert [r.headers.get("x-stainless-retry-count") for r in llm_server.requests] == ["0", "1", "2"]
 
 
 def server_error_body(srv, key: str) -> str:

@@ -144,6 +144,7 @@ def test_a_foreign_sqlite_file_is_refused_before_the_switch_to_wal(db_path, ddl,
 
 NOBODY_PYTHON = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
 SITE = Path(sysconfig.get_paths()["purelib"])
+ROOT = Path(__file__).resolve().parent.parent
 NOBODY_SCRIPT = """
 import sys
 sys.path[:0] = [{root!r}, {site!r}]
@@ -156,26 +157,76 @@ try:
 except StorageError as exc:
     print(exc)
 """
+# what the script imports, listed by a root process: the files nobody must be able to read
+NEEDED = """
+import sys
+sys.path[:0] = [{root!r}]
+import knowsim_core.storage, knowsim_core.errors
+site = {site!r}
+tops = set()
+for m in list(sys.modules.values()):
+    f = getattr(m, "__file__", None) or ""
+    if f.startswith(site + "/"):
+        tops.add(f[len(site) + 1:].split("/")[0])
+print("\\n".join(sorted(tops)))
+"""
+
+
+def copy_for_nobody(dest: Path) -> tuple[Path, Path]:
+    """Copy the checkout's package and the third-party packages it imports into ``dest`` (world
+    readable): the checkout and the virtual environment may live where ``nobody`` cannot read —
+    a 0700 home, a ``mktemp -d`` clone — which made this test fail in a private checkout."""
+    root, site = dest / "src", dest / "site"
+    shutil.copytree(ROOT / "knowsim_core", root / "knowsim_core",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", NEEDED.format(root=str(ROOT), site=str(SITE))],
+                         capture_output=True, text=True, check=True)
+    site.mkdir()
+    for top in out.stdout.split():
+        src = SITE / top
+        if src.is_dir():
+            shutil.copytree(src, site / top, ignore=shutil.ignore_patterns("__pycache__"))
+        elif src.exists():
+            shutil.copy2(src, site / top)
+    for sub in (root, site):
+        for path in [sub, *sub.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    return root, site
+
+
+def traversable_by_others(path: Path) -> bool:
+    """Whether a user other than the owner may reach ``path`` (every ancestor searchable by others)."""
+    return all(p.stat().st_mode & 0o001 for p in path.resolve().parents)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not NOBODY_PYTHON.exists(),
                     reason="needs root, setpriv and a system Python of this version to drop to 'nobody'")
 def test_as_a_real_unprivileged_user_a_read_only_folder_is_read(tmp_path):
     """The real case, without fakes: root builds the file, then a process as ``nobody`` opens it in a
-    0555 folder (0444 file) — as root, chmod would stop nothing."""
+    0555 folder (0444 file) — as root, chmod would stop nothing. What ``nobody`` runs is copied to
+    a folder it can read first, so the test holds wherever the checkout lives."""
     folder = Path(tempfile.mkdtemp(dir="/tmp"))  # pytest's tmp_path is 0700 (root only)
+    if not traversable_by_others(folder):
+        shutil.rmtree(folder)
+        pytest.skip(f"{folder.parent} cannot be entered by other users, so 'nobody' cannot reach any copy")
     try:
-        built(folder / "studio.db")
+        folder.chmod(0o755)
+        root, site = copy_for_nobody(folder)
+        data = folder / "data"
+        data.mkdir()
+        built(data / "studio.db")
         script = folder / "check.py"
-        script.write_text(NOBODY_SCRIPT.format(root=str(Path(__file__).resolve().parent.parent), site=str(SITE),
-                                               db=str(folder / "studio.db")))
-        (folder / "studio.db").chmod(0o444)
-        folder.chmod(0o555)
+        script.write_text(NOBODY_SCRIPT.format(root=str(root), site=str(site), db=str(data / "studio.db")))
+        script.chmod(0o644)
+        (data / "studio.db").chmod(0o444)
+        data.chmod(0o555)
         out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(NOBODY_PYTHON),
-                              str(script)], capture_output=True, text=True, timeout=120)
+                              "-B", str(script)], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-800:]
         first, refusal = out.stdout.splitlines()
         assert first == "True 1 15" and "is open read-only" in refusal and "copy it to a writable folder" in refusal
     finally:
-        folder.chmod(0o755)
+        for path in folder.rglob("*"):
+            if path.is_dir():
+                path.chmod(0o755)
         shutil.rmtree(folder)

@@ -55,7 +55,8 @@ def test_the_stored_id_is_redacted_but_the_client_keeps_the_real_url(monkeypatch
     settings = LLMSettings.from_env({"KNOWSIM_COMPAT_BASE_URL": ref.base_url, "KNOWSIM_COMPAT_API_KEY": ENV_KEY})
     assert set(settings.secrets()) >= {PASSWORD, QUERY_KEY, ENV_KEY}
     assert not any(s in str(provider_status(settings)) for s in SENTINELS)
-    assert url_secrets(ref.base_url) == (PASSWORD, QUERY_KEY)
+    basic = base64.b64encode(f"admin:{PASSWORD}".encode()).decode()  # what the client sends as Basic auth
+    assert url_secrets(ref.base_url) == (PASSWORD, basic, QUERY_KEY)
     assert redact(f"key {ENV_KEY} at {ref.base_url}", settings.secrets()).count("***") == 3
 
 

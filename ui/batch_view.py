@@ -9,6 +9,13 @@ beside the database, so a reload or another tab finds the batch again. Progress 
 database (the runs of the tag by status; the matrix stored under the tag gives the total), never
 from the process.
 
+**Tags are names, not paths.** The tag names the launch record and the log file, so it is checked
+(:func:`~knowsim_core.batch.plan.check_tag`: letters, digits, ``-_.``, at most 64) before any path
+is built from it, and a record read back is believed only if its tag is valid and its log lies in
+the launches folder. A launch that fails (the folder cannot be written, the process cannot start)
+is one :class:`~knowsim_core.errors.StorageError` line for the page; if the process started but its
+record could not be written, the process is stopped — the page never leaves a batch it cannot see.
+
 The matrix and estimate go through the CLI's own argument parser, :func:`~knowsim_core.commands.batch.plan`
 and :func:`~knowsim_core.batch.plan.estimate_stored`, so what the page shows is what the command
 will run.
@@ -27,8 +34,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from knowsim_core.batch.plan import BatchSpec, Estimate, estimate_stored, plan
-from knowsim_core.errors import ConfigError
+from knowsim_core.batch.plan import BatchSpec, Estimate, check_tag, estimate_stored, plan
+from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage.liveness import pid_alive, process_start
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,7 +73,7 @@ def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str]
         argv += ["--concurrency", str(int(concurrency))]
     if max_turns:
         argv += ["--max-turns", str(int(max_turns))]
-    return argv + ["--tag", tag.strip()] if tag.strip() else argv
+    return argv + ["--tag", check_tag(tag.strip(), what="Tag")] if tag.strip() else argv
 
 
 def _spec_args(argv: list[str]) -> dict[str, Any]:
@@ -91,30 +98,53 @@ def new_tag() -> str:
 
 
 def launch(db: Path, argv: list[str], tag: str) -> Launch:
-    """Start ``python -m knowsim_core <argv> --db db`` as its own process group and record it."""
+    """Start ``python -m knowsim_core <argv> --db db`` as its own process group and record it.
+
+    Raises:
+        ConfigError: ``tag`` is not a valid tag (nothing is started).
+        StorageError: the launches folder, the log or the record cannot be written, or the process
+            cannot start — one line; a process that started without its record is stopped again.
+    """
+    check_tag(tag, what="Tag")
     folder = launches_dir(db)
-    folder.mkdir(parents=True, exist_ok=True)
     log = folder / f"{tag}.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
-    with open(log, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "knowsim_core", *argv, "--db", str(db)], cwd=ROOT, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "knowsim_core", *argv, "--db", str(db)], cwd=ROOT,
+                                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+    except OSError as exc:
+        raise StorageError(f"cannot launch the batch: {exc.strerror or exc} ({exc.filename or folder})") from None
     rec = Launch(tag, proc.pid, process_start(proc.pid), tuple(argv), str(log), time.time())
     tmp = folder / f".{tag}.json.tmp"
-    tmp.write_text(json.dumps(asdict(rec)))
-    tmp.replace(folder / f"{tag}.json")
+    try:
+        tmp.write_text(json.dumps(asdict(rec)))
+        tmp.replace(folder / f"{tag}.json")
+    except OSError as exc:
+        try:  # a batch this page could not find again must not run on unseen
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        raise StorageError(f"cannot record the launched batch, so it was stopped: {exc.strerror or exc}") from None
     return rec
 
 
 def launches(db: Path) -> list[Launch]:
-    """Every recorded launch into ``db``, newest first."""
+    """Every recorded launch into ``db``, newest first (records with an invalid tag, or a log
+    outside the launches folder, are not believed)."""
     out = []
-    for f in launches_dir(db).glob("*.json"):
+    folder = launches_dir(db)
+    for f in folder.glob("*.json"):
         try:
             d = json.loads(f.read_text())
-            out.append(Launch(d["tag"], int(d["pid"]), d["start"], tuple(d["argv"]), d["log"], float(d["started_at"])))
-        except (OSError, ValueError, KeyError):
+            rec = Launch(check_tag(d["tag"]), int(d["pid"]), d["start"], tuple(d["argv"]), d["log"],
+                         float(d["started_at"]))
+            if Path(rec.log).parent.resolve() != folder.resolve():
+                continue
+            out.append(rec)
+        except (OSError, ValueError, KeyError, TypeError, ConfigError):
             continue  # a half-written or foreign file is not a launch
     return sorted(out, key=lambda rec: rec.started_at, reverse=True)
 
@@ -136,10 +166,10 @@ def elsewhere(store: Any, launched: list[Launch]) -> list[Launch]:
 
 
 def playing_elsewhere(store: Any, tag: str) -> bool:
-    """Whether some process is still writing runs of batch ``tag`` (dead writers' runs are marked
-    interrupted first)."""
+    """Whether some process is still writing runs of batch ``tag`` or holds one of its cells (dead
+    writers' runs are marked interrupted first; dead holders' claims do not count)."""
     store.mark_dead_runs()
-    return store.count_runs(batch_tag=tag, status="running") > 0
+    return store.count_runs(batch_tag=tag, status="running") > 0 or bool(store.cell_holders(tag))
 
 
 def alive(rec: Launch) -> bool:
@@ -172,11 +202,11 @@ def stop(rec: Launch, *, now: bool = False) -> bool:
 
 
 def progress(store: Any, tag: str) -> dict[str, int]:
-    """Runs of batch ``tag`` by status, plus ``cells`` (the matrix size) and ``not started``."""
-    counts = {s: store.count_runs(batch_tag=tag, status=s) for s in STATUSES}
+    """Cells of batch ``tag`` by the status of their best run, plus ``cells`` (the matrix size)
+    and ``not started``."""
+    counts = store.batch_cell_counts(tag)  # one per cell, by its best run: never a cell counted twice
     data = store.get_batch(tag)
     cells = len(BatchSpec.from_data(data).cells()) if data else 0
-    # a failed/interrupted run that was resumed finishes in place; every run is one cell
     counts["cells"] = cells
     counts["not started"] = max(0, cells - sum(counts[s] for s in STATUSES))
     return counts

@@ -24,6 +24,7 @@ from ui import state
 from ui.gauge import gauge_top, render_gauge, render_load_chart
 from ui.graph_view import render_graph, render_legend
 from ui.player import Player
+from ui.safe_text import inline_markdown
 from ui.theme import GLOSSARY, glossary_help
 from ui.agreement_view import render_turn_judgments
 from ui.turn_card import render_iu_panel, render_metrics, render_turn_card
@@ -181,7 +182,7 @@ def _compose(p: Player, rid: str, index: int = 0) -> None:
         if role == "assistant":
             try:
                 st.markdown("**The learner says:**")
-                st.markdown(p.preview_user(rid))
+                st.markdown(inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
                 st.error(f"The simulated learner could not write its message: {exc}")
                 return

@@ -1,7 +1,9 @@
 """The turn card: messages, per-IU labels, transitions, failure modes, stop votes, running metrics.
 
 Every text here is model or user text, so it is shown with Streamlit elements that escape HTML
-(markdown without ``unsafe_allow_html``, dataframes, captions) — never raw HTML.
+(markdown without ``unsafe_allow_html``, dataframes, captions) — never raw HTML — and messages
+go through :func:`~ui.safe_text.inline_markdown` first: no remote image loads, no heading or
+table takes over the card.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from knowsim_core.engine.metrics import PROXY_DC_REASON, summary
 from knowsim_core.engine.records import recorded_proxy_dc
 from knowsim_core.engine.records import RunRecord, TurnRecord
 
+from ui.safe_text import inline_markdown
 from ui.theme import state_badge
 
 
@@ -54,13 +57,13 @@ def _fmt(v) -> str:
 def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> None:
     """The card for one turn of ``run`` (turn 0: the question and the starting state)."""
     if rec is None:
-        st.markdown("**Question.** " + run.question.replace("\n", " "))
+        st.markdown("**Question.** " + inline_markdown(run.question.replace("\n", " ")))
         st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
         return
     with st.chat_message("user"):
-        st.markdown(rec.user_message)
+        st.markdown(inline_markdown(rec.user_message))
     with st.chat_message("assistant"):
-        st.markdown(rec.assistant_message)
+        st.markdown(inline_markdown(rec.assistant_message))
     if rec.extractor_failed:
         st.warning("The extractor returned no usable labels this turn; every IU was treated as not mentioned.")
     for note in rec.notes:

@@ -16,6 +16,7 @@ and named as unpriced.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
@@ -29,6 +30,24 @@ from knowsim_core.storage import Store
 # prompt carries the graph and the conversation so far; a user or assistant turn is a paragraph.
 DEFAULT_TOKENS_PER_CALL = (2000, 300)
 AGENT_KINDS = ("assistant", "user", "extractor")
+MAX_TAG = 64
+# A tag names a batch in the database and, on the Batch page, its launch record and log file: so
+# it is a plain file-name-safe word — never a path, a control character or 100 KB of text.
+_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_tag(tag: str, *, what: str = "--tag") -> str:
+    """``tag`` if it is a valid batch tag: letters, digits, ``-``, ``_`` and ``.``, starting with a
+    letter or digit, at most :data:`MAX_TAG` characters.
+
+    Raises:
+        ConfigError: one line naming the rule (and a short, printable quote of the bad value).
+    """
+    if isinstance(tag, str) and len(tag) <= MAX_TAG and _TAG.fullmatch(tag):
+        return tag
+    shown = repr(tag[:40]) + ("…" if len(tag) > 40 else "") if isinstance(tag, str) else repr(tag)
+    raise ConfigError(f"{what}: {shown} is not a batch tag; use 1–{MAX_TAG} letters, digits, '-', '_' or '.', "
+                      "starting with a letter or digit")
 
 
 def needs_model(agent_id: str) -> bool:
@@ -205,7 +224,7 @@ def estimate_stored(store: Any, spec: BatchSpec, conversations: int) -> Estimate
     return estimate(spec, conversations, prices=prices, history=store.token_totals(spec.llm_agents()))
 
 
-__all__ = ["BatchSpec", "Cell", "Estimate", "estimate", "estimate_stored", "model_name", "row_key",
+__all__ = ["BatchSpec", "Cell", "Estimate", "MAX_TAG", "check_tag", "estimate", "estimate_stored", "model_name", "row_key",
            "tokens_per_call"]
 
 
@@ -234,6 +253,8 @@ def plan(
     checks every id before anything runs. The command line and the Batch page both call this."""
     if seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
+    if max_turns is not None and not 1 <= max_turns <= 1000:
+        raise ConfigError(f"--max-turns must be from 1 to 1000, got {max_turns}")
     if questions is None:
         raise ConfigError("batch needs --questions (all or ids), or --resume TAG")
     if questions == "all":

@@ -39,6 +39,15 @@ from knowsim_core.storage import Store
 
 POLL_S = 0.1  # how often the scheduler looks at signals, results and the progress line
 STOP_ERROR = "the batch was stopped before this conversation finished; continue it with batch --resume"
+DISK_FULL = ("disk is full", "no space left on device", "disk quota exceeded")
+
+
+def is_disk_full(error: str) -> bool:
+    """Whether an outcome's error says the disk (or the database's quota) is full: then every
+    further cell would fail the same way, so the batch stops at the first one (issue 23: 747 of
+    750 cells failed one by one)."""
+    low = error.lower()
+    return any(d in low for d in DISK_FULL)
 
 
 @dataclass
@@ -46,7 +55,7 @@ class Outcome:
     """What became of one cell."""
 
     index: int
-    status: str  # finished | failed | interrupted | not started
+    status: str  # finished | failed | interrupted | not started | skipped (another process has the cell)
     run_id: str = ""
     turns: int = 0
     tokens_in: int = 0
@@ -63,6 +72,13 @@ class Control:
         self.force = force if force is not None else threading.Event()  # stop now
         self.budget_hit = False
         self.signalled = False
+        self.disk_full = ""  # the first "disk is full" error: nothing new starts after it
+
+    def full(self, error: str) -> None:
+        """The disk is full: stop starting conversations (those in flight end on their own)."""
+        if not self.disk_full:
+            self.disk_full = error
+        self.stop.set()
 
     def request(self) -> None:
         self.signalled = True
@@ -102,11 +118,37 @@ def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[St
 def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None,
               resume_id: str, on_start: Callable[[str], None] | None,
               on_turn: Callable[[Any], None] | None) -> Outcome:
-    from knowsim_core.services.runner import resume_run, start_run
-
     out = Outcome(cell.index, "not started")
     if stop.is_set():
         return out
+    if not tag:
+        return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=resume_id, on_start=on_start,
+                     on_turn=on_turn)
+    try:
+        claim = store.claim_cell(tag, cell.index, cell.key)
+    except KnowSimError as exc:
+        out.status, out.error = "failed", str(exc)
+        return out
+    if claim.outcome != "mine":  # another process finished it or is playing it: never twice
+        out.status = "skipped"
+        out.error = ("finished by another process" if claim.outcome == "done"
+                     else f"being played by process {claim.holder}")
+        return out
+    try:
+        return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=claim.resume_id, on_start=on_start,
+                     on_turn=on_turn)
+    finally:
+        try:
+            store.release_cell(tag, cell.index)
+        except KnowSimError:
+            pass  # a claim left behind is reclaimable once this process is gone
+
+
+def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
+          llm: Callable[[Store, int], Any] | None, resume_id: str, on_start: Callable[[str], None] | None,
+          on_turn: Callable[[Any], None] | None) -> Outcome:
+    from knowsim_core.services.runner import resume_run, start_run
+
     settings = llm(store, cell.index) if llm is not None else None
     try:
         if resume_id:
@@ -156,6 +198,7 @@ class Tally:
     done: int = 0
     failed: int = 0
     interrupted: int = 0
+    skipped: int = 0  # cells another process finished or holds (claimed there first)
     tokens: int = 0
     cost_usd: float = 0.0
     started_at: float = field(default_factory=time.monotonic)
@@ -182,7 +225,8 @@ class Tally:
                 self.cost_usd += out.cost_usd
             if out.status == "finished":
                 self.finished_costs.append(out.cost_usd)
-            self.done += out.status in ("finished", "failed", "interrupted")
+            self.done += out.status in ("finished", "failed", "interrupted", "skipped")
+            self.skipped += out.status == "skipped"
             self.failed += out.status == "failed"
             self.interrupted += out.status == "interrupted"
 
@@ -277,6 +321,8 @@ def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int,
             out = None
         if out is not None:
             running.pop(out.index, None)
+            if out.status == "failed" and is_disk_full(out.error):
+                control.full(out.error)
             tally.end(out, counted_turns=True)
             outcomes.append(out)
             on_outcome(out)
@@ -300,4 +346,4 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     return Outcome(index, "interrupted" if run_id else "not started", run_id)
 
 
-__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "run_cell", "run_threads", "signals_stop"]
+__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "is_disk_full", "run_cell", "run_threads", "signals_stop"]

@@ -21,7 +21,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Callable
 
 from knowsim_core.batch.plan import Cell
-from knowsim_core.batch.schedule import POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, admit, run_cell
+from knowsim_core.batch.schedule import (POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, admit, is_disk_full,
+                                         run_cell)
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import Store
 
@@ -97,6 +98,9 @@ def run_processes(store: Store, todo: list[tuple[Cell, str]], *, workers: int, t
             for fut in done:
                 cell = running.pop(fut)
                 out = fut.result()
+                if out.status == "failed" and is_disk_full(out.error):
+                    control.full(out.error)
+                    stop.set()
                 tally.end(out, counted_turns=False)
                 outcomes.append(out)
                 on_outcome(out)

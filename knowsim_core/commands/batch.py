@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -34,8 +35,7 @@ import uuid
 from pathlib import Path
 from typing import TextIO
 
-from knowsim_core.agents import registry
-from knowsim_core.batch.plan import BatchSpec, Cell, estimate_stored, plan, row_key
+from knowsim_core.batch.plan import BatchSpec, Cell, check_tag, estimate_stored, plan, row_key
 from knowsim_core.batch.workers import run_processes
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
@@ -60,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator (default {DEFAULT_USER})")
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
     p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
-    p.add_argument("--max-turns", type=int_in(None, 1000), default=None, metavar="N", help="override the preset's max turns")
+    p.add_argument("--max-turns", type=int_in(1, 1000), default=None, metavar="N", help="override the preset's max turns")
     p.add_argument("--concurrency", type=int_in(None, 1024), default=None, metavar="N",
                    help=f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})")
     p.add_argument("--workers", type=int_in(None, 256), default=None, metavar="K",
@@ -68,7 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "all-offline matrix: one per core); excludes --concurrency")
     p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
     p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
-    p.add_argument("--max-cost", type=float, default=None, metavar="USD",
+    p.add_argument("--max-cost", type=usd, default=None, metavar="USD",
                    help="stop starting conversations when this invocation's spending + the estimate of those "
                         "in flight would pass USD")
     p.add_argument("--dry-run", action="store_true", help="print the matrix, calls and estimated cost; run nothing")
@@ -76,10 +76,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
 
 
-def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int]:
-    """The cells still to run (with the stored run to continue, if any), how many are finished and
+def usd(text: str) -> float:
+    """An argparse ``type=`` for ``--max-cost``: a finite amount of 0 or more (``nan`` compares
+    false with everything, so a nan budget would never stop anything; ``inf`` is no budget)."""
+    try:
+        value = float(text) if len(text) <= 40 else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected an amount of 0 or more USD, got {text[:40]!r}")
+    return value
+
+
+def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int, set[int]]:
+    """The cells still to run (with the stored run to continue, if any), how many are finished,
     how many another live process is still playing (opening the store marked dead writers' runs
-    ``interrupted``, so a ``running`` run here has a live writer; it is left alone)."""
+    ``interrupted``, so a ``running`` run here has a live writer; it is left alone; so is a cell a
+    live process has claimed), and the pids of those processes. Each cell is claimed again when it
+    starts (:meth:`Store.claim_cell`): this list is only what to try."""
+    holders = store.cell_holders(tag)
     finished, busy, resumable = set(), set(), {}
     for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
         if row.status == "finished":
@@ -89,8 +104,10 @@ def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str
         else:  # interrupted or failed: continue the newest from its last completed turn
             resumable[row_key(row)] = row.id
     cells = spec.cells()
+    busy |= {c.key for c in cells if c.index in holders}
     todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
-    return todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells)
+    return (todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells),
+            set(holders.values()))
 
 
 def _check_modes(args: argparse.Namespace) -> None:
@@ -163,6 +180,10 @@ class Progress:
 
 def run(args: argparse.Namespace) -> int:
     _check_modes(args)
+    if args.tag is not None:
+        check_tag(args.tag)
+    if args.resume is not None:
+        check_tag(args.resume, what="--resume")
     try:
         if args.dry_run and not (Path(args.db).expanduser() if args.db else default_path()).exists():
             with tempfile.TemporaryDirectory() as tmp:  # a dry run never creates the database
@@ -191,7 +212,10 @@ def _run(args: argparse.Namespace) -> int:
         tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
         if store.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
-    todo, skipped, busy = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0)
+    todo, skipped, busy, pids = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0, set())
+    if args.resume and not todo and busy:
+        raise StorageError(f"batch {tag}: every unfinished cell is being played by another process "
+                           f"(pid {', '.join(map(str, sorted(pids))) or '?'}); nothing left to run here")
     est = estimate_stored(store, spec, len(todo))
     workers, concurrency = _modes(args, spec, len(todo))
     mode = f"{workers} worker processes" if workers > 1 else f"up to {concurrency} at once"
@@ -246,8 +270,9 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
     for o in outcomes:
         by_status[o.status] = by_status.get(o.status, 0) + 1
     finished, failed = by_status.get("finished", 0), by_status.get("failed", 0)
-    interrupted = by_status.get("interrupted", 0)
-    not_started = len(todo) - finished - failed - interrupted
+    interrupted, elsewhere = by_status.get("interrupted", 0), by_status.get("skipped", 0)
+    not_started = len(todo) - finished - failed - interrupted - elsewhere
+    left = f"; {elsewhere} left to another process that claimed them first" if elsewhere else ""
     db = str(store.path)
     if args.json:
         rows = []
@@ -257,18 +282,23 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
                          "seed": c.seed, "run_id": o.run_id, "status": o.status, "turns": o.turns,
                          **({"error": o.error} if o.error else {})})
         print(json.dumps(rows, ensure_ascii=False, indent=2))
+    if control.disk_full:  # one line, not one per cell: every further cell would fail the same way
+        print(f"stopped: the disk is full ({control.disk_full}); {finished} done, {failed} failed, "
+              f"{interrupted} interrupted, {not_started} not started. Free some space, then continue with: "
+              f"{_resume_command(args, tag, db)}", file=sys.stderr)
+        return 1
     stopped = (control.stop.is_set() or control.budget_hit) and (interrupted or not_started)
     if not stopped:
         if not args.json:
             print(f"{finished} of {len(todo)} runs finished, stored in {db} (batch {tag}; "
-                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f})")
+                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f}){left}")
         for o in [o for o in outcomes if o.status == "failed"][:10]:
             c = cells[o.index]
             print(f"  failed: {c.question_id} {c.level} {c.assistant_id} seed {c.seed}: {o.error}", file=sys.stderr)
         return 1 if failed else 0
     why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
     print(f"{why}: {finished} done, {interrupted} interrupted, {not_started} not started"
-          f"{f', {failed} failed' if failed else ''} (${tally.cost_usd:.4f} spent); "
+          f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent); "
           f"continue with: {_resume_command(args, tag, db)}", file=sys.stderr)
     return EXIT_INTERRUPTED if control.signalled else 1
 

@@ -66,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
     rows = [r for r in store.list_runs(limit=100_000) if spec_of(r.assistant).recorded]
     runs = [store.load_run(r.id) for r in rows]
     if args.conversation:
+        known = [dict(r.meta).get("conversation") for r in runs]
+        missing = [c for c in dict.fromkeys(args.conversation) if c not in known]
+        if runs and missing:  # say which key is unknown, not that there are no conversations at all
+            sample = ", ".join(str(k) for k in known[:3])
+            raise StorageError(f"no human conversation {missing[0]!r} in the database ({len(runs)} stored, e.g. "
+                               f"{sample}); `realism` prints each conversation's key")
         runs = [r for r in runs if dict(r.meta).get("conversation") in set(args.conversation)]
     if not runs:
         raise StorageError("no human conversations in the database; import some first "

@@ -7,6 +7,12 @@ than raised. Only data that cannot be read as a graph at
 all (not an object, a missing field, a wrong type) raises :class:`GraphError` on load. Hand edits
 go through the ``with_*`` methods, which refuse to create a new cycle.
 
+Two things are refused on load because nothing could run them well: an id holding an invisible
+character (a zero-width space, a bidi override: ``IU1`` and ``IU\u200b1`` print alike but are two
+IUs, and U+202E reverses what a terminal shows) or a control character; and IU text longer than
+:data:`MAX_IU_TEXT` characters (a 2 MB description made one offline run take 15 s and 600 MB;
+the longest description in the paper's graphs is 555 characters).
+
 The derived structure (:attr:`IUGraph.index`) is computed once per *constructed* graph and never
 travels to another one: every edit builds its result through :func:`_rebuilt` (a full
 re-validation from plain data), and ``model_copy`` / ``copy.copy`` / pickling drop it, because
@@ -18,9 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 import re
-from typing import Any, Iterable, Sequence
+import unicodedata
+from typing import Annotated, Any, Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from knowsim_core.engine import graph_checks
 from knowsim_core.errors import GraphCycleError, GraphError
@@ -29,11 +36,25 @@ from knowsim_core.engine.graph_checks import (
 )
 
 _DIGITS = re.compile(r"(\d+)")
+MAX_IU_TEXT = 20_000  # characters of an IU's description or an edge's reason
+MAX_IU_NAME = 1_000  # characters of an id or a concept
+
+
+def _visible_id(value: str) -> str:
+    """An id made of characters that show: no control (Cc) or format (Cf: zero-width, bidi) ones."""
+    bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cf")), None)
+    if bad is not None:
+        raise ValueError(f"contains the invisible character U+{ord(bad):04X} ({unicodedata.name(bad, 'control')}); "
+                         "ids must be visible text")
+    return value
+
+
+IUId = Annotated[str, Field(max_length=MAX_IU_NAME), AfterValidator(_visible_id)]
 
 
 __all__ = [
     "ALWAYS_BLOCKING", "DELTA_L_MISMATCH_TOLERANCE", "DELTA_L_TOLERANCE", "MAX_DELTA_L", "GraphIssue", "Severity",
-    "GraphIndex", "IUEdge", "IUGraph", "IUNode", "make_label", "natural_key",
+    "GraphIndex", "IUEdge", "IUGraph", "IUNode", "MAX_IU_NAME", "MAX_IU_TEXT", "make_label", "natural_key",
 ]
 
 
@@ -42,10 +63,10 @@ class IUNode(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    id: str
-    concept: str
+    id: IUId
+    concept: Annotated[str, Field(max_length=MAX_IU_NAME)]
     abstraction_level: float
-    description: str
+    description: Annotated[str, Field(max_length=MAX_IU_TEXT)]
 
 
 class IUEdge(BaseModel):
@@ -53,10 +74,10 @@ class IUEdge(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
-    from_: str = Field(alias="from")
-    to: str
+    from_: IUId = Field(alias="from")
+    to: IUId
     delta_l: float | None = None
-    reason: str = ""
+    reason: Annotated[str, Field(max_length=MAX_IU_TEXT)] = ""
 
 
 def natural_key(text: str) -> tuple:

@@ -138,7 +138,9 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
             continue
         if reading != "stored" and human and readable:
             ex_id = run.adapter.get("extractor", "")
-            if not ex_id.startswith("offline/"):
+            from knowsim_core.agents.registry import spec_of
+
+            if not spec_of(ex_id).offline:
                 out.excluded["readings by a model extractor (not read again)"] += 1
                 continue
             if ex_id not in extractors:

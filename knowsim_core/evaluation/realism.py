@@ -131,8 +131,10 @@ def sampled_start(run: RunRecord) -> RunRecord:
     from knowsim_core.errors import ConfigError
     from knowsim_core.services.reading import read_conversation
 
+    from knowsim_core.agents.registry import spec_of
+
     extractor_id = dict(run.adapters).get("extractor", "offline/lexical")
-    if not extractor_id.startswith("offline/"):
+    if not spec_of(extractor_id).offline:
         raise ConfigError(f"run {run.run_id or run.question_id} was read by {extractor_id}; a sampled start "
                           "re-reads it and works only for offline extractors (re-import with offline/lexical)")
     key = str(dict(run.meta).get("conversation") or run.question_id)

@@ -7,9 +7,13 @@ Graph text may come from an LLM or a user, and it reaches the page in three ways
 for its own context: node and edge data are serialised by pyvis's template with Jinja's
 ``tojson`` (``<``, ``>``, ``&`` and ``'`` become ``\u003c``-style escapes, so no text can close the
 ``<script>``); labels are drawn on the canvas and vis-network shows string tooltips with
-``innerText``, so both keep the text exactly as written (``a < b`` stays ``a < b``); but when any
-node tooltip contains ``href`` pyvis swaps in its own popup, which sets ``innerHTML`` — then node
-tooltips are HTML-escaped, which that popup renders back as the original text. pyvis's unescaped
+``innerText``, so both keep the text exactly as written (``a < b`` stays ``a < b``). pyvis would
+swap in its own popup, which sets ``innerHTML``, as soon as any node tooltip contains the word
+``href`` — HTML-escaping tooltips for it made every tooltip of such a graph a second encoding
+(entities shown in vis-network's tooltip, line breaks lost, edge tooltips hidden). So pyvis is
+given placeholder titles and never sees the text; the real tooltips are put into the node data
+afterwards, JSON-encoded the way the template's ``tojson`` encodes (``<``, ``>``, ``&``, ``'`` as
+``\u003c``-style escapes): escaped once, for the one context they are in. pyvis's unescaped
 ``heading`` is never used: our own title is escaped and inserted instead.
 """
 
@@ -40,6 +44,12 @@ _DEAD_COMMENT = re.compile(r"<!--(?:(?!-->).)*node_modules(?:(?!-->).)*-->", re.
 
 def _esc(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _script_json(text: str) -> str:
+    """``text`` as a JSON string safe inside ``<script>`` (what Jinja's ``tojson`` writes)."""
+    return (json.dumps(text).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("'", "\\u0027"))
 
 
 def graph_html(
@@ -84,13 +94,13 @@ def graph_html(
         tooltips[n.id] = f"{n.id}: {n.concept}\nlevel {n.abstraction_level:g}\n{n.description}"
         if state is not None:
             tooltips[n.id] += f"\nstate: {STATE_NAMES.get(int(state), state)}"
-    as_html = any("href" in t for t in tooltips.values())  # pyvis then shows them with innerHTML
-    for n in nodes:
+    placeholders = {f"knowsimtooltip{i:06d}x": tooltips[n.id] for i, n in enumerate(nodes)}
+    for (mark, _), n in zip(placeholders.items(), nodes):
         state = (states or {}).get(n.id)
         net.add_node(
             n.id,
             label=f"{n.id}: {n.concept}",
-            title=_esc(tooltips[n.id]) if as_html else tooltips[n.id],
+            title=mark,  # the real text goes in after pyvis (see the module docstring)
             color=palette.get(int(state), UNSTATED_COLOUR) if state is not None else UNSTATED_COLOUR,
             level=depth.get(n.id, 0),
             shape="box",
@@ -103,6 +113,8 @@ def graph_html(
             net.add_edge(e.from_, e.to, title=tip, arrows="to")  # edge tooltips: always innerText
     net.set_options(json.dumps(_OPTIONS))
     page = net.generate_html(notebook=False)
+    for mark, tip in placeholders.items():
+        page = page.replace(json.dumps(mark), _script_json(tip), 1)
     page = _EXTERNAL_TAG.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
     page = _DEAD_COMMENT.sub("", page)

@@ -23,10 +23,10 @@ from knowsim_core.errors import ConfigError
 from knowsim_core.engine.ports import Message
 from knowsim_core.engine.records import Usage
 from knowsim_core.llm.cache import ResponseCache, request_key
-from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, redact, translate
+from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, redact, retry_after, translate
 from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_secrets
 from knowsim_core.llm.jsontext import validate_reply
-from knowsim_core.llm.providers import RawReply, call, gate_for, get_client, sdk_errors
+from knowsim_core.llm.providers import BadReply, RawReply, call, gate_for, get_client, sdk_errors
 from knowsim_core.llm.settings import PROVIDERS, LLMSettings
 
 JSON_INSTRUCTION = (
@@ -235,17 +235,29 @@ class ChatModel:
 
     def _send_once(self, messages: list[dict[str, str]], json_schema: type[BaseModel] | None, mode: str,
                    temperature: float | None, max_tokens: int | None, seed: int | None) -> RawReply:
+        """One call, retried (up to ``KNOWSIM_LLM_MAX_RETRIES``) on a 429, a 5xx, a broken
+        connection, a timeout or an unusable 200 body, with backoff or the server's Retry-After.
+        The error says how many retries were really made."""
         s = self.settings
         client = get_client(self.ref.provider, base_url=self.base_url, settings=s)
-        try:
-            with gate_for(self.ref.provider, self.base_url, s):
-                raw = call(self.ref.provider, client, model=self.ref.model, messages=messages,
-                           schema_model=json_schema, mode=mode, temperature=temperature,
-                           max_tokens=max_tokens, seed=seed)
-        except sdk_errors(self.ref.provider) as exc:
-            raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
-                            timeout_s=s.timeout_s, retries=s.max_retries, secrets=self._secrets()) from None
-        return _redacted(raw, self._secrets())
+        errors = sdk_errors(self.ref.provider) + (BadReply,)
+        retries = 0
+        while True:
+            try:
+                with gate_for(self.ref.provider, self.base_url, s):
+                    raw = call(self.ref.provider, client, model=self.ref.model, messages=messages,
+                               schema_model=json_schema, mode=mode, temperature=temperature,
+                               max_tokens=max_tokens, seed=seed, max_bytes=s.max_reply_bytes,
+                               deadline_s=s.timeout_s)
+                return _redacted(raw, self._secrets())
+            except errors as exc:
+                wait, why_not = retry_after(exc, retries)
+                if wait is None or retries >= s.max_retries:
+                    raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
+                                    timeout_s=s.timeout_s, retries=retries, secrets=self._secrets(),
+                                    not_retried=why_not) from None
+            time.sleep(wait)  # interruptible: Ctrl-C during a backoff stops at once
+            retries += 1
 
     @staticmethod
     def _validate(raw: RawReply, json_schema: type[BaseModel] | None) -> tuple[BaseModel | None, str]:

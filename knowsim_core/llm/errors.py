@@ -13,6 +13,34 @@ from knowsim_core.errors import ProviderError
 from knowsim_core.text.redact import redact  # noqa: F401  (re-exported: callers import it from here)
 
 MAX_DETAIL_CHARS = 200
+MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait is not retried: the call fails now, saying so
+RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+
+
+def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
+    """(seconds to wait before retry number ``retries + 1``, "") — or (None, why not) when the
+    failure is not worth retrying. Retried: 408/409/429/5xx, connection errors and timeouts, and
+    a 200 whose body could not be used; the wait is the server's ``retry-after-ms`` /
+    ``Retry-After`` when it gives one (up to :data:`MAX_RETRY_AFTER_S`), else 0.5 s doubling to 8 s."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if name == "BadReply":
+        return (0.5 * 2 ** retries if getattr(exc, "retry", True) else None), ""
+    if name not in ("APIConnectionError", "APITimeoutError") and not (
+            isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)):
+        return None, ""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    asked = None
+    try:
+        if headers.get("retry-after-ms"):
+            asked = float(headers["retry-after-ms"]) / 1000.0
+        elif headers.get("retry-after"):
+            asked = float(headers["retry-after"])
+    except (TypeError, ValueError):
+        asked = None  # an HTTP date or garbage: use our own backoff
+    if asked is not None and asked > MAX_RETRY_AFTER_S:
+        return None, f"the server asks to wait {asked:g} s before trying again"
+    return (asked if asked is not None and asked >= 0 else min(8.0, 0.5 * 2 ** retries)), ""
 
 
 class ProviderCallError(ProviderError):
@@ -63,6 +91,7 @@ def translate(
     timeout_s: float,
     retries: int,
     secrets: Iterable[str],
+    not_retried: str = "",
 ) -> ProviderCallError:
     """One line naming the provider, what happened and what to do. Works for both SDKs by duck typing
     (both define APIStatusError with ``status_code``, APITimeoutError and APIConnectionError)."""
@@ -72,7 +101,21 @@ def translate(
     key_var = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider, "KNOWSIM_COMPAT_API_KEY")
     where = redact(base_url, secrets)
     detail = _detail(exc, secrets)
-    tried = f"after {retries} retr{'y' if retries == 1 else 'ies'}"
+    # what really happened: how many requests were sent, and why no more were
+    tried = (f"after {retries} retr{'y' if retries == 1 else 'ies'}" if retries
+             else "on the first request, not retried" + (f": {not_retried}" if not_retried else ""))
+    if name == "BadReply" and getattr(exc, "reason", "") == "timeout":
+        return ProviderCallError(
+            f"{provider}: {redact(str(exc), secrets).replace('no answer', f'no answer from {where}', 1)}"
+            f" ({tried}); KNOWSIM_LLM_TIMEOUT is the deadline of the whole request: raise it or check that the "
+            "server is not overloaded",
+            provider=provider, reason="timeout",
+        )
+    if name == "BadReply":
+        return ProviderCallError(
+            f"{provider}: unusable reply from {where} {tried}: {redact(str(exc), secrets)}",
+            provider=provider, reason=getattr(exc, "reason", "server"),
+        )
     if name == "APITimeoutError":
         return ProviderCallError(
             f"{provider}: no answer from {where} within {timeout_s:g} s ({tried}); "

@@ -1,17 +1,28 @@
 """The only code that touches the ``openai`` and ``anthropic`` SDKs (imported lazily, here).
 
 Three providers, two wire formats: ``openai`` and ``compat`` speak Chat Completions, ``anthropic``
-speaks Messages. Structured output uses what each SDK sends for its parse API:
+speaks Messages. Every request goes through the SDKs' documented streaming-response API —
+``client.chat.completions.with_streaming_response.create(...)`` and
+``client.messages.with_streaming_response.create(...)`` — so the body is read here, chunk by
+chunk, and a request is *bounded*:
 
-* Chat Completions: the strict json_schema ``response_format`` that
-  ``chat.completions.parse(response_format=Model)`` sends, posted through the client's documented
-  raw ``post`` so the reply text is at hand when validation fails and we ask for a repair;
-* Messages: the ``output_config.format`` json_schema that ``messages.parse(output_format=Model)``
-  sends (built with the SDK's own ``transform_schema``), sent through ``messages.create`` because
-  ``messages.parse`` raises on an invalid reply without returning its text.
+* **size**: a body larger than ``KNOWSIM_LLM_MAX_REPLY_BYTES`` (declared or as it arrives) is
+  refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended);
+* **time**: ``KNOWSIM_LLM_TIMEOUT`` is the deadline of the whole request (status line, headers
+  and body): the request runs in a thread the caller waits for with that deadline — a server
+  trickling a byte a second is cut off at the deadline, not kept alive by each read beating the
+  per-read timeout — and Ctrl-C reaches the waiting caller at once;
+* **shape**: a 200 whose body is not JSON, is cut short or has no reply in it is a
+  :class:`BadReply` — a provider error retried like a 5xx, never a ``JSONDecodeError``.
 
-JSON mode (``response_format={"type": "json_object"}``; for Anthropic an instruction only) is the
-fallback for servers without schema support. Clients are cached per endpoint+key+timeouts.
+Structured output sends the documented wire formats: Chat Completions' strict ``json_schema``
+``response_format`` (built by :func:`chat_response_format` from the pydantic schema — the same
+bytes ``chat.completions.parse`` sends for our models, checked by a test) and Messages'
+``output_config.format`` (the SDK's public ``transform_schema``). JSON mode
+(``response_format={"type": "json_object"}``; for Anthropic an instruction only) is the fallback
+for servers without schema support. Clients are cached per endpoint+key+timeouts and built with
+``max_retries=0``: retries are :mod:`knowsim_core.llm.chat`'s, so it can count them honestly
+and retry an unusable body too.
 
 Sampling: ``temperature`` goes to both wire formats, so the spec's settings (§9: assistant 0.0,
 user 0.7, extractor 0.0 with retries at 0.4) hold on every provider. The Messages API takes it
@@ -23,6 +34,8 @@ Chat Completions and is never sent to Anthropic.
 
 from __future__ import annotations
 
+import copy
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -35,6 +48,18 @@ from knowsim_core.llm.settings import LLMSettings
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
 NO_KEY = "no-key"  # local compatible servers ignore the key but the SDK wants a string
+
+
+class BadReply(Exception):
+    """A 200 answer that cannot be used: not JSON, cut short, too large, too slow, or no reply in it.
+
+    ``retry``: whether asking again may help (a broken or slow body may; a reply over the size cap
+    will only be as large again)."""
+
+    def __init__(self, message: str, *, retry: bool = True, reason: str = "server"):
+        super().__init__(message)
+        self.retry = retry
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +78,7 @@ _CLIENTS_LOCK = threading.Lock()
 def get_client(provider: str, *, base_url: str, settings: LLMSettings) -> Any:
     """A cached SDK client for this endpoint, with explicit timeouts and retries."""
     api_key = settings.api_key(provider) or (NO_KEY if provider == "compat" else "")
-    ident = (provider, base_url, api_key, settings.timeout_s, settings.connect_timeout_s, settings.max_retries)
+    ident = (provider, base_url, api_key, settings.timeout_s, settings.connect_timeout_s)
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(ident)
         if client is None:
@@ -70,7 +95,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
             api_key=api_key,
             base_url=base_url,
             timeout=anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
-            max_retries=settings.max_retries,
+            max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
         )
     import openai
 
@@ -78,7 +103,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
         api_key=api_key,
         base_url=base_url,
         timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
-        max_retries=settings.max_retries,
+        max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
     )
 
 
@@ -104,18 +129,99 @@ def call(
     temperature: float | None,
     max_tokens: int | None,
     seed: int | None,
+    max_bytes: int,
+    deadline_s: float,
 ) -> RawReply:
-    """One request. ``mode``: "schema" (structured output), "json" (JSON mode) or "text"."""
+    """One request, bounded in size (``max_bytes``) and time (``deadline_s`` for all of it).
+    ``mode``: "schema" (structured output), "json" (JSON mode) or "text".
+
+    Raises:
+        BadReply: a 200 whose body cannot be used (see the module docstring).
+        The SDK's errors for everything else (status errors, connection errors, timeouts).
+    """
+    deadline = time.monotonic() + deadline_s
+    abandoned = threading.Event()
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def request() -> None:
+        try:
+            outcome["reply"] = _request(provider, client, model=model, messages=messages, schema_model=schema_model,
+                                        mode=mode, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                        max_bytes=max_bytes, deadline=deadline, deadline_s=deadline_s,
+                                        abandoned=abandoned)
+        except BaseException as exc:  # noqa: BLE001 — handed to the caller's thread below
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    # The request runs in its own thread so that the deadline holds for all of it — a server
+    # trickling even its status line and headers keeps every read inside the per-read timeout —
+    # and so that Ctrl-C reaches a caller waiting here at once. On the deadline the thread is
+    # abandoned: it stops reading at its next chunk (or its per-read timeout) and holds nothing
+    # the caller still needs.
+    threading.Thread(target=request, daemon=True, name="llm-request").start()
+    if not done.wait(deadline_s):
+        abandoned.set()
+        raise BadReply(f"no answer within {deadline_s:g} s", reason="timeout")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["reply"]
+
+
+def _request(provider: str, client: Any, *, model: str, messages: list[dict[str, str]],
+             schema_model: type[BaseModel] | None, mode: str, temperature: float | None, max_tokens: int | None,
+             seed: int | None, max_bytes: int, deadline: float, deadline_s: float, abandoned: threading.Event,
+             ) -> RawReply:
     if provider == "anthropic":
-        return _anthropic(client, model=model, messages=messages, schema_model=schema_model, mode=mode,
-                          temperature=temperature, max_tokens=max_tokens)
-    return _chat_completions(provider, client, model=model, messages=messages, schema_model=schema_model,
-                             mode=mode, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        kw = _anthropic_request(model=model, messages=messages, schema_model=schema_model, mode=mode,
+                                temperature=temperature, max_tokens=max_tokens)
+        with client.messages.with_streaming_response.create(**kw) as response:
+            body = _read_json(response, max_bytes, deadline, deadline_s, abandoned)
+        return _from_messages_body(body)
+    kw = _chat_request(provider, model=model, messages=messages, schema_model=schema_model, mode=mode,
+                       temperature=temperature, max_tokens=max_tokens, seed=seed)
+    with client.chat.completions.with_streaming_response.create(**kw) as response:
+        body = _read_json(response, max_bytes, deadline, deadline_s, abandoned)
+    return _from_chat_body(body)
 
 
-def _chat_completions(provider: str, client: Any, *, model: str, messages: list[dict[str, str]],
-                      schema_model: type[BaseModel] | None, mode: str, temperature: float | None,
-                      max_tokens: int | None, seed: int | None) -> RawReply:
+def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float,
+               abandoned: threading.Event) -> dict[str, Any]:
+    """The response body as a JSON object, read chunk by chunk under the size cap and the deadline."""
+    import httpx2
+
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise BadReply(f"the reply is {int(declared):,} bytes, over the {max_bytes:,}-byte cap "
+                       "(KNOWSIM_LLM_MAX_REPLY_BYTES)", retry=False)
+    buf = bytearray()
+    try:
+        for chunk in response.iter_bytes():
+            buf += chunk
+            if len(buf) > max_bytes:
+                raise BadReply(f"the reply passed the {max_bytes:,}-byte cap (KNOWSIM_LLM_MAX_REPLY_BYTES)",
+                               retry=False)
+            if time.monotonic() > deadline or abandoned.is_set():
+                raise BadReply(f"no answer within {deadline_s:g} s (the reply was still arriving: "
+                               f"{len(buf):,} bytes so far)", reason="timeout")
+    except httpx2.HTTPError as exc:  # the connection broke or stalled while the body was read
+        what = "stalled" if isinstance(exc, httpx2.TimeoutException) else "was cut short"
+        raise BadReply(f"the reply {what} after {len(buf):,} bytes ({type(exc).__name__})",
+                       reason="timeout" if what == "stalled" else "server") from None
+    try:
+        body = json.loads(bytes(buf))
+    except (UnicodeDecodeError, ValueError):
+        start = bytes(buf[:60]).decode("utf-8", "replace")
+        raise BadReply(f"the reply is not JSON ({len(buf):,} bytes starting {start!r})") from None
+    if not isinstance(body, dict):
+        raise BadReply(f"the reply is JSON but not an object ({type(body).__name__})")
+    return body
+
+
+def _chat_request(provider: str, *, model: str, messages: list[dict[str, str]],
+                  schema_model: type[BaseModel] | None, mode: str, temperature: float | None,
+                  max_tokens: int | None, seed: int | None) -> dict[str, Any]:
     kw: dict[str, Any] = {"model": model, "messages": messages}
     if temperature is not None:
         kw["temperature"] = temperature
@@ -124,30 +230,39 @@ def _chat_completions(provider: str, client: Any, *, model: str, messages: list[
         kw["max_completion_tokens" if provider == "openai" else "max_tokens"] = max_tokens
     if seed is not None:
         kw["seed"] = seed
-    headers = {}
     if mode == "schema" and schema_model is not None:
-        # what chat.completions.parse(response_format=Model) sends; the reply is validated by chat
-        kw = {"model": model, "stream": False, **kw, "response_format": chat_response_format(schema_model)}
-        headers = {"X-Stainless-Helper-Method": "chat.completions.parse"}
+        kw["response_format"] = chat_response_format(schema_model)
     elif mode == "json":
         kw["response_format"] = {"type": "json_object"}
-    import httpx2
-
-    # The SDK's documented raw POST (its retries, timeouts, auth and error classes) with a body of
-    # plain JSON: create()/parse() would walk every message through the SDK's TypedDict transform
-    # and rebuild the strict schema, ~3-6 ms of CPU per call that holds the GIL (see
-    # benchmarks/llm_batch.py); the bytes on the wire are the same.
-    response = client.post("/chat/completions", body=kw, cast_to=httpx2.Response, options={"headers": headers})
-    return _from_chat_body(response.json(), None)
+    return kw
 
 
 @lru_cache(maxsize=None)
 def chat_response_format(schema_model: type[BaseModel]) -> dict[str, Any]:
-    """The ``response_format`` the OpenAI SDK's parse API sends for ``schema_model`` (a strict
-    json_schema), built once per model class — a pure function of the class."""
-    from openai.lib._parsing._completions import type_to_response_format_param
+    """The strict ``json_schema`` ``response_format`` of Chat Completions' Structured Outputs for
+    ``schema_model``, once per class: its JSON schema with every object closed
+    (``additionalProperties: false``) and every property required, as strict mode demands; a
+    single-item ``allOf`` is inlined and a ``null`` default dropped (strict mode rejects both).
+    For the Studio's models this is byte for byte what ``chat.completions.parse`` sends."""
+    schema = copy.deepcopy(schema_model.model_json_schema())
 
-    return type_to_response_format_param(schema_model)  # type: ignore[return-value]
+    def close(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "object" and "properties" in node:
+                node["additionalProperties"] = False
+                node["required"] = list(node["properties"])
+            if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+                node.update(node.pop("allOf")[0])
+            if "default" in node and node["default"] is None:
+                del node["default"]
+            for value in list(node.values()):
+                close(value)
+        elif isinstance(node, list):
+            for value in node:
+                close(value)
+
+    close(schema)
+    return {"type": "json_schema", "json_schema": {"schema": schema, "name": schema_model.__name__, "strict": True}}
 
 
 @lru_cache(maxsize=None)
@@ -158,24 +273,30 @@ def anthropic_schema(schema_model: type[BaseModel]) -> dict[str, Any]:
     return anthropic.transform_schema(TypeAdapter(schema_model).json_schema())
 
 
-def _from_chat_body(body: Any, parsed: BaseModel | None) -> RawReply:
-    choice = (body.get("choices") or [{}])[0] if isinstance(body, dict) else {}
-    msg = choice.get("message") or {}
+def _from_chat_body(body: dict[str, Any]) -> RawReply:
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadReply("the reply has no choices")
+    choice = choices[0]
+    msg = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     text = msg.get("content")
     if not text and msg.get("refusal"):
         text = f"(refused) {msg['refusal']}"
-    usage = (body.get("usage") or {}) if isinstance(body, dict) else {}
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     return RawReply(
-        text=text or "",
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
+        text=text if isinstance(text, str) else "",
+        input_tokens=_count(usage.get("prompt_tokens")),
+        output_tokens=_count(usage.get("completion_tokens")),
         finish=str(choice.get("finish_reason") or ""),
-        parsed=parsed,
     )
 
 
-def _anthropic(client: Any, *, model: str, messages: list[dict[str, str]], schema_model: type[BaseModel] | None,
-               mode: str, temperature: float | None, max_tokens: int | None) -> RawReply:
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _anthropic_request(*, model: str, messages: list[dict[str, str]], schema_model: type[BaseModel] | None,
+                       mode: str, temperature: float | None, max_tokens: int | None) -> dict[str, Any]:
     system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
     turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
     kw: dict[str, Any] = {"model": model, "max_tokens": max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS, "messages": turns}
@@ -185,13 +306,21 @@ def _anthropic(client: Any, *, model: str, messages: list[dict[str, str]], schem
         kw["extra_body"] = {"temperature": temperature}  # not a create() keyword in SDK 2.x (see above)
     if mode == "schema" and schema_model is not None:
         kw["output_config"] = {"format": {"type": "json_schema", "schema": anthropic_schema(schema_model)}}
-    msg = client.messages.create(**kw)
-    text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", "") == "text")
+    return kw
+
+
+def _from_messages_body(body: dict[str, Any]) -> RawReply:
+    content = body.get("content")
+    if not isinstance(content, list):
+        raise BadReply("the reply has no content")
+    text = "".join(b["text"] for b in content
+                   if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     return RawReply(
         text=text,
-        input_tokens=int(getattr(msg.usage, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(msg.usage, "output_tokens", 0) or 0),
-        finish=str(msg.stop_reason or ""),
+        input_tokens=_count(usage.get("input_tokens")),
+        output_tokens=_count(usage.get("output_tokens")),
+        finish=str(body.get("stop_reason") or ""),
     )
 
 

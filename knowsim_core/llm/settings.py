@@ -13,7 +13,8 @@ Variables (same names in the environment and in secrets)::
     OPENAI_API_KEY, OPENAI_BASE_URL          openai/<model>
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL    anthropic/<model>
     KNOWSIM_COMPAT_BASE_URL (one URL, or several comma-separated), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
-    KNOWSIM_LLM_TIMEOUT (s), KNOWSIM_LLM_MAX_RETRIES, KNOWSIM_LLM_CACHE (1/0),
+    KNOWSIM_LLM_TIMEOUT (s: the deadline of one whole request, body included), KNOWSIM_LLM_MAX_RETRIES,
+    KNOWSIM_LLM_MAX_REPLY_BYTES (a reply body larger than this is refused; default 4 MiB), KNOWSIM_LLM_CACHE (1/0),
     KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
     KNOWSIM_LLM_STRUCTURED (auto | schema | json),
     KNOWSIM_OPENAI_MODELS, KNOWSIM_ANTHROPIC_MODELS, KNOWSIM_COMPAT_MODELS (comma lists),
@@ -37,7 +38,10 @@ STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
 
 DEFAULT_TIMEOUT_S = 60.0  # the SDKs default to 600 s; a stuck local server should fail sooner
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
-DEFAULT_MAX_RETRIES = 2  # the SDKs' own retries (429, 5xx, connection errors), with backoff
+DEFAULT_MAX_RETRIES = 2  # retries of 429, 5xx, connection errors and unusable 200 bodies, with backoff
+# A reply is a few KB of JSON (a long extractor reply ~30 KB); 4 MiB is ~100x that, and small
+# enough that a hostile or broken server cannot fill the memory (the issue sent 50 MB).
+DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_CONCURRENCY = 4  # parallel calls per provider endpoint during batches
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -94,6 +98,7 @@ class LLMSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
     max_retries: int = DEFAULT_MAX_RETRIES
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     requests_per_minute: float = 0.0
     cache_enabled: bool = True
@@ -111,6 +116,8 @@ class LLMSettings:
             raise ConfigError(f"LLM timeouts must be positive seconds, got {self.timeout_s} / {self.connect_timeout_s}")
         if not 0 <= self.max_retries <= 10:
             raise ConfigError(f"KNOWSIM_LLM_MAX_RETRIES must be between 0 and 10, got {self.max_retries}")
+        if self.max_reply_bytes < 1024:
+            raise ConfigError(f"KNOWSIM_LLM_MAX_REPLY_BYTES must be at least 1024, got {self.max_reply_bytes}")
         if self.max_concurrency < 1:
             raise ConfigError(f"KNOWSIM_LLM_MAX_CONCURRENCY must be at least 1, got {self.max_concurrency}")
         if self.requests_per_minute < 0:
@@ -160,6 +167,7 @@ class LLMSettings:
         numbers = {
             "KNOWSIM_LLM_TIMEOUT": ("timeout_s", float),
             "KNOWSIM_LLM_MAX_RETRIES": ("max_retries", int),
+            "KNOWSIM_LLM_MAX_REPLY_BYTES": ("max_reply_bytes", int),
             "KNOWSIM_LLM_MAX_CONCURRENCY": ("max_concurrency", int),
             "KNOWSIM_LLM_RPM": ("requests_per_minute", float),
         }
@@ -254,6 +262,7 @@ class LLMSettings:
             "timeout_s": self.timeout_s,
             "connect_timeout_s": self.connect_timeout_s,
             "max_retries": self.max_retries,
+            "max_reply_bytes": self.max_reply_bytes,
             "max_concurrency": self.max_concurrency,
             "requests_per_minute": self.requests_per_minute,
             "cache_enabled": self.cache_enabled,

@@ -12,6 +12,7 @@ connection helper:
   delete; :mod:`.liveness` — writer pids and app leases.
 * :mod:`.run_search` — filters, transcript search (FTS5), pages, batch groups, cross-run facts.
 * :mod:`.caches` — initial states, the LLM response cache, IQ judgements.
+* :mod:`.batch_cells` — which process plays which cell of a batch (claimed once, atomically).
 
 **Why a facade.** :class:`Store` composes the repositories (``store.questions``, ``store.runs``,
 ``store.search``, ``store.caches``) and keeps one delegating method per name the app, the

@@ -24,7 +24,7 @@ from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database,
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 6  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 7  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -180,6 +180,17 @@ def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     return rating, correctness
 
 
+@MIGRATIONS(name="0007_batch_cells")
+def _m0007_batch_cells(db: Database) -> None:
+    """A batch cell is claimed in the database before it runs (:mod:`.batch_cells`): one row per
+    (tag, cell index) held by the process playing it — its pid, the kernel start time of that pid
+    and its host, judged by the same liveness rule as a run's writer. A second ``batch --resume``
+    of the tag skips cells a live process holds; a dead holder's cells are claimed again."""
+    db.execute("""CREATE TABLE IF NOT EXISTS batch_cells (
+        tag TEXT NOT NULL, cell INTEGER NOT NULL, pid INTEGER NOT NULL, pid_start TEXT, host TEXT,
+        claimed TEXT NOT NULL, PRIMARY KEY (tag, cell))""")
+
+
 def check_file(path: Path) -> None:
     """Refuse a file we must not touch, reading it only (no write, no WAL switch)."""
     if not path.exists() or path.stat().st_size == 0:
@@ -202,6 +213,14 @@ def check_file(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        if shm.exists() and (not wal.exists() or wal.stat().st_size == 0):
+            # the index (-shm) points into a log someone deleted: the file itself is intact
+            raise StorageError(
+                f"{path}: its write-ahead log ({wal.name}) was deleted while a program had the database open, "
+                "so SQLite cannot read it now; the database file is not damaged — close every program using "
+                "it (its index is rebuilt then; commits that were only in the deleted log are lost) and try again"
+            ) from None
         raise StorageError(f"{path} is damaged or not a database ({exc}); restore a backup or use a new file") from None
     if tables - {"sqlite_sequence"} and not ours:
         raise StorageError(

@@ -17,6 +17,7 @@ from knowsim_core.errors import StorageError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.storage.batch_cells import BatchCells, Claim
 from knowsim_core.storage.caches import Caches
 from knowsim_core.storage.judgments import Judgment, Judgments
 from knowsim_core.storage.connection import Connection, default_path
@@ -51,7 +52,14 @@ class Store:
         self.search = RunSearch(self._conn, self.runs)
         self.caches = Caches(self._conn)
         self.judgments = Judgments(self._conn)
-        self.mark_dead_runs()
+        self.cells = BatchCells(self._conn, clock=clock)
+        try:
+            self.mark_dead_runs()
+        except StorageError as exc:
+            if "disk is full" not in str(exc) and "No space left" not in str(exc):
+                raise
+            # a full disk must not stop reading: dead writers' runs stay listed as running until
+            # there is room to mark them (the next opening does)
 
     @property
     def read_only(self) -> bool:
@@ -216,3 +224,15 @@ class Store:
 
     def list_batches(self) -> list[tuple[str, str]]:
         return self.search.list_batches()
+
+    def claim_cell(self, tag: str, index: int, key: tuple) -> Claim:
+        return self.cells.claim(tag, index, key)
+
+    def release_cell(self, tag: str, index: int) -> None:
+        self.cells.release(tag, index)
+
+    def cell_holders(self, tag: str) -> dict[int, int]:
+        return self.cells.holders(tag)
+
+    def batch_cell_counts(self, tag: str) -> dict[str, int]:
+        return self.cells.status_counts(tag)

@@ -8,6 +8,12 @@ real socket on 127.0.0.1 does. The server records every request and answers with
   or a fixed reply text (e.g. malformed JSON);
 * otherwise ``reply(request) -> str | Reply``, a function of the parsed request (default: echo).
 
+Hostile modes (a :class:`Fault` with status 200): ``body=b"..."`` answers those raw bytes (a
+non-JSON 200); ``huge=N`` pads the reply to N bytes and streams it in 64 KB chunks, with
+``chunked=True`` without declaring its length; ``trickle=s`` sends the body one byte every ``s``
+seconds (with ``trickle_head=True`` the status line and headers too); ``cut=N`` declares the whole body but sends N bytes and closes (a truncated 200);
+``echo_auth=True`` puts the ``Authorization`` header it received into the reply text.
+
 ``latency`` (seconds) delays every answer, like a model's generation time; ``in_flight`` and
 ``peak_in_flight`` count the requests being answered at once (what concurrency tests and
 ``benchmarks/llm_batch.py`` assert on and report).
@@ -112,6 +118,14 @@ class Fault:
     text: str | None = None
     message: str = ""
     retry_after_ms: int | None = 5  # keeps SDK retries fast in tests
+    retry_after_s: str | None = None  # a Retry-After header (seconds), e.g. "86400"
+    body: bytes | None = None  # answer these raw bytes with the status (e.g. a non-JSON 200)
+    huge: int = 0  # pad the reply text so the body is about this many bytes
+    chunked: bool = False  # send the body with Transfer-Encoding: chunked (no length declared)
+    trickle: float = 0.0  # seconds between single bytes of the body
+    trickle_head: bool = False  # trickle the status line and headers as well
+    cut: int | None = None  # declare the whole body, send only this many bytes, close
+    echo_auth: bool = False  # the reply text is the Authorization header the server received
 
 
 class _Server(ThreadingHTTPServer):
@@ -221,7 +235,13 @@ class FakeLLMServer:
             time.sleep(self.latency)
         if action is not None and action.status != 200:
             return self._error(h, wire, action, req.api_key)
-        if action is not None and action.text is not None:
+        if action is not None and action.body is not None:
+            return self._send_bytes(h, 200, action.body, action)
+        if action is not None and action.echo_auth:
+            rep = Reply(f"you sent {req.headers.get('authorization', '')}")
+        elif action is not None and action.huge:
+            rep = Reply("a" * action.huge)
+        elif action is not None and action.text is not None:
             rep = Reply(action.text)
         else:
             out = self.reply(req) if self.reply else Reply(req.last_user)
@@ -243,7 +263,50 @@ class FakeLLMServer:
                 "stop_reason": rep.finish or "end_turn", "stop_sequence": None,
                 "usage": {"input_tokens": tin, "output_tokens": tout},
             }
+        if action is not None and (action.huge or action.trickle or action.cut is not None or action.chunked):
+            return self._send_bytes(h, 200, json.dumps(payload).encode(), action)
         self._send(h, 200, payload)
+
+    @staticmethod
+    def _send_bytes(h: BaseHTTPRequestHandler, status: int, data: bytes, f: Fault) -> None:
+        """A body sent the hostile way ``f`` asks (see the module docstring)."""
+        if f.trickle_head:
+            head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(data)}\r\n\r\n").encode()
+            try:
+                for i in range(len(head + data)):
+                    h.wfile.write((head + data)[i:i + 1])
+                    h.wfile.flush()
+                    time.sleep(f.trickle)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            h.close_connection = True
+            return
+        try:
+            h.send_response(status)
+            h.send_header("content-type", "application/json")
+            if f.chunked:
+                h.send_header("transfer-encoding", "chunked")
+            else:
+                h.send_header("content-length", str(len(data)))
+            h.end_headers()
+            h.wfile.flush()
+            if f.cut is not None:
+                h.wfile.write(data[:f.cut])
+                h.wfile.flush()
+                h.close_connection = True
+                return
+            step = 1 if f.trickle else 65536
+            for i in range(0, len(data), step):
+                piece = data[i:i + step]
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if f.chunked else piece)
+                h.wfile.flush()
+                if f.trickle:
+                    time.sleep(f.trickle)
+            if f.chunked:
+                h.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (what the tests want)
+            h.close_connection = True
 
     def _error(self, h: BaseHTTPRequestHandler, wire: str, f: Fault, key: str) -> None:
         kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
@@ -259,6 +322,8 @@ class FakeLLMServer:
         else:
             payload = {"type": "error", "error": {"type": kind, "message": msg}}
         extra = {"retry-after-ms": str(f.retry_after_ms)} if f.retry_after_ms is not None else {}
+        if f.retry_after_s is not None:
+            extra = {"retry-after": f.retry_after_s}
         self._send(h, f.status, payload, extra)
 
     @staticmethod

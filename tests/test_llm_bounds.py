@@ -1,0 +1,188 @@
+"""Bounded model calls, against a hostile local server: a huge reply, a byte trickle, a non-JSON
+or truncated 200, an echoed Basic-auth header, a Retry-After of a day — and Ctrl-C in the middle.
+
+Every failure must be one :class:`ProviderCallError` line, in bounded time and memory; unusable
+200 bodies are retried like a 5xx; retry counts are what really happened.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from knowsim_core.llm import ChatModel, ModelRef, ProviderCallError, as_messages
+from knowsim_core.llm.providers import chat_response_format
+from knowsim_core.llm.schemas import ExtractorOut, GraphOut, JudgeOut, UserOut
+from knowsim_core.text.redact import redact, redact_urls, url_secrets
+from tests.fakes.llm_server import Fault, FakeLLMServer, llm_server  # noqa: F401 — fixture
+from tests.test_llm_core import GOOD, Pair, model, settings_for
+
+ROOT = Path(__file__).resolve().parent.parent
+PROVIDERS = ("openai", "anthropic", "compat")
+MSG = as_messages("s", user="q")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "undeclared"])
+def test_a_reply_over_the_size_cap_is_refused_in_one_line_without_being_read_whole(llm_server, provider, chunked):
+    m = model(llm_server, provider, KNOWSIM_LLM_MAX_REPLY_BYTES="100000")
+    m.complete(MSG)  # the SDK is imported and connected: what is timed below is the refusal alone
+    llm_server.clear()
+    llm_server.push(Fault(huge=8_000_000, chunked=chunked))
+    started = time.monotonic()
+    with pytest.raises(ProviderCallError, match="100,000-byte cap") as err:
+        m.complete(MSG)
+    assert time.monotonic() - started < 5
+    assert "\n" not in str(err.value) and "KNOWSIM_LLM_MAX_REPLY_BYTES" in str(err.value)
+    assert len(llm_server.requests) == 1  # a reply over the cap would only be as large again: not retried
+
+
+def test_the_size_cap_is_a_setting_with_a_floor():
+    from knowsim_core.errors import ConfigError
+    from knowsim_core.llm import LLMSettings
+
+    assert LLMSettings.from_env({}).max_reply_bytes == 4 * 1024 * 1024
+    assert LLMSettings.from_env({"KNOWSIM_LLM_MAX_REPLY_BYTES": "2048"}).max_reply_bytes == 2048
+    with pytest.raises(ConfigError, match="KNOWSIM_LLM_MAX_REPLY_BYTES"):
+        LLMSettings.from_env({"KNOWSIM_LLM_MAX_REPLY_BYTES": "10"})
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("head", [False, True], ids=["body", "headers-too"])
+def test_a_server_trickling_a_byte_at_a_time_is_cut_off_at_the_whole_request_deadline(llm_server, provider, head):
+    m = model(llm_server, provider, KNOWSIM_LLM_TIMEOUT="1", KNOWSIM_LLM_MAX_RETRIES="0")
+    m.complete(MSG)  # SDK imported (its import can take seconds on a busy machine)
+    # a ~250-byte body (and ~70 bytes of head): ~12 s, each read well inside the per-read timeout
+    llm_server.push(Fault(trickle=0.05, trickle_head=head))
+    started = time.monotonic()
+    with pytest.raises(ProviderCallError, match="no answer from .* within 1 s") as err:
+        m.complete(MSG)
+    assert time.monotonic() - started < 2.5
+    assert err.value.reason == "timeout" and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("fault", [Fault(body=b"<html>Bad gateway</html>"), Fault(body=b'{"choices": [{"mess'),
+                                   Fault(cut=40), Fault(body=b"[1, 2]"), Fault(body=b"{}")],
+                         ids=["html", "truncated-json", "cut-connection", "not-an-object", "no-reply"])
+def test_an_unusable_200_is_retried_like_a_5xx_then_one_line(llm_server, provider, fault):
+    llm_server.reply = lambda req: GOOD
+    llm_server.push(fault)
+    res = model(llm_server, provider).complete(MSG, json_schema=Pair)
+    assert res.parsed == Pair(a=1, b="x") and len(llm_server.requests) == 2  # retried once, then fine
+
+    llm_server.clear()
+    llm_server.push(fault, fault)
+    with pytest.raises(ProviderCallError) as err:
+        model(llm_server, provider, KNOWSIM_LLM_MAX_RETRIES="1").complete(MSG, json_schema=Pair)
+    text = str(err.value)
+    assert "\n" not in text and "unusable reply" in text and "after 1 retry" in text
+    assert len(llm_server.requests) == 2 and err.value.reason == "server"
+
+
+def test_retry_counts_are_what_happened_and_a_day_long_retry_after_is_not_waited_for(llm_server):
+    llm_server.push(Fault(status=429, retry_after_ms=None, retry_after_s="86400"))
+    started = time.monotonic()
+    with pytest.raises(ProviderCallError) as err:
+        model(llm_server, "openai").complete(MSG)
+    assert time.monotonic() - started < 30 and len(llm_server.requests) == 1  # not a day
+    assert "on the first request, not retried: the server asks to wait 86400 s" in str(err.value)
+    assert "after 2 retries" not in str(err.value)
+
+    llm_server.clear()
+    llm_server.push(*[Fault(status=503)] * 3)
+    with pytest.raises(ProviderCallError, match=r"server error 503 after 2 retries"):
+        model(llm_server, "openai").complete(MSG)
+    assert len(llm_server.requests) == 3
+
+
+def test_basic_auth_credentials_in_a_base_url_never_come_back_in_a_reply(llm_server):
+    url = llm_server.openai_url.replace("http://", "http://ana:pa55-w0rd@")
+    m = ChatModel(ModelRef.parse("compat", "m1"), settings=settings_for(llm_server, KNOWSIM_COMPAT_BASE_URL=url))
+    llm_server.push(Fault(echo_auth=True))
+    res = m.complete(MSG)
+    sent = llm_server.requests[-1].headers["authorization"]
+    token = base64.b64encode(b"ana:pa55-w0rd").decode()
+    assert sent == f"Basic {token}"  # the client did send it (what the server could echo)
+    assert token not in res.text and "pa55-w0rd" not in res.text and "***" in res.text
+    assert "pa55-w0rd" not in m.id and "pa55-w0rd" not in str(m.describe())
+
+
+def test_overlapping_keys_full_keys_before_partial_masks_longest_first():
+    openai_key = "sk-proj-SHAREDPREFIX-openai-tail-000000"
+    compat_key = "sk-proj-SHAREDPREFIX-compat-KEY123"
+    for order in ([openai_key, compat_key], [compat_key, openai_key]):
+        out = redact(f"Bearer {compat_key} and {openai_key}.", order, patterns=False)
+        assert "KEY123" not in out and "compat" not in out and "tail-000000" not in out, out
+        assert out == "Bearer *** and ***."
+    # one secret inside another: the longest match wins, nothing of it is left
+    assert redact("x abcdefgh-long-secret y", ["abcdefgh", "abcdefgh-long-secret"], patterns=False) == "x *** y"
+    # the base64 of user:password is a secret of the URL
+    assert base64.b64encode(b"u:s3cret!").decode() in url_secrets("http://u:s3cret!@h/v1")
+    assert redact("Authorization: Basic dTpzM2NyZXQh") == "Authorization: Basic ***"
+
+
+@pytest.mark.parametrize("size", [1_000_000, 4_000_000])
+def test_redaction_is_linear_on_megabytes(size):
+    """The old URL regex took 2.1 s on 40k letters (quadratic); megabytes must take well under a
+    second per megabyte on this machine, doubling the size at most ~doubling the time."""
+    letters = "a" * size
+    text = f"{letters} see http://ana:pw1234@host/v1?api_key=zzzz {letters}"
+    started = time.perf_counter()
+    out = redact(text, ["sk-abcdefghijklmnopqrstuv"])
+    elapsed = time.perf_counter() - started
+    assert "pw1234" not in out and "zzzz" not in out and out.count("a") >= 2 * size
+    assert elapsed < 2.0 * size / 1_000_000  # generous: a quadratic pass would take hours here
+    assert redact_urls(letters) == letters
+
+
+def test_the_structured_output_format_is_the_documented_strict_json_schema():
+    """What we send equals what the SDK's parse helper sends for every model we ask for — checked
+    against the SDK here, in a test, instead of importing its private helper at run time."""
+    from openai.lib._parsing._completions import type_to_response_format_param  # test-only cross-check
+
+    from knowsim_core.agents.llm_acts import ActOut
+    from knowsim_core.agents.llm_baselines import CotOut, ZsOut
+
+    for cls in (UserOut, ExtractorOut, GraphOut, JudgeOut, ActOut, ZsOut, CotOut):
+        assert chat_response_format(cls) == type_to_response_format_param(cls), cls.__name__
+
+
+def test_ctrl_c_interrupts_a_run_waiting_on_a_model_within_two_seconds(tmp_path):
+    """A real ``run`` whose assistant's server trickles its reply: Ctrl-C ends the process within
+    2 s with one line, exit 130, and the run is stored as interrupted."""
+    db = tmp_path / "s.db"
+    with FakeLLMServer() as srv:
+        srv.push(*[Fault(trickle=0.5)] * 5)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("KNOWSIM_", "OPENAI_", "ANTHROPIC_"))}
+        env.update(PYTHONPATH=str(ROOT), KNOWSIM_COMPAT_BASE_URL=srv.openai_url, KNOWSIM_LLM_TIMEOUT="60")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "knowsim_core", "run", "--question", "sample_lava_lamps", "--level", "novice",
+             "--assistant", "compat/m1", "--max-turns", "2", "--db", str(db)],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not srv.requests:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            time.sleep(0.5)  # the reply is trickling in
+            os.kill(proc.pid, signal.SIGINT)
+            sent = time.monotonic()
+            _, err = proc.communicate(timeout=10)
+            took = time.monotonic() - sent
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert took < 2.0, took
+    assert proc.returncode == 130 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    from knowsim_core.storage import Store
+
+    assert [r.status for r in Store(db).list_runs()] == ["interrupted"]
