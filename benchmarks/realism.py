@@ -7,7 +7,8 @@ Usage: ``python benchmarks/realism.py [--start file|sampled] [--profile] [ANNOTA
 level and for both halves of the stated split (development = crc32 of ``problem_id:workerId``
 even, where the offline learner's rules were written; held-out = odd), each with the floors
 (baseline/copy-last, baseline/generic, floor/most-common-act). ``--profile`` also prints the
-development half's word-count profile and whether it equals ``learner_voice.LENGTHS``.
+development half's word-count profile and whether it equals ``learner_voice.LENGTHS``, and per
+half how many of the people's answers name a concept (``learner_voice.SHOWS_STEP``: development).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from knowsim_core.agents import registry  # noqa: E402
-from knowsim_core.agents.learner_voice import LENGTHS  # noqa: E402
+from knowsim_core.agents.learner_voice import LENGTHS, SHOWS_STEP  # noqa: E402
 from knowsim_core.commands.realism import START_NOTE, table  # noqa: E402
-from knowsim_core.evaluation.realism import DEFAULT_USERS, SPLITS, length_profile, score  # noqa: E402
+from knowsim_core.evaluation.realism import DEFAULT_USERS, SPLITS, length_profile, score, step_rates  # noqa: E402
 from knowsim_core.services.importing import import_path  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 
@@ -70,6 +71,13 @@ def main() -> None:
         for key, q in prof.items():
             print(f"  {key}: {q}")
         print(f"equals learner_voice.LENGTHS: {'yes' if prof == LENGTHS else 'no'}")
+        for part in SPLITS:
+            rates = step_rates(runs, part=part)
+            print(f"\n{part} half: answer turns the lexical attempt rule labels (they name a concept):")
+            for key, (k, n) in rates.items():
+                print(f"  {key}: {k} of {n} ({k / n:.3f})")
+        dev = {key: k / n for key, (k, n) in step_rates(runs).items()}
+        print(f"development rates equal learner_voice.SHOWS_STEP: {'yes' if dev == SHOWS_STEP else 'no'}")
 
 
 if __name__ == "__main__":

@@ -4,16 +4,16 @@ seed — and, on the held-out half of the shared real conversations, its act and
 distributions against the targets stated below.
 
 Held-out targets (half = conversations whose ``zlib.crc32("problem_id:workerId")`` is odd; the
-rules were written on the even half). Figures measured on the held-out half when the learner was
-frozen (start = file, realism's seeds): act agreement 0.647, ROUGE-L 0.0878, length ratio 0.854,
-total variation between the simulated and real act distributions 0.221, median words per level
-7 (real: novice 14, intermediate 9). Floors = figure − stated margin: act agreement ≥ 0.60
-(margin 0.047), ROUGE-L ≥ 0.07 (0.018), total variation ≤ 0.30 (0.079); the issue's own length
-target: geometric-mean ratio within [0.5, 2], and per level the median simulated length within
-[0.4, 2.5]× the real median. Beside them: the learner must beat ``baseline/copy-last`` on act
-agreement (held-out 0.647 vs 0.500). Not asserted because not met on the held-out half: act
-agreement above the constant most-common-act floor (0.706) and ROUGE-L above copy-last (0.0885)
-— README, "Realism".
+rules were written and chosen on the even half). Figures measured on the held-out half when the
+learner was frozen (issue 22, second round; start = file, realism's seeds): act agreement 0.603,
+ROUGE-L 0.0751, length ratio 0.955, total variation between the simulated and real act
+distributions 0.162, median words per level 8 (real: novice 14, intermediate 9). Floors = figure −
+stated margin: act agreement ≥ 0.55 (margin 0.053), ROUGE-L ≥ 0.06 (0.015), total variation ≤ 0.25
+(0.088); the issue's own length target: geometric-mean ratio within [0.5, 2], and per level the
+median simulated length within [0.4, 2.5]× the real median. Beside them: the learner must beat
+``baseline/copy-last`` on act agreement (held-out 0.603 vs 0.500). Not asserted because not met on
+the held-out half: act agreement above the constant most-common-act floor (0.706) and ROUGE-L
+above copy-last (0.0885) — README, "Realism".
 """
 
 from __future__ import annotations
@@ -66,16 +66,15 @@ def test_asked_a_learner_who_knows_answers(focus):
                                 rng=random.Random(seed)) == voice.ANSWER
 
 
-def test_asked_a_learner_who_does_not_know_stays_stuck_or_sometimes_guesses():
+def test_asked_a_learner_who_does_not_know_stays_stuck_or_guesses():
     cue = voice.read_tutor("Can you count the ways?")
     for focus in (IUState.UNAWARE, IUState.STRUGGLING):
         for seed in range(20):
             assert voice.choose_act(cue, focus, stuck_before=True, stop_hint=False, mode="Explicit",
                                     rng=random.Random(seed)) == voice.STUCK
-        chosen = [voice.choose_act(cue, focus, stuck_before=False, stop_hint=False, mode="Explicit",
-                                   rng=random.Random(seed)) for seed in range(300)]
-        share = chosen.count(voice.STUCK) / len(chosen)
-        assert set(chosen) == {voice.STUCK, voice.ANSWER} and abs(share - voice.ENTER_STUCK) < 0.08
+        chosen = {voice.choose_act(cue, focus, stuck_before=False, stop_hint=False, mode="Explicit",
+                                   rng=random.Random(seed)) for seed in range(50)}
+        assert chosen == {voice.ANSWER}  # not stuck before: it guesses (no random "stuck")
 
 
 def test_wrap_ups_explanations_stops_and_compliant_learners():
@@ -147,6 +146,34 @@ def test_the_same_seed_writes_the_same_turn_and_seeds_differ():
     assert not any(t.terminate for t in turns)
 
 
+def test_a_learner_shows_its_step_in_the_concepts_words_only_when_it_names_one():
+    s = get_sample("sample_dice_reroll_game")
+    node = s.graph.node("IU1")
+    cue = voice.read_tutor("So, what is 6 divided by 2?")
+    rng = random.Random(3)
+    named = voice.write(voice.ANSWER, 8, cue=cue, focus=IUState.PARTIAL, clause=None, name=node.concept.lower(),
+                        rng=rng, safe=lambda text: True)
+    assert named.attempt and node.concept.lower() in named.text and "6" in named.text
+    from knowsim_core.agents.lexical import attempt_types
+    from knowsim_core.text.profiles import profiles_for
+
+    labels = attempt_types(profiles_for(s.graph), named.text, "So, what is 6 divided by 2?")
+    assert labels["IU1"] != "none"  # the extractor reads it as an attempt on that IU
+    plain = [voice.write(voice.ANSWER, 8, cue=cue, focus=IUState.PARTIAL, clause=node.description, name=None,
+                         rng=random.Random(seed), safe=lambda text: True) for seed in range(30)]
+    assert all(t.attempt and node.concept.lower() not in t.text.lower() for t in plain)
+
+
+@pytest.mark.parametrize("level", ["novice", "intermediate", "advanced"])
+def test_a_sampled_learner_writes_with_its_own_levels_profile(level):
+    """The level bounds sit between the spec samplers' shares, so a sampled learner of each level is
+    read as that level (the old thirds read every sampled intermediate as advanced)."""
+    s = get_sample("sample_dice_reroll_game")
+    for seed in range(10):
+        st = initial_state(s.graph, level, preset(), seed=seed)
+        assert voice.level_of([st.state_of(lab) for lab in s.graph.index.labels]) == level
+
+
 # ---------------------------------------------------------------------- held-out half of the real conversations
 @pytest.fixture(scope="module")
 def held_out(tmp_path_factory):
@@ -171,8 +198,8 @@ def held_out(tmp_path_factory):
 def test_held_out_act_agreement_and_rouge_against_the_stated_floors(held_out):
     report, *_ = held_out
     ours, copy = report["by_split"]["held-out"]["offline/knowsim"], report["by_split"]["held-out"]["baseline/copy-last"]
-    assert ours["act_agreement"] >= 0.60 and ours["act_agreement"] > copy["act_agreement"]
-    assert ours["rouge_l"] >= 0.07
+    assert ours["act_agreement"] >= 0.55 and ours["act_agreement"] > copy["act_agreement"]
+    assert ours["rouge_l"] >= 0.06
     assert 0.5 <= ours["length_ratio"] <= 2.0
 
 
@@ -181,7 +208,7 @@ def test_held_out_act_distribution_is_near_the_peoples(held_out):
     real = [t["real_act"] for t in turns]
     sim = [t["simulated"]["offline/knowsim"]["act"] for t in turns]
     tv = 0.5 * sum(abs(real.count(a) - sim.count(a)) for a in acts.ACTS) / len(turns)
-    assert tv <= 0.30, (tv, {a: (real.count(a), sim.count(a)) for a in acts.ACTS})
+    assert tv <= 0.25, (tv, {a: (real.count(a), sim.count(a)) for a in acts.ACTS})
     assert sim.count(acts.MATH_ANSWER) / len(sim) >= 0.5  # mostly answer attempts, as people write
     assert len(set(sim)) >= 3  # not one act for everything
 
@@ -195,6 +222,13 @@ def test_held_out_lengths_per_level_are_near_the_peoples(held_out):
         real_words = statistics.median(len(real[(t["conversation"], t["turn"])].split()) for t in rows)
         sim_words = statistics.median(len(t["simulated"]["offline/knowsim"]["text"].split()) for t in rows)
         assert 0.4 * real_words <= sim_words <= 2.5 * real_words, (level, real_words, sim_words)
+
+
+def test_the_step_rates_are_the_development_halfs_measurement(held_out):
+    from knowsim_core.evaluation.realism import step_rates
+
+    measured = step_rates(held_out[3])
+    assert {lv: k / n for lv, (k, n) in measured.items()} == voice.SHOWS_STEP
 
 
 def test_the_length_profile_is_the_development_halfs_measurement(held_out):

@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "9c55cb23b8495207bca3d6d04361ddf98b5b2251348bba336b0a2809b1e53eb6"
+EXPECTED = "6be197f66a0e3e5d74d9fb1f9c30bc68b5df232ea15ddddefa2db8ffe97da3ea"
 
 
 def test_the_offline_matrix_plays_exactly_as_recorded():

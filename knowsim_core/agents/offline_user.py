@@ -129,8 +129,11 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     if sp.mode == "Compliant":
         n = min(n, COMPLIANT_WORDS)
     talks_about = focus is not None and focus_state >= IUState.STRUGGLING
-    clause = sp.fact(focus) if act == voice.ANSWER and talks_about else None  # only an answer restates
-    name = None
+    # Only an answer shows a step in the concept's words, as often as real learners' answers do.
+    shows_step = (act == voice.ANSWER and talks_about
+                  and sp.rng.random() < voice.SHOWS_STEP.get(sp.level, voice.SHOWS_STEP["*"]))
+    clause = sp.fact(focus) if shows_step else None
+    name = sp.name(focus) if shows_step else None
     if act == voice.ASK:  # only a question names what it asks about
         askable_labels = set(ctx.askable)
         askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]

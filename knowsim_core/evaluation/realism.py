@@ -342,3 +342,30 @@ def _quintiles(xs: list[int]) -> tuple[int, ...]:
         hi = min(lo + 1, len(xs) - 1)
         out.append(round(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)))
     return tuple(out)
+
+
+# ---------------------------------------------------------------------- how often answers name a concept
+def step_rates(runs: Sequence[RunRecord], *, part: str = "development", tagger: Callable[[str], str] = acts.tag,
+               per_level_min: int = 20) -> dict[str, tuple[int, int]]:
+    """``{level: (labelled, answers)}``: of the people's answer turns t ≥ 2 in one half of the
+    split, how many the lexical extractor's attempt rule labels as an attempt on some IU (they use
+    at least half of a concept name's words) — what the offline learner's
+    :data:`~knowsim_core.agents.learner_voice.SHOWS_STEP` holds as shares. Per level where the
+    half has at least ``per_level_min`` answer turns, and pooled (``"*"``)."""
+    from knowsim_core.agents.lexical import attempt_types
+
+    counts: dict[str, list[int]] = {}
+    for run in runs:
+        if not is_human_reading(run) or split_of(str(dict(run.meta).get("conversation") or run.question_id)) != part:
+            continue
+        prof = profiles_for(run.graph)
+        for rt in real_turns(run):
+            if tagger(rt.text) != acts.MATH_ANSWER:
+                continue
+            prev = next((m.text for m in reversed(rt.context.history) if m.role == "assistant"), "")
+            named = any(a != "none" for a in attempt_types(prof, rt.text, prev).values())
+            for key in (rt.level, "*"):
+                c = counts.setdefault(key, [0, 0])
+                c[0] += named
+                c[1] += 1
+    return {key: (c[0], c[1]) for key, c in sorted(counts.items()) if key == "*" or c[1] >= per_level_min}
