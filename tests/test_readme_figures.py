@@ -84,19 +84,24 @@ def test_the_act_tagger_table(figures):
         same(row(label), [p["turns"], p["macro_f1"], p["accuracy"], p["majority_macro_f1"]])
 
 
-# The README's realism row for offline/knowsim (0.354, 0.472) predates the current offline user, which
-# scores 0.361 / 0.458 (issue 20): the lead updates the README from the script at merge; then this
-# marker goes (strict: it fails as soon as the README agrees).
-@pytest.mark.xfail(strict=True, reason="README's realism figures predate the current offline user (issue 20)")
 def test_the_realism_table(figures):
     r = figures["realism"]
+    floor = "floor/most-common-act"
     for user, s in r["summary"].items():
+        if user == floor:
+            same(row(user), [s["act_agreement"]])
+            continue
         same(row(user), [s["act_agreement"], s["rouge_l"], s["cosine"], s["length_ratio"], s["iu_jaccard"],
                          r["attempts"][user]["agreement"]])
+    for label, part in (("development (rules written on)", "development"), ("held out", "held-out")):
+        t = r["by_split"][part]
+        k, c = t["offline/knowsim"], t["baseline/copy-last"]
+        same(row(label), [k["n"], k["act_agreement"], k["rouge_l"], k["length_ratio"],
+                          c["act_agreement"], c["rouge_l"], c["length_ratio"], t[floor]["act_agreement"]])
     by_level = after("By level (act agreement / ROUGE-L):", "; advanced has one turn")
     expected = []
     for level in ("novice", "intermediate"):
-        rows = r["by_level"][level]
+        rows = {u: v for u, v in r["by_level"][level].items() if u != floor}
         expected.append(next(iter(rows.values()))["n"])
         for s in rows.values():
             expected += [s["act_agreement"], s["rouge_l"]]
