@@ -34,8 +34,9 @@ def test_standalone_html_opens_from_disk_without_network(browser, tmp_path):
 
 
 def test_standalone_html_shows_hostile_text_as_text(browser, tmp_path):
-    """A concept written as markup (with an ``href``, which makes pyvis show tooltips through
-    innerHTML) runs nothing and shows, on hover, exactly the text that was written."""
+    """A concept written as markup (with an ``href``, which once made pyvis show tooltips through
+    innerHTML) runs nothing and shows, on hover, exactly the text that was written — in
+    vis-network's own tooltip, which sets innerText (pyvis's popup is never switched on)."""
     from knowsim_core.formats.graph_html import graph_html
     from knowsim_core.engine.graph import IUGraph
 
@@ -52,9 +53,10 @@ def test_standalone_html_shows_hostile_text_as_text(browser, tmp_path):
     dom = page.evaluate("network.canvasToDOM(network.getPositions(['IU1'])['IU1'])")
     page.mouse.move(box["x"] + dom["x"] - 8, box["y"] + dom["y"] - 8)
     page.mouse.move(box["x"] + dom["x"], box["y"] + dom["y"], steps=5)  # a hover, not a jump
-    popup = page.locator("div.popup")  # pyvis's innerHTML popup (the href made pyvis use it)
+    popup = page.locator("div.vis-tooltip")  # vis-network's own tooltip (innerText)
     popup.wait_for(state="visible", timeout=10_000)
     assert popup.inner_text().startswith(f"IU1: {evil}")
+    assert page.locator("div.popup").count() == 0  # pyvis's innerHTML popup never appears
     assert page.locator("img").count() == 0 and page.evaluate("window.__pwned === undefined")
     page.close()
 

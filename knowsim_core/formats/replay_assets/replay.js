@@ -240,7 +240,8 @@
   }
   function go(n) {
     n = clamp(n);
-    if ("#turn=" + n !== location.hash) { location.hash = "turn=" + n; } else { show(n); }
+    show(n);  // draw first: hashchange fires later, and the address must never name a turn not shown
+    if ("#turn=" + n !== location.hash) { location.hash = "turn=" + n; }
   }
 
   function legend() {
