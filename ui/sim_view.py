@@ -38,19 +38,44 @@ def _forward(p: Player) -> None:
     state.playback().mark()
 
 
+def _pause() -> None:
+    """Stop auto-play; a full rerun when it was playing, so Play/Pause (another fragment) shows
+    "Play" again and the ticking fragment is redefined without its timer."""
+    pb = state.playback()
+    if pb.playing:
+        pb.playing = False
+        st.rerun(scope="app")
+
+
 def _back(p: Player) -> None:
     p.back()
-    state.playback().playing = False
+    _pause()
 
 
 def _rewind(p: Player) -> None:
     p.goto(0)
-    state.playback().playing = False
+    _pause()
 
 
-def _scrub(p: Player) -> None:
-    p.goto(st.session_state[SCRUB_KEY])
-    state.playback().playing = False
+def scrub_key(p: Player) -> str:
+    """The scrubber's key names the turn it was drawn at (and how many turns are stored).
+
+    The page moves the scrubber on every step. With one key for all turns, a timer rerun that the
+    browser sent before it had drawn the last step carries the scrubber's previous value, which
+    Streamlit reads as the user dragging it: that used to pause playback silently (Play stalled
+    with the button still reading "Pause", issue 24). With a key per drawn position a stale value
+    belongs to an older scrubber and equals the turn it was drawn at, which :func:`_scrub` ignores:
+    only a real drag moves the cursor.
+    """
+    return f"{SCRUB_KEY}_{p.turn}_{p.stored_turns}"
+
+
+def _scrub(p: Player, key: str, drawn: int) -> None:
+    value = st.session_state.get(key)
+    if value is None or value == drawn:
+        return  # the browser echoing a scrubber the page moved, not a drag
+    p.goto(value)
+    _pause()
 
 
 @st.fragment
@@ -89,8 +114,8 @@ def _transport(p: Player) -> None:
                help="Step forward one turn, playing it if it is new (shortcut: →)", on_click=_forward,
                args=(p,), shortcut="Right", disabled=not p.can_forward, type="primary")
     if p.stored_turns > 0:
-        st.session_state[SCRUB_KEY] = p.turn
-        row.slider("turn", 0, p.stored_turns, key=SCRUB_KEY, on_change=_scrub, args=(p,),
+        key = scrub_key(p)
+        row.slider("turn", 0, p.stored_turns, p.turn, key=key, on_change=_scrub, args=(p, key, p.turn),
                    label_visibility="collapsed", width="stretch")
     else:
         row.caption("No turn played yet.")
