@@ -5,7 +5,6 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
 from ui import state
-from ui.compare import render_compare
 from ui.frame import ensure_frame
 from ui.resources import get_store
 from ui.sim_setup import render_setup
@@ -42,7 +41,3 @@ if player is not None:
         state.close_runs()
         st.rerun()
     render_player(player)
-    if len(player.run_ids) == 2:
-        with st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN))):
-            a, b = (store.load_run(r) for r in player.run_ids)
-            render_compare(a, b, key="sim_cmp")

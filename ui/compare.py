@@ -127,16 +127,28 @@ def state_key_html() -> str:
     return f'<div class="ks-legend" style="font-size:0.85rem;line-height:1.8">{"".join(parts)}</div>'
 
 
-def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp") -> None:
+def side_caption(side: str, run: RunRecord, turn: int) -> str:
+    """What one side's graph shows: the state after ``turn``, or after its last turn when it ended earlier."""
+    shown = min(turn, len(run.turns))
+    ended = f" (it ended after turn {shown})" if shown < turn else ""
+    return f"{side}: state after turn {shown}{ended} · hover an IU for its concept; drag to pan"
+
+
+def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp", turn: int | None = None) -> None:
+    """The comparison of ``a`` and ``b``; ``turn`` pins the turn shown (Simulate passes its own
+    cursor, so the panel follows every step), otherwise a slider picks it (Saved runs)."""
     st.markdown(f"**A** {a.run_id} · {a.level} · {a.adapter.get('assistant')} — **B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}")
     st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics")
     longest = max(len(a.turns), len(b.turns))
-    turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
+    if turn is None:
+        turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
+    else:
+        turn = max(0, min(int(turn), longest))
     st.html(state_key_html())
     ca, cb = st.columns(2)
     for col, side, run in ((ca, "A", a), (cb, "B", b)):
         with col:
-            st.caption(f"{side}: state after turn {turn} · hover an IU for its concept; drag to pan")
+            st.caption(side_caption(side, run, turn))
             render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360,
                          selectable=False, compact=True)
     st.markdown("**Per-IU states** (B − A > 0: B knows more)")

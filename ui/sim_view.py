@@ -252,6 +252,17 @@ def _fork(p: Player, index: int, rid: str) -> None:
             st.rerun(scope="app")
 
 
+def _compare(p: Player) -> None:
+    """The pair's Compare panel, inside the ticking fragment and drawn from the player's own records
+    at the player's turn: drawn outside it, a step (a fragment rerun) left the panel on the turn it
+    was first drawn at — "B − A KG −4" for a fork that ended +5 (issue 24)."""
+    from ui.compare import render_compare
+
+    with st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN))):
+        a, b = (p.runs[r] for r in p.run_ids)
+        render_compare(a, b, key="sim_cmp", turn=p.turn)
+
+
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
 def _hold_leases(p: Player) -> None:
     """While this page is open in a browser, keep the leases of the runs it plays; when the
@@ -293,6 +304,8 @@ def render_player(p: Player) -> None:
                 else:
                     render_turn_card(run, rec, key=f"sim_card_{i}")
                     _fork(p, i, rid)
+        if len(p.run_ids) == 2:
+            _compare(p)
         state.sync_url(p)
 
     player_fragment()

@@ -71,3 +71,59 @@ def test_play_reaches_the_last_turn_at_every_speed(studio, screen, speed, second
         screen.locator(".st-key-sim_play button", has_text="Play").first.wait_for(timeout=10_000)
         run = store.load_run(rid)
         assert len(run.turns) == PLAY_TURNS and run.stop_reason is not None
+
+
+def graph_states(page, key: str) -> dict[str, int]:
+    return page.evaluate("(key) => Object.fromEntries(window.__knowsim[key].nodes.get().map(n => [n.id, n.state]))", key)
+
+
+def compare_metrics_text(page) -> str:
+    """The text of the Compare panel's metric table (glide's accessible table mirrors its canvas)."""
+    panel = page.locator('[data-testid="stExpander"]', has_text="Compare the two runs")
+    return panel.locator('[data-testid="stDataFrame"]').first.evaluate(
+        "el => [...el.querySelectorAll('table td, table th')].map(c => c.textContent).join(' | ')")
+
+
+def test_compare_after_a_fork_and_15_steps_equals_the_stored_records(studio, screen):
+    from knowsim_core.services.fork import fork_link
+    from ui.compare import metric_deltas
+
+    store = Store(studio.db)
+    store.seed_samples()
+    live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive", seed=6)
+    for _ in range(3):
+        live.step()
+    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+    screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
+    wait_idle(screen)
+    screen.get_by_text("Fork at turn 2").first.click()
+    box = screen.get_by_label("Your reply for this turn")
+    box.fill("Start with what you already know: warm wax is less dense than the liquid, so it rises.")
+    box.press("Control+Enter")
+    wait_idle(screen)
+    screen.get_by_role("button", name="Fork and compare").click()
+    screen.wait_for_function("() => new URLSearchParams(location.search).get('pair')")
+    wait_idle(screen)
+    child_id = query(screen)["pair"]
+    assert fork_link(store.load_run(child_id)) == (live.run_id, 2)
+    for turn in range(3, 16):
+        screen.locator(".st-key-sim_step button").first.click()
+        screen.wait_for_function(f"() => new URLSearchParams(location.search).get('turn') === '{turn}'", timeout=30_000)
+        wait_idle(screen)
+    a, b = store.load_run(live.run_id), store.load_run(child_id)
+    assert len(b.turns) == 15 and len(a.turns) == 15
+    # the two graphs of the panel show each run's stored state after turn 15
+    screen.get_by_text("B: state after turn 15").first.wait_for(timeout=15_000)
+    for side, run in (("A", a), ("B", b)):
+        want = {v: s for v, (s, _, _) in expected_nodes(run, 15).items()}
+        screen.wait_for_function(
+            "([key, want]) => { const g = (window.__knowsim || {})[key]; if (!g) return false;"
+            " const got = Object.fromEntries(g.nodes.get().map(n => [n.id, n.state]));"
+            " return Object.entries(want).every(([k, v]) => got[k] === v); }",
+            arg=[f"sim_cmp_graph_{side}", want], timeout=15_000)
+    # and its metric table holds the stored KG of both runs and their difference
+    text = compare_metrics_text(screen)
+    kg = metric_deltas(a, b)[0]
+    ARTIFACTS.mkdir(exist_ok=True)
+    screen.screenshot(path=str(ARTIFACTS / "compare-after-fork-15.png"))
+    assert all(f"{kg[c]:g}" in text for c in ("A", "B", "B − A")), (kg, text)
