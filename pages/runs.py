@@ -48,8 +48,9 @@ if any(r.assistant.startswith("recorded/") for r in rows):
     st.caption("Runs whose assistant is **recorded/…** (user **human**) are readings of human conversations: the "
                "messages are what a real person and tutor wrote; KnowSim's extractor and rules only read them.")
 versions = db.graph_version_numbers([r.graph_version_id for r in rows])
-st.dataframe(run_list.table_rows(rows, versions), key="runs_table", on_select="rerun", selection_mode="multi-row", hide_index=True)
-chosen = [rows[i] for i in run_list.selected_rows("runs_table") if i < len(rows)]
+table = run_list.table_key(f, page=page)
+st.dataframe(run_list.table_rows(rows, versions), key=table, on_select="rerun", selection_mode="multi-row", hide_index=True)
+chosen = [rows[i] for i in run_list.selected_rows(table) if i < len(rows)]
 
 if chosen:
     ids = [r.id for r in chosen]

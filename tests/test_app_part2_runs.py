@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.engine.whatif import what_if
 
 from tests.part2_support import make_run
+from tests.part2_support import runs_table_key
 
 PAGE = "../pages/runs.py"
 QID = "sample_lava_lamps"
@@ -28,7 +29,7 @@ def db(seeded_store):
 
 
 def _select(at: AppTest, *rows: int) -> AppTest:
-    at.session_state["runs_table"] = {"selection": {"rows": list(rows), "columns": [], "cells": []}}
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": list(rows), "columns": [], "cells": []}}
     return at.run()
 
 

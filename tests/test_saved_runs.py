@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.formats import studio
 
 from tests.part2_support import make_run
+from tests.part2_support import runs_table_key
 
 RUNS, HOME, FAILURES = "../pages/runs.py", "../pages/home.py", "../pages/failures.py"
 QID = "sample_lava_lamps"
@@ -49,11 +50,11 @@ def _open(path=RUNS, **params) -> AppTest:
 
 
 def _table(at: AppTest, key: str = "runs_table"):
-    return next(d for d in at.dataframe if d.key == key).value
+    return next(d for d in at.dataframe if d.key and d.key.startswith(key)).value
 
 
 def _select(at: AppTest, rows: list[int]) -> AppTest:
-    at.session_state["runs_table"] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": rows, "columns": [], "cells": []}}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

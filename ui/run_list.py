@@ -134,6 +134,30 @@ def batch_rows(groups) -> list[dict[str, Any]]:
     ]
 
 
+TABLE_KEY = "runs_table"
+TABLE_GEN = "runs_table_gen"  # bumped when rows vanish (a delete), so no old selection carries over
+
+
+def table_key(f: dict[str, Any], *, page: int) -> str:
+    """The run table's widget key: one per list shown (filters, order, page, deletions).
+
+    A dataframe's selection is a list of row *positions* that the browser keeps while the widget
+    lives; when the rows under those positions change (a run deleted, a filter changed), the same
+    positions would tick runs nobody chose ("Delete 2 selected…" after deleting one, issue 24).
+    A new key per list starts every list with nothing selected.
+    """
+    import hashlib
+
+    view = repr((sorted((k, repr(v)) for k, v in query(f).items()), f.get("order"), page,
+                 st.session_state.get(TABLE_GEN, 0)))
+    return f"{TABLE_KEY}_{hashlib.sha1(view.encode()).hexdigest()[:10]}"
+
+
+def forget_selection() -> None:
+    """After rows vanished: the next table is a new widget with nothing selected."""
+    st.session_state[TABLE_GEN] = st.session_state.get(TABLE_GEN, 0) + 1
+
+
 def selected_rows(key: str) -> list[int]:
     ev = st.session_state.get(key)
     try:
@@ -243,7 +267,7 @@ def confirm_delete(store, run_ids: list[str]) -> None:
             st.error(str(exc))
             return
         st.session_state["runs_flash"] = f"Deleted run {ids[0]}." if len(ids) == 1 else f"Deleted {len(ids)} runs."
-        st.session_state.pop("runs_table", None)  # the old selection would point at other rows
+        forget_selection()  # the old selection would point at other rows
         st.rerun()
     if c2.button("Cancel", key="del_no"):
         _dismiss()

@@ -127,3 +127,37 @@ def test_compare_after_a_fork_and_15_steps_equals_the_stored_records(studio, scr
     ARTIFACTS.mkdir(exist_ok=True)
     screen.screenshot(path=str(ARTIFACTS / "compare-after-fork-15.png"))
     assert all(f"{kg[c]:g}" in text for c in ("A", "B", "B − A")), (kg, text)
+
+
+def _tick_row(page, row: int) -> None:
+    """Tick row ``row`` (0-based) of the Saved runs table: the checkboxes sit in its first column."""
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 15, box["y"] + 35 + 35 * row + 17)
+    wait_idle(page)
+
+
+def test_after_a_delete_no_unchosen_run_is_selected(studio, screen):
+    from tests.part2_support import make_run
+
+    store = Store(studio.db)
+    store.seed_samples()
+    g = store.latest_graph_version("sample_dice_reroll_game").graph
+    for seed in range(1, 10):
+        store.save_run(make_run(g, question_id="sample_dice_reroll_game", level="novice", seed=seed, max_turns=3),
+                       batch_tag="delete-check")
+    screen.goto(f"{studio.url}/runs?batch=delete-check")
+    wait_idle(screen)
+    screen.get_by_text("9 runs match").first.wait_for()
+    _tick_row(screen, 6)  # row 7, as in the report
+    screen.get_by_role("button", name="Delete…").click()
+    screen.get_by_role("dialog").get_by_role("button", name="Delete", exact=True).click()
+    screen.get_by_text("Deleted run").first.wait_for()
+    wait_idle(screen)
+    screen.get_by_text("8 runs match").first.wait_for()
+    # nothing is selected: no actions for a selection, and one new tick selects exactly one run
+    assert screen.get_by_text("selected · export or delete").count() == 0
+    _tick_row(screen, 2)
+    screen.get_by_role("button", name="Delete 1 selected…").wait_for(timeout=10_000)
+    assert screen.get_by_role("button", name="Delete 2 selected…").count() == 0
