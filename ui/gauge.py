@@ -133,16 +133,25 @@ def render_chart(spec: dict, *, key: str) -> None:
     _component()(data=chart_data(spec), key=key)
 
 
+def _sized(spec: dict, height: int | None) -> dict:
+    """``spec`` drawn ``height`` px tall (a compact chart keeps its margins, loses blank space)."""
+    if height is not None:
+        spec["layout"]["height"] = height
+    return spec
+
+
 def render_gauge(
-    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str
+    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str,
+    height: int | None = None,
 ) -> None:
-    render_chart(gauge_spec(rec, tau=tau, previous=previous, top=top), key=key)
+    render_chart(_sized(gauge_spec(rec, tau=tau, previous=previous, top=top), height), key=key)
 
 
 def render_load_chart(
-    turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None, key: str
+    turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None, key: str,
+    height: int | None = None,
 ) -> None:
     if not turns:
         st.caption("The per-turn load chart fills in as the conversation goes.")
         return
-    render_chart(load_chart_spec(turns, tau=tau, current=current, top=top), key=key)
+    render_chart(_sized(load_chart_spec(turns, tau=tau, current=current, top=top), height), key=key)

@@ -18,7 +18,9 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.reading import is_human_reading
-from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.evaluation.explain import explain_turn
 
 from ui import state
 from ui.gauge import gauge_top, render_gauge, render_load_chart
@@ -30,7 +32,10 @@ from ui.turn_card import render_iu_panel, render_metrics, render_turn_card
 GRAPH_KEY = "sim_graph_{}"
 SCRUB_KEY = "sim_scrub"
 TYPED_KEY = "sim_typed"
-GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 450, 400
+# one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
+GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 310, 400
+COMPACT_CHART_HEIGHT = 150
+MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 240, 270
 
 
 def _forward(p: Player) -> None:
@@ -101,7 +106,7 @@ def _play_controls(p: Player) -> None:
         for term, text in GLOSSARY.items():
             st.markdown(f"**{term}** — {text}")
     with row:
-        render_legend()  # static: it sits in this row rather than in the ticking fragment
+        render_legend(modes=True)  # static: it sits in this row rather than in the ticking fragment
 
 
 def _transport(p: Player) -> None:
@@ -149,33 +154,70 @@ def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: 
             st.caption("Click an IU in the graph to read what it is and why it did or did not advance.")
 
 
-def _gauges(p: Player, index: int, rid: str) -> None:
+def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> None:
     run = p.runs[rid]
     top = gauge_top(run.turns, tau=run.tau)  # one scale for the whole run
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
     g, c = st.columns([2, 3])
     with g:
-        render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}")
+        render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}", height=height)
     with c:
-        render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}")
+        render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}",
+                          height=height)
     st.caption("Gauge and bars share one scale for the whole run, 0 to the larger of 2τ and the run's highest load.",
                help=glossary_help("load", "τ", "η"))
 
 
+def turn_modes(run: RunRecord, rec: TurnRecord | None) -> dict[str, FailureMode]:
+    """The failure mode of each IU explained in ``rec`` — from :func:`explain_turn`, the one source
+    the turn card, Failure modes and ``explain`` read too."""
+    if rec is None:
+        return {}
+    whys = explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source)
+    return {w.id: w.mode for w in whys if w.mode is not None}
+
+
+def turn_judgment(run: RunRecord, rec: TurnRecord, *, key: str) -> None:
+    """The slot for the person's or researcher's 👍/👎 on this turn, right under the assistant's
+    message so it is seen with the turn. The widget itself comes from ``ui.judgments`` (merged
+    from another branch); until then nothing is drawn here."""
+    return None
+
+
+def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
+    """The shown turn's two messages (scrolling inside their box, so the box stays in view)."""
+    run, rec = p.runs[rid], p.record(rid)
+    with st.container(border=True, height=height, key=key):
+        if rec is None:
+            st.markdown("**Question.** " + run.question.replace("\n", " "))
+            st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+            return
+        # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
+        # (and with it the page) to its bottom on every step
+        st.markdown(f":material/person: **Learner** · turn {rec.turn}")
+        st.markdown(rec.user_message)
+        st.markdown(":material/school: **Assistant**")
+        st.markdown(rec.assistant_message)
+        turn_judgment(run, rec, key=f"{key}_judgment")
+
+
 def _single(p: Player, rid: str) -> None:
+    """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
+    under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
     _header(run, _status(p))
-    left, right = st.columns([4, 3], gap="medium")
+    left, right = st.columns([11, 9], gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
-                                height=GRAPH_HEIGHT, descriptions=False)
+                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)))
+        _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
     with right:
         _compose(p, rid)
-        _iu_panel(p, 0, rid, selected, height=GRAPH_HEIGHT + 20)
+        _messages(p, rid, height=MESSAGES_HEIGHT, key="sim_messages")
+        _iu_panel(p, 0, rid, selected, height=IU_PANEL_HEIGHT)
     if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
-    _gauges(p, 0, rid)
 
 
 def _pair(p: Player) -> None:
@@ -188,7 +230,8 @@ def _pair(p: Player) -> None:
             _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
-                                    height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True)
+                                    height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True,
+                                    modes=turn_modes(run, p.record(rid)))
             _iu_panel(p, i, rid, selected, height=260 if selected else "content")
             if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
                 st.caption(f"This run ended after turn {len(run.turns)}.")
@@ -302,7 +345,8 @@ def render_player(p: Player) -> None:
                 if rec is None:
                     st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
                 else:
-                    render_turn_card(run, rec, key=f"sim_card_{i}")
+                    # a single run shows the messages above, beside its graph
+                    render_turn_card(run, rec, key=f"sim_card_{i}", messages=len(p.run_ids) > 1)
                     _fork(p, i, rid)
         if len(p.run_ids) == 2:
             _compare(p)

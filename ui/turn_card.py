@@ -51,16 +51,18 @@ def _fmt(v) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> None:
-    """The card for one turn of ``run`` (turn 0: the question and the starting state)."""
+def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str, messages: bool = True) -> None:
+    """The card for one turn of ``run`` (turn 0: the question and the starting state); without
+    ``messages`` where the page shows the two messages elsewhere."""
     if rec is None:
         st.markdown("**Question.** " + run.question.replace("\n", " "))
         st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
         return
-    with st.chat_message("user"):
-        st.markdown(rec.user_message)
-    with st.chat_message("assistant"):
-        st.markdown(rec.assistant_message)
+    if messages:
+        with st.chat_message("user"):
+            st.markdown(rec.user_message)
+        with st.chat_message("assistant"):
+            st.markdown(rec.assistant_message)
     if rec.extractor_failed:
         st.warning("The extractor returned no usable labels this turn; every IU was treated as not mentioned.")
     for note in rec.notes:
