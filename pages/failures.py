@@ -15,6 +15,7 @@ from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
+from ui.questions import question_label
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
 
@@ -62,9 +63,10 @@ with one:
                 open_in_simulate(rid, int(p["x"]))
 
 with many:
-    questions = [q.id for q in db.list_questions()]
+    qrows = db.list_questions()  # grouped by kind, samples first
+    qlabel = {q.id: question_label(q) for q in qrows}
     c1, c2, c3, c4, c5, c6 = st.columns(6)
-    q = c1.selectbox("Question", [None, *questions], key="fm_q", format_func=lambda v: v or "all")
+    q = c1.selectbox("Question", [None, *qlabel], key="fm_q", format_func=lambda v: qlabel.get(v, v) if v else "all")
     lv = c2.selectbox("Level", [None, *LEVELS], key="fm_level", format_func=lambda v: v or "all")
     asst = c3.selectbox("Assistant", [None, *db.run_values("assistant")], key="fm_asst", format_func=lambda v: v or "all")
     pre = c4.selectbox("Preset", [None, *db.run_values("preset")], key="fm_preset", format_func=lambda v: v or "all")

@@ -19,6 +19,7 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.formats import csv_export, reference_export, studio
 from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
+from ui.questions import question_label
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
@@ -30,9 +31,9 @@ ALL = None  # the "all" choice of every dropdown
 FIND_COLUMNS = ("assistant", "user", "extractor", "preset", "batch_tag", "question_id")
 
 
-def _pick(col, label: str, options: list, *, key: str, help: str | None = None):
+def _pick(col, label: str, options: list, *, key: str, help: str | None = None, labels: dict | None = None):
     return col.selectbox(label, [ALL, *options], key=key, help=help,
-                         format_func=lambda v: "all" if v is None else str(v))
+                         format_func=lambda v: "all" if v is None else (labels or {}).get(v, str(v)))
 
 
 def filters(store) -> dict[str, Any]:
@@ -43,7 +44,8 @@ def filters(store) -> dict[str, Any]:
     "comprehensive" finds ``offline/comprehensive`` without knowing its prefix.
     """
     c1, c2, c3, c4, c5 = st.columns([2, 1, 2, 2, 2])
-    q = _pick(c1, "Question", [q.id for q in store.list_questions()], key="runs_q")
+    questions = store.list_questions()  # grouped by kind, samples first
+    q = _pick(c1, "Question", [q.id for q in questions], key="runs_q", labels={q.id: question_label(q) for q in questions})
     lv = _pick(c2, "Level", list(LEVELS), key="runs_level")
     asst = _pick(c3, "Assistant", store.run_values("assistant"), key="runs_asst")
     user = _pick(c4, "User", store.run_values("user"), key="runs_user")

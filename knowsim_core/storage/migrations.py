@@ -24,7 +24,7 @@ from sqlite_utils import Migrations  # noqa: E402 — after .connection, which i
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 5  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 6  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -146,6 +146,50 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
             VALUES ('delete', old.rowid, old.user_message, old.assistant_message);
         INSERT INTO turns_fts (rowid, user_message, assistant_message)
             VALUES (new.rowid, new.user_message, new.assistant_message); END""")
+
+
+def legacy_kind(question_id: str, source: str) -> str:
+    """The kind of a question stored before kinds existed, read once from its free-text source
+    (new questions are given their kind by the code that adds them)."""
+    src = (source or "").lower()
+    if src.startswith("knowsim studio samples") or src == "sample":
+        return "sample"
+    if src.startswith("reference"):
+        return "paper"
+    if src.startswith("simulatorarena") or src.startswith("conversations "):
+        return "real"
+    return "yours"
+
+
+@MIGRATIONS(name="0008_run_tags_and_sources")
+def _m0008_run_tags_and_sources(db: Database) -> None:
+    """Questions get a ``kind`` (sample / paper / real / yours: pickers group by it, samples first)
+    and a ``title`` (set where the text makes a poor title, e.g. a real conversation that opens
+    with "hello"; empty means "its first sentence"); runs get any number of researcher's tags.
+
+    Existing questions are classified once from their free-text ``source``; an imported real
+    conversation is titled from its field and the concepts of its first graph version.
+    """
+    import json
+
+    from knowsim_core.text.titles import concept_title
+
+    db.execute("ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'yours'")
+    db.execute("ALTER TABLE questions ADD COLUMN title TEXT NOT NULL DEFAULT ''")
+    db.execute("CREATE INDEX IF NOT EXISTS questions_kind ON questions (kind)")
+    db.execute("""CREATE TABLE IF NOT EXISTS run_tags (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, tag TEXT NOT NULL,
+        PRIMARY KEY (run_id, tag))""")
+    db.execute("CREATE INDEX IF NOT EXISTS run_tags_tag ON run_tags (tag, run_id)")
+    for qid, source, field in db.execute("SELECT id, source, field FROM questions").fetchall():
+        kind = legacy_kind(qid, source)
+        title = ""
+        if kind == "real":
+            row = db.execute("SELECT graph_json FROM graph_versions WHERE question_id = ? ORDER BY version LIMIT 1",
+                             [qid]).fetchone()
+            concepts = [n.get("concept", "") for n in json.loads(row[0]).get("nodes", [])] if row else []
+            title = concept_title(field, concepts, source)
+        db.execute("UPDATE questions SET kind = ?, title = ? WHERE id = ?", [kind, title, qid])
 
 
 def check_file(path: Path) -> None:

@@ -30,6 +30,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
+from knowsim_core.storage.migrations import legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 
 STATUSES = ("running", "finished", "failed", "interrupted")
@@ -79,8 +80,9 @@ class Runs:
             rid = uuid.uuid4().hex[:12]
         qid = run.question_id
         if not db["questions"].count_where("id = ?", [qid]):
+            source = str(dict(run.meta).get("source", "run"))
             insert_question(db, id=qid, text=run.question or qid, reference_answer=run.reference_answer,
-                            domain=run.domain, source=str(dict(run.meta).get("source", "run")))
+                            domain=run.domain, source=source, kind=legacy_kind(qid, source))
         if graph_version_id is None:
             gjson = graph_json(run.graph)
             versions = [(r["id"], r["graph_json"]) for r in db["graph_versions"].rows_where(

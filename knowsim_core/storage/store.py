@@ -86,8 +86,9 @@ class Store:
     def add_question(self, **kw: Any) -> str:
         return self.questions.add(**kw)
 
-    def list_questions(self, *, search: str = "", domain: str | None = None) -> list[QuestionRow]:
-        return self.questions.list(search=search, domain=domain)
+    def list_questions(self, *, search: str = "", domain: str | None = None,
+                       kind: str | None = None) -> list[QuestionRow]:
+        return self.questions.list(search=search, domain=domain, kind=kind)
 
     def get_question(self, question_id: str) -> QuestionRow:
         return self.questions.get(question_id)
