@@ -1,4 +1,4 @@
-"""``failures [filters] [--status finished|all|unfinished] [--json]``: failure modes and KG / DC / CO per level.
+"""``failures [--batch TAG] [--graph-version N] [filters] [--status finished|all|unfinished] [--json]``: failure modes and KG / DC / CO per level.
 
 The same population and the same arithmetic as the Failure modes page's "Across runs" tab
 (:meth:`Store.run_facts` + :func:`knowsim_core.evaluation.analysis.level_summary`), so a figure quoted from
@@ -13,6 +13,8 @@ import json
 from knowsim_core.evaluation.analysis import METRIC_KEYS, SPREAD, STATUS_CHOICES, level_summary
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.commands.runs import add_db_argument, open_store
+from knowsim_core.storage.questions import QUESTION_KINDS
+from knowsim_core.storage.run_search import ORIGINS
 
 NAME = "failures"
 HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across stored runs"
@@ -24,6 +26,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
     p.add_argument("--assistant", metavar="ID", help="only this assistant id")
     p.add_argument("--preset", metavar="NAME", help="only runs with this rule preset")
+    p.add_argument("--batch", metavar="TAG", help="only the runs of `batch --tag TAG` (the page's Batch filter)")
+    p.add_argument("--tag", metavar="TAG", help="only runs filed under TAG (`run --tag`, Saved runs) or of batch TAG")
+    p.add_argument("--graph-version", type=int, metavar="N",
+                   help="only runs simulated on version N of their question's graph (do not pool v1 with v3)")
+    p.add_argument("--source", choices=QUESTION_KINDS, metavar="KIND",
+                   help=f"only runs of one kind of question: {', '.join(QUESTION_KINDS)}")
+    p.add_argument("--origin", choices=ORIGINS, help="forked: forks of another run; typed: a side typed by a "
+                                                     "person; agents: neither")
     p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
                    help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -36,7 +46,8 @@ def _range(spread: list[float] | None) -> str:
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     facts = store.run_facts(question_id=args.question, level=args.level, assistant=args.assistant,
-                            preset=args.preset, status=args.status)
+                            preset=args.preset, status=args.status, batch_tag=args.batch, tag=args.tag,
+                            graph_version=args.graph_version, kind=args.source, origin=args.origin)
     summary = level_summary(facts)
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=2))

@@ -148,6 +148,18 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
             VALUES (new.rowid, new.user_message, new.assistant_message); END""")
 
 
+def run_meta_columns(meta: dict) -> tuple[str | None, float | None]:
+    """(forked_from, rating) of a run's metadata: the two meta facts stored as columns to filter on
+    (keys: services.fork.FORKED_FROM and the real-conversation import's "rating")."""
+    forked = meta.get("forked_from")
+    rating = meta.get("rating")
+    try:
+        rating = float(rating) if rating is not None and rating != "" else None
+    except (TypeError, ValueError):
+        rating = None
+    return (str(forked) if forked else None), rating
+
+
 def legacy_kind(question_id: str, source: str) -> str:
     """The kind of a question stored before kinds existed, read once from its free-text source
     (new questions are given their kind by the code that adds them)."""
@@ -165,13 +177,17 @@ def legacy_kind(question_id: str, source: str) -> str:
 def _m0008_run_tags_and_sources(db: Database) -> None:
     """Questions get a ``kind`` (sample / paper / real / yours: pickers group by it, samples first)
     and a ``title`` (set where the text makes a poor title, e.g. a real conversation that opens
-    with "hello"; empty means "its first sentence"); runs get any number of researcher's tags.
+    with "hello"; empty means "its first sentence"); runs get any number of researcher's tags, and
+    two facts of their metadata become columns the run filters can use in SQL: ``forked_from``
+    (the parent of a fork) and ``rating`` (a person's rating of the conversation, where known).
 
     Existing questions are classified once from their free-text ``source``; an imported real
-    conversation is titled from its field and the concepts of its first graph version.
+    conversation is titled from its field and the concepts of its first graph version; existing
+    runs' two columns are read from their stored setup.
     """
     import json
 
+    from knowsim_core.storage.connection import unpack
     from knowsim_core.text.titles import concept_title
 
     db.execute("ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'yours'")
@@ -181,6 +197,12 @@ def _m0008_run_tags_and_sources(db: Database) -> None:
         run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, tag TEXT NOT NULL,
         PRIMARY KEY (run_id, tag))""")
     db.execute("CREATE INDEX IF NOT EXISTS run_tags_tag ON run_tags (tag, run_id)")
+    db.execute("ALTER TABLE runs ADD COLUMN forked_from TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN rating REAL")
+    for rid, setup in db.execute("SELECT id, setup_json FROM runs").fetchall():
+        forked, rating = run_meta_columns(dict(unpack(setup).get("meta") or {}))
+        if forked is not None or rating is not None:
+            db.execute("UPDATE runs SET forked_from = ?, rating = ? WHERE id = ?", [forked, rating, rid])
     for qid, source, field in db.execute("SELECT id, source, field FROM questions").fetchall():
         kind = legacy_kind(qid, source)
         title = ""

@@ -173,6 +173,21 @@ class Store:
     def count_runs(self, **filters: Any) -> int:
         return self.search.count(**filters)
 
+    def add_run_tags(self, run_id: str, tags: list[str]) -> list[str]:
+        return self.runs.add_tags(run_id, tags)
+
+    def remove_run_tag(self, run_id: str, tag: str) -> bool:
+        return self.runs.remove_tag(run_id, tag)
+
+    def run_tags(self, run_ids: list[str]) -> dict[str, list[str]]:
+        return self.search.tags_of(run_ids)
+
+    def all_run_tags(self) -> list[str]:
+        return self.search.all_tags()
+
+    def run_graph_version_numbers(self) -> list[int]:
+        return self.search.graph_version_numbers()
+
     def run_values(self, column: str) -> list[Any]:
         return self.search.values(column)
 
