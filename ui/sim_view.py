@@ -129,16 +129,36 @@ def _transport(p: Player) -> None:
 def _status(p: Player) -> str:
     run = p.primary
     parts = [f"Turn **{p.turn}** of {p.stored_turns} played (max {run.params.max_turns})"]
+    first, reason = run.virtual_stop
+    if first is not None and p.turn > first and dict(run.meta).get("stop_mode", "virtual") != "real":
+        # the paper's virtual stop: the run plays on, and only records where it would have stopped
+        parts.append(f"virtual stop after turn {first + 1} ({reason}); the run plays on to max turns")
     if p.all_finished:
         reasons = {p.runs[r].stop_reason for r in p.run_ids}
         parts.append("finished: " + ", ".join(sorted(str(x) for x in reasons)))
     return " · ".join(parts)
 
 
-def _header(run: RunRecord, status: str = "") -> None:
+def side_label(p: Player, index: int) -> str:
+    """"A" / "B", and for a fork which run and turn it forked from (side by side, the two headers
+    otherwise read alike)."""
+    from knowsim_core.services.fork import fork_link
+
+    side = "AB"[index]
+    link = fork_link(p.runs[p.run_ids[index]])
+    if link:
+        parent, at = link
+        other = next((("AB"[i]) for i, r in enumerate(p.run_ids) if r == parent), f"run {parent[:8]}")
+        return f"{side} (fork of {other} at turn {at})"
+    return side
+
+
+def _header(run: RunRecord, status: str = "", label: str = "") -> None:
     adapters = run.adapter
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
             f"user {adapters.get('user', '?')} · τ = {run.tau}")
+    if label:
+        line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(f"{status} · {line}" if status else line, help=glossary_help("τ", "step"))
     if is_human_reading(run):
         st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
@@ -226,7 +246,7 @@ def _pair(p: Player) -> None:
     for i, (col, rid) in enumerate(zip(cols, p.run_ids)):
         run = p.runs[rid]
         with col:
-            _header(run)
+            _header(run, label=side_label(p, i))
             _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),

@@ -105,7 +105,20 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str, messag
             st.caption("No IU was explained this turn, so no failure mode applies.")
         st.markdown("**Termination votes:** " + rec.votes.explain())
         if rec.votes.fired:
-            st.markdown(f"The stop rule fired this turn: **{rec.votes.fired}**.")
+            st.markdown(stop_text(run, rec))
+
+
+def stop_text(run: RunRecord, rec: TurnRecord) -> str:
+    """What a fired stop rule means for this run: in the paper's virtual mode the run plays on to
+    its max turns and only records where it would have stopped (as ``run`` prints); in real mode
+    it ended here."""
+    first, reason = run.virtual_stop
+    if dict(run.meta).get("stop_mode", "virtual") == "real":
+        return f"The stop rule fired this turn (**{rec.votes.fired}**) and the run ended here (real stop mode)."
+    when = "this turn" if first is not None and first + 1 == rec.turn else f"turn {first + 1} ({reason})"
+    return (f"The stop rule fires this turn (**{rec.votes.fired}**). The stop is **virtual**, as in the paper: the "
+            f"run plays on to its max turns ({run.params.max_turns}) and records that it would have stopped after "
+            f"{when}.")
 
 
 def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> None:

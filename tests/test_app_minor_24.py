@@ -1,0 +1,68 @@
+"""Issue 24's minor items in the app: the stop is called virtual, rounding never hides η < 1, and
+the side-by-side pair says which run is A, which is B and which is the fork."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.services.runner import start_run
+
+SIMULATE = "../pages/simulate.py"
+
+
+def _turn(eta: float, load: float = 12.0):
+    return SimpleNamespace(turn=3, quantities=SimpleNamespace(effective_load=load, overload=True, efficiency=eta))
+
+
+@pytest.mark.parametrize("eta,shown", [(0.9987, "0.9987"), (0.99996, "< 1"), (0.5, "0.50"), (1.0, "1.00")])
+def test_rounding_never_shows_a_partial_step_as_a_whole_one(eta, shown):
+    from ui.gauge import eta_text, gauge_spec
+
+    assert eta_text(eta) == shown
+    assert gauge_spec(_turn(eta), tau=10)["data"][0]["title"]["text"].endswith(f"η = {shown}")
+
+
+def _open(rid: str, turn: int) -> AppTest:
+    at = AppTest.from_file(SIMULATE, default_timeout=60)
+    at.query_params["run"] = rid
+    at.query_params["turn"] = str(turn)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_app_says_the_stop_is_virtual(seeded_store):
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="advanced",
+                     assistant_id="offline/comprehensive", seed=1)
+    run = live.run_to_end()
+    first, reason = run.virtual_stop
+    assert first is not None and run.stop_reason == "max_turns"  # it fired, and the run played on
+    later = next(t.turn for t in run.turns if t.votes.fired and t.turn > first + 1)
+    at = _open(live.run_id, later)
+    texts = [m.value for m in at.markdown]
+    assert any("The stop is **virtual**" in t and f"after turn {first + 1} ({reason})" in t for t in texts), texts
+    assert any(f"virtual stop after turn {first + 1} ({reason})" in t for t in texts)
+
+
+def test_the_pair_names_a_b_and_the_fork(seeded_store):
+    from knowsim_core.services.fork import fork_run
+
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive",
+                     seed=6)
+    for _ in range(3):
+        live.step()
+    child = fork_run(seeded_store, live.run_id, 2, "Warm wax is less dense than the oil, so it rises.")
+    child.step()
+    at = AppTest.from_file(SIMULATE, default_timeout=60)
+    at.query_params["run"] = live.run_id
+    at.query_params["pair"] = child.run_id
+    at.query_params["turn"] = "3"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    heads = [m.value for m in at.markdown if "learner**" in m.value]
+    assert heads[0].startswith("**A** · run") and heads[1].startswith("**B (fork of A at turn 2)** · run"), heads
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("B: state after turn 3") for c in captions), captions
