@@ -66,3 +66,15 @@ def test_the_pair_names_a_b_and_the_fork(seeded_store):
     assert heads[0].startswith("**A** · run") and heads[1].startswith("**B (fork of A at turn 2)** · run"), heads
     captions = [c.value for c in at.caption]
     assert any(c.startswith("B: state after turn 3") for c in captions), captions
+
+
+def test_export_labels_count_one_run_in_the_singular(seeded_store):
+    from tests.part2_support import make_run, runs_table_key
+
+    g = seeded_store.latest_graph_version("sample_lava_lamps").graph
+    seeded_store.save_run(make_run(g, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=2))
+    at = AppTest.from_file("../pages/runs.py", default_timeout=60).run()
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "JSONL (1 run)" in labels and "Zip of 1 Studio JSON file" in labels, labels

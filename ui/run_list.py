@@ -284,14 +284,19 @@ def jsonl_of_runs(store, run_ids: list[str]) -> str:
     return "".join(studio.dumps(store.load_run(rid), indent=None) + "\n" for rid in run_ids)
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs`` (never "1 runs")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def export_many(store, run_ids: list[str]) -> None:
     """Download buttons for the selected runs (built only when clicked)."""
     ids = list(run_ids)
     c1, c2 = st.columns(2)
-    c1.download_button(f"Zip of {len(ids)} Studio JSON files", data=lambda: zip_of_studio_files(store, ids),
+    c1.download_button(f"Zip of {counted(len(ids), 'Studio JSON file')}", data=lambda: zip_of_studio_files(store, ids),
                        file_name=f"knowsim_runs_{len(ids)}.zip", mime="application/zip", on_click="ignore",
                        key="dl_many_zip")
-    c2.download_button(f"JSONL ({len(ids)} runs)", data=lambda: jsonl_of_runs(store, ids),
+    c2.download_button(f"JSONL ({counted(len(ids), 'run')})", data=lambda: jsonl_of_runs(store, ids),
                        file_name=f"knowsim_runs_{len(ids)}.jsonl", mime="application/jsonl", on_click="ignore",
                        key="dl_many_jsonl")
 
