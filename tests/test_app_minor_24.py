@@ -78,3 +78,25 @@ def test_export_labels_count_one_run_in_the_singular(seeded_store):
     at.run()
     labels = [b.proto.label for b in at.get("download_button")]
     assert "JSONL (1 run)" in labels and "Zip of 1 Studio JSON file" in labels, labels
+
+
+def test_compare_across_graph_versions_warns_and_names_a_removed_iu(seeded_store):
+    from tests.part2_support import make_run
+    from ui.compare import NOT_IN_GRAPH, graph_mismatch, state_diff, why_diff
+
+    g = seeded_store.latest_graph_version("sample_lava_lamps").graph
+    data = g.to_data()
+    gone = data["nodes"][-1]["id"]
+    data["nodes"] = data["nodes"][:-1]
+    data["edges"] = [e for e in data["edges"] if gone not in (e.get("from"), e.get("to"), e.get("from_"))]
+    from knowsim_core.engine.graph import IUGraph
+
+    smaller = IUGraph.from_data(data)
+    a = make_run(g, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=3)
+    b = make_run(smaller, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=3)
+    assert graph_mismatch(a, a) is None
+    assert f"1 IU(s) only in A's ({gone})" in graph_mismatch(a, b)
+    row = next(r for r in state_diff(a, b, 3) if r["IU"] == gone)
+    assert row["B"] == NOT_IN_GRAPH and row["B − A"] is None
+    why = next(r for r in why_diff(a, b, 3) if r["IU"] == gone)
+    assert why["B why"] == NOT_IN_GRAPH and why["B mode"] == ""

@@ -67,7 +67,7 @@ def test_compare_two_runs_shows_the_right_deltas(db):
     states = at.dataframe[2].value.set_index("IU")
     v = a.graph.index.ids[0]
     lab = a.graph.index.label_of[v]
-    assert states.loc[v, "B − A"] == int(b.final_state.state_of(lab)) - int(a.final_state.state_of(lab))
+    assert int(states.loc[v, "B − A"]) == int(b.final_state.state_of(lab)) - int(a.final_state.state_of(lab))
     assert len(at.dataframe[3].value) == 5  # aligned turns
 
 
