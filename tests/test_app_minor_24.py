@@ -100,3 +100,18 @@ def test_compare_across_graph_versions_warns_and_names_a_removed_iu(seeded_store
     assert row["B"] == NOT_IN_GRAPH and row["B − A"] is None
     why = next(r for r in why_diff(a, b, 3) if r["IU"] == gone)
     assert why["B why"] == NOT_IN_GRAPH and why["B mode"] == ""
+
+
+def test_the_iu_panel_shows_mode_and_why_before_the_signal_columns(seeded_store):
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive",
+                     seed=2)
+    live.step()
+    live.step()
+    at = AppTest.from_file(SIMULATE, default_timeout=60)
+    at.query_params["run"] = live.run_id
+    at.query_params["turn"] = "2"
+    at.session_state["sim_graph_0"] = {"selected": live.run.graph.nodes[0].id}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "turn" in d.value.columns)  # the IU panel's history
+    assert list(table.columns[:4]) == ["turn", "state", "mode", "why"]

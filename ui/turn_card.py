@@ -133,8 +133,10 @@ def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> Non
     st.markdown(f"**Turn {current.turn}:** {current.reason}")
     st.dataframe(
         [
-            {"turn": r.turn, "state": state_badge(r.state), "teaching": r.teaching, "attempt": r.attempt,
-             "mode": r.mode, "why": r.reason}
+            # mode and why first: the panel is narrow, and they are what it is for (teaching and
+            # attempt, cut off at the right before, are in the turn's signal table too)
+            {"turn": r.turn, "state": state_badge(r.state), "mode": r.mode, "why": r.reason,
+             "teaching": r.teaching, "attempt": r.attempt}
             for r in rows
         ],
         hide_index=True,
