@@ -59,7 +59,9 @@ if versions:
     with c_panel:
         graph_tools.render_node_panel(db, version, draft, picked)
 
-    tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"])
+    # keyed: a save's flash message above must not make these a new element (the first click in
+    # History after a save jumped back to Edit)
+    tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"], key="graph_tabs")
     with tab_edit:
         try:
             graph_tools.render_editor(db, version, draft)

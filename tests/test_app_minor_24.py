@@ -115,3 +115,21 @@ def test_the_iu_panel_shows_mode_and_why_before_the_signal_columns(seeded_store)
     assert not at.exception, [e.value for e in at.exception]
     table = next(d.value for d in at.dataframe if "turn" in d.value.columns)  # the IU panel's history
     assert list(table.columns[:4]) == ["turn", "state", "mode", "why"]
+
+
+def test_history_opens_on_the_version_just_saved(seeded_store):
+    qid = "sample_lava_lamps"
+    v1 = seeded_store.latest_graph_version(qid)
+    first = v1.graph.nodes[0]
+    g2 = v1.graph.with_node(first.model_copy(update={"description": first.description + " (2)"}))
+    v2 = seeded_store.add_graph_version(qid, g2, note="two", parent_id=v1.id)
+    at = AppTest.from_file("../pages/graph.py", default_timeout=60)
+    at.query_params["question"] = qid
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    pick = lambda side: next(s.value for s in at.selectbox if s.label == f"{side} version")  # noqa: E731
+    assert (pick("From"), pick("To")) == (v1.id, v2)
+    g3 = g2.with_node(first.model_copy(update={"description": first.description + " (3)"}))
+    v3 = seeded_store.add_graph_version(qid, g3, note="three", parent_id=v2)
+    at.run()  # the same session, as after a save
+    assert (pick("From"), pick("To")) == (v2, v3)
