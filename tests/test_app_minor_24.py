@@ -133,3 +133,18 @@ def test_history_opens_on_the_version_just_saved(seeded_store):
     v3 = seeded_store.add_graph_version(qid, g3, note="three", parent_id=v2)
     at.run()  # the same session, as after a save
     assert (pick("From"), pick("To")) == (v2, v3)
+
+
+def test_deleting_an_iu_says_which_edges_went_with_it_and_which_iu_it_orphaned(seeded_store):
+    from ui.graph_editor import apply_edits, node_rows
+
+    g = seeded_store.latest_graph_version("sample_lava_lamps").graph
+    prereqs = g.index.prereqs
+    # an IU that is the only prerequisite of another
+    target, child = next((p[0], v) for v, p in prereqs.items() if len(p) == 1)
+    row = [r["id"] for r in node_rows(g)].index(target)
+    result = apply_edits(g, {"deleted_rows": [row]}, None)
+    edges = [f"{e.from_} → {e.to}" for e in g.edges if target in (e.from_, e.to)]
+    assert result.notes[0] == (f"Deleting {target} also deletes its {len(edges)} edge{'s' if len(edges) != 1 else ''}: "
+                               f"{', '.join(edges)}.")
+    assert child in result.notes[1] and "no prerequisite" in result.notes[1]

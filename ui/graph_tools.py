@@ -140,6 +140,8 @@ def render_editor(store, version, result: EditResult | None = None) -> IUGraph:
         st.warning(msg, icon="♻️")
     for msg in verdict.warnings:
         st.warning(msg, icon="⚠️")
+    for msg in result.notes:  # e.g. the edges that went with a deleted IU
+        st.info(msg, icon=":material/link_off:")
     candidate = result.graph or base
     changed = not diff_graphs(base, candidate).empty
     if changed:
