@@ -114,3 +114,46 @@ def test_simulate_lists_samples_first_with_their_titles(seeded_store):
     assert not at.exception, [e.value for e in at.exception]
     options = at.selectbox(key="setup_question").options
     assert options[0].startswith("Sample · ") and options[-1] == "Real conversation · Algebra: Squares · a_real"
+
+
+def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_path):
+    """Questions and runs stored before 0008 get their kind, a real conversation its title, and a
+    fork its parent column, read once from what was stored."""
+    import json as _json
+    from dataclasses import replace
+
+    from knowsim_core.storage.connection import Connection
+    from knowsim_core.storage.migrations import MIGRATIONS
+    from tests.part2_support import make_run
+
+    path = tmp_path / "old.db"
+    conn = Connection(path)
+    with conn.write() as db:
+        MIGRATIONS.apply(db, stop_before="0008_run_tags_and_sources")
+        db.execute("PRAGMA user_version = 5")
+    from knowsim_core.formats.samples import load_samples
+
+    sample = load_samples()[0]
+    graph = sample.graph.to_data()
+    with conn.write() as db:
+        for qid, source, field in ((sample.id, "KnowSim Studio samples (authored)", ""),
+                                   ("sa_math_40_ab", "SimulatorArena math (MATH test/number_theory/40.json)",
+                                    "Number Theory"),
+                                   ("q_mine", "user", "")):
+            db["questions"].insert({"id": qid, "text": "hello", "reference_answer": "", "domain": "math",
+                                    "field": field, "source": source, "created": "2026-01-01"})
+            db["graph_versions"].insert({"question_id": qid, "version": 1, "parent_id": None, "note": "",
+                                         "author": "import", "created": "2026-01-01",
+                                         "graph_json": _json.dumps(graph)})
+    store = Store(path)
+    kinds = {q.id: (q.kind, q.title) for q in store.list_questions()}
+    first_concepts = [n["concept"] for n in graph["nodes"]][:1]
+    assert kinds[sample.id][0] == "sample" and kinds["q_mine"] == ("yours", "hello")
+    assert kinds["sa_math_40_ab"][0] == "real" and kinds["sa_math_40_ab"][1].startswith(
+        f"Number Theory: {first_concepts[0]}")
+    assert [q.kind for q in store.list_questions()][0] == "sample"
+    g = store.latest_graph_version(sample.id).graph
+    parent = store.save_run(make_run(g, question_id=sample.id, level="novice", seed=1, max_turns=2))
+    child = store.save_run(replace(make_run(g, question_id=sample.id, level="novice", seed=2, max_turns=2),
+                                   meta=(("forked_from", parent),)))
+    assert [r.id for r in store.list_runs(origin="forked")] == [child]
