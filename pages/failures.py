@@ -105,6 +105,18 @@ with many:
     facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch,
                          tag=tag, graph_version=gv, kind=kind, origin=origin, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
+    versions, forks, typed = db.population_mix(question_id=q, level=lv, assistant=asst, preset=pre, status=status,
+                                               batch_tag=batch, tag=tag, graph_version=gv, kind=kind, origin=origin)
+    mixed = []
+    if len(versions) > 1:
+        mixed.append("graph versions " + ", ".join(f"v{v}" for v in versions) + " (choose one under Graph version)")
+    if forks:
+        mixed.append(f"{forks} fork{'s' if forks != 1 else ''} of other runs")
+    if typed:
+        mixed.append(f"{typed} run{'s' if typed != 1 else ''} with a side typed by a person")
+    if mixed:  # never pool these silently
+        st.warning("These figures pool " + "; ".join(mixed) + ". Narrow them with Graph version and Origin.",
+                   icon=":material/merge_type:")
     which = STATUS_LABELS[status].lower()
     if not facts:
         st.info(f"No runs with turns match these filters ({which})."

@@ -144,3 +144,12 @@ def test_saved_runs_filters_are_deep_links_and_tags_are_edited_there(db):
     tagged = _open("runs", tag="baseline")
     assert list(next(d for d in tagged.dataframe if d.key.startswith("runs_table")).value["tags"]) == [
         "baseline, hand-checked"]
+
+
+def test_across_runs_says_when_it_pools_graph_versions_and_forks(db):
+    at = _open("failures", status="all")
+    warning = " ".join(w.value for w in at.warning)
+    assert "graph versions v1, v2" in warning and "1 fork of other runs" in warning, warning
+    assert db.population_mix(status="all") == ([1, 2], 1, 0)
+    narrowed = _open("failures", status="all", gv="1", origin="agents")
+    assert not [w for w in narrowed.warning if "pool" in w.value]

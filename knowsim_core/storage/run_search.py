@@ -266,12 +266,9 @@ class RunSearch:
         """
         if status not in STATUS_CHOICES:
             raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
-        where, args = where_clause(question_id=question_id, level=level, assistant=assistant, preset=preset,
-                                   batch_tag=batch_tag, tag=tag, graph_version=graph_version, kind=kind,
-                                   origin=origin)
-        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0"
-        if status != "all":
-            where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
+        where, args = self._facts_where(question_id=question_id, level=level, assistant=assistant, preset=preset,
+                                        status=status, batch_tag=batch_tag, tag=tag, graph_version=graph_version,
+                                        kind=kind, origin=origin)
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
         sql = (
@@ -295,6 +292,30 @@ class RunSearch:
                     turns=n, mode_counts=modes[:5], first_turn=modes[5:], seed=seed, status=st, batch=tag or "",
                 ))
         return out
+
+    @staticmethod
+    def _facts_where(*, status: str, **filters: Any) -> tuple[str, list[Any]]:
+        """The cross-run population's ``WHERE``: the filters, at least one turn, and the status choice."""
+        where, args = where_clause(**filters)
+        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0"
+        if status != "all":
+            where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
+        return where, args
+
+    def population_mix(self, *, status: str = "finished", **filters: Any) -> tuple[list[int], int, int]:
+        """(graph version numbers, forks, runs with a typed side) in the population :meth:`facts`
+        reads with the same filters — what a view must say before it pools them."""
+        if status not in STATUS_CHOICES:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        where, args = self._facts_where(status=status, **filters)
+        with self._conn.db() as db:
+            versions = [v for (v,) in db.execute(
+                "SELECT DISTINCT g.version FROM runs r JOIN graph_versions g ON g.id = r.graph_version_id"
+                f"{where} ORDER BY g.version", args)]
+            forks, typed = db.execute(
+                "SELECT COALESCE(SUM(r.forked_from IS NOT NULL), 0), "
+                f"COALESCE(SUM(r.assistant = 'human' OR r.user = 'human'), 0) FROM runs r{where}", args).fetchone()
+        return versions, int(forks), int(typed)
 
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         """(assistant, user, extractor, turns, tokens in, tokens out) of recent runs that used any of

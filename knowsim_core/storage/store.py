@@ -200,6 +200,9 @@ class Store:
     def run_facts(self, **filters: Any) -> list:
         return self.search.facts(**filters)
 
+    def population_mix(self, **filters: Any) -> tuple[list[int], int, int]:
+        return self.search.population_mix(**filters)
+
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         return self.search.token_totals(agent_ids, limit=limit)
 
