@@ -110,8 +110,8 @@ def watch() -> None:
     """Progress from the database; the stop buttons while it runs, the summary and Resume after."""
     live = is_alive()
     counts = bv.progress(db, rec.tag)
-    done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
-    st.progress(done / max(1, counts["cells"]), text=f"{done} / {counts['cells']} conversations done")
+    share, text = bv.progress_line(counts, live=live)
+    st.progress(share, text=text)
     who = (f"launched elsewhere (e.g. the command line), {'still playing' if live else 'not playing now'}"
            if rec.pid <= 0 else f"process {rec.pid} {'running' if live else 'ended'}")
     st.caption(" · ".join(f"{n} {s}" for s, n in counts.items() if s != "cells" and n) + f" · {who}")

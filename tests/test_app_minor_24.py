@@ -148,3 +148,13 @@ def test_deleting_an_iu_says_which_edges_went_with_it_and_which_iu_it_orphaned(s
     assert result.notes[0] == (f"Deleting {target} also deletes its {len(edges)} edge{'s' if len(edges) != 1 else ''}: "
                                f"{', '.join(edges)}.")
     assert child in result.notes[1] and "no prerequisite" in result.notes[1]
+
+
+def test_a_batch_that_has_not_planned_yet_says_starting_not_zero_of_zero():
+    from ui.batch_view import progress_line
+
+    counts = {"finished": 0, "failed": 0, "interrupted": 0, "running": 0, "cells": 0, "not started": 0}
+    assert progress_line(counts, live=True) == (0.0, "Starting the batch: planning its conversations…")
+    counts.update(cells=4, finished=1, interrupted=1)
+    assert progress_line(counts, live=True) == (0.25, "1 / 4 conversations done")
+    assert progress_line(counts, live=False) == (0.5, "2 / 4 conversations done")
