@@ -4,6 +4,7 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
+from knowsim_core.text.titles import clip
 from ui import state
 from ui.frame import ensure_frame
 from ui.resources import get_store
@@ -38,8 +39,11 @@ if player is not None:
     row = st.container(horizontal=True, vertical_alignment="center")
     head = row.container()
     # the question once, here (the turn card no longer repeats it at turn 0); its run ids beside it
-    head.markdown(f"**Question** `{run.question_id}` — " + run.question.replace("\n", " ")
-                  + f" · run `{', '.join(player.run_ids)}`")
+    # clipped to two lines at 1400 px (the turn must fit the window below it); the whole text on hover
+    text = " ".join(run.question.split())
+    short = clip(text, 150)
+    head.markdown(f"**Question** `{run.question_id}` — " + short + f" · run `{', '.join(player.run_ids)}`",
+                  help=text if short != text else None)
     for rid in player.run_ids:
         link = fork_link(player.runs[rid])
         if link:
