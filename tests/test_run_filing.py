@@ -153,3 +153,18 @@ def test_across_runs_says_when_it_pools_graph_versions_and_forks(db):
     assert db.population_mix(status="all") == ([1, 2], 1, 0)
     narrowed = _open("failures", status="all", gv="1", origin="agents")
     assert not [w for w in narrowed.warning if "pool" in w.value]
+
+
+def test_runs_columns_stay_aligned_with_a_long_assistant_id(db, capsys):
+    g = db.latest_graph_version(QID).graph
+    long_id = "compat/some-very-long-local-model-name@localhost"
+    db.save_run(make_run(g, question_id=QID, level="novice", seed=9, max_turns=2, assistant_id=long_id))
+    assert main(["runs", "--db", str(db.path)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if not ln.startswith("…")]
+    header, rows = lines[0], lines[1:]
+    assert any(long_id in ln for ln in rows)
+    for name in ("KG", "question"):  # every column starts where its header does
+        at = header.index(name)
+        assert all(ln[at - 2:at] == "  " and ln[at] != " " for ln in rows if name == "question"), (header, rows)
+    kg_end = header.index("KG") + 2  # right-aligned numbers end under their header
+    assert all(ln[kg_end - 1] != " " and ln[kg_end] == " " for ln in rows), (header, rows)
