@@ -60,6 +60,7 @@ def test_the_pair_names_a_b_and_the_fork(seeded_store):
     at.query_params["run"] = live.run_id
     at.query_params["pair"] = child.run_id
     at.query_params["turn"] = "3"
+    at.session_state["_ks_compare_open"] = True  # ui.state.COMPARE_OPEN: the panel open, as after a fork
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     heads = [m.value for m in at.markdown if "learner**" in m.value]
@@ -158,3 +159,16 @@ def test_a_batch_that_has_not_planned_yet_says_starting_not_zero_of_zero():
     counts.update(cells=4, finished=1, interrupted=1)
     assert progress_line(counts, live=True) == (0.25, "1 / 4 conversations done")
     assert progress_line(counts, live=False) == (0.5, "2 / 4 conversations done")
+
+
+def test_a_closed_compare_panel_is_not_drawn_on_every_step(seeded_store):
+    from ui.demo import start_demo
+
+    live = start_demo(seeded_store)
+    a, b = tuple(live)
+    at = AppTest.from_file(SIMULATE, default_timeout=60)
+    at.query_params["run"], at.query_params["pair"], at.query_params["turn"] = a, b, "0"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.expander(key=f"sim_compare_{a}_{b}") is not None
+    assert not [c for c in at.caption if c.value.startswith("B: state after")]

@@ -321,9 +321,14 @@ def _compare(p: Player) -> None:
     was first drawn at — "B − A KG −4" for a fork that ended +5 (issue 24)."""
     from ui.compare import render_compare
 
-    with st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN))):
-        a, b = (p.runs[r] for r in p.run_ids)
-        render_compare(a, b, key="sim_cmp", turn=p.turn)
+    # drawn only while open (on_change="rerun" makes the expander report it): a closed panel must
+    # not add two graphs and four tables to every step of a playing pair
+    panel = st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN)),
+                        key="sim_compare_" + "_".join(p.run_ids), on_change="rerun")
+    if panel.open:
+        with panel:
+            a, b = (p.runs[r] for r in p.run_ids)
+            render_compare(a, b, key="sim_cmp", turn=p.turn)
 
 
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
