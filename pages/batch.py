@@ -11,24 +11,44 @@ from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import batch_view as bv
 from ui.frame import ensure_frame
+from ui.questions import KIND_SHORT, by_kind, question_label
+from knowsim_core.storage.questions import KIND_LABELS
 from ui.nav import store
 from ui.resources import agent_ids, db_path
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 WATCH = "batch_watch"
+
+
+def add_questions(key: str, ids: list[str]) -> None:
+    """Add ``ids`` to the multiselect ``key`` (a button callback: runs before the widget is drawn)."""
+    have = list(st.session_state.get(key) or [])
+    st.session_state[key] = have + [i for i in ids if i not in have]
+
+
 FAILURES_BATCH_KEY = "fm_batch"  # the Failure modes page's batch filter (pages/failures.py)
 POLL_S = 2.0
 st.title("Batch")
 db, path = store(), db_path()
 
 with st.expander("New batch", expanded=not bv.launches(path)):
-    questions = [q for q in db.list_questions() if q.n_graph_versions]
+    questions = [q for q in db.list_questions() if q.n_graph_versions]  # grouped by kind, samples first
     qids = [q.id for q in questions]
-    chosen_q = st.multiselect("Questions", qids, default=qids[:1], key="batch_questions")
+    label_of = {q.id: question_label(q) for q in questions}
+    if "batch_questions" not in st.session_state:
+        st.session_state["batch_questions"] = qids[:1]
+    chosen_q = st.multiselect("Questions", qids, key="batch_questions", format_func=label_of.get)
+    groups = by_kind(questions)
+    row = st.container(horizontal=True, gap="small")
+    for kind, ids in groups.items():  # "select all" one group at a time: real conversations are not samples
+        row.button(f"All {KIND_SHORT[kind].lower()}s ({len(ids)})" if kind != "yours" else f"All yours ({len(ids)})",
+                   key=f"batch_all_{kind}", on_click=add_questions, args=("batch_questions", ids),
+                   help=f"add every {KIND_LABELS[kind].lower()} question with a graph")
     c1, c2 = st.columns(2)
     levels = c1.multiselect("Levels", list(LEVELS), default=list(LEVELS), key="batch_levels")
-    assistants_all = agent_ids("assistant")
+    # never "human": a batch cannot wait for someone to type (it would count model calls for it and fail)
+    assistants_all = [a for a in agent_ids("assistant") if a != "human"]
     assistants = c2.multiselect("Assistants", assistants_all, default=[a for a in assistants_all if a == "offline/adaptive"],
                                 key="batch_assistants")
     users = [u for u in agent_ids("user") if not spec_of(u).human]
@@ -95,8 +115,8 @@ def watch() -> None:
     """Progress from the database; the stop buttons while it runs, the summary and Resume after."""
     live = is_alive()
     counts = bv.progress(db, rec.tag)
-    done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
-    st.progress(done / max(1, counts["cells"]), text=f"{done} / {counts['cells']} conversations done")
+    share, text = bv.progress_line(counts, live=live)
+    st.progress(share, text=text)
     who = (f"launched elsewhere (e.g. the command line), {'still playing' if live else 'not playing now'}"
            if rec.pid <= 0 else f"process {rec.pid} {'running' if live else 'ended'}")
     st.caption(" · ".join(f"{n} {s}" for s, n in counts.items() if s != "cells" and n) + f" · {who}")

@@ -17,6 +17,10 @@ from ui import share
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
 from ui.paper_check import paper_check_tab
+from ui.questions import question_label
+from ui import links
+from ui.run_list import ORIGIN_LABELS
+from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
 
@@ -32,7 +36,11 @@ ensure_frame()  # a deep link as a fresh server's first request must still run a
 
 st.title("Failure modes")
 db = store()
-one, many, paper = st.tabs(["One run", "Across runs", "Paper check"])
+# a link with any cross-run filter (/failures?batch=TAG, the Batch page's "Failure modes of this
+# batch") opens on "Across runs"; ?run=ID on "One run"
+ACROSS_PARAMS = ("batch", "question", "level", "assistant", "preset", "status", "tag", "gv", "source", "origin")
+across = any(k in st.query_params for k in ACROSS_PARAMS) and "run" not in st.query_params
+one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
 
 with one:
     recent = db.list_runs(limit=200)
@@ -64,21 +72,53 @@ with one:
                 open_in_simulate(rid, int(p["x"]))
 
 with many:
-    questions = [q.id for q in db.list_questions()]
+    qrows = db.list_questions()  # grouped by kind, samples first
+    qlabel = {q.id: question_label(q) for q in qrows}
+
+    def linked(col, label, options, *, key, param, fmt=None, cast=str, help=None):
+        """A filter that is also ``?param=`` in the URL (deep link; a reload keeps it)."""
+        links.from_url(key, param, [None, *options], cast=cast)
+        value = col.selectbox(label, [None, *options], key=key, help=help,
+                              format_func=lambda v: "all" if v is None else (fmt(v) if fmt else str(v)))
+        links.to_url(key, param, value)
+        return value
+
     c1, c2, c3, c4, c5, c6 = st.columns(6)
-    q = c1.selectbox("Question", [None, *questions], key="fm_q", format_func=lambda v: v or "all")
-    lv = c2.selectbox("Level", [None, *LEVELS], key="fm_level", format_func=lambda v: v or "all")
-    asst = c3.selectbox("Assistant", [None, *db.run_values("assistant")], key="fm_asst", format_func=lambda v: v or "all")
-    pre = c4.selectbox("Preset", [None, *db.run_values("preset")], key="fm_preset", format_func=lambda v: v or "all")
+    q = linked(c1, "Question", list(qlabel), key="fm_q", param="question", fmt=lambda v: qlabel.get(v, v))
+    lv = linked(c2, "Level", list(LEVELS), key="fm_level", param="level")
+    asst = linked(c3, "Assistant", db.run_values("assistant"), key="fm_asst", param="assistant")
+    pre = linked(c4, "Preset", db.run_values("preset"), key="fm_preset", param="preset")
+    links.from_url("fm_status", "status", list(STATUS_CHOICES))
     status = c5.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
                           help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                "at turn 1 would pull every mean down.")
+    links.to_url("fm_status", "status", status, default="finished")
     # every filter is applied in the query, before the limit (one more row says whether it bit)
-    batch = c6.selectbox("Batch", [None, *db.run_values("batch_tag")], key="fm_batch", format_func=lambda v: v or "all",
-                         help="only the runs of one `batch --tag NAME`")
+    batch = linked(c6, "Batch", db.run_values("batch_tag"), key="fm_batch", param="batch",
+                   help="only the runs of one `batch --tag NAME`")
+    c7, c8, c9, c10 = st.columns(4)
+    tag = linked(c7, "Tag", db.all_run_tags(), key="fm_tag", param="tag", help="runs you filed under a tag")
+    gv = linked(c8, "Graph version", db.run_graph_version_numbers(), key="fm_gv", param="gv", cast=int,
+                fmt=lambda v: f"v{v}", help="runs on one version number of their question's graph: "
+                                            "v1 and v3 are different graphs")
+    kind = linked(c9, "Source", list(QUESTION_KINDS), key="fm_kind", param="source", fmt=KIND_LABELS.get)
+    origin = linked(c10, "Origin", list(ORIGIN_LABELS), key="fm_origin", param="origin", fmt=ORIGIN_LABELS.get,
+                    help="forks and typed runs are not what the agents would have done on their own")
     facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch,
-                         limit=fv.FACTS_LIMIT + 1)
+                         tag=tag, graph_version=gv, kind=kind, origin=origin, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
+    versions, forks, typed = db.population_mix(question_id=q, level=lv, assistant=asst, preset=pre, status=status,
+                                               batch_tag=batch, tag=tag, graph_version=gv, kind=kind, origin=origin)
+    mixed = []
+    if len(versions) > 1:
+        mixed.append("graph versions " + ", ".join(f"v{v}" for v in versions) + " (choose one under Graph version)")
+    if forks:
+        mixed.append(f"{forks} fork{'s' if forks != 1 else ''} of other runs")
+    if typed:
+        mixed.append(f"{typed} run{'s' if typed != 1 else ''} with a side typed by a person")
+    if mixed:  # never pool these silently
+        st.warning("These figures pool " + "; ".join(mixed) + ". Narrow them with Graph version and Origin.",
+                   icon=":material/merge_type:")
     which = STATUS_LABELS[status].lower()
     if not facts:
         st.info(f"No runs with turns match these filters ({which})."

@@ -10,6 +10,7 @@ from knowsim_core.errors import KnowSimError
 from ui import graph_tools
 from ui.nav import store
 from ui.frame import ensure_frame
+from ui.questions import question_label
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -23,7 +24,7 @@ qids = [q.id for q in questions]
 wanted = st.query_params.get("question")
 qid = st.selectbox(
     "Question", qids, index=qids.index(wanted) if wanted in qids else 0, key="graph_question",
-    format_func=lambda i: f"{i} — {next(q.text for q in questions if q.id == i)[:90]}",
+    format_func={q.id: question_label(q) for q in questions}.get,  # grouped by kind, samples first
 )
 question = db.get_question(qid)
 versions = db.graph_versions(qid)
@@ -58,7 +59,9 @@ if versions:
     with c_panel:
         graph_tools.render_node_panel(db, version, draft, picked)
 
-    tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"])
+    # keyed: a save's flash message above must not make these a new element (the first click in
+    # History after a save jumped back to Edit)
+    tab_edit, tab_hist, tab_io = st.tabs(["Edit", "History", "Export / import"], key="graph_tabs")
     with tab_edit:
         try:
             graph_tools.render_editor(db, version, draft)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.importing import import_path
+from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
 from ui.questions import import_summary
 from ui.resources import get_store
 from ui.frame import ensure_frame
@@ -15,17 +16,21 @@ ensure_frame()  # a deep link as a fresh server's first request must still run a
 store = get_store()
 st.title("Questions")
 
-c1, c2 = st.columns([3, 1])
-search = c1.text_input("Search", key="q_search", placeholder="words in the question or its id")
+c1, c2, c3 = st.columns([3, 1, 1])
+search = c1.text_input("Search", key="q_search", placeholder="words in the question, its title or its id")
 domains = sorted({q.domain for q in store.list_questions() if q.domain})
 domain = c2.selectbox("Domain", ["all", *domains], key="q_domain")
-rows = store.list_questions(search=search, domain=None if domain == "all" else domain)
+kind = c3.selectbox("Source", ["all", *QUESTION_KINDS], key="q_kind", format_func=lambda k: KIND_LABELS.get(k, k),
+                    help="samples, the paper's reference set, imported real conversations, or questions you added")
+rows = store.list_questions(search=search, domain=None if domain == "all" else domain,
+                            kind=None if kind == "all" else kind)  # samples first
 st.caption(f"{len(rows)} question(s)")
 
 for q in rows[:100]:
     with st.container(border=True):
         top, b1, b2 = st.columns([6, 1, 1])
-        top.markdown(f"**{q.id}** · {q.domain or 'no domain'}{' · ' + q.field if q.field else ''} · "
+        top.text(q.title)  # the text's own words: shown as text, never as markdown
+        top.markdown(f"{q.kind_label} · **{q.id}** · {q.domain or 'no domain'}{' · ' + q.field if q.field else ''} · "
                      f"{q.n_graph_versions} graph version(s)")
         top.text(q.text[:400])
         if b1.button("Graph", key=f"q_graph_{q.id}", icon=":material/account_tree:"):

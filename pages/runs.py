@@ -24,15 +24,15 @@ if flash := st.session_state.pop("runs_flash", None):
 db.mark_dead_runs()  # runs whose process died or whose browser session went away become "interrupted"
 f = run_list.filters(db)
 if f["group"]:  # one line per batch tag; picking one lists its runs
-    groups = db.batch_groups(**run_list.query(f))
+    groups = db.batch_groups(**run_list.query(f), unbatched=True)  # runs of no batch are a group too
     if not groups:
         st.info("No batch runs match these filters: `python -m knowsim_core batch --tag NAME` makes some.")
     st.dataframe(run_list.batch_rows(groups), key="runs_batches", on_select="rerun", selection_mode="single-row",
                  hide_index=True)
     picked = [groups[i].tag for i in run_list.selected_rows("runs_batches") if i < len(groups)]
     if picked:
-        st.button(f"Show the runs of batch {picked[0]}", key="runs_show_batch", on_click=run_list.show_batch,
-                  args=(picked[0],))
+        st.button(f"Show the runs of batch {picked[0]}" if picked[0] else "Show the runs made one by one",
+                  key="runs_show_batch", on_click=run_list.show_batch, args=(picked[0],))
     st.stop()
 page = st.number_input("Page", 1, value=1, key="runs_page") - 1
 try:
@@ -49,8 +49,10 @@ if any(spec_of(r.assistant).recorded for r in rows):
     st.caption("Runs whose assistant is **recorded/…** (user **human**) are readings of human conversations: the "
                "messages are what a real person and tutor wrote; KnowSim's extractor and rules only read them.")
 versions = db.graph_version_numbers([r.graph_version_id for r in rows])
-st.dataframe(run_list.table_rows(rows, versions), key="runs_table", on_select="rerun", selection_mode="multi-row", hide_index=True)
-chosen = [rows[i] for i in run_list.selected_rows("runs_table") if i < len(rows)]
+tags = db.run_tags([r.id for r in rows])
+table = run_list.table_key(f, page=page)
+st.dataframe(run_list.table_rows(rows, versions, tags), key=table, on_select="rerun", selection_mode="multi-row", hide_index=True)
+chosen = [rows[i] for i in run_list.selected_rows(table) if i < len(rows)]
 
 if chosen:
     ids = [r.id for r in chosen]
@@ -72,6 +74,7 @@ if len(chosen) == 1:
         run_list.resume(db, r.id)
     if c4.button("Delete…", key="runs_delete"):
         run_list.ask_delete([r.id])
+    run_list.tag_editor(db, r.id)
     run_list.exports(db, r.id)
     share.replay_button(db, [r.id], key="runs_replay")
     with st.expander("What-if: relabel a turn or use another graph version"):

@@ -4,8 +4,8 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
+from knowsim_core.text.titles import clip
 from ui import share, state
-from ui.compare import render_compare
 from ui.frame import ensure_frame
 from ui.resources import get_store
 from ui.safe_text import inline_markdown
@@ -15,9 +15,13 @@ from ui.sim_view import render_player
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
-# less blank space above the title, so the graph and the IU panel fit a 900 px high window
-st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 2.5rem; }</style>")
-st.title("Simulate")
+# the whole turn fits a 1400×900 window: little blank space above, a compact title
+st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 3.6rem; }"
+        " [data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.55rem; }"
+        " .st-key-sim_title h1 { font-size: 1.6rem; padding: 0; }</style>")
+top = st.container(horizontal=True, vertical_alignment="center", key="sim_top")  # title and the setup, one row
+with top.container(key="sim_title", width="content"):
+    st.title("Simulate")
 try:
     player = state.player(store)
 except KnowSimError as exc:
@@ -25,16 +29,22 @@ except KnowSimError as exc:
     state.close_runs()
     player = None
 
-with st.expander("New simulation", expanded=player is None):
+# keyed by the runs shown: a new run (after Start) gets a new expander, drawn collapsed, so the run
+# lands where the form was (the browser would otherwise keep the form open)
+with top.expander("New simulation", expanded=player is None,
+                 key="sim_new_" + ("_".join(player.run_ids) if player is not None else "none")):
     render_setup(store)
 
 if player is not None:
     run = player.primary
     row = st.container(horizontal=True, vertical_alignment="center")
     head = row.container()
-    # the question once, here (the turn card no longer repeats it at turn 0)
-    head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(run.question.replace("\n", " ")))
-    head.caption(f"Run `{', '.join(player.run_ids)}`")
+    # the question once, here (the turn card no longer repeats it at turn 0); its run ids beside it
+    # clipped to two lines at 1400 px (the turn must fit the window below it); the whole text on hover
+    text = " ".join(run.question.split())
+    short = clip(text, 150)
+    head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(short) + f" · run `{', '.join(player.run_ids)}`",
+                  help=text if short != text else None)
     for rid in player.run_ids:
         link = fork_link(player.runs[rid])
         if link:
@@ -44,7 +54,3 @@ if player is not None:
         state.close_runs()
         st.rerun()
     render_player(player)
-    if len(player.run_ids) == 2:
-        with st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN))):
-            a, b = (store.load_run(r) for r in player.run_ids)
-            render_compare(a, b, key="sim_cmp")

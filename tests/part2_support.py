@@ -71,3 +71,8 @@ def make_run(
     )
     sim.reset(seed=seed)
     return sim.run_to_end()
+
+
+def runs_table_key(at) -> str:
+    """The Saved runs table's current key in an AppTest (one key per list shown: ui.run_list.table_key)."""
+    return next(d.key for d in at.dataframe if d.key and d.key.startswith("runs_table"))

@@ -313,7 +313,8 @@ def test_scrubber_moves_to_a_turn_and_play_toggles(db):
     at = start_demo()
     for _ in range(3):
         at.button(key="sim_step").click().run()
-    at.slider(key="sim_scrub").set_value(1).run()
+    scrubber = next(s for s in at.slider if s.key and s.key.startswith("sim_scrub_"))  # keyed by its position
+    scrubber.set_value(1).run()
     ok(at)
     assert at.query_params["turn"] == "1" and status_line(at).startswith("Turn **1** of 3")
     at.button(key="sim_play").click().run()

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.engine.whatif import what_if
 
 from tests.part2_support import make_run
+from tests.part2_support import runs_table_key
 
 PAGE = "../pages/runs.py"
 QID = "sample_lava_lamps"
@@ -28,7 +29,7 @@ def db(seeded_store):
 
 
 def _select(at: AppTest, *rows: int) -> AppTest:
-    at.session_state["runs_table"] = {"selection": {"rows": list(rows), "columns": [], "cells": []}}
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": list(rows), "columns": [], "cells": []}}
     return at.run()
 
 
@@ -66,7 +67,7 @@ def test_compare_two_runs_shows_the_right_deltas(db):
     states = at.dataframe[2].value.set_index("IU")
     v = a.graph.index.ids[0]
     lab = a.graph.index.label_of[v]
-    assert states.loc[v, "B − A"] == int(b.final_state.state_of(lab)) - int(a.final_state.state_of(lab))
+    assert int(states.loc[v, "B − A"]) == int(b.final_state.state_of(lab)) - int(a.final_state.state_of(lab))
     assert len(at.dataframe[3].value) == 5  # aligned turns
 
 

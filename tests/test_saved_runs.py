@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.formats import studio
 
 from tests.part2_support import make_run
+from tests.part2_support import runs_table_key
 
 RUNS, HOME, FAILURES = "../pages/runs.py", "../pages/home.py", "../pages/failures.py"
 QID = "sample_lava_lamps"
@@ -49,11 +50,11 @@ def _open(path=RUNS, **params) -> AppTest:
 
 
 def _table(at: AppTest, key: str = "runs_table"):
-    return next(d for d in at.dataframe if d.key == key).value
+    return next(d for d in at.dataframe if d.key and d.key.startswith(key)).value
 
 
 def _select(at: AppTest, rows: list[int]) -> AppTest:
-    at.session_state["runs_table"] = {"selection": {"rows": rows, "columns": [], "cells": []}}
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": rows, "columns": [], "cells": []}}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -72,7 +73,7 @@ def test_filters_offer_what_the_database_holds(db):
     at = _open()
     assert at.selectbox(key="runs_asst").options == [
         "all", "offline/adaptive", "offline/comprehensive", "offline/socratic"]
-    assert at.selectbox(key="runs_batch").options == ["all", "sweep-a"]
+    assert at.selectbox(key="runs_batch").options == ["all", "(no batch)", "sweep-a"]
     assert at.selectbox(key="runs_seed").options == ["all", "1", "2", "7", "8", "9"]
     at.selectbox(key="runs_seed").set_value(8).run()
     assert len(_table(at)) == 2
@@ -96,9 +97,13 @@ def test_grouping_by_batch_gives_one_line_per_batch_and_opens_its_runs(db):
     at = _open()
     at.toggle(key="runs_group").set_value(True).run()
     groups = _table(at, "runs_batches")
-    assert list(groups["batch"]) == ["sweep-a"]
-    assert (groups["runs"][0], groups["finished"][0], groups["unfinished"][0]) == (5, 4, 1)
-    at.session_state["runs_batches"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    # runs made one by one are a line of their own (they used to be left out)
+    assert sorted(groups["batch"]) == ["(no batch: runs made one by one)", "sweep-a"]
+    groups = groups.set_index("batch")
+    assert (groups["runs"]["sweep-a"], groups["finished"]["sweep-a"], groups["unfinished"]["sweep-a"]) == (5, 4, 1)
+    assert groups["runs"]["(no batch: runs made one by one)"] == len(db.singles)
+    at.session_state["runs_batches"] = {"selection": {"rows": [list(_table(at, "runs_batches")["batch"]).index(
+        "sweep-a")], "columns": [], "cells": []}}
     at.run()
     at.button(key="runs_show_batch").click().run()
     assert not at.exception, [e.value for e in at.exception]

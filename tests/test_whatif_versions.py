@@ -19,6 +19,7 @@ from knowsim_core.engine.whatif import what_if
 from knowsim_core.engine.signals import IUSignal
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from knowsim_core.engine.whatif import RemapReport, remap_state, what_if_version
+from tests.part2_support import runs_table_key
 
 SAMPLE = get_sample("sample_lava_lamps")
 GRAPH = SAMPLE.graph
@@ -196,7 +197,7 @@ def test_runs_page_what_if_on_a_version_says_what_was_remapped(run, seeded_store
     seeded_store.add_graph_version(SAMPLE.material.question_id, version(drop_leaf), note="no check step")
     at = AppTest.from_file("../pages/runs.py", default_timeout=60).run()
     rows = [r.id for r in seeded_store.list_runs()]
-    at.session_state["runs_table"] = {"selection": {"rows": [rows.index(rid)], "columns": [], "cells": []}}
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": [rows.index(rid)], "columns": [], "cells": []}}
     at.run()
     pick = next(o for o in at.selectbox(key="wi_graph").options if o.endswith("no check step"))
     at.selectbox(key="wi_graph").set_value(pick).run()

@@ -212,6 +212,15 @@ def progress(store: Any, tag: str) -> dict[str, int]:
     return counts
 
 
+def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
+    """The progress bar's share and text; a batch that has not stored its matrix yet is "starting"
+    (it read "0 / 0 conversations done" for the first seconds after Launch)."""
+    done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
+    if not counts["cells"]:
+        return 0.0, "Starting the batch: planning its conversations…" if live else "No conversation was planned."
+    return done / counts["cells"], f"{done} / {counts['cells']} conversations done"
+
+
 def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
     """The last lines the batch printed (its summary once it has ended), progress redraws folded."""
     try:

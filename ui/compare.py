@@ -49,8 +49,29 @@ def _all_ids(a: RunRecord, b: RunRecord) -> list[str]:
     return sorted({*a.graph.index.ids, *b.graph.index.ids}, key=natural_key)
 
 
+NOT_IN_GRAPH = "not in this graph"
+
+
+def graph_mismatch(a: RunRecord, b: RunRecord) -> str | None:
+    """A warning when A and B were simulated on different IU graphs (e.g. v1 and v3 of a question):
+    their metrics count different IUs, so a difference is partly the graph's, not the run's."""
+    if a.graph == b.graph:
+        return None
+    ia, ib = set(a.graph.index.ids), set(b.graph.index.ids)
+    parts = []
+    if ia - ib:
+        parts.append(f"{len(ia - ib)} IU(s) only in A's ({', '.join(sorted(ia - ib, key=natural_key)[:5])})")
+    if ib - ia:
+        parts.append(f"{len(ib - ia)} IU(s) only in B's ({', '.join(sorted(ib - ia, key=natural_key)[:5])})")
+    if not parts:
+        parts.append("the same IUs, with other descriptions, levels or prerequisites")
+    return ("A and B were simulated on different IU graphs — " + "; ".join(parts) + ". Their KG, DC and CO "
+            "count different IUs, so part of any difference comes from the graph.")
+
+
 def state_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
-    """Every IU of either graph with its state after ``turn`` in A and in B (turn 0: s_0)."""
+    """Every IU of either graph with its state after ``turn`` in A and in B (turn 0: s_0); an IU one
+    graph lacks says so, and has no difference."""
     sa, sb = _state_at(a, turn), _state_at(b, turn)
     ids = _all_ids(a, b)
     rows = []
@@ -58,8 +79,8 @@ def state_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
         x, y = sa.get(v), sb.get(v)
         rows.append({
             "IU": v,
-            "A": state_badge(x) if x is not None else "—",
-            "B": state_badge(y) if y is not None else "—",
+            "A": state_badge(x) if x is not None else NOT_IN_GRAPH,
+            "B": state_badge(y) if y is not None else NOT_IN_GRAPH,
             "B − A": (int(y) - int(x)) if x is not None and y is not None else None,
         })
     return rows
@@ -84,8 +105,10 @@ def why_diff(a: RunRecord, b: RunRecord, turn: int) -> list[dict[str, Any]]:
         x, y = wa.get(v), wb.get(v)
         rows.append({
             "IU": v,
-            "A mode": (x.mode_name or "") if x else "—", "A why": x.why if x else "—",
-            "B mode": (y.mode_name or "") if y else "—", "B why": y.why if y else "—",
+            "A mode": (x.mode_name or "") if x else "", "A why": x.why if x else (
+                NOT_IN_GRAPH if v not in a.graph.index.label_of else ""),
+            "B mode": (y.mode_name or "") if y else "", "B why": y.why if y else (
+                NOT_IN_GRAPH if v not in b.graph.index.label_of else ""),
         })
     return rows
 
@@ -127,20 +150,36 @@ def state_key_html() -> str:
     return f'<div class="ks-legend" style="font-size:0.85rem;line-height:1.8">{"".join(parts)}</div>'
 
 
-def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp") -> None:
+def side_caption(side: str, run: RunRecord, turn: int) -> str:
+    """What one side's graph shows: the state after ``turn``, or after its last turn when it ended earlier."""
+    shown = min(turn, len(run.turns))
+    ended = f" (it ended after turn {shown})" if shown < turn else ""
+    return f"{side}: state after turn {shown}{ended} · hover an IU for its concept; drag to pan"
+
+
+def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp", turn: int | None = None) -> None:
+    """The comparison of ``a`` and ``b``; ``turn`` pins the turn shown (Simulate passes its own
+    cursor, so the panel follows every step), otherwise a slider picks it (Saved runs)."""
     st.markdown(f"**A** {a.run_id} · {a.level} · {a.adapter.get('assistant')} — **B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}")
+    if warning := graph_mismatch(a, b):
+        st.warning(warning, icon=":material/account_tree:")
     st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics")
     longest = max(len(a.turns), len(b.turns))
-    turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
+    if turn is None:
+        turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
+    else:
+        turn = max(0, min(int(turn), longest))
     st.html(state_key_html())
     ca, cb = st.columns(2)
     for col, side, run in ((ca, "A", a), (cb, "B", b)):
         with col:
-            st.caption(f"{side}: state after turn {turn} · hover an IU for its concept; drag to pan")
+            st.caption(side_caption(side, run, turn))
             render_graph(run.graph, states=_state_at(run, turn), key=f"{key}_graph_{side}", height=360,
                          selectable=False, compact=True)
     st.markdown("**Per-IU states** (B − A > 0: B knows more)")
-    st.dataframe(styled(state_diff(a, b, turn), ("A", "B"), _STATE_CELL), hide_index=True, key=f"{key}_states")
+    # a whole-number difference; blank (not "None" or "0.000000") where one graph lacks the IU
+    st.dataframe(styled(state_diff(a, b, turn), ("A", "B"), _STATE_CELL), hide_index=True, key=f"{key}_states",
+                 column_config={"B − A": st.column_config.NumberColumn("B − A", format="%d")})
     st.markdown("**Aligned turns**")
     st.dataframe(aligned_turns(a, b), hide_index=True, key=f"{key}_turns")
     if turn:

@@ -39,6 +39,15 @@ def gauge_top(turns: Sequence[TurnRecord], *, tau: int) -> float:
     return float(max(2 * tau, math.ceil(peak), 1))
 
 
+def eta_text(eta: float) -> str:
+    """η for people: two places, unless rounding would hide that it is below 1 (an overloaded turn
+    with η = 0.996 gives an IU 0.996 of a step, not a whole one — "η = 1.00" read as no loss)."""
+    text = f"{eta:.2f}"
+    if eta < 1.0 and text == "1.00":
+        text = f"{eta:.4f}".rstrip("0") if f"{eta:.4f}" != "1.0000" else "< 1"
+    return text
+
+
 def gauge_spec(
     rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None
 ) -> dict:
@@ -54,7 +63,7 @@ def gauge_spec(
     else:
         q = rec.quantities
         flag = "OVERLOADED" if q.overload else "within capacity"
-        title = f"turn {rec.turn}: {flag} · η = {q.efficiency:.2f}"
+        title = f"turn {rec.turn}: {flag} · η = {eta_text(q.efficiency)}"
     indicator = {
         "type": "indicator",
         "mode": "gauge+number+delta" if previous is not None else "gauge+number",
@@ -133,16 +142,25 @@ def render_chart(spec: dict, *, key: str) -> None:
     _component()(data=chart_data(spec), key=key)
 
 
+def _sized(spec: dict, height: int | None) -> dict:
+    """``spec`` drawn ``height`` px tall (a compact chart keeps its margins, loses blank space)."""
+    if height is not None:
+        spec["layout"]["height"] = height
+    return spec
+
+
 def render_gauge(
-    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str
+    rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None, key: str,
+    height: int | None = None,
 ) -> None:
-    render_chart(gauge_spec(rec, tau=tau, previous=previous, top=top), key=key)
+    render_chart(_sized(gauge_spec(rec, tau=tau, previous=previous, top=top), height), key=key)
 
 
 def render_load_chart(
-    turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None, key: str
+    turns: Sequence[TurnRecord], *, tau: int, current: int, top: float | None = None, key: str,
+    height: int | None = None,
 ) -> None:
     if not turns:
         st.caption("The per-turn load chart fills in as the conversation goes.")
         return
-    render_chart(load_chart_spec(turns, tau=tau, current=current, top=top), key=key)
+    render_chart(_sized(load_chart_spec(turns, tau=tau, current=current, top=top), height), key=key)

@@ -46,6 +46,7 @@ class EditResult:
     graph: IUGraph | None
     problems: tuple[str, ...] = ()
     renames: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what an edit did besides itself (edges removed with an IU, IUs orphaned)
 
 
 def _delta(d: Mapping[str, Any] | None) -> tuple[dict[int, dict], list[dict], set[int]]:
@@ -102,13 +103,15 @@ def apply_edits(
     e_edited, e_added, e_deleted = _delta(edge_delta)
     levels = {n.id: n.abstraction_level for n in nodes}
     edges: list[IUEdge] = []
+    dropped: dict[str, list[str]] = {}
     for i, (orig, row) in enumerate(zip(base.edges, edge_rows(base))):
         if i in e_deleted:
             continue
         new = {**row, **e_edited.get(i, {})}
         a, b = _text(new["from"]), _text(new["to"])
         if a in removed or b in removed:
-            continue  # deleting an IU deletes its edges
+            dropped.setdefault(a if a in removed else b, []).append(f"{a} → {b}")
+            continue  # deleting an IU deletes its edges (said in ``notes``)
         a, b = renames.get(a, a), renames.get(b, b)
         unchanged = i not in e_edited and (a, b) == (orig.from_, orig.to)
         dl = orig.delta_l if unchanged else _delta_l(levels, a, b)
@@ -138,7 +141,22 @@ def apply_edits(
         "nodes": [n.model_dump() for n in nodes],
         "edges": [{"from": e.from_, "to": e.to, "delta_l": e.delta_l, "reason": e.reason} for e in edges],
     })
-    return EditResult(graph=graph, problems=tuple(dict.fromkeys(problems)), renames=renames)
+    return EditResult(graph=graph, problems=tuple(dict.fromkeys(problems)), renames=renames,
+                      notes=deletion_notes(base, graph, dropped))
+
+
+def deletion_notes(base: IUGraph, graph: IUGraph, dropped: Mapping[str, list[str]]) -> tuple[str, ...]:
+    """What deleting IUs did besides: the edges that went with each, and the IUs left with no
+    prerequisite (they had some before; the deleted IUs were all of them)."""
+    notes = [f"Deleting {iu} also deletes its {len(es)} edge{'s' if len(es) != 1 else ''}: {', '.join(es)}."
+             for iu, es in dropped.items()]
+    if dropped:
+        before, after = base.index.prereqs, graph.index.prereqs
+        orphaned = [v for v in graph.index.ids if before.get(v) and not after.get(v)]
+        if orphaned:
+            notes.append(f"{', '.join(orphaned)} now {'has' if len(orphaned) == 1 else 'have'} no prerequisite "
+                         "(a root IU): the deleted IU was the only one.")
+    return tuple(notes)
 
 
 def _node(row: Mapping[str, Any], where: str, problems: list[str]) -> IUNode:

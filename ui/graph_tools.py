@@ -140,6 +140,8 @@ def render_editor(store, version, result: EditResult | None = None) -> IUGraph:
         st.warning(msg, icon="♻️")
     for msg in verdict.warnings:
         st.warning(msg, icon="⚠️")
+    for msg in result.notes:  # e.g. the edges that went with a deleted IU
+        st.info(msg, icon=":material/link_off:")
     candidate = result.graph or base
     changed = not diff_graphs(base, candidate).empty
     if changed:
@@ -176,9 +178,14 @@ def render_history(store, question_id: str) -> None:
         return
     label = {v.id: f"v{v.version} · {v.author} · {v.created[:16]} · {v.note or '—'}" for v in versions}
     ids = [v.id for v in versions]
+    newest = versions[-1]
+    start = ids.index(newest.parent_id) if newest.parent_id in ids else len(ids) - 2
+    # keyed by the newest version: after a save the diff opens on the version just saved against
+    # its parent (the old key kept showing v1 → v2)
     c1, c2 = st.columns(2)
-    a = c1.selectbox("From version", ids, index=len(ids) - 2, format_func=label.get, key=f"diff_a_{question_id}")
-    b = c2.selectbox("To version", ids, index=len(ids) - 1, format_func=label.get, key=f"diff_b_{question_id}")
+    a = c1.selectbox("From version", ids, index=start, format_func=label.get, key=f"diff_a_{question_id}_{newest.id}")
+    b = c2.selectbox("To version", ids, index=len(ids) - 1, format_func=label.get,
+                     key=f"diff_b_{question_id}_{newest.id}")
     by_id = {v.id: v for v in versions}
     d = diff_graphs(by_id[a].graph, by_id[b].graph)
     st.markdown(f"**{d.summary()}**")

@@ -28,12 +28,14 @@ from functools import lru_cache
 
 import streamlit as st
 
+from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.state import IUState
 
 from ui.graph_layout import positions, signature, wrap
 from ui.resources import graph_module_url, module_loader, vis_url
-from ui.theme import BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, SELECTED_COLOUR, STATE_STYLE
+from ui.theme import (BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, MODE_BADGE, MODE_COLORS, MODE_FONT, SELECTED_COLOUR,
+                      STATE_STYLE)
 
 _HTML = '<div class="ks-graph"><div class="ks-canvas"></div><div class="ks-info" aria-live="polite"></div></div>'
 _CSS = """
@@ -47,6 +49,9 @@ LABEL_FONT_PX = 15
 MIN_LABEL_PX = 11  # compact graphs never zoom out below this label size; the view pans instead
 COMPACT_MARGIN_PX = 70  # a compact canvas: its layout's height at MIN_LABEL_PX + a node + the fit's margins
 _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
+MODE_ORDER: tuple[FailureMode, ...] = tuple(FailureMode)
+# per mode: badge fill, letter colour, letter, name (our constants only)
+MODE_STYLES = [{"c": MODE_COLORS[m], "f": MODE_FONT[m], "t": MODE_BADGE[m], "n": m.title} for m in MODE_ORDER]
 
 
 @lru_cache(maxsize=1)
@@ -78,13 +83,22 @@ def graph_data(
     descriptions: bool = True,
     marked_edges: Collection[tuple[str, str]] = (),
     compact: bool = False,
+    modes: Mapping[str, FailureMode] | None = None,
 ) -> dict:
-    """The exact payload sent to the browser (exposed for tests and the benchmark)."""
+    """The exact payload sent to the browser (exposed for tests and the benchmark).
+
+    ``modes`` (the failure mode of each IU explained this turn) travels as an index into
+    :data:`MODE_ORDER` per node — numbers only; the browser draws each as a badge in the
+    failure palette (``modeStyles``: our own colours and letters).
+    """
     sig, nodes, edges = _structure(graph.model_dump_json(), descriptions)
     st_list = None if states is None else [int(states.get(n[0], IUState.UNAWARE)) for n in nodes]
     changed_ids = sorted(set(changed))
     marked = sorted({(a, b) for a, b in marked_edges})
-    rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected, marked, compact]).encode()).hexdigest()[:10]
+    mode_list = None if not modes else [
+        MODE_ORDER.index(FailureMode(modes[n[0]])) if n[0] in modes else None for n in nodes]
+    rev = hashlib.sha1(json.dumps([sig, st_list, changed_ids, selected, marked, compact, mode_list]).encode()
+                       ).hexdigest()[:10]
     if compact and nodes:  # tall enough to show every IU at the minimum label size (no vertical panning)
         ys = [n[5] for n in nodes]
         height = max(height, math.ceil((max(ys) - min(ys)) * MIN_LABEL_PX / LABEL_FONT_PX) + COMPACT_MARGIN_PX)
@@ -103,6 +117,8 @@ def graph_data(
         "minScale": MIN_LABEL_PX / LABEL_FONT_PX if compact else 0,
         "edges": edges,
         "states": st_list,
+        "modes": mode_list,
+        "modeStyles": MODE_STYLES if mode_list else None,
         "changed": changed_ids,
         "selected": selected,
         "styles": {
@@ -137,6 +153,7 @@ def render_graph(
     descriptions: bool = True,
     marked_edges: Collection[tuple[str, str]] = (),
     compact: bool = False,
+    modes: Mapping[str, FailureMode] | None = None,
 ) -> str | None:
     """Draw ``graph`` and return the selected IU id (or None).
 
@@ -154,6 +171,8 @@ def render_graph(
         compact: for graphs side by side: nodes show glyph and id only (the concept is in the
             hover line), drawn closer together, and the view never zooms out below
             :data:`MIN_LABEL_PX` labels — it pans instead.
+        modes: ``{IU id: FailureMode}`` for the IUs explained this turn, drawn as a lettered badge
+            in the failure palette at each node's corner (named in :func:`legend_html`).
 
     Returns:
         The id of the IU the user clicked last, if it is still in the graph.
@@ -163,14 +182,15 @@ def render_graph(
         current = None
     data = graph_data(
         graph, states=states, changed=changed, selected=current, key=key, height=height, selectable=selectable,
-        descriptions=descriptions, marked_edges=marked_edges, compact=compact,
+        descriptions=descriptions, marked_edges=marked_edges, compact=compact, modes=modes,
     )
     _component()(data=data, key=key, default={"selected": None}, on_selected_change=lambda: None)
     return current
 
 
-def legend_html() -> str:
-    """The legend as HTML: a colour swatch, glyph and name per state, and the ring for "changed".
+def legend_html(*, modes: bool = False) -> str:
+    """The legend as HTML: a colour swatch, glyph and name per state, the ring for "changed", and
+    with ``modes`` the lettered failure-mode badges.
 
     Only our own constant names go in here (escaped anyway), never run or user text.
     """
@@ -185,9 +205,18 @@ def legend_html() -> str:
         for v in STATE_STYLE.values()
     ]
     parts.append(chip.format(bg="#FFFFFF", bw=3, ls="solid", bc=CHANGED_COLOUR, text="changed this turn"))
-    return f'<div class="ks-legend" style="font-size:0.85rem;line-height:1.8">{"".join(parts)}</div>'
+    if modes:
+        badge = ('<span style="display:inline-flex;align-items:center;gap:3px;margin-right:9px;white-space:nowrap;'
+                 'font-size:0.75rem"><span style="display:inline-flex;align-items:center;justify-content:center;'
+                 'width:15px;height:15px;border-radius:50%;background:{bg};color:{fg};font-size:10px;font-weight:700">'
+                 '{letter}</span>{text}</span>')
+        parts.append("".join(
+            badge.format(bg=MODE_COLORS[m], fg=MODE_FONT[m], letter=html.escape(MODE_BADGE[m]), text=html.escape(m.title))
+            for m in MODE_ORDER))
+    return f'<div class="ks-legend" style="font-size:0.8rem;line-height:1.7">{"".join(parts)}</div>'
 
 
-def render_legend() -> None:
-    """Swatches for the four states (with their glyphs) and the "changed this turn" ring."""
-    st.html(legend_html())
+def render_legend(*, modes: bool = False) -> None:
+    """Swatches for the four states (with their glyphs), the "changed this turn" ring and, with
+    ``modes``, the failure-mode badges."""
+    st.html(legend_html(modes=modes))

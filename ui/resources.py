@@ -61,14 +61,23 @@ def ensure_vendor() -> Path:
     the components' modules are copied under content-hashed names, so browsers cache them for good
     and a new version is never served stale. Idempotent.
     """
-    import plotly
-    import pyvis
-
-    _copy(Path(pyvis.__file__).parent / "lib" / "vis-9.1.2" / VIS_FILE, STATIC_VENDOR / VIS_FILE)
-    _copy(Path(plotly.__file__).parent / "package_data" / PLOTLY_FILE, STATIC_VENDOR / plotly_name())
+    _copy(_package_dir("pyvis") / "lib" / "vis-9.1.2" / VIS_FILE, STATIC_VENDOR / VIS_FILE)
+    _copy(_package_dir("plotly") / "package_data" / PLOTLY_FILE, STATIC_VENDOR / plotly_name())
     _copy(GRAPH_MODULE_SOURCE, STATIC_VENDOR / graph_module_name())
     _copy(PLOT_MODULE_SOURCE, STATIC_VENDOR / plot_module_name())
     return STATIC_VENDOR / VIS_FILE
+
+
+@lru_cache(maxsize=4)
+def _package_dir(name: str) -> Path:
+    """An installed package's folder, found without importing it: importing pyvis (IPython, jinja)
+    was ~0.5 s of the first page a fresh server drew, only to learn where its files are."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"{name} is not installed; `pip install -r requirements.txt`")
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 @lru_cache(maxsize=1)
@@ -85,10 +94,11 @@ def plot_module_name() -> str:
 
 @lru_cache(maxsize=1)
 def plotly_name() -> str:
-    """plotly.min.js under the installed plotly version, so an upgrade is never served stale."""
-    import plotly
+    """plotly.min.js under the installed plotly version, so an upgrade is never served stale (the
+    version read from the package's metadata: no import of plotly on a page that draws no chart)."""
+    from importlib.metadata import version
 
-    return f"plotly-{plotly.__version__}.min.js"
+    return f"plotly-{version('plotly')}.min.js"
 
 
 def module_loader(renders: str, box: str, what: str) -> str:

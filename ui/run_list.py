@@ -19,6 +19,9 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.formats import csv_export, reference_export, studio
 from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
+from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
+from ui import links
+from ui.questions import question_label
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
@@ -28,66 +31,121 @@ BAD_STATUSES = ("failed", "interrupted")
 
 
 ALL = None  # the "all" choice of every dropdown
+NO_BATCH = ""  # the group of runs made one by one (no batch tag), as "Group by batch" lists it
 FIND_COLUMNS = ("assistant", "user", "extractor", "preset", "batch_tag", "question_id")
 
 
-def _pick(col, label: str, options: list, *, key: str, help: str | None = None):
+def _pick(col, label: str, options: list, *, key: str, help: str | None = None, labels: dict | None = None):
     return col.selectbox(label, [ALL, *options], key=key, help=help,
-                         format_func=lambda v: "all" if v is None else str(v))
+                         format_func=lambda v: "all" if v is None else (labels or {}).get(v, str(v)))
+
+
+ORIGIN_LABELS = {"forked": "forks of a run", "typed": "a side typed by a person", "agents": "agents only"}
+RATED_LABELS = {"rated": "rated by a person", "unrated": "no rating"}
+
+
+def _linked(col, label: str, options: list, *, key: str, param: str, cast=str, help: str | None = None,
+            labels: dict | None = None):
+    """A dropdown filter whose value is also ``?param=`` in the URL (a deep link that survives a reload)."""
+    links.from_url(key, param, [ALL, *options], cast=cast)
+    value = _pick(col, label, options, key=key, help=help, labels=labels)
+    links.to_url(key, param, value)
+    return value
+
+
+def _linked_text(col, label: str, *, key: str, param: str, placeholder: str, help: str) -> str:
+    links.from_url(key, param)
+    value = col.text_input(label, key=key, placeholder=placeholder, help=help)
+    links.to_url(key, param, value.strip())
+    return value
+
+
+def _linked_toggle(col, label: str, *, key: str, param: str, help: str | None = None) -> bool:
+    links.from_url(key, param, cast=links.flag)
+    value = col.toggle(label, key=key, help=help)
+    links.to_url(key, param, value, default=False)
+    return value
 
 
 def filters(store) -> dict[str, Any]:
     """The filter widgets; returns keyword arguments for ``Store.list_runs``/``count_runs``.
 
     Each dropdown offers the values the database holds (``SELECT DISTINCT`` in SQL); "Find in
-    ids" is a contains-search over the agent, preset, batch and question ids, so typing
-    "comprehensive" finds ``offline/comprehensive`` without knowing its prefix.
+    ids" is a contains-search over the run id and the agent, preset, batch and question ids, so
+    typing "comprehensive" finds ``offline/comprehensive`` and "938e" finds run ``938e…``. Every
+    filter is also a URL parameter (``/runs?batch=TAG&gv=2``): a deep link, and a reload keeps it.
     """
     c1, c2, c3, c4, c5 = st.columns([2, 1, 2, 2, 2])
-    q = _pick(c1, "Question", [q.id for q in store.list_questions()], key="runs_q")
-    lv = _pick(c2, "Level", list(LEVELS), key="runs_level")
-    asst = _pick(c3, "Assistant", store.run_values("assistant"), key="runs_asst")
-    user = _pick(c4, "User", store.run_values("user"), key="runs_user")
-    extractor = _pick(c5, "Extractor", store.run_values("extractor"), key="runs_extractor")
+    questions = store.list_questions()  # grouped by kind, samples first
+    q = _linked(c1, "Question", [q.id for q in questions], key="runs_q", param="question",
+                labels={q.id: question_label(q) for q in questions})
+    lv = _linked(c2, "Level", list(LEVELS), key="runs_level", param="level")
+    asst = _linked(c3, "Assistant", store.run_values("assistant"), key="runs_asst", param="assistant")
+    user = _linked(c4, "User", store.run_values("user"), key="runs_user", param="user")
+    extractor = _linked(c5, "Extractor", store.run_values("extractor"), key="runs_extractor", param="extractor")
     c6, c7, c8, c9, c10 = st.columns([2, 2, 1, 2, 2])
-    pre = _pick(c6, "Preset", store.run_values("preset"), key="runs_preset")
-    batches = store.run_values("batch_tag")
-    wanted = st.query_params.get("batch")  # Home links a batch's line here as ?batch=TAG (applied once)
-    if wanted in batches and st.session_state.get("runs_batch_link") != wanted:
-        st.session_state["runs_batch"] = st.session_state["runs_batch_link"] = wanted
-    batch = _pick(c7, "Batch", batches, key="runs_batch",
-                  help="runs made by `python -m knowsim_core batch --tag NAME`")
-    seed = _pick(c8, "Seed", store.run_values("seed"), key="runs_seed")
-    find = c9.text_input("Find in ids", key="runs_find", placeholder="e.g. comprehensive",
-                         help="part of an assistant, user, extractor, preset, batch or question id")
-    text = c10.text_input("Search transcripts", key="runs_text", placeholder="words in any message")
+    pre = _linked(c6, "Preset", store.run_values("preset"), key="runs_preset", param="preset")
+    batch = _linked(c7, "Batch", [NO_BATCH, *store.run_values("batch_tag")], key="runs_batch", param="batch",
+                    labels={NO_BATCH: "(no batch)"},
+                    help="runs made by `python -m knowsim_core batch --tag NAME`; (no batch): runs made one by one")
+    seed = _linked(c8, "Seed", store.run_values("seed"), key="runs_seed", param="seed", cast=int)
+    find = _linked_text(c9, "Find in ids", key="runs_find", param="find", placeholder="e.g. 938e or comprehensive",
+                        help="part of a run id, or of an assistant, user, extractor, preset, batch or question id")
+    text = _linked_text(c10, "Search transcripts", key="runs_text", param="search", placeholder="words in any message",
+                        help="every word must occur in the run's messages")
     correct = None
     judged = store.run_values("correctness")
     if judged:  # human runs with a stated correctness (imported conversations)
-        correct = _pick(st.columns([2, 6])[0], "Person's answer", judged, key="runs_correctness",
-                        help="the correctness of the person's final answer, as their conversation file states it")
-    c11, c12, c13, c14 = st.columns([1, 1, 1, 2])
-    bad = c11.toggle("Failed / interrupted only", key="runs_bad")
-    group = c12.toggle("Group by batch", key="runs_group", help="one line per batch tag, with its means")
-    order = c13.selectbox("Order", list(ORDER_LABELS), key="runs_order")
-    version = None
-    if q is not None:  # graph versions belong to one question
+        correct = _linked(st.columns([2, 6])[0], "Person's answer", judged, key="runs_correctness", param="answer",
+                          help="the correctness of the person's final answer, as their conversation file states it")
+    c11, c12, c13, c14, c15 = st.columns([2, 2, 2, 2, 2])
+    tag = _linked(c11, "Tag", store.all_run_tags(), key="runs_tag", param="tag",
+                  help="your tags (add them below, or `run --tag`); a batch's tag works too")
+    kind = _linked(c12, "Source", list(QUESTION_KINDS), key="runs_kind", param="source", labels=KIND_LABELS,
+                   help="the kind of question: samples, the paper's set, real conversations, yours")
+    origin = _linked(c13, "Origin", list(ORIGIN_LABELS), key="runs_origin", param="origin", labels=ORIGIN_LABELS,
+                     help="forks of another run, runs where a person typed one side, or agents only")
+    version, gv = None, None
+    if q is not None:  # one question: pick among its versions by name
         versions = {f"v{v.version}" + (f" · {v.note}" if v.note else ""): v.id for v in store.graph_versions(q)}
         picked = c14.selectbox("Graph version", ["all", *versions], key="runs_graph_version",
                                help="only runs simulated on this version of the question's IU graph")
         version = versions.get(picked)
+    else:  # across questions: by version number
+        gv = _linked(c14, "Graph version", _version_numbers(store), key="runs_gv", param="gv", cast=int,
+                     labels={n: f"v{n}" for n in _version_numbers(store)},
+                     help="the version number of each run's question graph: do not pool v1 with v3")
+    rated = _linked(c15, "Rating", list(RATED_LABELS), key="runs_rated", param="rated", labels=RATED_LABELS,
+                    help="the rating a run's metadata holds (a person's rating of a real conversation)")
+    c16, c17, c18 = st.columns([1, 1, 1])
+    bad = _linked_toggle(c16, "Failed / interrupted only", key="runs_bad", param="bad")
+    group = _linked_toggle(c17, "Group by batch", key="runs_group", param="group",
+                           help="one line per batch tag (runs of no batch on a line of their own), with its means")
+    links.from_url("runs_order", "order", list(ORDER_LABELS))
+    order = c18.selectbox("Order", list(ORDER_LABELS), key="runs_order")
+    links.to_url("runs_order", "order", order, default=next(iter(ORDER_LABELS)))
     return {
         "question_id": q, "level": lv, "assistant": asst, "user": user, "extractor": extractor, "preset": pre,
-        "batch_tag": batch, "seed": seed, "find": find.strip() or None, "text": text.strip() or None,
-        "bad_only": bad, "group": group, "graph_version_id": version, "order": ORDER_LABELS[order],
+        "batch_tag": batch if batch != NO_BATCH else None, "no_batch": batch == NO_BATCH, "seed": seed,
+        "find": find.strip() or None, "text": text.strip() or None, "bad_only": bad, "group": group,
+        "tag": tag, "kind": kind, "origin": origin, "graph_version": gv, "graph_version_id": version, "rated": rated,
+        "order": ORDER_LABELS[order],
         "correctness": correct,
     }
+
+
+def _version_numbers(store) -> list[int]:
+    """The graph version numbers any stored run used (v1, v2, … across questions)."""
+    return store.run_graph_version_numbers()
 
 
 def query(f: dict[str, Any]) -> dict[str, Any]:
     """The filters as ``Store.list_runs`` keywords (every one applied in SQL, before the page's LIMIT)."""
     base = {k: f.get(k) for k in ("question_id", "level", "assistant", "user", "extractor", "preset", "batch_tag",
-                                  "seed", "text", "graph_version_id", "correctness")}
+                                  "seed", "text", "tag", "kind", "origin", "graph_version", "graph_version_id", "rated",
+                                  "correctness")}
+    if f.get("no_batch"):
+        base["no_batch"] = True
     if f.get("find"):
         base["find"] = f["find"]
     if f.get("bad_only"):
@@ -107,21 +165,25 @@ def spends(rows) -> bool:
     return any(r.tokens_in or r.tokens_out or r.cost_usd for r in rows)
 
 
-def table_rows(rows, versions: dict[int, int] | None = None) -> list[dict[str, Any]]:
-    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``).
+def table_rows(rows, versions: dict[int, int] | None = None, tags: dict[str, list[str]] | None = None
+               ) -> list[dict[str, Any]]:
+    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``),
+    ``tags`` run ids to their tags (``Store.run_tags``).
 
-    Token and cost columns appear only when some run on the page spent tokens.
+    Status and the three metrics come right after the id, so they are in view at 1400 px without
+    scrolling the table sideways. Token and cost columns appear only when some run on the page
+    spent tokens.
     """
-    versions = versions or {}
+    versions, tags = versions or {}, tags or {}
     cost = spends(rows)
     judged = any(r.rating is not None or r.correctness for r in rows)  # human runs: the person's judgments
     return [
         {
-            "run": r.id[:12], "question": r.question_id,
+            "run": r.id[:12], "status": r.status, "turns": r.turns, "KG": r.kg, "DC": r.dc, "CO": r.co,
+            "level": r.level, "question": r.question_id,
             "graph": f"v{versions[r.graph_version_id]}" if r.graph_version_id in versions else "",
-            "level": r.level, "assistant": r.assistant, "user": r.user, "extractor": r.extractor,
-            "preset": r.preset, "seed": r.seed, "batch": r.batch_tag or "",
-            "status": r.status, "turns": r.turns, "KG": r.kg, "DC": r.dc, "CO": r.co,
+            "assistant": r.assistant, "tags": ", ".join(tags.get(r.id, [])), "batch": r.batch_tag or "",
+            "user": r.user, "extractor": r.extractor, "preset": r.preset, "seed": r.seed,
             **({"rating": r.rating, "answer": r.correctness or ""} if judged else {}),
             **({"tokens in": r.tokens_in, "tokens out": r.tokens_out, "cost $": round(r.cost_usd or 0.0, 4)}
                if cost else {}),
@@ -136,11 +198,35 @@ def batch_rows(groups) -> list[dict[str, Any]]:
     def mean(v):
         return None if v is None else round(v, 3)
     return [
-        {"batch": g.tag, "runs": g.runs, "finished": g.finished, "unfinished": g.unfinished, "turns": g.turns,
+        {"batch": g.tag or "(no batch: runs made one by one)", "runs": g.runs, "finished": g.finished, "unfinished": g.unfinished, "turns": g.turns,
          "mean KG": mean(g.kg), "mean DC": mean(g.dc), "mean CO": mean(g.co),
          "first": g.first[:19], "last": g.last[:19]}
         for g in groups
     ]
+
+
+TABLE_KEY = "runs_table"
+TABLE_GEN = "runs_table_gen"  # bumped when rows vanish (a delete), so no old selection carries over
+
+
+def table_key(f: dict[str, Any], *, page: int) -> str:
+    """The run table's widget key: one per list shown (filters, order, page, deletions).
+
+    A dataframe's selection is a list of row *positions* that the browser keeps while the widget
+    lives; when the rows under those positions change (a run deleted, a filter changed), the same
+    positions would tick runs nobody chose ("Delete 2 selected…" after deleting one, issue 24).
+    A new key per list starts every list with nothing selected.
+    """
+    import hashlib
+
+    view = repr((sorted((k, repr(v)) for k, v in query(f).items()), f.get("order"), page,
+                 st.session_state.get(TABLE_GEN, 0)))
+    return f"{TABLE_KEY}_{hashlib.sha1(view.encode()).hexdigest()[:10]}"
+
+
+def forget_selection() -> None:
+    """After rows vanished: the next table is a new widget with nothing selected."""
+    st.session_state[TABLE_GEN] = st.session_state.get(TABLE_GEN, 0) + 1
 
 
 def selected_rows(key: str) -> list[int]:
@@ -209,14 +295,19 @@ def jsonl_of_runs(store, run_ids: list[str]) -> str:
                    for rid in run_ids)
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs`` (never "1 runs")."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def export_many(store, run_ids: list[str]) -> None:
     """Download buttons for the selected runs (built only when clicked)."""
     ids = list(run_ids)
     c1, c2 = st.columns(2)
-    c1.download_button(f"Zip of {len(ids)} Studio JSON files", data=lambda: zip_of_studio_files(store, ids),
+    c1.download_button(f"Zip of {counted(len(ids), 'Studio JSON file')}", data=lambda: zip_of_studio_files(store, ids),
                        file_name=f"knowsim_runs_{len(ids)}.zip", mime="application/zip", on_click="ignore",
                        key="dl_many_zip")
-    c2.download_button(f"JSONL ({len(ids)} runs)", data=lambda: jsonl_of_runs(store, ids),
+    c2.download_button(f"JSONL ({counted(len(ids), 'run')})", data=lambda: jsonl_of_runs(store, ids),
                        file_name=f"knowsim_runs_{len(ids)}.jsonl", mime="application/jsonl", on_click="ignore",
                        key="dl_many_jsonl")
 
@@ -253,7 +344,7 @@ def confirm_delete(store, run_ids: list[str]) -> None:
             st.error(str(exc))
             return
         st.session_state["runs_flash"] = f"Deleted run {ids[0]}." if len(ids) == 1 else f"Deleted {len(ids)} runs."
-        st.session_state.pop("runs_table", None)  # the old selection would point at other rows
+        forget_selection()  # the old selection would point at other rows
         st.rerun()
     if c2.button("Cancel", key="del_no"):
         _dismiss()
@@ -275,6 +366,32 @@ def resume(store, run_id: str) -> None:
 
 
 def show_batch(tag: str) -> None:
-    """Leave the batch groups for the runs of one batch (a button callback: runs before the widgets)."""
+    """Leave the batch groups for the runs of one batch (a button callback: runs before the widgets);
+    ``""`` (:data:`NO_BATCH`) lists the runs made one by one."""
     st.session_state["runs_batch"] = tag
     st.session_state["runs_group"] = False
+
+
+def tag_editor(store, run_id: str) -> None:
+    """The run's tags, each removable, and a box to add more (comma-separated)."""
+    from knowsim_core.errors import KnowSimError
+
+    have = store.run_tags([run_id]).get(run_id, [])
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.markdown("**Tags:**" + ("" if have else " none yet"))
+    for t in have:
+        if row.button(t, key=f"runs_untag_{run_id}_{t}", icon=":material/close:", help=f"remove the tag {t!r}"):
+            store.remove_run_tag(run_id, t)
+            st.rerun()
+    with st.form(f"runs_tag_form_{run_id}", clear_on_submit=True, border=False):
+        c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+        new = c1.text_input("Add tags", key=f"runs_new_tag_{run_id}", placeholder="e.g. baseline, ablation-2",
+                            help="comma-separated; filter by a tag above or with `failures --tag TAG`")
+        if c2.form_submit_button("Add", icon=":material/sell:"):
+            try:
+                added = store.add_run_tags(run_id, [t for t in new.split(",") if t.strip()] or [""])
+            except KnowSimError as exc:
+                st.error(str(exc))
+                return
+            st.session_state["runs_flash"] = f"Tagged run {run_id[:12]}: {', '.join(added) or 'no new tag'}."
+            st.rerun()

@@ -10,6 +10,7 @@ from knowsim_core.errors import KnowSimError
 
 from ui import state
 from ui.custom_start import render_custom_start
+from ui.questions import question_label
 from ui.resources import agent_ids, agent_settings
 
 CUSTOM = "custom"
@@ -44,11 +45,11 @@ def render_setup(store) -> None:
         return
     ids = [q.id for q in questions]
     wanted = st.query_params.get("question")
-    text_of = {q.id: q.text for q in questions}
+    label_of = {q.id: question_label(q) for q in questions}  # grouped by kind, samples first
     c1, c2 = st.columns([3, 1])
     qid = c1.selectbox(
         "Question", ids, index=ids.index(wanted) if wanted in ids else 0, key="setup_question",
-        format_func=lambda i: f"{i} — {text_of[i][:90]}",
+        format_func=label_of.get,
     )
     versions = store.graph_versions(qid)
     if not versions:

@@ -18,7 +18,9 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.reading import is_human_reading
-from knowsim_core.engine.records import RunRecord
+from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.evaluation.explain import explain_turn
 
 from ui import state
 from ui.gauge import gauge_top, render_gauge, render_load_chart
@@ -32,7 +34,10 @@ from ui.turn_card import render_iu_panel, render_metrics, render_turn_card
 GRAPH_KEY = "sim_graph_{}"
 SCRUB_KEY = "sim_scrub"
 TYPED_KEY = "sim_typed"
-GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 450, 400
+# one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
+GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 310, 400
+COMPACT_CHART_HEIGHT = 150
+MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 240, 270
 
 
 def _forward(p: Player) -> None:
@@ -40,19 +45,44 @@ def _forward(p: Player) -> None:
     state.playback().mark()
 
 
+def _pause() -> None:
+    """Stop auto-play; a full rerun when it was playing, so Play/Pause (another fragment) shows
+    "Play" again and the ticking fragment is redefined without its timer."""
+    pb = state.playback()
+    if pb.playing:
+        pb.playing = False
+        st.rerun(scope="app")
+
+
 def _back(p: Player) -> None:
     p.back()
-    state.playback().playing = False
+    _pause()
 
 
 def _rewind(p: Player) -> None:
     p.goto(0)
-    state.playback().playing = False
+    _pause()
 
 
-def _scrub(p: Player) -> None:
-    p.goto(st.session_state[SCRUB_KEY])
-    state.playback().playing = False
+def scrub_key(p: Player) -> str:
+    """The scrubber's key names the turn it was drawn at (and how many turns are stored).
+
+    The page moves the scrubber on every step. With one key for all turns, a timer rerun that the
+    browser sent before it had drawn the last step carries the scrubber's previous value, which
+    Streamlit reads as the user dragging it: that used to pause playback silently (Play stalled
+    with the button still reading "Pause", issue 24). With a key per drawn position a stale value
+    belongs to an older scrubber and equals the turn it was drawn at, which :func:`_scrub` ignores:
+    only a real drag moves the cursor.
+    """
+    return f"{SCRUB_KEY}_{p.turn}_{p.stored_turns}"
+
+
+def _scrub(p: Player, key: str, drawn: int) -> None:
+    value = st.session_state.get(key)
+    if value is None or value == drawn:
+        return  # the browser echoing a scrubber the page moved, not a drag
+    p.goto(value)
+    _pause()
 
 
 @st.fragment
@@ -78,7 +108,7 @@ def _play_controls(p: Player) -> None:
         for term, text in GLOSSARY.items():
             st.markdown(f"**{term}** — {text}")
     with row:
-        render_legend()  # static: it sits in this row rather than in the ticking fragment
+        render_legend(modes=True)  # static: it sits in this row rather than in the ticking fragment
 
 
 def _transport(p: Player) -> None:
@@ -91,8 +121,8 @@ def _transport(p: Player) -> None:
                help="Step forward one turn, playing it if it is new (shortcut: →)", on_click=_forward,
                args=(p,), shortcut="Right", disabled=not p.can_forward, type="primary")
     if p.stored_turns > 0:
-        st.session_state[SCRUB_KEY] = p.turn
-        row.slider("turn", 0, p.stored_turns, key=SCRUB_KEY, on_change=_scrub, args=(p,),
+        key = scrub_key(p)
+        row.slider("turn", 0, p.stored_turns, p.turn, key=key, on_change=_scrub, args=(p, key, p.turn),
                    label_visibility="collapsed", width="stretch")
     else:
         row.caption("No turn played yet.")
@@ -101,16 +131,36 @@ def _transport(p: Player) -> None:
 def _status(p: Player) -> str:
     run = p.primary
     parts = [f"Turn **{p.turn}** of {p.stored_turns} played (max {run.params.max_turns})"]
+    first, reason = run.virtual_stop
+    if first is not None and p.turn > first and dict(run.meta).get("stop_mode", "virtual") != "real":
+        # the paper's virtual stop: the run plays on, and only records where it would have stopped
+        parts.append(f"virtual stop after turn {first + 1} ({reason}); the run plays on to max turns")
     if p.all_finished:
         reasons = {p.runs[r].stop_reason for r in p.run_ids}
         parts.append("finished: " + ", ".join(sorted(str(x) for x in reasons)))
     return " · ".join(parts)
 
 
-def _header(run: RunRecord, status: str = "") -> None:
+def side_label(p: Player, index: int) -> str:
+    """"A" / "B", and for a fork which run and turn it forked from (side by side, the two headers
+    otherwise read alike)."""
+    from knowsim_core.services.fork import fork_link
+
+    side = "AB"[index]
+    link = fork_link(p.runs[p.run_ids[index]])
+    if link:
+        parent, at = link
+        other = next((("AB"[i]) for i, r in enumerate(p.run_ids) if r == parent), f"run {parent[:8]}")
+        return f"{side} (fork of {other} at turn {at})"
+    return side
+
+
+def _header(run: RunRecord, status: str = "", label: str = "") -> None:
     adapters = run.adapter
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
             f"user {adapters.get('user', '?')} · τ = {run.tau}")
+    if label:
+        line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(f"{status} · {line}" if status else line, help=glossary_help("τ", "step"))
     if is_human_reading(run):
         st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
@@ -126,33 +176,69 @@ def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: 
             st.caption("Click an IU in the graph to read what it is and why it did or did not advance.")
 
 
-def _gauges(p: Player, index: int, rid: str) -> None:
+def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> None:
     run = p.runs[rid]
     top = gauge_top(run.turns, tau=run.tau)  # one scale for the whole run
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
     g, c = st.columns([2, 3])
     with g:
-        render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}")
+        render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}", height=height)
     with c:
-        render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}")
+        render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}",
+                          height=height)
     st.caption("Gauge and bars share one scale for the whole run, 0 to the larger of 2τ and the run's highest load.",
                help=glossary_help("load", "τ", "η"))
 
 
+def turn_modes(run: RunRecord, rec: TurnRecord | None) -> dict[str, FailureMode]:
+    """The failure mode of each IU explained in ``rec`` — from :func:`explain_turn`, the one source
+    the turn card, Failure modes and ``explain`` read too."""
+    if rec is None:
+        return {}
+    whys = explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source)
+    return {w.id: w.mode for w in whys if w.mode is not None}
+
+
+def turn_judgment(p: Player, rid: str, rec: TurnRecord, *, key: str) -> None:
+    """The person's or researchers' 👍/👎 on this turn, and the researcher's own, right under the
+    assistant's message so it is seen with the turn (:mod:`ui.agreement_view`)."""
+    render_turn_judgments(p.store, rid, rec.turn, key=key)
+
+
+def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
+    """The shown turn's two messages (scrolling inside their box, so the box stays in view)."""
+    run, rec = p.runs[rid], p.record(rid)
+    with st.container(border=True, height=height, key=key):
+        if rec is None:
+            st.markdown("**Question.** " + inline_markdown(run.question.replace("\n", " ")))
+            st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+            return
+        # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
+        # (and with it the page) to its bottom on every step
+        st.markdown(f":material/person: **Learner** · turn {rec.turn}")
+        st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
+        st.markdown(":material/school: **Assistant**")
+        st.markdown(inline_markdown(rec.assistant_message))
+        turn_judgment(p, rid, rec, key="sim_judge_0")
+
+
 def _single(p: Player, rid: str) -> None:
+    """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
+    under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
     _header(run, _status(p))
-    left, right = st.columns([4, 3], gap="medium")
+    left, right = st.columns([11, 9], gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
-                                height=GRAPH_HEIGHT, descriptions=False)
+                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)))
+        _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
     with right:
         _compose(p, rid)
-        _iu_panel(p, 0, rid, selected, height=GRAPH_HEIGHT + 20)
+        _messages(p, rid, height=MESSAGES_HEIGHT, key="sim_messages")
+        _iu_panel(p, 0, rid, selected, height=IU_PANEL_HEIGHT)
     if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
-    _gauges(p, 0, rid)
 
 
 def _pair(p: Player) -> None:
@@ -161,11 +247,12 @@ def _pair(p: Player) -> None:
     for i, (col, rid) in enumerate(zip(cols, p.run_ids)):
         run = p.runs[rid]
         with col:
-            _header(run)
+            _header(run, label=side_label(p, i))
             _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
-                                    height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True)
+                                    height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True,
+                                    modes=turn_modes(run, p.record(rid)))
             _iu_panel(p, i, rid, selected, height=260 if selected else "content")
             if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
                 st.caption(f"This run ended after turn {len(run.turns)}.")
@@ -229,6 +316,22 @@ def _fork(p: Player, index: int, rid: str) -> None:
             st.rerun(scope="app")
 
 
+def _compare(p: Player) -> None:
+    """The pair's Compare panel, inside the ticking fragment and drawn from the player's own records
+    at the player's turn: drawn outside it, a step (a fragment rerun) left the panel on the turn it
+    was first drawn at — "B − A KG −4" for a fork that ended +5 (issue 24)."""
+    from ui.compare import render_compare
+
+    # drawn only while open (on_change="rerun" makes the expander report it): a closed panel must
+    # not add two graphs and four tables to every step of a playing pair
+    panel = st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN)),
+                        key="sim_compare_" + "_".join(p.run_ids), on_change="rerun")
+    if panel.open:
+        with panel:
+            a, b = (p.runs[r] for r in p.run_ids)
+            render_compare(a, b, key="sim_cmp", turn=p.turn)
+
+
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
 def _hold_leases(p: Player) -> None:
     """While this page is open in a browser, keep the leases of the runs it plays; when the
@@ -268,10 +371,13 @@ def render_player(p: Player) -> None:
                 if rec is None:
                     st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
                 else:
-                    render_turn_card(run, rec, key=f"sim_card_{i}")
-                    # the person's / researchers' 👍/👎 on this turn (issue 21)
-                    render_turn_judgments(p.store, rid, rec.turn, key=f"sim_judge_{i}")
+                    # a single run shows the messages above, beside its graph (with the turn's judgments)
+                    render_turn_card(run, rec, key=f"sim_card_{i}", messages=len(p.run_ids) > 1)
+                    if len(p.run_ids) > 1:  # a pair: the person's / researchers' 👍/👎 under each side's card
+                        render_turn_judgments(p.store, rid, rec.turn, key=f"sim_judge_{i}")
                     _fork(p, i, rid)
+        if len(p.run_ids) == 2:
+            _compare(p)
         state.sync_url(p)
 
     player_fragment()

@@ -37,6 +37,16 @@ MODE_COLORS: dict[FailureMode, str] = dict(MODE_COLOURS)
 MODE_FONT: dict[FailureMode, str] = dict(MODE_FONTS)
 
 
+# The letter on a failure-mode badge in the graph (a non-colour cue, named in the legend)
+MODE_BADGE: dict[FailureMode, str] = {
+    FailureMode.REDUNDANT: "R",
+    FailureMode.PREREQ_BLOCKED: "P",
+    FailureMode.EFFECTIVE: "E",
+    FailureMode.OVERLOAD_WASTED: "O",
+    FailureMode.UNDER_ABSORBED: "U",
+}
+
+
 def mode_colour(mode: FailureMode | str) -> str:
     """The colour of a failure mode (accepts the enum or its value, e.g. ``"prereq_blocked"``)."""
     return MODE_COLORS[FailureMode(mode)]

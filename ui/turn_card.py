@@ -54,16 +54,18 @@ def _fmt(v) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> None:
-    """The card for one turn of ``run`` (turn 0: the question and the starting state)."""
+def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str, messages: bool = True) -> None:
+    """The card for one turn of ``run`` (turn 0: the question and the starting state); without
+    ``messages`` where the page shows the two messages elsewhere."""
     if rec is None:
         st.markdown("**Question.** " + inline_markdown(run.question.replace("\n", " ")))
         st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
         return
-    with st.chat_message("user"):
-        st.markdown(inline_markdown(rec.user_message))
-    with st.chat_message("assistant"):
-        st.markdown(inline_markdown(rec.assistant_message))
+    if messages:
+        with st.chat_message("user"):
+            st.markdown(inline_markdown(rec.user_message))
+        with st.chat_message("assistant"):
+            st.markdown(inline_markdown(rec.assistant_message))
     if rec.extractor_failed:
         st.warning("The extractor returned no usable labels this turn; every IU was treated as not mentioned.")
     for note in rec.notes:
@@ -106,7 +108,20 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str) -> Non
             st.caption("No IU was explained this turn, so no failure mode applies.")
         st.markdown("**Termination votes:** " + rec.votes.explain())
         if rec.votes.fired:
-            st.markdown(f"The stop rule fired this turn: **{rec.votes.fired}**.")
+            st.markdown(stop_text(run, rec))
+
+
+def stop_text(run: RunRecord, rec: TurnRecord) -> str:
+    """What a fired stop rule means for this run: in the paper's virtual mode the run plays on to
+    its max turns and only records where it would have stopped (as ``run`` prints); in real mode
+    it ended here."""
+    first, reason = run.virtual_stop
+    if dict(run.meta).get("stop_mode", "virtual") == "real":
+        return f"The stop rule fired this turn (**{rec.votes.fired}**) and the run ended here (real stop mode)."
+    when = "this turn" if first is not None and first + 1 == rec.turn else f"turn {first + 1} ({reason})"
+    return (f"The stop rule fires this turn (**{rec.votes.fired}**). The stop is **virtual**, as in the paper: the "
+            f"run plays on to its max turns ({run.params.max_turns}) and records that it would have stopped after "
+            f"{when}.")
 
 
 def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> None:
@@ -121,8 +136,10 @@ def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> Non
     st.markdown(f"**Turn {current.turn}:** {current.reason}")
     st.dataframe(
         [
-            {"turn": r.turn, "state": state_badge(r.state), "teaching": r.teaching, "attempt": r.attempt,
-             "mode": r.mode, "why": r.reason}
+            # mode and why first: the panel is narrow, and they are what it is for (teaching and
+            # attempt, cut off at the right before, are in the turn's signal table too)
+            {"turn": r.turn, "state": state_badge(r.state), "mode": r.mode, "why": r.reason,
+             "teaching": r.teaching, "attempt": r.attempt}
             for r in rows
         ],
         hide_index=True,

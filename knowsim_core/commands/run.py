@@ -31,6 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int_in(1, 1000), default=None, metavar="N", help="override the preset's max turns")
     p.add_argument("--stop-mode", choices=("virtual", "real"), default="virtual",
                    help="virtual: play all turns and record where the stop rule fired (paper); real: stop there")
+    p.add_argument("--graph-version", type=int_in(1, 1_000_000), default=None, metavar="N",
+                   help="simulate on version N of the question's IU graph (default: the newest)")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="file the run under TAG (repeat for more); Saved runs and `failures --batch TAG` filter by it")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted or failed run instead")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the finished run as Studio JSON")
@@ -59,6 +63,18 @@ def format_summary(run: RunRecord, run_id: str, db: str) -> str:
     )
 
 
+def graph_version_id(store: Store, question_id: str, number: int | None) -> int | None:
+    """The id of version ``number`` of the question's graph (None: the newest, start_run's default)."""
+    if number is None:
+        return None
+    versions = {v.version: v.id for v in store.graph_versions(question_id)}
+    if number not in versions:
+        have = ", ".join(f"v{n}" for n in sorted(versions)) or "none"
+        raise ConfigError(f"question {question_id} has no graph version {number} (it has {have}); "
+                          "see the Graph editor's History")
+    return versions[number]
+
+
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     if args.resume:
@@ -72,10 +88,17 @@ def run(args: argparse.Namespace) -> int:
             store, question_id=args.question, level=args.level, assistant_id=args.assistant,
             user_id=args.user, extractor_id=args.extractor, seed=args.seed, preset=args.preset,
             max_turns=args.max_turns, stop_mode=args.stop_mode,
+            graph_version_id=graph_version_id(store, args.question, args.graph_version),
         )
+    if args.tag:
+        store.add_run_tags(live.run_id, args.tag)  # filed before it plays: an interrupted run is found too
     out = sys.stderr if args.json else sys.stdout
     r = live.run
-    print(f"run {live.run_id}: {r.question_id} · {r.level} · {r.adapter.get('assistant')} · seed {r.seed}", file=out)
+    row = store.get_run_row(live.run_id)
+    version = store.graph_version_numbers([row.graph_version_id]).get(row.graph_version_id)
+    tags = store.run_tags([live.run_id]).get(live.run_id, [])
+    print(f"run {live.run_id}: {r.question_id} · graph v{version if version else '?'} · {r.level} · "
+          f"{r.adapter.get('assistant')} · seed {r.seed}" + (f" · tags {', '.join(tags)}" if tags else ""), file=out)
     print(HEADER, file=out)
     for t in r.turns:  # already played (resume)
         print(format_turn(t), file=out)

@@ -60,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--assistant", metavar="ID", help="only this assistant id")
     p.add_argument("--search", metavar="TEXT", help="full-text search in the transcripts (all words)")
     p.add_argument("--batch", metavar="TAG", help="only runs of the batch with this tag")
+    p.add_argument("--tag", metavar="TAG", help="only runs filed under TAG (`run --tag`, Saved runs) or of batch TAG")
+    p.add_argument("--graph-version", type=int_in(1, 1_000_000), metavar="N",
+                   help="only runs on version N of their question's graph")
     p.add_argument("--limit", type=int_in(1, 1_000_000), default=200, metavar="N", help="at most N runs (default 200)")
 
 
@@ -69,10 +72,9 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
-    rows = store.list_runs(
-        question_id=args.question, level=args.level, assistant=args.assistant, status=args.status,
-        text=args.search, limit=args.limit, batch_tag=args.batch,
-    )
+    filters = dict(question_id=args.question, level=args.level, assistant=args.assistant, status=args.status,
+                   text=args.search, batch_tag=args.batch, tag=args.tag, graph_version=args.graph_version)
+    rows = store.list_runs(**filters, limit=args.limit)
     rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:
         print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
@@ -80,15 +82,16 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no runs in {store.path}")
         return 0
-    print(f"{'id':<12}  {'status':<11}  {'turns':>5}  {'level':<12}  {'assistant':<22}  {'KG':>4}  {'DC':>6}  {'CO':>6}  question")
+    # the assistant column as wide as its longest id on this page (a long compat/… id pushed the rest)
+    aw = max(22, *(len(r.assistant) for r in rows))
+    print(f"{'id':<12}  {'status':<11}  {'turns':>5}  {'level':<12}  {'assistant':<{aw}}  {'KG':>4}  {'DC':>6}  {'CO':>6}  question")
     for r in rows:
         q = r.question if len(r.question) <= 50 else r.question[:49] + "…"
         print(
-            f"{r.id:<12}  {r.status:<11}  {r.turns:>5}  {r.level:<12}  {r.assistant:<22}  {_fmt(r.kg, '.0f'):>4}  "
+            f"{r.id:<12}  {r.status:<11}  {r.turns:>5}  {r.level:<12}  {r.assistant:<{aw}}  {_fmt(r.kg, '.0f'):>4}  "
             f"{_fmt(r.dc, '.3f'):>6}  {_fmt(r.co, '.3f'):>6}  {q}"
         )
-    total = store.count_runs(question_id=args.question, level=args.level, assistant=args.assistant,
-                             status=args.status, text=args.search, batch_tag=args.batch)
+    total = store.count_runs(**filters)
     if total > len(rows):
         print(f"… {total - len(rows)} more (use --limit)")
     return 0

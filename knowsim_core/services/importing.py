@@ -310,7 +310,7 @@ def _import_items(
         if it.id not in existing:
             store.add_question(
                 question_id=it.id, text=it.question, reference_answer=it.reference_answer,
-                domain=DOMAINS.get(it.task, it.task), field=it.field, source=f"reference {it.task}",
+                domain=DOMAINS.get(it.task, it.task), field=it.field, source=f"reference {it.task}", kind="paper",
             )
             report.questions += 1
         graph = graph_of.get(it.id)

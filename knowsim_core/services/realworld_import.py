@@ -21,6 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from knowsim_core.text.titles import concept_title
 from knowsim_core.agents import registry
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.graph import IUGraph
@@ -178,7 +179,8 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
                 continue
             if conv.question_id not in known:
                 store.add_question(question_id=conv.question_id, text=conv.question, domain="math",
-                                   field=conv.field, source=conv.source)
+                                   field=conv.field, source=conv.source, kind="real",
+                                   title=concept_title(conv.field, [c[0] for c in conv.concepts], conv.source))
                 report.questions += 1
             gid = _graph_version(store, conv.question_id, run.graph, report) if conv.concepts else None
             rid = store.save_run(run, status="finished", graph_version_id=gid)

@@ -24,7 +24,7 @@ from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database,
 
 # ---------------------------------------------------------------------- schema
 MIGRATIONS = Migrations("knowsim_studio")
-SCHEMA_VERSION = 7  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 8  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 
 
 @MIGRATIONS(name="0001_initial")
@@ -189,6 +189,73 @@ def _m0007_batch_cells(db: Database) -> None:
     db.execute("""CREATE TABLE IF NOT EXISTS batch_cells (
         tag TEXT NOT NULL, cell INTEGER NOT NULL, pid INTEGER NOT NULL, pid_start TEXT, host TEXT,
         claimed TEXT NOT NULL, PRIMARY KEY (tag, cell))""")
+
+
+def run_meta_columns(meta: dict) -> tuple[str | None, float | None]:
+    """(forked_from, rating) of a run's metadata: the two meta facts stored as columns to filter on
+    (keys: services.fork.FORKED_FROM and the real-conversation import's "rating")."""
+    forked = meta.get("forked_from")
+    rating = meta.get("rating")
+    try:
+        rating = float(rating) if rating is not None and rating != "" else None
+    except (TypeError, ValueError):
+        rating = None
+    return (str(forked) if forked else None), rating
+
+
+def legacy_kind(question_id: str, source: str) -> str:
+    """The kind of a question stored before kinds existed, read once from its free-text source
+    (new questions are given their kind by the code that adds them)."""
+    src = (source or "").lower()
+    if src.startswith("knowsim studio samples") or src == "sample":
+        return "sample"
+    if src.startswith("reference"):
+        return "paper"
+    if src.startswith("simulatorarena") or src.startswith("conversations "):
+        return "real"
+    return "yours"
+
+
+@MIGRATIONS(name="0008_run_tags_and_sources")
+def _m0008_run_tags_and_sources(db: Database) -> None:
+    """Questions get a ``kind`` (sample / paper / real / yours: pickers group by it, samples first)
+    and a ``title`` (set where the text makes a poor title, e.g. a real conversation that opens
+    with "hello"; empty means "its first sentence"); runs get any number of researcher's tags, and
+    two facts of their metadata become columns the run filters can use in SQL: ``forked_from``
+    (the parent of a fork) and ``rating`` (a person's rating of the conversation, where known).
+
+    Existing questions are classified once from their free-text ``source``; an imported real
+    conversation is titled from its field and the concepts of its first graph version; existing
+    runs' two columns are read from their stored setup.
+    """
+    import json
+
+    from knowsim_core.storage.connection import unpack
+    from knowsim_core.text.titles import concept_title
+
+    db.execute("ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'yours'")
+    db.execute("ALTER TABLE questions ADD COLUMN title TEXT NOT NULL DEFAULT ''")
+    db.execute("CREATE INDEX IF NOT EXISTS questions_kind ON questions (kind)")
+    db.execute("""CREATE TABLE IF NOT EXISTS run_tags (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, tag TEXT NOT NULL,
+        PRIMARY KEY (run_id, tag))""")
+    db.execute("CREATE INDEX IF NOT EXISTS run_tags_tag ON run_tags (tag, run_id)")
+    db.execute("ALTER TABLE runs ADD COLUMN forked_from TEXT")  # (runs.rating came with 0006_judgments)
+    for rid, setup in db.execute("SELECT id, setup_json FROM runs").fetchall():
+        forked, rating = run_meta_columns(dict(unpack(setup).get("meta") or {}))
+        if forked is not None:
+            db.execute("UPDATE runs SET forked_from = ? WHERE id = ?", [forked, rid])
+        if rating is not None:
+            db.execute("UPDATE runs SET rating = ? WHERE id = ? AND rating IS NULL", [rating, rid])
+    for qid, source, field in db.execute("SELECT id, source, field FROM questions").fetchall():
+        kind = legacy_kind(qid, source)
+        title = ""
+        if kind == "real":
+            row = db.execute("SELECT graph_json FROM graph_versions WHERE question_id = ? ORDER BY version LIMIT 1",
+                             [qid]).fetchone()
+            concepts = [n.get("concept", "") for n in json.loads(row[0]).get("nodes", [])] if row else []
+            title = concept_title(field, concepts, source)
+        db.execute("UPDATE questions SET kind = ?, title = ? WHERE id = ?", [kind, title, qid])
 
 
 def check_file(path: Path) -> None:

@@ -28,6 +28,29 @@ class QuestionRow:
     source: str
     created: str
     n_graph_versions: int
+    kind: str = "yours"  # one of QUESTION_KINDS
+    stored_title: str = ""  # set where the text makes a poor title (a real conversation's "hello")
+
+    @property
+    def title(self) -> str:
+        """What a picker shows: the stored title, else the text's first sentence (clipped)."""
+        from knowsim_core.text.titles import short_title
+
+        return self.stored_title or short_title(self.text)
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind)
+
+
+# The kinds of question, in the order pickers list them (samples first: a new user's first choice)
+QUESTION_KINDS = ("sample", "paper", "real", "yours")
+KIND_LABELS = {"sample": "Samples", "paper": "Paper (reference set)", "real": "Real conversations",
+               "yours": "Yours"}
+
+
+def kind_rank(kind: str) -> int:
+    return QUESTION_KINDS.index(kind) if kind in QUESTION_KINDS else len(QUESTION_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +100,7 @@ class Questions:
 
     _SELECT = (
         "SELECT q.id, q.text, q.reference_answer, q.domain, q.field, q.source, q.created, "
-        "(SELECT COUNT(*) FROM graph_versions g WHERE g.question_id = q.id) FROM questions q"
+        "(SELECT COUNT(*) FROM graph_versions g WHERE g.question_id = q.id), q.kind, q.title FROM questions q"
     )
     _G_COLUMNS = ("id", "question_id", "version", "parent_id", "note", "author", "created")
 
@@ -86,11 +109,17 @@ class Questions:
 
     def add(
         self, *, text: str, reference_answer: str = "", domain: str = "", field: str = "",
-        source: str = "user", question_id: str | None = None,
+        source: str = "user", question_id: str | None = None, kind: str = "yours", title: str = "",
     ) -> str:
-        """Add a question; adding the same id with the same text again is a no-op."""
+        """Add a question; adding the same id with the same text again is a no-op.
+
+        ``kind`` is one of :data:`QUESTION_KINDS` (what pickers group by); ``title`` only where the
+        text's first sentence makes a poor one.
+        """
         if not text or not text.strip():
             raise StorageError("a question needs a non-empty text")
+        if kind not in QUESTION_KINDS:
+            raise StorageError(f"unknown question kind {kind!r}; expected one of {', '.join(QUESTION_KINDS)}")
         qid = question_id or f"q_{uuid.uuid4().hex[:10]}"
         with self._conn.write() as db:
             row = next(db["questions"].rows_where("id = ?", [qid], select="text"), None)
@@ -99,18 +128,24 @@ class Questions:
                     raise StorageError(f"question id {qid!r} already exists with another text; choose another id")
                 return qid
             insert_question(db, id=qid, text=text, reference_answer=reference_answer, domain=domain,
-                            field=field, source=source)
+                            field=field, source=source, kind=kind, title=title)
         return qid
 
-    def list(self, *, search: str = "", domain: str | None = None) -> list[QuestionRow]:
+    def list(self, *, search: str = "", domain: str | None = None, kind: str | None = None) -> list[QuestionRow]:
+        """Questions grouped by kind (samples first), by id within a kind."""
         where, args = [], []
+        if kind:
+            where.append("q.kind = ?")
+            args.append(kind)
         if search:
-            where.append("(q.text LIKE ? OR q.id LIKE ? OR q.field LIKE ?)")
-            args += [f"%{search}%"] * 3
+            where.append("(q.text LIKE ? OR q.id LIKE ? OR q.field LIKE ? OR q.title LIKE ?)")
+            args += [f"%{search}%"] * 4
         if domain:
             where.append("q.domain = ?")
             args.append(domain)
-        sql = self._SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY q.id"
+        order = " ORDER BY CASE q.kind " + " ".join(f"WHEN '{k}' THEN {i}" for i, k in enumerate(QUESTION_KINDS)) \
+            + f" ELSE {len(QUESTION_KINDS)} END, q.id"
+        sql = self._SELECT + (" WHERE " + " AND ".join(where) if where else "") + order
         with self._conn.db() as db:
             return [QuestionRow(*r) for r in db.execute(sql, args).fetchall()]
 
@@ -132,7 +167,7 @@ class Questions:
                 if db["questions"].count_where("id = ?", [s.id]):
                     continue
                 insert_question(db, id=s.id, text=s.question, reference_answer=s.reference_answer,
-                                domain=s.domain, field=s.field, source=s.source or "sample")
+                                domain=s.domain, field=s.field, source=s.source or "sample", kind="sample")
                 insert_graph(db, s.id, s.graph, note="sample graph", author="human", parent_id=None)
                 added += 1
         return added

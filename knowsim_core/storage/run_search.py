@@ -96,16 +96,50 @@ def _like(fragment: str) -> str:
     return "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+ORIGINS = ("forked", "typed", "agents")  # a fork of another run / a side typed by a person / agents only
+RATED = ("rated", "unrated")
+
+
 def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None = None, find: str | None = None,
-                 **exact: Any) -> tuple[str, list[Any]]:
+                 tag: str | None = None, graph_version: int | None = None, kind: str | None = None,
+                 origin: str | None = None, rating_min: float | None = None, rated: str | None = None,
+                 no_batch: bool = False, **exact: Any) -> tuple[str, list[Any]]:
     """``WHERE`` over ``runs r``: every condition given must hold.
 
     ``exact``: column values (a sequence means any of them; ``seed`` 0 is a value, None is "no
     filter"); ``contains``: a fragment per column; ``find``: a fragment in any of the
     :data:`CONTAINS` id columns ("comprehensive" finds ``offline/comprehensive``); ``text``:
-    words that must all occur in the run's transcript (FTS5).
+    words that must all occur in the run's transcript (FTS5). ``tag``: one of the researcher's
+    tags (or the batch tag); ``graph_version``: the version *number* of the question's graph (v1,
+    v3 — across questions); ``kind``: the question's kind (sample / paper / real / yours);
+    ``origin``: one of :data:`ORIGINS`; ``rating_min``/``rated``: the rating the run's metadata
+    holds (a person's rating of a real conversation); ``no_batch``: only runs of no batch.
     """
     where, args = [], []
+    if no_batch:  # the runs made one by one
+        where.append("r.batch_tag IS NULL")
+    if tag:
+        where.append("(r.id IN (SELECT run_id FROM run_tags WHERE tag = ?) OR r.batch_tag = ?)")
+        args += [tag, tag]
+    if graph_version is not None:
+        where.append("r.graph_version_id IN (SELECT id FROM graph_versions WHERE version = ?)")
+        args.append(int(graph_version))
+    if kind:
+        where.append("r.question_id IN (SELECT id FROM questions WHERE kind = ?)")
+        args.append(kind)
+    if origin:
+        if origin not in ORIGINS:
+            raise StorageError(f"unknown run origin {origin!r}; expected one of {', '.join(ORIGINS)}")
+        typed = "(r.assistant = 'human' OR r.user = 'human')"
+        where.append({"forked": "r.forked_from IS NOT NULL", "typed": typed,
+                      "agents": f"r.forked_from IS NULL AND NOT {typed}"}[origin])
+    if rated:
+        if rated not in RATED:
+            raise StorageError(f"unknown rating filter {rated!r}; expected one of {', '.join(RATED)}")
+        where.append("r.rating IS NOT NULL" if rated == "rated" else "r.rating IS NULL")
+    if rating_min is not None:
+        where.append("r.rating >= ?")
+        args.append(float(rating_min))
     for col, value in exact.items():
         if col not in EXACT:
             raise StorageError(f"runs cannot be filtered by {col!r}; expected one of {', '.join(EXACT)}")
@@ -122,9 +156,9 @@ def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None 
         if fragment and fragment.strip():
             where.append(f"r.{col} LIKE ? ESCAPE '\\'")
             args.append(_like(fragment.strip()))
-    if find and find.strip():
-        where.append("(" + " OR ".join(f"r.{c} LIKE ? ESCAPE '\\'" for c in CONTAINS) + ")")
-        args += [_like(find.strip())] * len(CONTAINS)
+    if find and find.strip():  # the run's own id too: "938e" finds run 938e…
+        where.append("(" + " OR ".join(f"r.{c} LIKE ? ESCAPE '\\'" for c in ("id", *CONTAINS)) + ")")
+        args += [_like(find.strip())] * (len(CONTAINS) + 1)
     query = _fts_query(text or "")
     if query:
         # indexed turns through FTS5; turns of runs still open (not indexed until they close, see
@@ -172,6 +206,13 @@ class RunSearch:
         with self._conn.db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 
+    def graph_version_numbers(self) -> list[int]:
+        """The graph version numbers stored runs were simulated on (v1, v2, … across questions)."""
+        with self._conn.db() as db:
+            return [v for (v,) in db.execute(
+                "SELECT DISTINCT g.version FROM runs r JOIN graph_versions g ON g.id = r.graph_version_id "
+                "ORDER BY g.version")]
+
     def values(self, column: str) -> list[Any]:
         """The distinct values of a run column the filters offer as a dropdown (NULL left out)."""
         if column not in VALUE_COLUMNS:
@@ -181,14 +222,17 @@ class RunSearch:
                 f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL ORDER BY {column}").fetchall()]
 
     def batch_groups(self, *, limit: int = 200, text: str | None = None, contains: Mapping[str, str] | None = None,
-                     find: str | None = None, order: str | None = None, **exact: Any) -> list[BatchGroup]:
+                     find: str | None = None, order: str | None = None, unbatched: bool = False,
+                     **exact: Any) -> list[BatchGroup]:
         """One summary per batch tag over the runs matching the filters, newest batch first
-        (``order`` is accepted so a page can pass its list filters unchanged; groups are by recency)."""
+        (``order`` is accepted so a page can pass its list filters unchanged; groups are by recency).
+        With ``unbatched`` the runs of no batch form one more group, tagged ``""``."""
         where, args = where_clause(text=text, contains=contains, find=find, **exact)
-        where = (where + " AND" if where else " WHERE") + " r.batch_tag IS NOT NULL"
+        if not unbatched:
+            where = (where + " AND" if where else " WHERE") + " r.batch_tag IS NOT NULL"
         sql = (
-            "SELECT r.batch_tag, COUNT(*), SUM(r.status = 'finished'), SUM(r.status != 'finished'), SUM(r.n_turns), "
-            f"AVG(r.kg), AVG(r.dc), AVG(r.co), MIN(r.created), MAX(r.created) FROM runs r{where} "
+            "SELECT COALESCE(r.batch_tag, ''), COUNT(*), SUM(r.status = 'finished'), SUM(r.status != 'finished'), "
+            f"SUM(r.n_turns), AVG(r.kg), AVG(r.dc), AVG(r.co), MIN(r.created), MAX(r.created) FROM runs r{where} "
             "GROUP BY r.batch_tag ORDER BY MAX(r.created) DESC LIMIT ?"
         )
         with self._conn.db() as db:
@@ -215,6 +259,7 @@ class RunSearch:
     def facts(
         self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
         preset: str | None = None, status: str = "finished", limit: int | None = None, batch_tag: str | None = None,
+        tag: str | None = None, graph_version: int | None = None, kind: str | None = None, origin: str | None = None,
     ) -> list[RunFacts]:
         """The population of the cross-run views (Failure modes page, ``failures`` command).
 
@@ -226,12 +271,9 @@ class RunSearch:
         """
         if status not in STATUS_CHOICES:
             raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
-        where, args = where_clause(question_id=question_id, level=level, assistant=assistant, preset=preset,
-                                   batch_tag=batch_tag)
-        # extractor 'none': a recorded conversation kept without a reading (no IUs, so no modes or metrics)
-        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0 AND r.extractor != 'none'"
-        if status != "all":
-            where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
+        where, args = self._facts_where(question_id=question_id, level=level, assistant=assistant, preset=preset,
+                                        status=status, batch_tag=batch_tag, tag=tag, graph_version=graph_version,
+                                        kind=kind, origin=origin)
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
         sql = (
@@ -271,6 +313,31 @@ class RunSearch:
                     out[rid].append((bool(over), int(up)))
         return out
 
+    @staticmethod
+    def _facts_where(*, status: str, **filters: Any) -> tuple[str, list[Any]]:
+        """The cross-run population's ``WHERE``: the filters, at least one turn, and the status choice."""
+        where, args = where_clause(**filters)
+        # extractor 'none': a recorded conversation kept without a reading (no IUs, so no modes or metrics)
+        where = (where + " AND" if where else " WHERE") + " r.n_turns > 0 AND r.extractor != 'none'"
+        if status != "all":
+            where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
+        return where, args
+
+    def population_mix(self, *, status: str = "finished", **filters: Any) -> tuple[list[int], int, int]:
+        """(graph version numbers, forks, runs with a typed side) in the population :meth:`facts`
+        reads with the same filters — what a view must say before it pools them."""
+        if status not in STATUS_CHOICES:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        where, args = self._facts_where(status=status, **filters)
+        with self._conn.db() as db:
+            versions = [v for (v,) in db.execute(
+                "SELECT DISTINCT g.version FROM runs r JOIN graph_versions g ON g.id = r.graph_version_id"
+                f"{where} ORDER BY g.version", args)]
+            forks, typed = db.execute(
+                "SELECT COALESCE(SUM(r.forked_from IS NOT NULL), 0), "
+                f"COALESCE(SUM(r.assistant = 'human' OR r.user = 'human'), 0) FROM runs r{where}", args).fetchone()
+        return versions, int(forks), int(typed)
+
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         """(assistant, user, extractor, turns, tokens in, tokens out) of recent runs that used any of
         ``agent_ids`` and spent tokens — what a batch estimate averages over."""
@@ -284,6 +351,24 @@ class RunSearch:
                 f"OR extractor IN ({marks})) ORDER BY created DESC LIMIT ?",
                 [*agent_ids, *agent_ids, *agent_ids, int(limit)],
             ).fetchall()
+
+    # ------------------------------------------------------------------ tags
+    def tags_of(self, run_ids: list[str]) -> dict[str, list[str]]:
+        """``{run id: its tags, sorted}`` for the given runs (runs without tags left out)."""
+        out: dict[str, list[str]] = {}
+        ids = list(dict.fromkeys(run_ids))
+        with self._conn.db() as db:
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                for rid, tag in db.execute(
+                        f"SELECT run_id, tag FROM run_tags WHERE run_id IN ({', '.join('?' * len(chunk))}) "
+                        "ORDER BY tag", chunk):
+                    out.setdefault(rid, []).append(tag)
+        return out
+
+    def all_tags(self) -> list[str]:
+        with self._conn.db() as db:
+            return [t for (t,) in db.execute("SELECT DISTINCT tag FROM run_tags ORDER BY tag")]
 
     # ------------------------------------------------------------------ batches
     def save_batch(self, tag: str, spec: dict[str, Any]) -> None:

@@ -30,7 +30,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
-from knowsim_core.storage.migrations import judged_columns
+from knowsim_core.storage.migrations import judged_columns, legacy_kind, run_meta_columns
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 
 STATUSES = ("running", "finished", "failed", "interrupted")
@@ -80,8 +80,9 @@ class Runs:
             rid = uuid.uuid4().hex[:12]
         qid = run.question_id
         if not db["questions"].count_where("id = ?", [qid]):
+            source = str(dict(run.meta).get("source", "run"))
             insert_question(db, id=qid, text=run.question or qid, reference_answer=run.reference_answer,
-                            domain=run.domain, source=str(dict(run.meta).get("source", "run")))
+                            domain=run.domain, source=source, kind=legacy_kind(qid, source))
         if graph_version_id is None:
             gjson = graph_json(run.graph)
             versions = [(r["id"], r["graph_json"]) for r in db["graph_versions"].rows_where(
@@ -104,7 +105,8 @@ class Runs:
             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
-            "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness})
+            "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness,
+            "forked_from": run_meta_columns(dict(run.meta))[0]})
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
@@ -286,8 +288,46 @@ class Runs:
         """Delete runs and their turns, all or none (an unknown id deletes nothing)."""
         with self._conn.write() as db:
             for rid in run_ids:
+                db.execute("DELETE FROM run_tags WHERE run_id = ?", [rid])
                 if db.execute("DELETE FROM runs WHERE id = ?", [rid]).rowcount == 0:
                     raise StorageError(unknown_run(rid))
+
+    # ------------------------------------------------------------------ tags
+    def add_tags(self, run_id: str, tags: list[str]) -> list[str]:
+        """File the run under ``tags`` (a tag it has already is kept once); returns the tags added.
+
+        Raises:
+            StorageError: an unknown run, or a tag that is empty, too long or holds control characters.
+        """
+        clean = [check_tag(t) for t in tags]
+        with self._conn.write() as db:
+            if not db["runs"].count_where("id = ?", [run_id]):
+                raise StorageError(unknown_run(run_id))
+            added = []
+            for tag in dict.fromkeys(clean):
+                if db.execute("INSERT OR IGNORE INTO run_tags (run_id, tag) VALUES (?, ?)", [run_id, tag]).rowcount:
+                    added.append(tag)
+        return added
+
+    def remove_tag(self, run_id: str, tag: str) -> bool:
+        """Take ``tag`` off the run; False when it did not have it."""
+        with self._conn.write() as db:
+            return bool(db.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag]).rowcount)
+
+
+MAX_TAG_CHARS = 40
+
+
+def check_tag(tag: str) -> str:
+    """A researcher's tag, stripped; refused in one line when empty, too long or with control characters."""
+    t = (tag or "").strip()
+    if not t:
+        raise StorageError("a tag cannot be empty; type a word such as 'baseline' or 'ablation-2'")
+    if len(t) > MAX_TAG_CHARS:
+        raise StorageError(f"tag {t[:20]!r}… is {len(t)} characters; at most {MAX_TAG_CHARS}")
+    if any(ord(c) < 32 or c == "," for c in t):
+        raise StorageError(f"tag {t!r} holds a comma or a control character; use letters, digits, - or _")
+    return t
 
 
 def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:

@@ -96,8 +96,9 @@ class Store:
     def add_question(self, **kw: Any) -> str:
         return self.questions.add(**kw)
 
-    def list_questions(self, *, search: str = "", domain: str | None = None) -> list[QuestionRow]:
-        return self.questions.list(search=search, domain=domain)
+    def list_questions(self, *, search: str = "", domain: str | None = None,
+                       kind: str | None = None) -> list[QuestionRow]:
+        return self.questions.list(search=search, domain=domain, kind=kind)
 
     def get_question(self, question_id: str) -> QuestionRow:
         return self.questions.get(question_id)
@@ -198,6 +199,21 @@ class Store:
     def count_runs(self, **filters: Any) -> int:
         return self.search.count(**filters)
 
+    def add_run_tags(self, run_id: str, tags: list[str]) -> list[str]:
+        return self.runs.add_tags(run_id, tags)
+
+    def remove_run_tag(self, run_id: str, tag: str) -> bool:
+        return self.runs.remove_tag(run_id, tag)
+
+    def run_tags(self, run_ids: list[str]) -> dict[str, list[str]]:
+        return self.search.tags_of(run_ids)
+
+    def all_run_tags(self) -> list[str]:
+        return self.search.all_tags()
+
+    def run_graph_version_numbers(self) -> list[int]:
+        return self.search.graph_version_numbers()
+
     def run_values(self, column: str) -> list[Any]:
         return self.search.values(column)
 
@@ -212,6 +228,9 @@ class Store:
 
     def overload_series(self, run_ids: list[str]) -> dict[str, list[tuple[bool, int]]]:
         return self.search.overload_series(run_ids)
+
+    def population_mix(self, **filters: Any) -> tuple[list[int], int, int]:
+        return self.search.population_mix(**filters)
 
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         return self.search.token_totals(agent_ids, limit=limit)

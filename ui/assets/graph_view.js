@@ -44,9 +44,40 @@ function item(d, n, i) {
   };
 }
 
+function modeOf(d, id) {
+  if (!d.modes) return null;
+  const i = d.nodes.findIndex((m) => m[0] === id);
+  return i >= 0 && d.modes[i] !== null && d.modes[i] !== undefined ? d.modeStyles[d.modes[i]] : null;
+}
+
 function describe(d, id) {
   const n = d.nodes.find((m) => m[0] === id);
-  return n ? n[0] + ": " + n[2] + (n[3] ? " — " + n[3] : "") : "";
+  const m = modeOf(d, id);
+  return n ? n[0] + ": " + n[2] + (m ? " · this turn: " + m.n : "") + (n[3] ? " — " + n[3] : "") : "";
+}
+
+// the failure mode of each IU explained this turn: a lettered badge in the failure palette at the
+// node's top-right corner, drawn on the canvas after vis-network (numbers and our own letters only)
+function drawBadges(g, ctx) {
+  const d = g.data;
+  if (!d.modes) return;
+  const k0 = 1 / Math.max(g.network.getScale(), 0.05); // the same size on screen at any zoom
+  const r = 8 * k0;
+  ctx.save();
+  ctx.font = "bold " + (10 * k0) + "px sans-serif"; ctx.textAlign = "center"; ctx.textBaseline = "middle";
+  d.nodes.forEach((n, i) => {
+    const k = d.modes[i];
+    if (k === null || k === undefined || !g.network.body.nodes[n[0]]) return;
+    const s = d.modeStyles[k];
+    const b = g.network.getBoundingBox(n[0]);
+    const x = b.right - 2, y = b.top + 2;
+    ctx.beginPath(); ctx.arc(x, y, r, 0, 2 * Math.PI);
+    ctx.fillStyle = s.c; ctx.fill();
+    ctx.lineWidth = 1.5 * k0; ctx.strokeStyle = "#FFFFFF"; ctx.stroke();
+    ctx.fillStyle = s.f; ctx.fillText(s.t, x, y + 0.5);
+  });
+  ctx.restore();
+  g.badges = d.modes.filter((k) => k !== null && k !== undefined).length;
 }
 
 function edgeItems(d) {
@@ -75,6 +106,7 @@ function build(vis, box, info, d, setStateValue) {
     }
   });
   net.on("hoverNode", (p) => { info.textContent = describe(g.data, p.node); });
+  net.on("afterDrawing", (ctx) => drawBadges(g, ctx));
   net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : g.data.hint; });
   net.once("afterDrawing", () => {
     net.fit({ animation: false });
@@ -95,7 +127,7 @@ function recolour(g, d) {
     g.rev = d.rev;
     g.appliedAt = performance.now();
   };
-  if (!moving.length || document.hidden) { finish(); return; }
+  if (!moving.length || document.hidden) { finish(); g.network.redraw(); return; }
   g.nodes.update(target.map((t) => ({ ...t, color: { ...t.color, background: before.get(t.id) || t.color.background } })));
   const t0 = performance.now();
   const frame = (now) => {

@@ -1,0 +1,91 @@
+"""Simulate at 1400×900: the whole turn in one screen, failure modes on the graph, a new run in view.
+
+Graph, the selected IU's why, the load gauge and chart, and the turn's two messages all lie inside
+the viewport without scrolling; each explained IU carries its failure mode as a badge; "New
+simulation" folds away after Start. Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from knowsim_core.storage import Store
+
+from tests.browser.conftest import wait_idle
+from tests.browser.test_app_part1_browser import _click_node, open_played_run
+from tests.browser.test_simulate_layout import VIEWPORT, main_scroll, query, shot
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture()
+def screen(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def inside(page, locator, what: str) -> None:
+    box = locator.bounding_box()
+    assert box is not None, f"{what} is not drawn"
+    assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"] + 0.5, (what, box)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"] + 0.5, (what, box)
+
+
+def test_the_whole_turn_lies_inside_the_viewport(studio, screen):
+    from knowsim_core.evaluation.explain import explain_turn
+
+    live = open_played_run(studio, screen)  # the largest sample (18 IUs), at turn 2
+    node = live.run.graph.nodes[5]
+    _click_node(screen, "sim_graph_0", node.id)
+    screen.get_by_text("Turn 2:").first.wait_for()
+    screen.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2")
+    rec = Store(studio.db).load_run(live.run_id).turns[1]
+    assert main_scroll(screen) == 0, "nothing scrolled"
+    inside(screen, screen.locator(".ks-canvas").first, "the graph")
+    inside(screen, screen.get_by_text(f"{node.id} — {node.concept}").first, "the selected IU")
+    inside(screen, screen.get_by_text("Turn 2:").first, "the selected IU's why")
+    plots = screen.locator(".js-plotly-plot")
+    inside(screen, plots.nth(0), "the load gauge")
+    inside(screen, plots.nth(1), "the load chart")
+    messages = screen.locator(".st-key-sim_messages")
+    inside(screen, messages, "the turn's messages")
+    for who in ("Learner", "Assistant"):
+        inside(screen, messages.get_by_text(who, exact=True).first, f"the {who.lower()}'s label")
+    assert rec.user_message.split("\n")[0][:40] in messages.inner_text()
+    assert rec.assistant_message.split("\n")[0][:40] in messages.inner_text()
+    # every IU explained this turn carries its failure mode (as the browser holds it)
+    modes = {w.id: w.mode for w in explain_turn(rec, live.run.graph) if w.mode is not None}
+    assert modes, "the turn explained some IUs"
+    drawn = screen.evaluate("""() => { const g = window.__knowsim.sim_graph_0; const d = g.data;
+        return {badges: g.badges, modes: Object.fromEntries(d.nodes.map((n, i) => [n[0], d.modes[i]])
+                                                           .filter(([, m]) => m !== null).map(([id, m]) => [id, d.modeStyles[m].n]))}; }""")
+    assert drawn["modes"] == {k: m.title for k, m in modes.items()} and drawn["badges"] == len(modes)
+    shot(screen, "simulate-whole-turn-1400x900.png")
+
+
+def test_new_simulation_folds_away_after_start(studio, screen):
+    Store(studio.db).seed_samples()
+    screen.goto(f"{studio.url}/simulate")
+    wait_idle(screen)
+    start = screen.locator(".st-key-setup_start button")
+    start.wait_for()
+    start.click()
+    screen.wait_for_function("() => new URLSearchParams(location.search).get('run')")
+    wait_idle(screen)
+    screen.wait_for_function("() => window.__knowsim && window.__knowsim.sim_graph_0")
+    first = query(screen)["run"]
+    screen.locator(".st-key-setup_start button").wait_for(state="hidden", timeout=10_000)
+    # a second simulation from the form opened by hand: the form folds away again
+    screen.get_by_text("New simulation").first.click()
+    start.wait_for()
+    screen.locator(".st-key-setup_seed input").fill("2")
+    screen.locator(".st-key-setup_seed input").press("Enter")
+    wait_idle(screen)
+    start.click()
+    screen.wait_for_function(f"() => new URLSearchParams(location.search).get('run') !== '{first}'")
+    wait_idle(screen)
+    screen.locator(".st-key-setup_start button").wait_for(state="hidden", timeout=10_000)
+    assert main_scroll(screen) == 0
+    inside(screen, screen.locator(".ks-canvas").first, "the new run's graph")

@@ -1,0 +1,159 @@
+"""Questions by source: a kind on every question (sample / paper / real / yours), a short title, and
+pickers that list samples first and select one group at a time (issue 24, item 12)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from knowsim_core.storage import Store
+from knowsim_core.storage.migrations import legacy_kind
+from knowsim_core.storage.questions import QUESTION_KINDS
+from knowsim_core.text.titles import clip, concept_title, short_title
+
+ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
+ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
+GREETINGS = {"hello", "hi", "hello, are you functioning properly?", "i think the answer might be 2"}
+
+
+def test_a_title_is_the_first_sentence_clipped_at_a_word():
+    assert short_title("How does X work? And why?") == "How does X work?"
+    long = "word " * 40
+    t = short_title(long)
+    assert len(t) <= 70 and t.endswith("…") and not t.endswith(" …")
+    assert clip("a\n  b") == "a b"
+
+
+def test_a_real_conversation_is_titled_by_its_field_and_concepts_not_its_greeting():
+    t = concept_title("Number Theory", ["Perfect Square", "Digit Permutation", "Combinatorial Analysis"], "MATH")
+    assert t.startswith("Number Theory: Perfect Square, Digit Permutation") and len(t) <= 70
+    assert concept_title("", [], "SimulatorArena math (MATH test/algebra/1)") == "SimulatorArena math (MATH test/algebra/1)"
+
+
+@pytest.mark.parametrize("source,kind", [
+    ("KnowSim Studio samples (authored)", "sample"), ("reference math", "paper"),
+    ("SimulatorArena math (MATH test/algebra/2241.json, Level 3)", "real"),
+    ("conversations chats.jsonl", "real"), ("user", "yours"), ("run", "yours"),
+])
+def test_questions_stored_before_kinds_are_classified_once_by_their_source(source, kind):
+    assert legacy_kind("q", source) == kind
+
+
+def test_samples_come_first_and_every_question_has_a_kind(seeded_store):
+    store = seeded_store
+    mine = store.add_question(text="Why is the sky blue? Explain Rayleigh scattering.", question_id="a_mine")
+    real = store.add_question(text="hello", question_id="a_real", kind="real", title="Algebra: Completing the Square")
+    rows = store.list_questions()
+    kinds = [q.kind for q in rows]
+    assert kinds == sorted(kinds, key=QUESTION_KINDS.index) and kinds[0] == "sample"
+    by_id = {q.id: q for q in rows}
+    assert by_id[mine].kind == "yours" and by_id[mine].title == "Why is the sky blue?"
+    assert by_id[real].title == "Algebra: Completing the Square"
+    assert [q.id for q in store.list_questions(kind="real")] == [real]
+    assert [q.id for q in store.list_questions(search="Completing")] == [real]
+
+
+def test_an_unknown_kind_is_refused_in_one_line(seeded_store):
+    from knowsim_core.errors import StorageError
+
+    with pytest.raises(StorageError, match="unknown question kind 'blog'; expected one of sample, paper"):
+        seeded_store.add_question(text="x", kind="blog")
+
+
+@pytest.fixture()
+def arena() -> Path:
+    if not ANNOTATIONS.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the real conversations at {ARENA}")
+        pytest.skip(f"the real conversations are not at {ARENA}")
+    return ANNOTATIONS
+
+
+def test_imported_real_conversations_are_their_own_kind_with_titles_not_greetings(tmp_path, arena):
+    from knowsim_core.services.importing import import_path
+
+    store = Store(tmp_path / "rw.db")
+    store.seed_samples()
+    import_path(store, arena)
+    real = store.list_questions(kind="real")
+    assert len(real) == 25
+    assert all(q.title.lower().rstrip(".") not in GREETINGS and len(q.title) <= 70 for q in real)
+    assert all(q.field and q.title.startswith(q.field + ":") for q in real if q.field)
+    rows = store.list_questions()
+    assert [q.kind for q in rows[:10]] == ["sample"] * 10  # the samples before the 25 conversations
+
+
+# ---------------------------------------------------------------------- pickers (AppTest)
+def test_batch_selects_one_group_at_a_time_and_never_offers_human(seeded_store):
+    from streamlit.testing.v1 import AppTest
+
+    store = seeded_store
+    g = store.latest_graph_version("sample_lava_lamps").graph
+    store.add_question(text="hello", question_id="sa_math_1_x", kind="real", title="Algebra: Squares")
+    store.add_graph_version("sa_math_1_x", g)
+    at = AppTest.from_file("../pages/batch.py", default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "human" not in at.multiselect(key="batch_assistants").options
+    at.button(key="batch_all_sample").click().run()
+    chosen = at.multiselect(key="batch_questions").value
+    assert chosen and all(q.startswith("sample_") for q in chosen) and "sa_math_1_x" not in chosen
+    at.button(key="batch_all_real").click().run()
+    assert "sa_math_1_x" in at.multiselect(key="batch_questions").value
+    labels = at.multiselect(key="batch_questions").options
+    assert labels[0].startswith("Sample · ") and labels[-1].startswith("Real conversation · Algebra: Squares")
+
+
+def test_simulate_lists_samples_first_with_their_titles(seeded_store):
+    from streamlit.testing.v1 import AppTest
+
+    seeded_store.add_question(text="hello", question_id="a_real", kind="real", title="Algebra: Squares")
+    seeded_store.add_graph_version("a_real", seeded_store.latest_graph_version("sample_lava_lamps").graph)
+    at = AppTest.from_file("../pages/simulate.py", default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    options = at.selectbox(key="setup_question").options
+    assert options[0].startswith("Sample · ") and options[-1] == "Real conversation · Algebra: Squares · a_real"
+
+
+def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_path):
+    """Questions and runs stored before 0008 get their kind, a real conversation its title, and a
+    fork its parent column, read once from what was stored."""
+    import json as _json
+    from dataclasses import replace
+
+    from knowsim_core.storage.connection import Connection
+    from knowsim_core.storage.migrations import MIGRATIONS
+    from tests.part2_support import make_run
+
+    path = tmp_path / "old.db"
+    conn = Connection(path)
+    with conn.write() as db:
+        MIGRATIONS.apply(db, stop_before="0008_run_tags_and_sources")
+        db.execute("PRAGMA user_version = 5")
+    from knowsim_core.formats.samples import load_samples
+
+    sample = load_samples()[0]
+    graph = sample.graph.to_data()
+    with conn.write() as db:
+        for qid, source, field in ((sample.id, "KnowSim Studio samples (authored)", ""),
+                                   ("sa_math_40_ab", "SimulatorArena math (MATH test/number_theory/40.json)",
+                                    "Number Theory"),
+                                   ("q_mine", "user", "")):
+            db["questions"].insert({"id": qid, "text": "hello", "reference_answer": "", "domain": "math",
+                                    "field": field, "source": source, "created": "2026-01-01"})
+            db["graph_versions"].insert({"question_id": qid, "version": 1, "parent_id": None, "note": "",
+                                         "author": "import", "created": "2026-01-01",
+                                         "graph_json": _json.dumps(graph)})
+    store = Store(path)
+    kinds = {q.id: (q.kind, q.title) for q in store.list_questions()}
+    first_concepts = [n["concept"] for n in graph["nodes"]][:1]
+    assert kinds[sample.id][0] == "sample" and kinds["q_mine"] == ("yours", "hello")
+    assert kinds["sa_math_40_ab"][0] == "real" and kinds["sa_math_40_ab"][1].startswith(
+        f"Number Theory: {first_concepts[0]}")
+    assert [q.kind for q in store.list_questions()][0] == "sample"
+    g = store.latest_graph_version(sample.id).graph
+    parent = store.save_run(make_run(g, question_id=sample.id, level="novice", seed=1, max_turns=2))
+    child = store.save_run(replace(make_run(g, question_id=sample.id, level="novice", seed=2, max_turns=2),
+                                   meta=(("forked_from", parent),)))
+    assert [r.id for r in store.list_runs(origin="forked")] == [child]
