@@ -21,7 +21,6 @@ from knowsim_core.llm.settings import (
     PROVIDERS,
     LLMSettings,
     ProviderStatus,
-    Secret,
     llm_agent_ids,
     provider_status,
 )
@@ -40,7 +39,6 @@ __all__ = [
     "ProviderCallError",
     "ProviderStatus",
     "ResponseCache",
-    "Secret",
     "as_messages",
     "llm_agent_ids",
     "provider_status",

@@ -1,7 +1,7 @@
 """LLM settings: keys, base URLs, timeouts, retries, cache switch, prices — from env and secrets.
 
-Keys live in memory only. They are wrapped in :class:`Secret`, whose ``repr``/``str`` print
-``***``, so a settings object can be logged, shown in a debugger or put in an error message
+Keys live in memory only. They are wrapped in pydantic's :class:`~pydantic.SecretStr`, whose
+``repr``/``str`` print stars, so a settings object can be logged, shown in a debugger or put in an error message
 without leaking them; :meth:`LLMSettings.describe` (what a run records) never includes them.
 
 Sources, later ones win: built-in defaults < environment < a secrets mapping (``st.secrets``,
@@ -22,6 +22,8 @@ Variables (same names in the environment and in secrets)::
 """
 
 from __future__ import annotations
+
+from pydantic import SecretStr
 
 import importlib.util
 import json
@@ -53,47 +55,18 @@ DEFAULT_MODELS: dict[str, tuple[str, ...]] = {
 ASSISTANT_STRATEGIES: tuple[str, ...] = ("adaptive", "simple", "comprehensive", "socratic")
 
 
-class Secret:
-    """A string that never prints itself."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str):
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __repr__(self) -> str:
-        return "Secret('***')" if self._value else "Secret('')"
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
-    def __reduce__(self):  # pickling (session state) keeps the value in memory only
-        return (Secret, (self._value,))
-
-
-_EMPTY = Secret("")
+_EMPTY = SecretStr("")
 
 
 @dataclass(frozen=True)
 class LLMSettings:
     """Everything the LLM layer needs; immutable, cheap to copy with :meth:`with_overrides`."""
 
-    openai_api_key: Secret = _EMPTY
+    openai_api_key: SecretStr = _EMPTY
     openai_base_url: str = ""
-    anthropic_api_key: Secret = _EMPTY
+    anthropic_api_key: SecretStr = _EMPTY
     anthropic_base_url: str = ""
-    compat_api_key: Secret = _EMPTY
+    compat_api_key: SecretStr = _EMPTY
     compat_base_url: str = ""
     timeout_s: float = DEFAULT_TIMEOUT_S
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
@@ -111,7 +84,7 @@ class LLMSettings:
         for name in ("openai_api_key", "anthropic_api_key", "compat_api_key"):
             value = getattr(self, name)
             if isinstance(value, str):  # accept plain strings, store them wrapped
-                object.__setattr__(self, name, Secret(value.strip()))
+                object.__setattr__(self, name, SecretStr(value.strip()))
         if self.timeout_s <= 0 or self.connect_timeout_s <= 0:
             raise ConfigError(f"LLM timeouts must be positive seconds, got {self.timeout_s} / {self.connect_timeout_s}")
         if not 0 <= self.max_retries <= 10:
@@ -160,7 +133,7 @@ class LLMSettings:
             ("compat", "KNOWSIM_COMPAT_API_KEY", "KNOWSIM_COMPAT_BASE_URL"),
         ):
             if merged.get(key_var):
-                kw[f"{provider}_api_key"] = Secret(merged[key_var])
+                kw[f"{provider}_api_key"] = SecretStr(merged[key_var])
                 key_sources[provider] = origin[key_var]
             if merged.get(url_var):
                 kw[f"{provider}_base_url"] = merged[url_var].rstrip("/")
@@ -210,7 +183,7 @@ class LLMSettings:
             if k.endswith(("_api_key", "_base_url")) and (v is None or (isinstance(v, str) and not v.strip())):
                 continue
             if k.endswith("_api_key"):
-                v = v if isinstance(v, Secret) else Secret(str(v).strip())
+                v = v if isinstance(v, SecretStr) else SecretStr(str(v).strip())
                 sources[k.removesuffix("_api_key")] = "session"
             if k.endswith("_base_url"):
                 v = str(v).strip().rstrip("/")
@@ -224,7 +197,7 @@ class LLMSettings:
     # ------------------------------------------------------------------ lookups
     def api_key(self, provider: str) -> str:
         """The key for a provider (revealed; use only to build a client)."""
-        return getattr(self, f"{provider}_api_key").reveal()
+        return getattr(self, f"{provider}_api_key").get_secret_value()
 
     def base_url(self, provider: str) -> str:
         if provider == "openai":
@@ -248,7 +221,7 @@ class LLMSettings:
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured key and every credential inside a configured base URL, for redaction."""
-        keys = tuple(k.reveal() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
+        keys = tuple(k.get_secret_value() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
         urls = (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls())
         return keys + tuple(s for u in urls if u for s in url_secrets(u))
 
