@@ -99,9 +99,31 @@ def test_blocked_by_the_rule_even_when_the_live_ceiling_rose_and_the_overload_he
     assert iu2.ceiling == P and iu2.proposed == P and iu2.post == S  # … but the dropoff holds IU2
     assert w["IU2"].mode is FailureMode.PREREQ_BLOCKED
     assert w["IU2"].why.startswith(
-        "prerequisite-blocked: ceiling struggling — IU1 is only struggling; its prerequisites rose this turn, "
-        "but the overload dropoff kept it struggling"
+        "prerequisite-blocked: ceiling struggling — IU1 is only struggling, so it counts as blocked "
+        "(the ceiling before the turn decides); its prerequisites rose during the turn; it stayed struggling"
     )
+    assert "dropoff kept" not in w["IU2"].why  # issue 24 item 8: the reason is the mode's, not the load's
+
+
+def test_eta_just_below_one_is_never_printed_as_one_and_blocked_never_blames_the_dropoff():
+    """Issue 24 item 8: "η 1.00 … got 1.00 of a step" on an IU that stayed unaware, labelled PREREQ-BLOCKED."""
+    g = graph(9, [("IU1", "IU2")])  # τ 5; three mentions load it to just above τ
+    rec, w = play(g, {"IU1": (U, 0.9)}, [IUSignal.make(f"IU{i}", "well_explained") for i in (1, 2, 3)])
+    q = rec.quantities
+    assert q.overload and 0.995 < q.efficiency < 1.0  # the case rounding used to hide
+    for why in (x.why for x in w.values()):
+        assert "1.00" not in why
+        assert "η" not in why or "η 0.9985" in why
+    iu2 = rec.node("IU2")
+    assert iu2.proposed > iu2.pre == iu2.post == U and w["IU2"].mode is FailureMode.PREREQ_BLOCKED
+    assert "dropoff" not in w["IU2"].why and "counts as blocked" in w["IU2"].why
+    assert "this IU got 0.9985 of a step" in w["IU1"].why  # it advanced on the carry, not on a whole step
+
+
+@pytest.mark.parametrize("x, text", [(0.5, "0.50"), (1.0, "1.00"), (0.9985, "0.9985"), (0.99999, "just under 1")])
+def test_share_keeps_a_fraction_below_one_visibly_below_one(x, text):
+    from knowsim_core.evaluation.explain import share
+    assert share(x) == text
 
 
 def test_a_prerequisite_that_is_not_a_node_is_named():

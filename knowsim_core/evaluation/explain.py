@@ -162,14 +162,27 @@ def _ceiling_holders(node: NodeTurn, graph: IUGraph, by_id: dict[str, NodeTurn],
     return _grouped({p: s for p, s in states.items() if (-1 if s is None else s) == low})
 
 
+def share(x: float) -> str:
+    """A share of a step (η, a carry) in two places, unless rounding would hide that it is below 1.
+
+    An overloaded turn with η = 0.9985 gives an IU 0.9985 of a step — not a whole one, so the IU
+    stays where it was; "1.00 of a step" beside "stayed unaware" reads as a contradiction.
+    """
+    text = f"{x:.2f}"
+    if x < 1.0 and text == "1.00":
+        longer = f"{x:.4f}"
+        text = longer if longer != "1.0000" else "just under 1"
+    return text
+
+
 def _load(rec: TurnRecord) -> str:
     q = rec.quantities
-    return f"load {q.effective_load:.1f} vs capacity {q.overload_threshold}, η {q.efficiency:.2f}"
+    return f"load {q.effective_load:.1f} vs capacity {q.overload_threshold}, η {share(q.efficiency)}"
 
 
 def _dropoff(node: NodeTurn, rec: TurnRecord) -> str:
     eff = node.efficiency if node.efficiency is not None else rec.quantities.efficiency
-    return f"it got {eff:.2f} of a step, {node.carry:.2f} carried forward (was {node.prior_carry:.2f})"
+    return f"it got {share(eff)} of a step, {share(node.carry)} carried forward (was {share(node.prior_carry)})"
 
 
 def _why(node: NodeTurn, mode: FailureMode | None, rec: TurnRecord, graph: IUGraph,
@@ -180,14 +193,18 @@ def _why(node: NodeTurn, mode: FailureMode | None, rec: TurnRecord, graph: IUGra
     pre, post = int(node.pre), int(node.post)
     head = MODE_WORDS[mode] + ": "
     shallow_stuck = node.quality == _SHALLOW and pre != IUState.UNAWARE
-    also_over = f"; the turn was also overloaded (η {q.efficiency:.2f})" if q.overload else ""
+    also_over = f"; the turn was also overloaded (η {share(q.efficiency)})" if q.overload else ""
     if mode is FailureMode.REDUNDANT:
         return head + "it was already known well before this turn, so teaching it again only added load"
     if mode is FailureMode.PREREQ_BLOCKED:
         text = f"ceiling {_state(node.ceiling_pre)} — {_blocked_by(node, graph, by_id)}"
-        if node.proposed > node.pre:  # the ceiling let a step through; the dropoff stopped it
-            rose = " its prerequisites rose this turn, but" if node.ceiling > node.ceiling_pre else ""
-            return head + text + f";{rose} the overload dropoff kept it {_state(pre)} ({_load(rec)}; {_dropoff(node, rec)})"
+        if node.proposed > node.pre:
+            # The rule (failures.classify_one) calls it blocked because the pre-turn ceiling was below
+            # partial and it did not move; that is the reason given. The share of a step the turn
+            # still proposed is a side fact, never the cause, or the why would contradict its mode.
+            rose = "its prerequisites rose during the turn; " if node.ceiling > node.ceiling_pre else ""
+            return (head + text + f", so it counts as blocked (the ceiling before the turn decides); {rose}"
+                    f"it stayed {_state(pre)} with part of a step pending ({_load(rec)}; {_dropoff(node, rec)})")
         if shallow_stuck:
             text += f"; it was also only taught shallowly, which cannot advance an IU already {_state(pre)}"
         return head + text + also_over
@@ -196,9 +213,9 @@ def _why(node: NodeTurn, mode: FailureMode | None, rec: TurnRecord, graph: IUGra
         if node.quality == _SHALLOW:
             text += " (shallow teaching lifts an unaware IU only to struggling)"
         if node.efficiency is not None:
-            earlier = f" on top of {node.prior_carry:.2f} carried from earlier turns" if node.prior_carry else ""
-            text += (f"; the turn was overloaded ({_load(rec)}): this IU got {node.efficiency:.2f} of a step"
-                     f"{earlier}, {node.carry:.2f} carried forward")
+            earlier = f" on top of {share(node.prior_carry)} carried from earlier turns" if node.prior_carry else ""
+            text += (f"; the turn was overloaded ({_load(rec)}): this IU got {share(node.efficiency)} of a step"
+                     f"{earlier}, {share(node.carry)} carried forward")
         return head + text
     # OVERLOAD_WASTED / UNDER_ABSORBED: teachable (pre-turn ceiling ≥ partial), yet it did not advance
     if node.proposed > node.pre:  # only the overload dropoff can stop a proposed step
