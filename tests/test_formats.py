@@ -217,6 +217,25 @@ def test_baseline_only_and_unknown_files(reference_dir, store, tmp_path):
     assert store.count_runs() == 0
 
 
+@pytest.mark.parametrize("name, body", [
+    ("math_tutoring_annotations_redacted.json", json.dumps([{"user_queries": ["hi"], "ai_responses": ["hello"]}])),
+    ("conversations.jsonl", json.dumps({"id": "c1", "messages": [{"role": "user", "content": "hi"}]}) + "\n"),
+])
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_folder_of_real_conversations_names_the_file_to_pass(tmp_path, store, name, body, nested):
+    """Issue 24 item 15: importing the realworld folder said only "expected the reference data layout"."""
+    folder = tmp_path / "realworld"
+    inner = folder / "simulatorarena_math" if nested else folder
+    inner.mkdir(parents=True)
+    (inner / name).write_text(body)
+    (inner / "knowledge_state.json").write_text(json.dumps({"not": "conversations"}))
+    with pytest.raises(FormatError) as err:
+        import_path(store, folder)
+    message = str(err.value)
+    assert "\n" not in message and f"pass the file {inner / name}" in message
+    assert store.count_runs() == 0
+
+
 def test_iu_cache_alone_adds_versions_to_known_questions(reference_dir, store):
     cache = reference_dir / "iu_cache" / "math.json"
     report = import_path(store, cache)

@@ -79,12 +79,30 @@ def detect(path: str | Path) -> str:
     if p.is_dir():
         if (p / "paper_subset").is_dir() or (p / "iu_cache").is_dir():
             return "reference-folder"
+        conversations = _conversation_file_in(p)
+        if conversations is not None:  # the realworld folder: say which file to pass instead
+            raise FormatError(f"{p} is a folder; to import its real conversations pass the file {conversations}")
         raise FormatError(f"{p} is a folder without paper_subset/ or iu_cache/; expected the reference data layout")
     if not p.exists():
         raise FormatError(f"file not found: {p}")
     if p.suffix == ".jsonl":
         return "reference-items"
     return _kind_of(read_json(p), p)
+
+
+def _conversation_file_in(folder: Path) -> Path | None:
+    """A real-conversation file in ``folder`` or one level down (a SimulatorArena annotations file or
+    a conversations ``.jsonl``), so a folder passed by mistake is answered with the file to pass.
+
+    Only names that can be one are read (``*annotations*.json``, ``*.jsonl``), and
+    :func:`realworld.detect` decides, so a folder of other JSON is never parsed whole.
+    """
+    for where in (folder, *sorted(d for d in folder.iterdir() if d.is_dir())):
+        candidates = sorted(where.glob("*annotations*.json")) + sorted(where.glob("*.jsonl"))
+        for f in candidates:
+            if f.is_file() and realworld.detect(f):
+                return f
+    return None
 
 
 def _kind_of(data: Any, p: Path) -> str:
