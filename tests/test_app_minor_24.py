@@ -172,3 +172,22 @@ def test_a_closed_compare_panel_is_not_drawn_on_every_step(seeded_store):
     assert not at.exception, [e.value for e in at.exception]
     assert at.expander(key=f"sim_compare_{a}_{b}") is not None
     assert not [c for c in at.caption if c.value.startswith("B: state after")]
+
+
+def test_label_columns_are_wide_enough_that_articulation_never_wraps(seeded_store):
+    """Issue 24 item 15: tall rows wrap text, and the attempt column split "articulati on"."""
+    import json
+
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive",
+                     seed=1)
+    for _ in range(2):
+        live.step()
+    at = _open(live.run_id, 2)
+    at.toggle(key=next(t.key for t in at.toggle if t.key.endswith("_show_all"))).set_value(True).run()
+    tables = [json.loads(d.proto.columns) for d in at.dataframe if "attempt" in d.value.columns]
+    assert tables  # the turn's signal tables and the IU panel's history
+    px_per_char, padding = 7.5, 16  # Source Sans at the grid's 14 px, and the cell's two paddings
+    for config in tables:
+        for column, longest in (("attempt", "articulation"), ("teaching", "well_explained")):
+            width = config[column]["width"]
+            assert isinstance(width, int) and width >= px_per_char * len(longest) + padding, (column, config[column])

@@ -14,6 +14,7 @@ from knowsim_core.evaluation.explain import explain_turn, iu_history
 from knowsim_core.engine.metrics import PROXY_DC_REASON, summary
 from knowsim_core.engine.records import recorded_proxy_dc
 from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.signals import AttemptType, TeachingQuality
 
 from ui.safe_text import inline_markdown
 from ui.theme import state_badge
@@ -43,10 +44,23 @@ def render_metrics(run: RunRecord, turn: int) -> None:
 # The "why" sentences are the point of these tables: give them a wide column and rows tall enough
 # for the grid to wrap them onto three lines instead of cutting them off.
 WHY_ROW_HEIGHT = 72
+# Tall rows wrap text, so a label column left at its default width broke "articulation" into
+# "articulati on": the label columns are as wide as their longest value (~8 px a character at the
+# table's 14 px font, plus the cell's padding), and never split inside a word.
+LABEL_CHAR_PX, LABEL_PAD_PX = 8, 24
+
+
+def label_width(values) -> int:
+    """Pixels that hold the longest of ``values`` on one line."""
+    return LABEL_PAD_PX + LABEL_CHAR_PX * max(len(str(v)) for v in values)
+
+
 WHY_COLUMNS = {
     "why": st.column_config.TextColumn("why", width="large"),
     "mode": st.column_config.TextColumn("mode", width="medium"),
     "concept": st.column_config.TextColumn("concept", width="medium"),
+    "teaching": st.column_config.TextColumn("teaching", width=label_width(TeachingQuality)),
+    "attempt": st.column_config.TextColumn("attempt", width=label_width(AttemptType)),
 }
 
 
