@@ -138,7 +138,8 @@ def watch() -> None:
         st.rerun()  # it just ended: redraw the page without the polling
     st.subheader("Summary")
     if rec.pid > 0:
-        st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None)
+        # wrapped: a long progress or summary line was cut at the right edge (issue 24 item 15)
+        st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None, wrap_lines=True)
     if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         try:
             bv.launch(path, bv.resume_argv(rec), rec.tag)

@@ -67,6 +67,7 @@ def test_a_tiny_offline_batch_launches_finishes_and_links_to_failure_modes(seede
         assert at.selectbox(key="batch_pick").value == "tiny"
         assert "1 / 1 conversations done" in at.get("progress")[0].proto.text
         assert "1 of 1 runs finished" in at.get("code")[0].value
+        assert at.get("code")[0].proto.wrap_lines  # issue 24 item 15: long log lines were cut at the right
         assert not [b for b in at.button if b.key == "batch_resume"]  # nothing left to resume
         assert not [b for b in at.button if b.key == "batch_stop"]
 
