@@ -45,10 +45,16 @@ with right:
     entries = store.recent_entries(limit=8)  # a batch's runs fold into one line, so singles stay visible
     if not entries:
         st.caption(f"No runs yet. {len(store.list_questions())} sample questions are ready — start the demo.")
+    # A page link's label is one line cut with an ellipsis (Streamlit's own style); in this column
+    # a run's line lost its status and KG. Inside this container the labels wrap instead.
+    st.html("<style>.st-key-home_recent [data-testid='stPageLink-NavLink'] * "
+            "{ white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }"
+            "</style>")
+    recent = st.container(key="home_recent")
     for e in entries:
         if isinstance(e, BatchGroup):
             metrics = "" if e.kg is None else f" · mean KG {e.kg:.2f}"
-            st.page_link(
+            recent.page_link(
                 "pages/runs.py",
                 label=f"batch {e.tag} · {e.runs} runs ({e.finished} finished){metrics}",
                 query_params={"batch": e.tag},
@@ -56,7 +62,7 @@ with right:
             )
             continue
         metrics = "" if e.kg is None else f" · KG {e.kg:.2f}"
-        st.page_link(
+        recent.page_link(
             "pages/simulate.py",
             label=f"{e.question_id} · {e.level} · {e.assistant} · {e.turns} turns · {e.status}{metrics}",
             query_params={"run": e.id, "turn": str(e.turns)},
