@@ -89,3 +89,38 @@ def test_new_simulation_folds_away_after_start(studio, screen):
     screen.locator(".st-key-setup_start button").wait_for(state="hidden", timeout=10_000)
     assert main_scroll(screen) == 0
     inside(screen, screen.locator(".ks-canvas").first, "the new run's graph")
+
+
+# The share of a node's box (as drawn on the graph's canvas) in ``colour`` (± a small tolerance), and
+# ``pad`` screen pixels around it.
+_COLOUR_SHARE = """([key, id, colour, pad]) => { const g = window.__knowsim[key]; const b = g.network.getBoundingBox(id);
+  const a = g.network.canvasToDOM({x: b.left, y: b.top}), c = g.network.canvasToDOM({x: b.right, y: b.bottom});
+  const r = window.devicePixelRatio || 1, cv = g.network.canvas.frame.canvas;
+  const px = cv.getContext('2d').getImageData(Math.round((a.x - pad) * r), Math.round((a.y - pad) * r),
+      Math.round((c.x - a.x + 2 * pad) * r), Math.round((c.y - a.y + 2 * pad) * r)).data;
+  const h = parseInt(colour.slice(1), 16), t = [(h >> 16) & 255, (h >> 8) & 255, h & 255];
+  let hit = 0;
+  for (let i = 0; i < px.length; i += 4) if (Math.abs(px[i] - t[0]) + Math.abs(px[i + 1] - t[1]) + Math.abs(px[i + 2] - t[2]) < 40) hit++;
+  return hit / (px.length / 4); }"""
+
+
+def test_a_selected_small_node_keeps_its_state_colour(studio, screen):
+    """Issue 24 item 15: selecting a node on the (small, fitted) Simulate graph kept the selection
+    colour over the whole box; the state colour must stay, and the selection must still show."""
+    from knowsim_core.engine.palette import SELECTED_COLOUR, STATE_STYLE
+    from knowsim_core.engine.state import IUState
+
+    live = open_played_run(studio, screen)
+    known = screen.evaluate("() => window.__knowsim.sim_graph_0.nodes.get().filter(n => n.state === 3).map(n => n.id)")
+    node = next(n for n in live.run.graph.nodes if n.id in known and n.id != "IU1")
+    colour = STATE_STYLE[IUState.KNOWS_WELL].colour
+    scale = screen.evaluate("() => window.__knowsim.sim_graph_0.network.getScale()")
+    assert scale < 0.6, "the fitted graph draws its nodes small (the case this test is about)"
+    share = lambda c, pad=0: screen.evaluate(_COLOUR_SHARE, ["sim_graph_0", node.id, c, pad])
+    before = share(colour)
+    assert before > 0.2, "an unselected known node is drawn in its state colour"
+    _click_node(screen, "sim_graph_0", node.id)
+    screen.wait_for_function("(id) => window.__knowsim.sim_graph_0.data.selected === id", arg=node.id)
+    screen.wait_for_timeout(300)  # one frame is enough; leave room for the tween
+    assert share(colour) >= 0.9 * before, "the selected node keeps its state colour"
+    assert share(SELECTED_COLOUR, pad=6) > 0.05, "the selection ring is drawn"

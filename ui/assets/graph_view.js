@@ -30,15 +30,14 @@ function item(d, n, i) {
   const st = d.states ? d.states[i] : null;
   const sty = st === null ? d.plain : d.styles[st];
   const changed = d.changed.includes(n[0]);
-  const selected = d.selected === n[0];
-  const ring = selected ? d.selectedColour : changed ? d.changedColour : d.borderColour;
+  const ring = changed ? d.changedColour : d.borderColour; // the selection is drawn outside (drawSelection)
   return {
     id: n[0], x: d.compact ? Math.round(n[4] * COMPACT_X) : n[4], y: n[5], state: st, changed: changed,
     label: (sty.g ? sty.g + " " : "") + n[0] + (d.compact ? "" : "\n" + n[1]),
-    color: { background: sty.c, border: ring, highlight: { background: sty.c, border: d.selectedColour },
+    color: { background: sty.c, border: ring, highlight: { background: sty.c, border: ring },
              hover: { background: sty.c, border: ring } },
     font: { color: sty.f },
-    borderWidth: sty.bw + (changed ? 3 : 0) + (selected ? 2 : 0),
+    borderWidth: sty.bw + (changed ? 3 : 0),
     shapeProperties: { borderDashes: sty.d ? [5, 4] : false },
     shadow: changed ? { enabled: true, color: d.changedColour, size: 12, x: 0, y: 0 } : false,
   };
@@ -80,6 +79,23 @@ function drawBadges(g, ctx) {
   g.badges = d.modes.filter((k) => k !== null && k !== undefined).length;
 }
 
+// the selected IU: a ring just outside its box, the same width on screen at any zoom, so even a small
+// node keeps its state colour and border (a thicker border of its own would cover a small node)
+function drawSelection(g, ctx) {
+  const id = g.data.selected;
+  if (!id || !g.network.body.nodes[id]) return;
+  const k0 = 1 / Math.max(g.network.getScale(), 0.05);
+  const b = g.network.getBoundingBox(id);
+  const gap = 3 * k0;
+  ctx.save();
+  ctx.lineWidth = 3 * k0; ctx.strokeStyle = g.data.selectedColour;
+  ctx.beginPath();
+  if (ctx.roundRect) ctx.roundRect(b.left - gap, b.top - gap, b.right - b.left + 2 * gap, b.bottom - b.top + 2 * gap, 6 * k0);
+  else ctx.rect(b.left - gap, b.top - gap, b.right - b.left + 2 * gap, b.bottom - b.top + 2 * gap);
+  ctx.stroke();
+  ctx.restore();
+}
+
 function edgeItems(d) {
   const marked = new Set((d.marked || []).map((e) => e[0] + "\u0000" + e[1]));
   return d.edges.map((e, i) => {
@@ -95,7 +111,9 @@ function build(vis, box, info, d, setStateValue) {
   const net = new vis.Network(box, { nodes, edges }, {
     physics: false, layout: { hierarchical: false },
     interaction: { hover: true, keyboard: false, dragNodes: false, selectable: d.selectable, zoomView: true },
-    nodes: { shape: "box", margin: 8, widthConstraint: { maximum: 150 }, font: { size: 15, face: "sans-serif" } },
+    // chosen: false: the selection ring is ours (item()); vis-network's own doubles the border, which on
+    // a small node covers its state colour
+    nodes: { shape: "box", margin: 8, chosen: false, widthConstraint: { maximum: 150 }, font: { size: 15, face: "sans-serif" } },
     edges: { color: { color: d.edgeColour }, smooth: { type: "cubicBezier", forceDirection: "vertical", roundness: 0.4 } },
   });
   const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null, marks: JSON.stringify(d.marked || []) };
@@ -106,7 +124,7 @@ function build(vis, box, info, d, setStateValue) {
     }
   });
   net.on("hoverNode", (p) => { info.textContent = describe(g.data, p.node); });
-  net.on("afterDrawing", (ctx) => drawBadges(g, ctx));
+  net.on("afterDrawing", (ctx) => { drawSelection(g, ctx); drawBadges(g, ctx); });
   net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : g.data.hint; });
   net.once("afterDrawing", () => {
     net.fit({ animation: false });
