@@ -17,11 +17,13 @@ def _turn(eta: float, load: float = 12.0):
     return SimpleNamespace(turn=3, quantities=SimpleNamespace(effective_load=load, overload=True, efficiency=eta))
 
 
-@pytest.mark.parametrize("eta,shown", [(0.9987, "0.9987"), (0.99996, "< 1"), (0.5, "0.50"), (1.0, "1.00")])
+@pytest.mark.parametrize("eta,shown", [(0.9987, "0.9987"), (0.99996, "just under 1"), (0.5, "0.50"), (1.0, "1.00")])
 def test_rounding_never_shows_a_partial_step_as_a_whole_one(eta, shown):
-    from ui.gauge import eta_text, gauge_spec
+    """The gauge words η as the why panel does (one formatter: explain.share)."""
+    from knowsim_core.evaluation.explain import share
+    from ui.gauge import gauge_spec
 
-    assert eta_text(eta) == shown
+    assert share(eta) == shown
     assert gauge_spec(_turn(eta), tau=10)["data"][0]["title"]["text"].endswith(f"η = {shown}")
 
 

@@ -20,6 +20,7 @@ from typing import Sequence
 import streamlit as st
 
 from knowsim_core.engine.records import TurnRecord
+from knowsim_core.evaluation.explain import share  # η worded as the why panel words it
 
 from ui.theme import GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER, GAUGE_THRESHOLD, NEAR_SHARE
 
@@ -39,15 +40,6 @@ def gauge_top(turns: Sequence[TurnRecord], *, tau: int) -> float:
     return float(max(2 * tau, math.ceil(peak), 1))
 
 
-def eta_text(eta: float) -> str:
-    """η for people: two places, unless rounding would hide that it is below 1 (an overloaded turn
-    with η = 0.996 gives an IU 0.996 of a step, not a whole one — "η = 1.00" read as no loss)."""
-    text = f"{eta:.2f}"
-    if eta < 1.0 and text == "1.00":
-        text = f"{eta:.4f}".rstrip("0") if f"{eta:.4f}" != "1.0000" else "< 1"
-    return text
-
-
 def gauge_spec(
     rec: TurnRecord | None, *, tau: int, previous: TurnRecord | None = None, top: float | None = None
 ) -> dict:
@@ -63,7 +55,7 @@ def gauge_spec(
     else:
         q = rec.quantities
         flag = "OVERLOADED" if q.overload else "within capacity"
-        title = f"turn {rec.turn}: {flag} · η = {eta_text(q.efficiency)}"
+        title = f"turn {rec.turn}: {flag} · η = {share(q.efficiency)}"
     indicator = {
         "type": "indicator",
         "mode": "gauge+number+delta" if previous is not None else "gauge+number",
