@@ -68,6 +68,24 @@ def test_filters_by_graph_version_source_origin_and_rating(db):
     assert db.run_graph_version_numbers() == [1, 2]
 
 
+def test_a_recorded_conversation_is_not_counted_as_typed(db):
+    """A real conversation's user is a person (``human``) but nobody typed it in the Studio: it is
+    its own origin, and neither "typed" nor "agents" (nor the typed count a view warns about)."""
+    from dataclasses import replace
+
+    from knowsim_core.engine.records import HUMAN_ID
+
+    graph = db.latest_graph_version(QID).graph
+    base = make_run(graph, question_id=QID, level="novice", seed=6, max_turns=3)
+    typed = db.save_run(replace(base, adapters=tuple({**base.adapter, "user": HUMAN_ID}.items())))
+    recorded = db.save_run(replace(base, adapters=tuple({**base.adapter, "user": HUMAN_ID, "assistant": "recorded/gpt-4o"}.items())))
+    ids = lambda **f: sorted(r.id for r in db.list_runs(**f))  # noqa: E731
+    assert ids(origin="typed") == [typed]
+    assert ids(origin="recorded") == [recorded]
+    assert typed not in ids(origin="agents") and recorded not in ids(origin="agents")
+    assert db.population_mix(status="all", question_id=QID)[2] == 1
+
+
 def test_find_in_ids_finds_a_run_by_part_of_its_id(db):
     part = db.on_v2[2:6]
     assert db.on_v2 in [r.id for r in db.list_runs(find=part)]

@@ -40,7 +40,8 @@ def _pick(col, label: str, options: list, *, key: str, help: str | None = None, 
                          format_func=lambda v: "all" if v is None else (labels or {}).get(v, str(v)))
 
 
-ORIGIN_LABELS = {"forked": "forks of a run", "typed": "a side typed by a person", "agents": "agents only"}
+ORIGIN_LABELS = {"forked": "forks of a run", "typed": "a side typed by a person", "recorded": "recorded conversations",
+                 "agents": "agents only"}
 RATED_LABELS = {"rated": "rated by a person", "unrated": "no rating"}
 
 

@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", choices=QUESTION_KINDS, metavar="KIND",
                    help=f"only runs of one kind of question: {', '.join(QUESTION_KINDS)}")
     p.add_argument("--origin", choices=ORIGINS, help="forked: forks of another run; typed: a side typed by a "
-                                                     "person; agents: neither")
+                                                     "person in the Studio; recorded: a recorded conversation read; "
+                                                     "agents: none of these")
     p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
                    help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
     out = p.add_mutually_exclusive_group()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from knowsim_core.engine.facts import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
+from knowsim_core.engine.records import HUMAN_ID, RECORDED_PREFIX
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now
@@ -96,7 +97,11 @@ def _like(fragment: str) -> str:
     return "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-ORIGINS = ("forked", "typed", "agents")  # a fork of another run / a side typed by a person / agents only
+# a fork of another run / a side typed in the Studio by a person / a recorded conversation read (a real
+# one's user is a person too, but nobody typed it here) / agents only
+ORIGINS = ("forked", "typed", "recorded", "agents")
+_RECORDED_SQL = f"(r.assistant LIKE '{RECORDED_PREFIX}%' OR r.user LIKE '{RECORDED_PREFIX}%')"
+_TYPED_SQL = f"((r.assistant = '{HUMAN_ID}' OR r.user = '{HUMAN_ID}') AND NOT {_RECORDED_SQL})"
 RATED = ("rated", "unrated")
 
 
@@ -130,9 +135,8 @@ def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None 
     if origin:
         if origin not in ORIGINS:
             raise StorageError(f"unknown run origin {origin!r}; expected one of {', '.join(ORIGINS)}")
-        typed = "(r.assistant = 'human' OR r.user = 'human')"
-        where.append({"forked": "r.forked_from IS NOT NULL", "typed": typed,
-                      "agents": f"r.forked_from IS NULL AND NOT {typed}"}[origin])
+        where.append({"forked": "r.forked_from IS NOT NULL", "typed": _TYPED_SQL, "recorded": _RECORDED_SQL,
+                      "agents": f"r.forked_from IS NULL AND NOT {_TYPED_SQL} AND NOT {_RECORDED_SQL}"}[origin])
     if rated:
         if rated not in RATED:
             raise StorageError(f"unknown rating filter {rated!r}; expected one of {', '.join(RATED)}")
@@ -335,7 +339,7 @@ class RunSearch:
                 f"{where} ORDER BY g.version", args)]
             forks, typed = db.execute(
                 "SELECT COALESCE(SUM(r.forked_from IS NOT NULL), 0), "
-                f"COALESCE(SUM(r.assistant = 'human' OR r.user = 'human'), 0) FROM runs r{where}", args).fetchone()
+                f"COALESCE(SUM({_TYPED_SQL}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
