@@ -156,12 +156,17 @@ def test_a_typed_assistant_reply_recolours_the_graph_as_stored(studio, screen):
     shot(screen, "simulate-typed-turn.png")
 
 
-def test_a_fork_opens_the_pair_and_compare(studio, screen):
+def fork_with_a_typed_reply(studio, screen, *, interrupted: bool = False):
+    """A 3-turn lava-lamps run (``interrupted``: handed over to the app as an interrupted run),
+    forked at turn 2 in Simulate with a typed reply and opened beside its fork; (store, live run,
+    fork id)."""
     store = Store(studio.db)
     store.seed_samples()
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive", seed=6)
     for _ in range(3):
         live.step()
+    if interrupted:
+        store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
     screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
     wait_idle(screen)
     screen.get_by_text("Fork at turn 2").first.click()
@@ -172,7 +177,12 @@ def test_a_fork_opens_the_pair_and_compare(studio, screen):
     screen.get_by_role("button", name="Fork and compare").click()
     screen.wait_for_function("() => new URLSearchParams(location.search).get('pair')")
     wait_idle(screen)
-    child = store.load_run(query(screen)["pair"])
+    return store, live, query(screen)["pair"]
+
+
+def test_a_fork_opens_the_pair_and_compare(studio, screen):
+    store, live, child_id = fork_with_a_typed_reply(studio, screen)
+    child = store.load_run(child_id)
     assert fork_link(child) == (live.run_id, 2) and len(child.turns) == 2
     screen.get_by_text("Per-IU states").first.wait_for()
     wait_graph(screen, "sim_graph_1", expected_nodes(child, 2))

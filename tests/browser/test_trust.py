@@ -10,12 +10,11 @@ import time
 
 import pytest
 
-from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 
 from tests.browser.conftest import ARTIFACTS, wait_idle
-from tests.browser.test_app_part1_browser import expected_nodes, wait_graph
-from tests.browser.test_simulate_layout import VIEWPORT, handed_over, query
+from tests.browser.test_app_part1_browser import expected_nodes
+from tests.browser.test_simulate_layout import VIEWPORT, fork_with_a_typed_reply, handed_over, query
 
 pytestmark = pytest.mark.browser
 
@@ -88,23 +87,7 @@ def test_compare_after_a_fork_and_15_steps_equals_the_stored_records(studio, scr
     from knowsim_core.services.fork import fork_link
     from ui.compare import metric_deltas
 
-    store = Store(studio.db)
-    store.seed_samples()
-    live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive", seed=6)
-    for _ in range(3):
-        live.step()
-    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
-    screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
-    wait_idle(screen)
-    screen.get_by_text("Fork at turn 2").first.click()
-    box = screen.get_by_label("Your reply for this turn")
-    box.fill("Start with what you already know: warm wax is less dense than the liquid, so it rises.")
-    box.press("Control+Enter")
-    wait_idle(screen)
-    screen.get_by_role("button", name="Fork and compare").click()
-    screen.wait_for_function("() => new URLSearchParams(location.search).get('pair')")
-    wait_idle(screen)
-    child_id = query(screen)["pair"]
+    store, live, child_id = fork_with_a_typed_reply(studio, screen, interrupted=True)
     assert fork_link(store.load_run(child_id)) == (live.run_id, 2)
     for turn in range(3, 16):
         screen.locator(".st-key-sim_step button").first.click()
