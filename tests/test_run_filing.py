@@ -108,6 +108,14 @@ def test_run_files_a_run_under_tags_on_the_chosen_graph_version(db, capsys):
     assert db.run_tags([rid]) == {rid: ["pilot", "v1"]}
 
 
+def test_run_refuses_a_bad_tag_before_it_stores_a_run(db, capsys):
+    before = db.count_runs()
+    assert main(["run", "--db", str(db.path), "--question", QID, "--level", "novice", "--assistant",
+                 "offline/simple", "--max-turns", "2", "--tag", "a,b"]) != 0
+    assert "comma" in capsys.readouterr().err
+    assert db.count_runs() == before, "no run is left behind by a refused tag"
+
+
 def test_run_refuses_a_graph_version_the_question_does_not_have(db, capsys):
     assert main(["run", "--db", str(db.path), "--question", QID, "--level", "novice", "--assistant",
                  "offline/simple", "--graph-version", "7"]) != 0

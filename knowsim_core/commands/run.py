@@ -12,6 +12,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question, resume_run, start_run
 from knowsim_core.engine.state import IUState
 from knowsim_core.storage import Store
+from knowsim_core.storage.runs import check_tag
 from knowsim_core.commands.runs import MAX_SEED, add_db_argument, int_in, open_store
 
 NAME = "run"
@@ -34,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--graph-version", type=int_in(1, 1_000_000), default=None, metavar="N",
                    help="simulate on version N of the question's IU graph (default: the newest)")
     p.add_argument("--tag", action="append", default=[], metavar="TAG",
-                   help="file the run under TAG (repeat for more); Saved runs and `failures --batch TAG` filter by it")
+                   help="file the run under TAG (repeat for more); Saved runs and `failures --tag TAG` filter by it")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted or failed run instead")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the finished run as Studio JSON")
@@ -76,6 +77,8 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
 
 
 def run(args: argparse.Namespace) -> int:
+    for tag in args.tag:  # a bad tag is refused before anything is stored (no run left behind)
+        check_tag(tag)
     store = open_store(args)
     if args.resume:
         live = resume_run(store, args.resume)
