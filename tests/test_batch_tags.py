@@ -132,3 +132,10 @@ def _listening(port: int) -> set[str]:
                 else:
                     found.add(socket.inet_ntoa(bytes.fromhex(addr)[::-1]))
     return found
+
+
+def test_an_empty_level_list_is_refused_and_no_batch_is_saved(db_path, capsys):
+    assert main(["batch", "--questions", "all", "--levels", ",", "--assistants", "offline/simple",
+                 "--tag", "empty-levels", "--max-turns", "1", "--db", str(db_path)]) == 2
+    assert "the batch is empty" in capsys.readouterr().err
+    assert not db_path.exists() or Store(db_path).list_batches() == []

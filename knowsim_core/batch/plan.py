@@ -284,7 +284,7 @@ def plan(
             elif "," in agent_id.partition("@")[2]:
                 raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "
                                   "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
-    if not questions or not assistants:
-        raise ConfigError("the batch is empty: no questions with an IU graph, or no assistants")
+    if not questions or not levels or not assistants:
+        raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
     return BatchSpec(tuple(questions), tuple(levels), tuple(_canonical_assistant(a) for a in assistants),
                      seeds, user, extractor, preset, max_turns)
