@@ -74,3 +74,17 @@ def test_a_batch_stops_at_the_first_full_disk_and_reading_still_works(small_disk
     rows = Store(db).list_runs(batch_tag="full", limit=100)
     assert len(rows) == 24 and len({row_key(r) for r in rows}) == 24 and {r.status for r in rows} == {"finished"}
     assert Store(db).integrity_check() == "ok"
+
+
+def test_an_export_that_fills_the_disk_leaves_no_part_file(small_disk, tmp_path):
+    db = tmp_path / "studio.db"
+    assert cli("run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant", "offline/simple",
+               "--max-turns", "3", "--db", str(db)).returncode == 0
+    rid = Store(db).list_runs()[0].id
+    free = shutil.disk_usage(small_disk).free
+    with open(small_disk / "filler", "wb") as fh:
+        fh.write(b"\0" * (free - 16_384))  # room for less than the ~100 KB replay
+    target = small_disk / "replay.html"
+    out = cli("export", rid, "--format", "html", "-o", str(target), "--db", str(db))
+    assert out.returncode != 0 and "cannot write" in out.stderr and "Traceback" not in out.stderr
+    assert not target.exists() and not (small_disk / "replay.html.part").exists(), "no half file keeps the space"

@@ -57,11 +57,15 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
+    tmp = args.output.with_name(args.output.name + ".part")
     try:  # the whole file or nothing: a reader never sees half a replay
-        tmp = args.output.with_name(args.output.name + ".part")
         tmp.write_text(text, encoding="utf-8", newline="")
         tmp.replace(args.output)
     except OSError as exc:
+        try:  # a full disk keeps no half-written .part holding its space
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
         raise FormatError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     print(f"wrote {args.output} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
     return 0
