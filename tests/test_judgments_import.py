@@ -231,6 +231,17 @@ def test_jsonl_judgment_fields_and_shapes(tmp_path):
         import_path(Store(tmp_path / "w.db"), _jsonl(tmp_path, [{**line, "votes": [{"turn": 9, "liked": True}]}], "w.jsonl"))
 
 
+def test_votes_without_reply_text_are_unchecked_and_repeated_votes_count_once(tmp_path):
+    line = {"id": "v2", "messages": [{"role": "user", "content": "Solve 2x = 4"}, {"role": "assistant", "content": "x = 2."}],
+            "votes": [{"turn": 1, "liked": False}, {"turn": 1, "liked": True}], "concepts": [{"name": "Division"}]}
+    store = Store(tmp_path / "v.db")
+    report = import_path(store, _jsonl(tmp_path, [line]))
+    stored = store.list_judgments(report.runs[0])
+    assert [(j.turn, j.liked, j.match) for j in stored] == [(1, True, "")], "the later vote wins; nothing was checked"
+    assert report.judgments == 1 and report.votes["votes_unchecked"] == 2 and report.votes["votes_exact"] == 0
+    assert "1 thumb(s) stored" in report.summary() and "not checked (no reply text) 2" in report.summary()
+
+
 # ---------------------------------------------------------------------- the judgment format
 def test_text_checks_and_the_export_format():
     assert [check_text("abc", "abc"), check_text("ab", "abc"), check_text("", "abc"), check_text("x", "abc"),

@@ -253,8 +253,10 @@ def _arena_votes(votes: dict | None, replies: list[str | None], cut: int, path: 
                  counts: dict[str, int]) -> tuple[Judgment, ...]:
     """The person's thumbs on problem-1 tutor replies as judgments of turns ``row + 1``; the rest
     counted in ``counts`` (``votes_on_user``, ``votes_later``, ``votes_unrated``) and each mapped
-    thumb's text match counted (``votes_exact``, ``votes_prefix``, ``votes_mismatch``)."""
-    for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_on_user", "votes_later", "votes_unrated"):
+    thumb's text match counted (``votes_exact``, ``votes_prefix``, ``votes_mismatch``; ``votes_unchecked``
+    when the vote has no reply text)."""
+    for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked", "votes_on_user", "votes_later",
+              "votes_unrated"):
         counts.setdefault(k, 0)
     out = []
     for key, (text, liked) in (votes or {}).items():
@@ -273,8 +275,8 @@ def _arena_votes(votes: dict | None, replies: list[str | None], cut: int, path: 
         elif row >= cut or row >= len(replies):
             counts["votes_later"] += 1
         else:
-            match = check_text(text, replies[row]) or "exact"
-            counts[f"votes_{match}"] += 1
+            match = check_text(text, replies[row])  # "": the vote carries no reply text to check
+            counts[f"votes_{match or 'unchecked'}"] += 1
             out.append(Judgment(turn=row + 1, liked=liked, source="person", who="person", match=match))
     return tuple(sorted(out, key=lambda j: j.turn))
 

@@ -82,7 +82,7 @@ def read_jsonl(path: Path) -> tuple[list[Conversation], list[str]]:
 def _votes(votes: list[rws.TurnVoteIn], pairs: tuple[tuple[str, str | None], ...], path: Path, label: str,
            counts: dict[str, int]) -> tuple[Judgment, ...]:
     """The line's ``votes`` as judgments of their turns, each checked against the reply when given."""
-    for k in ("votes_exact", "votes_prefix", "votes_mismatch"):
+    for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked"):
         counts.setdefault(k, 0)
     out = []
     for j, v in enumerate(votes):
@@ -90,7 +90,7 @@ def _votes(votes: list[rws.TurnVoteIn], pairs: tuple[tuple[str, str | None], ...
             raise refuse(path, label, f"field votes[{j}].turn: {v.turn}, but the conversation has {len(pairs)} "
                                       "exchange(s) (a turn is a user message and the reply that follows it)")
         match = check_text(v.reply, pairs[v.turn - 1][1])
-        counts[f"votes_{match or 'exact'}"] += 1
+        counts[f"votes_{match or 'unchecked'}"] += 1  # "": no reply text given, nothing checked
         out.append(Judgment(turn=v.turn, liked=v.liked, source="person", who="person", match=match))
     return tuple(out)
 

@@ -77,7 +77,9 @@ class RealworldReport:
         if self.judgments or any(v.values()):
             text += (f"; {self.judgments} thumb(s) stored as judgments ({v.get('up', 0)} 👍, {v.get('down', 0)} 👎; "
                      f"reply text matched exactly {v.get('votes_exact', 0)}, as a prefix {v.get('votes_prefix', 0)}, "
-                     f"mismatched {v.get('votes_mismatch', 0)})")
+                     f"mismatched {v.get('votes_mismatch', 0)}"
+                     + (f", not checked (no reply text) {v['votes_unchecked']}" if v.get("votes_unchecked") else "")
+                     + ")")
             rest = [f"{v[k]} {what}" for k, what in (
                 ("votes_on_user", "on the person's own message"), ("votes_later", "on second-problem turns"),
                 ("votes_unrated", "without a verdict"), ("problem_2_votes", "second-problem vote(s) kept in metadata"))

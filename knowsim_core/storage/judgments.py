@@ -32,11 +32,12 @@ class Judgments:
             return self._add(db, run_id, judgment)
 
     def add_many(self, run_id: str, judgments: list[Judgment] | tuple[Judgment, ...]) -> int:
-        """Store several judgments of one run in one transaction (imports)."""
+        """Store several judgments of one run in one transaction (imports); returns how many rows the
+        run holds from them (two votes of one author on one turn are one judgment: the later wins)."""
         with self._conn.write() as db:
             for j in judgments:
                 self._add(db, run_id, j)
-        return len(judgments)
+        return len({(j.turn, j.source, j.who) for j in judgments})
 
     def _add(self, db: Database, run_id: str, j: Judgment) -> Judgment:
         row = db.execute("SELECT n_turns FROM runs WHERE id = ?", [run_id]).fetchone()
