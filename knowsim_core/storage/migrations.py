@@ -14,6 +14,7 @@ application could share.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from pathlib import Path
 
@@ -173,7 +174,7 @@ def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     """(rating, correctness) columns of a run from its meta: a finite number, and a short text
     (``correct`` / ``incorrect`` as the release writes it, ``true``/``false`` for a boolean)."""
     r, c = meta.get("rating"), meta.get("correctness")
-    rating = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and r == r else None
+    rating = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) else None
     if isinstance(c, bool):
         c = "true" if c else "false"
     correctness = str(c).strip().lower()[:40] if c is not None and str(c).strip() else None
@@ -191,16 +192,11 @@ def _m0007_batch_cells(db: Database) -> None:
         claimed TEXT NOT NULL, PRIMARY KEY (tag, cell))""")
 
 
-def run_meta_columns(meta: dict) -> tuple[str | None, float | None]:
-    """(forked_from, rating) of a run's metadata: the two meta facts stored as columns to filter on
-    (keys: services.fork.FORKED_FROM and the real-conversation import's "rating")."""
+def forked_column(meta: dict) -> str | None:
+    """The ``forked_from`` column of a run from its metadata (key: services.fork.FORKED_FROM); the
+    rating column is :func:`judged_columns`' (one parser for new runs and every migration)."""
     forked = meta.get("forked_from")
-    rating = meta.get("rating")
-    try:
-        rating = float(rating) if rating is not None and rating != "" else None
-    except (TypeError, ValueError):
-        rating = None
-    return (str(forked) if forked else None), rating
+    return str(forked) if forked else None
 
 
 def legacy_kind(question_id: str, source: str) -> str:
@@ -242,11 +238,9 @@ def _m0008_run_tags_and_sources(db: Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS run_tags_tag ON run_tags (tag, run_id)")
     db.execute("ALTER TABLE runs ADD COLUMN forked_from TEXT")  # (runs.rating came with 0006_judgments)
     for rid, setup in db.execute("SELECT id, setup_json FROM runs").fetchall():
-        forked, rating = run_meta_columns(dict(unpack(setup).get("meta") or {}))
+        forked = forked_column(dict(unpack(setup).get("meta") or {}))
         if forked is not None:
             db.execute("UPDATE runs SET forked_from = ? WHERE id = ?", [forked, rid])
-        if rating is not None:
-            db.execute("UPDATE runs SET rating = ? WHERE id = ? AND rating IS NULL", [rating, rid])
     for qid, source, field in db.execute("SELECT id, source, field FROM questions").fetchall():
         kind = legacy_kind(qid, source)
         title = ""

@@ -30,7 +30,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
-from knowsim_core.storage.migrations import judged_columns, legacy_kind, run_meta_columns
+from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 
 STATUSES = ("running", "finished", "failed", "interrupted")
@@ -106,7 +106,7 @@ class Runs:
             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
             "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness,
-            "forked_from": run_meta_columns(dict(run.meta))[0]})
+            "forked_from": forked_column(dict(run.meta))})
         for i, turn in enumerate(run.turns, 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
