@@ -212,3 +212,25 @@ def test_a_run_without_turns_exports_its_start(seeded_store, capsys):
     assert run["turns"] == [] and run["start"] == {
         v: int(start.state_of(live.run.graph.index.label_of[v])) for v in live.run.graph.index.ids}
     assert any(s > 0 for s in run["start"].values())  # an advanced learner starts knowing something
+
+
+def test_an_iu_name_holding_a_key_is_redacted_in_every_turn():
+    """The IU names reach the replay twice: in the graph and in each turn's per-IU label."""
+    from knowsim_core.agents import registry
+    from knowsim_core.engine.graph import IUGraph
+    from knowsim_core.engine.ports import QuestionMaterial
+    from knowsim_core.engine.session import Simulation
+    from knowsim_core.evaluation.replay import run_data
+
+    secret = "sk-ABCDEFGHIJKLMNOP1234"
+    nodes = [{"id": f"IU{i}", "concept": f"Concept {i}" + (f" {secret}" if i == 2 else ""), "abstraction_level": 0.5,
+              "description": f"Desc of concept {i}. It matters a lot. Apply it here."} for i in range(1, 5)]
+    edges = [{"from": f"IU{i}", "to": f"IU{i + 1}", "delta_l": 0.0} for i in range(1, 4)]
+    material = QuestionMaterial("q1", "What is X?", "X", IUGraph.from_data({"nodes": nodes, "edges": edges}), "math")
+    sim = Simulation(material=material, assistant=registry.resolve("assistant", "offline/simple"),
+                     user=registry.resolve("user", "offline/knowsim"),
+                     extractor=registry.resolve("extractor", "offline/lexical"), level="novice")
+    sim.reset(seed=1)
+    data = run_data(sim.run_to_end())
+    assert any(iu["id"] == "IU2" for t in data["turns"] for iu in t["ius"]), "IU2 is explained in some turn"
+    assert secret not in json.dumps(data)

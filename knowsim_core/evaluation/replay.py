@@ -77,7 +77,8 @@ def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, i
         q = rec.quantities
         ius = []
         for w, node in zip(whys[rec.turn], rec.nodes):
-            ius.append({**w.to_data(), "pre": int(node.pre), "post": int(node.post)})
+            d = w.to_data()  # the label holds the IU's name: free text, redacted like the graph's
+            ius.append({**d, "label": redact(d["label"]), "pre": int(node.pre), "post": int(node.post)})
         turns.append({
             "turn": rec.turn,
             "user": redact(rec.user_message),
