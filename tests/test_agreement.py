@@ -127,6 +127,15 @@ def test_sign_agreement_by_hand():
     assert few["n"] == 1 and not few["conclusive"] and "at least 5 are needed" in few["note"]
 
 
+def test_a_pair_with_equal_mean_ratings_takes_its_direction_from_cliffs_delta():
+    # B's ratings spread around A's mean: equal means, but B is rated lower in 6 of 9 pairs (δ = 1/3 for A)
+    convs = [_conv("novice", "A", 2, 1), _conv("novice", "A", 2, 1), _conv("novice", "A", 2, 1),
+             _conv("novice", "B", 1, 5), _conv("novice", "B", 1, 5), _conv("novice", "B", 4, 5)]
+    (pair,) = sign_agreement(convs)["pairs"]
+    assert pair["rating_diff"] == 0 and pair["cliffs_delta"] > 0 and pair["metric_diff"] < 0
+    assert pair["agree"] is False, "A was preferred by people and has less KG: a disagreement"
+
+
 # ---------------------------------------------------------------------- the command, end to end
 def test_agreement_on_the_shared_conversations_through_the_command_line(tmp_path, capsys):
     if not ANNOTATIONS.exists():

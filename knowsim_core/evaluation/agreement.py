@@ -268,7 +268,9 @@ def sign_agreement(convs: list[Conversation], *, metric: str = PAIR_METRIC) -> d
             d_rating = _mean([c.rating for c in ca]) - _mean([c.rating for c in cb])
             pairs.append({"level": level, "a": a, "b": b, "n_a": len(ca), "n_b": len(cb), "cliffs_delta": delta,
                           "metric_diff": d_metric, "rating_diff": d_rating,
-                          "agree": (d_metric > 0) == (d_rating > 0) and d_metric != 0})
+                          # the rated direction is δ's (it qualified the pair): equal mean ratings with
+                          # |δ| ≥ the threshold still say which model people preferred
+                          "agree": d_metric != 0 and (d_metric > 0) == (delta > 0)})
     agree = sum(p["agree"] for p in pairs)
     conclusive = len(pairs) >= MIN_PAIRS
     note = (f"{len(pairs)} pair(s) qualify; at least {MIN_PAIRS} are needed to conclude anything"
