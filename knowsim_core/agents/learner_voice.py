@@ -10,7 +10,9 @@ turns for the offline KnowSim user from two readings:
   which numbers it used. General cue lists about how tutors ask, no per-question constants.
 * **the learner's state** on the IU the tutor discussed (the caller passes it): a known IU gives a
   confident attempt with the tutor's value; a struggling one a hedged attempt with a visibly
-  wrong value, or "I don't get it"; an unaware one never an attempt (spec §9's hard constraints).
+  wrong value, or "I don't get it"; an unaware one never applies the concept (spec §9's hard
+  constraints: never its name or its step — the caller's unaware-name filter), though asked for a
+  value it may guess one, hedged and wrong, as the development half's people did.
 
 Lengths are drawn (seeded) from :data:`LENGTHS`, the word counts real people wrote for each act,
 and the message is fitted to that length. :data:`LENGTHS` and the act rules were measured and
@@ -154,7 +156,9 @@ def choose_act(cue: TutorCue, focus: IUState | None, *, stuck_before: bool, stop
       :data:`ASK_AFTER_TELLING`; otherwise it restates what it took in and asks to verify (an
       attempt; hedged when struggling).
 
-    Compliant learners (low density) do not ask: they acknowledge instead.
+    Compliant learners (low density) do not choose to ask: they acknowledge instead. (Asked for
+    a value the tutor's turn does not hold and with no fact to restate, any learner — compliant too —
+    asks how: :func:`write` falls back to a question, since an acknowledgement would answer nothing.)
     """
     known = focus is None or focus >= IUState.PARTIAL
     if stop_hint:
