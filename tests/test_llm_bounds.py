@@ -44,6 +44,26 @@ def test_a_reply_over_the_size_cap_is_refused_in_one_line_without_being_read_who
     assert len(llm_server.requests) == 1  # a reply over the cap would only be as large again: not retried
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_huge_error_body_is_cut_before_the_sdk_reads_it_whole(llm_server, provider):
+    """The SDK reads a 4xx/5xx body itself, whole, before it raises; the client's transport cuts it
+    at ERROR_BODY_CAP, so a hostile 30 MB error answer is never held (and its retries neither)."""
+    m = model(llm_server, provider, KNOWSIM_LLM_MAX_RETRIES="1")
+    faults = [Fault(status=500, huge=30_000_000, chunked=True), Fault(status=500, huge=30_000_000)]
+    for f in faults:
+        llm_server.push(f)
+    with pytest.raises(ProviderCallError, match="server error 500 after 1 retry") as err:
+        m.complete(MSG)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 2_000
+    deadline = time.monotonic() + 10
+    while not all(f.sent for f in faults) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # the client dropped each connection after ERROR_BODY_CAP bytes: the server got no further than
+    # what the two sockets' buffers hold (a few MB on loopback), never the 30 MB
+    assert all(f.sent and f.sent[0] < 15_000_000 for f in faults), [f.sent for f in faults]
+    assert len(llm_server.requests) == 2  # retried once, as for any 5xx
+
+
 def test_the_size_cap_is_a_setting_with_a_floor():
     from knowsim_core.errors import ConfigError
     from knowsim_core.llm import LLMSettings

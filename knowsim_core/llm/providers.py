@@ -7,7 +7,10 @@ speaks Messages. Every request goes through the SDKs' documented streaming-respo
 chunk, and a request is *bounded*:
 
 * **size**: a body larger than ``KNOWSIM_LLM_MAX_REPLY_BYTES`` (declared or as it arrives) is
-  refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended);
+  refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended); an
+  error answer (4xx/5xx), which the SDK reads whole before raising, is cut at
+  :data:`ERROR_BODY_CAP` by the client's transport (:class:`_ErrorBodyCap`) — its message is in
+  the first lines;
 * **time**: ``KNOWSIM_LLM_TIMEOUT`` is the deadline of the whole request (status line, headers
   and body): the request runs in a thread the caller waits for with that deadline — a server
   trickling a byte a second is cut off at the deadline, not kept alive by each read beating the
@@ -47,6 +50,7 @@ from pydantic import BaseModel, TypeAdapter
 from knowsim_core.llm.settings import LLMSettings
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
+ERROR_BODY_CAP = 64 * 1024  # bytes of an error answer's body the SDK may read (the rest is dropped)
 NO_KEY = "no-key"  # local compatible servers ignore the key but the SDK wants a string
 
 
@@ -87,6 +91,44 @@ def get_client(provider: str, *, base_url: str, settings: LLMSettings) -> Any:
         return client
 
 
+def _error_body_cap() -> Any:
+    """An HTTP transport (the SDKs' own stack, httpx2) whose 4xx/5xx bodies end after
+    :data:`ERROR_BODY_CAP` bytes. A success body is left whole: :func:`_read_json` reads it under
+    the reply cap, chunk by chunk; an error body the SDK reads itself, whole, before raising."""
+    import httpx2
+
+    class _Capped(httpx2.SyncByteStream):
+        def __init__(self, inner: Any, cap: int):
+            self._inner, self._cap = inner, cap
+
+        def __iter__(self):
+            left = self._cap
+            for chunk in self._inner:
+                if len(chunk) >= left:
+                    yield chunk[:left]
+                    return
+                left -= len(chunk)
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()  # the connection is dropped, never read to the end
+
+    class _ErrorBodyCap(httpx2.BaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.HTTPTransport()
+
+        def handle_request(self, request: Any) -> Any:
+            response = self._inner.handle_request(request)
+            if response.status_code >= 400:
+                response.stream = _Capped(response.stream, ERROR_BODY_CAP)
+            return response
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return _ErrorBodyCap()
+
+
 def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSettings) -> Any:
     if provider == "anthropic":
         import anthropic
@@ -96,6 +138,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
             base_url=base_url,
             timeout=anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
             max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
+            http_client=anthropic.DefaultHttpxClient(transport=_error_body_cap()),
         )
     import openai
 
@@ -104,6 +147,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
         base_url=base_url,
         timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
         max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
+        http_client=openai.DefaultHttpxClient(transport=_error_body_cap()),
     )
 
 

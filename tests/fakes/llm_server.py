@@ -120,12 +120,13 @@ class Fault:
     retry_after_ms: int | None = 5  # keeps SDK retries fast in tests
     retry_after_s: str | None = None  # a Retry-After header (seconds), e.g. "86400"
     body: bytes | None = None  # answer these raw bytes with the status (e.g. a non-JSON 200)
-    huge: int = 0  # pad the reply text so the body is about this many bytes
+    huge: int = 0  # pad the reply text (or, with an error status, the error message) to about this many bytes
     chunked: bool = False  # send the body with Transfer-Encoding: chunked (no length declared)
     trickle: float = 0.0  # seconds between single bytes of the body
     trickle_head: bool = False  # trickle the status line and headers as well
     cut: int | None = None  # declare the whole body, send only this many bytes, close
     echo_auth: bool = False  # the reply text is the Authorization header the server received
+    sent: list[int] = field(default_factory=list)  # body bytes written, appended when sending ends
 
 
 class _Server(ThreadingHTTPServer):
@@ -233,6 +234,9 @@ class FakeLLMServer:
             time.sleep(action.delay)
         if self.latency:
             time.sleep(self.latency)
+        if action is not None and action.status != 200 and action.huge:  # a huge error body
+            return self._send_bytes(h, action.status, json.dumps({"error": {"message": "e" * action.huge}}).encode(),
+                                    action)
         if action is not None and action.status != 200:
             return self._error(h, wire, action, req.api_key)
         if action is not None and action.body is not None:
@@ -297,16 +301,20 @@ class FakeLLMServer:
                 h.close_connection = True
                 return
             step = 1 if f.trickle else 65536
+            written = 0
             for i in range(0, len(data), step):
                 piece = data[i:i + step]
                 h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if f.chunked else piece)
                 h.wfile.flush()
+                written += len(piece)
                 if f.trickle:
                     time.sleep(f.trickle)
             if f.chunked:
                 h.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (what the tests want)
             h.close_connection = True
+        finally:
+            f.sent.append(locals().get("written", 0))
 
     def _error(self, h: BaseHTTPRequestHandler, wire: str, f: Fault, key: str) -> None:
         kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
