@@ -339,3 +339,12 @@ def test_the_saved_runs_page_filters_by_the_persons_answer_and_sorts_by_rating(t
     assert at.dataframe[0].value["rating"].tolist() == [9.0, 6.0, 3.0]
     at.selectbox(key="runs_correctness").set_value("incorrect").run()
     assert not at.exception and at.dataframe[0].value["rating"].tolist() == [3.0]
+
+
+def test_an_author_name_over_the_storage_limit_is_refused_by_the_file_format():
+    """The format and storage agree on the author's length: a file that passes the one is stored."""
+    from knowsim_core.formats.judgments import MAX_WHO
+
+    assert judgments_from_data([{"turn": 1, "liked": True, "who": "a" * MAX_WHO}], "f")[0].who == "a" * MAX_WHO
+    with pytest.raises(FormatError, match=f"at most {MAX_WHO} characters"):
+        judgments_from_data([{"turn": 1, "liked": True, "who": "a" * (MAX_WHO + 1)}], "f")

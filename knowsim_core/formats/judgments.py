@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from knowsim_core.formats import schema
 from knowsim_core.formats.schema import Bool, Name, Str, StrictModel
@@ -26,6 +26,7 @@ from knowsim_core.formats.schema import Bool, Name, Str, StrictModel
 SOURCES = ("person", "researcher")
 MATCHES = ("exact", "prefix", "mismatch", "")
 MAX_NOTE = 10_000
+MAX_WHO = 200  # characters of an author's name (the file format and storage agree)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class JudgmentIn(StrictModel):
     turn: int = Field(strict=True, ge=1, le=schema.MAX_TURNS)
     liked: Bool
     source: Literal["person", "researcher"] = "researcher"
-    who: Name = ""
+    who: Annotated[str, Strict(), Field(max_length=MAX_WHO)] = ""
     note: Optional[Str] = Field(default="", max_length=MAX_NOTE)
     created: Name = ""
     match: Literal["exact", "prefix", "mismatch", ""] = ""

@@ -9,7 +9,7 @@ CASCADE``). See :mod:`knowsim_core.formats.judgments` for what the fields mean.
 from __future__ import annotations
 
 from knowsim_core.errors import StorageError
-from knowsim_core.formats.judgments import MATCHES, MAX_NOTE, SOURCES, Judgment
+from knowsim_core.formats.judgments import MATCHES, MAX_NOTE, MAX_WHO, SOURCES, Judgment
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, Database, now
 
@@ -47,8 +47,8 @@ class Judgments:
             raise StorageError(f"run {run_id} has turns 1–{row[0]}; cannot judge turn {j.turn}")
         if j.source not in SOURCES or j.match not in MATCHES:
             raise StorageError(f"a judgment's source is one of {SOURCES} and its match one of {MATCHES}")
-        if len(j.note) > MAX_NOTE or len(j.who) > 200:
-            raise StorageError(f"a judgment's note is at most {MAX_NOTE} characters and its author 200")
+        if len(j.note) > MAX_NOTE or len(j.who) > MAX_WHO:
+            raise StorageError(f"a judgment's note is at most {MAX_NOTE} characters and its author {MAX_WHO}")
         stored = Judgment(turn=j.turn, liked=bool(j.liked), source=j.source, who=j.who, note=j.note,
                           created=j.created or now(), match=j.match)
         db.execute(
