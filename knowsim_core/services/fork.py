@@ -4,7 +4,8 @@ The child is a new stored run: the parent's setup and its first ``turn - 1`` tur
 turn ``turn`` played again with the parent's user message and the typed assistant reply (through
 the same extractor and rules), then the parent's own agents carry on when it is stepped. The
 link to the parent lives in the child's ``meta`` (``forked_from``, ``forked_at_turn``), which is
-part of the stored setup — no new column is needed, and exports carry it.
+part of the stored setup, so exports carry it; storage also copies ``forked_from`` into the runs
+table's column of that name (migration 0008) for the origin filters.
 """
 
 from __future__ import annotations
