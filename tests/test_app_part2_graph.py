@@ -265,3 +265,34 @@ def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(db):
     shown = preview(base, result.graph)
     assert [n.id for n in shown.graph.nodes] == [n.id for n in base.nodes]
     assert shown.cycle_ids == () and shown.new_edges == ()
+
+
+def test_a_refused_id_or_overlong_text_is_shown_as_an_error_not_a_traceback(db):
+    """The field validators raised pydantic's ValidationError out of the page (a traceback)."""
+    at = _open(db)
+    nkey, ekey, vid = _keys(db)
+    first = db.latest_graph_version(QID).graph.nodes[0]
+    at.session_state[nkey] = {"edited_rows": {0: {"id": "IU\u200b9"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(f"IU {first.id}: id contains the invisible character U+200B" in e.value for e in at.error)
+    assert _save_button(at).disabled
+    at.session_state[nkey] = {"edited_rows": {0: {"description": "d" * 20_001}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("description is 20,001 characters; at most 20,000" in e.value for e in at.error)
+    assert _save_button(at).disabled
+    assert len(db.graph_versions(QID)) == 1
+
+
+def test_the_iu_panel_refuses_an_overlong_description_in_one_line(db):
+    at = _open(db)
+    v = db.latest_graph_version(QID)
+    node = v.graph.nodes[2]
+    at.session_state[f"graph_view_{v.id}"] = {"selected": node.id}
+    at.run()
+    next(t for t in at.text_area if t.label == "Description").input("d" * 20_001)
+    next(b for b in at.button if b.label == f"Save {node.id} as a new version").click().run()
+    assert not at.exception, [x.value for x in at.exception]
+    assert any(e.value.startswith(f"Not saved: IU {node.id}: description is 20,001 characters") for e in at.error)
+    assert len(db.graph_versions(QID)) == 1

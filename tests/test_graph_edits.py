@@ -14,7 +14,7 @@ import pickle
 import pytest
 
 from knowsim_core.errors import GraphError
-from knowsim_core.engine.graph import IUGraph, IUNode
+from knowsim_core.engine.graph import MAX_IU_NAME, MAX_IU_TEXT, IUGraph, IUNode
 from knowsim_core.formats.samples import get_sample
 from ui.graph_editor import apply_edits, judge
 
@@ -151,3 +151,43 @@ def test_the_editor_and_the_store_agree(seeded_store, lava):
         else:
             with pytest.raises(GraphError):
                 seeded_store.add_graph_version(QID, result.graph, note="bad", parent_id=v1.id)
+
+
+# ---------------------------------------------------------------------- refused field values are GraphErrors
+# The field validators (visible ids, bounded text) raise pydantic's ValidationError; the edit
+# methods promise GraphError, and the editor must show a problem, not a traceback.
+def test_renaming_to_an_invisible_id_is_a_graph_error(lava):
+    with pytest.raises(GraphError, match=r"^renaming IU IU1: id contains the invisible character U\+200B"):
+        lava.with_renamed_node("IU1", "IU\u200b9")
+    with pytest.raises(GraphError, match="id is 1,001 characters; at most 1,000"):
+        lava.with_renamed_node("IU1", "I" * (MAX_IU_NAME + 1))
+
+
+def test_an_edge_reason_over_the_limit_is_a_graph_error(lava):
+    a, b = lava.nodes[0].id, lava.nodes[-1].id
+    with pytest.raises(GraphError, match=f"^edge {a} → {b}: reason is 20,001 characters; at most 20,000"):
+        lava.with_edge(a, b, reason="r" * (MAX_IU_TEXT + 1))
+
+
+@pytest.mark.parametrize(
+    "node_delta,edge_delta,expected",
+    [
+        ({"edited_rows": {0: {"description": "d" * (MAX_IU_TEXT + 1)}}}, None,
+         "IU IU1: description is 20,001 characters; at most 20,000 are allowed"),
+        ({"edited_rows": {0: {"id": "IU\u200b9"}}}, None,
+         "IU IU1: id contains the invisible character U+200B (ZERO WIDTH SPACE)"),
+        ({"added_rows": [{"id": "IU50", "concept": "c" * (MAX_IU_NAME + 1), "abstraction_level": 0.3,
+                          "description": "x"}]}, None,
+         "new IU row 1: concept is 1,001 characters; at most 1,000 are allowed"),
+        (None, {"edited_rows": {0: {"reason": "r" * (MAX_IU_TEXT + 1)}}},
+         "reason is 20,001 characters; at most 20,000 are allowed"),
+        (None, {"added_rows": [{"from": "IU1", "to": "IU\u202e2"}]},
+         "new edge row 1: to contains the invisible character U+202E"),
+    ],
+)
+def test_editor_reports_a_refused_field_as_a_problem(lava, node_delta, edge_delta, expected):
+    result = apply_edits(lava, node_delta, edge_delta)
+    assert result.graph is None  # nothing to show or save until the row is fixed
+    assert len(result.problems) == 1 and expected in result.problems[0], result.problems
+    verdict = judge(result, lava)
+    assert not verdict.can_save and verdict.blockers == result.problems

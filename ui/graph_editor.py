@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from knowsim_core.errors import FormatError
-from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode, GraphIssue, natural_key
+from knowsim_core.errors import FormatError, GraphError
+from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode, GraphIssue, checked, natural_key
 from knowsim_core.engine.graph_diff import GraphDiff
 
 NODE_COLUMNS: tuple[str, ...] = ("id", "concept", "abstraction_level", "description")
@@ -99,6 +99,8 @@ def apply_edits(
             if missing:
                 problems.append(f"new IU row {j + 1} is incomplete: fill in {' and '.join(missing)}")
             nodes.append(_node(row, f"new IU row {j + 1}", problems))
+    if None in nodes:  # an IU row the validators refuse: no graph to show or save until it is fixed
+        return EditResult(graph=None, problems=tuple(dict.fromkeys(problems)), renames=renames)
     ids = {n.id for n in nodes}
     e_edited, e_added, e_deleted = _delta(edge_delta)
     levels = {n.id: n.abstraction_level for n in nodes}
@@ -115,7 +117,7 @@ def apply_edits(
         a, b = renames.get(a, a), renames.get(b, b)
         unchanged = i not in e_edited and (a, b) == (orig.from_, orig.to)
         dl = orig.delta_l if unchanged else _delta_l(levels, a, b)
-        edges.append(IUEdge(from_=a, to=b, delta_l=dl, reason=_text(new.get("reason"))))
+        edges.append(_edge(f"edge {a} → {b}", problems, from_=a, to=b, delta_l=dl, reason=_text(new.get("reason"))))
     for j, row in enumerate(e_added):
         a, b = _text(row.get("from")), _text(row.get("to"))
         if not a and not b:
@@ -126,7 +128,10 @@ def apply_edits(
                 f"{'from' if not a else 'to'} IU, or delete the row; it is left out until both ends are set"
             )
             continue
-        edges.append(IUEdge(from_=a, to=b, delta_l=_delta_l(levels, a, b), reason=_text(row.get("reason"))))
+        edges.append(_edge(f"new edge row {j + 1}", problems, from_=a, to=b, delta_l=_delta_l(levels, a, b),
+                           reason=_text(row.get("reason"))))
+    unbuilt = None in edges
+    edges = [e for e in edges if e is not None]
     for e in edges:
         for end in (e.from_, e.to):
             if end not in ids:
@@ -134,6 +139,8 @@ def apply_edits(
     for old, new in renames.items():
         if not new:
             problems.append(f"IU {old}: the id cannot be empty")
+    if unbuilt:  # a refused edge row, as a refused IU row above
+        return EditResult(graph=None, problems=tuple(dict.fromkeys(problems)), renames=renames)
     # built from plain data, never copied from ``base``: the candidate gets its own index, so the
     # validation below sees its real ids (a copy once kept the base's and hid duplicates)
     graph = IUGraph.from_data({
@@ -159,13 +166,29 @@ def deletion_notes(base: IUGraph, graph: IUGraph, dropped: Mapping[str, list[str
     return tuple(notes)
 
 
-def _node(row: Mapping[str, Any], where: str, problems: list[str]) -> IUNode:
-    return IUNode(
-        id=_text(row.get("id")),
-        concept=_text(row.get("concept")),
-        abstraction_level=_level(row.get("abstraction_level"), where, problems),
-        description=_text(row.get("description")),
-    )
+def _node(row: Mapping[str, Any], where: str, problems: list[str]) -> IUNode | None:
+    """The row as an IU, or None with the reason in ``problems`` (an invisible character in the
+    id, text over the length limits): the page shows it like any other problem."""
+    try:
+        return checked(
+            IUNode, where,
+            id=_text(row.get("id")),
+            concept=_text(row.get("concept")),
+            abstraction_level=_level(row.get("abstraction_level"), where, problems),
+            description=_text(row.get("description")),
+        )
+    except GraphError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def _edge(where: str, problems: list[str], **fields: Any) -> IUEdge | None:
+    """The edge row as an edge, or None with the reason in ``problems`` (as :func:`_node`)."""
+    try:
+        return checked(IUEdge, where, **fields)
+    except GraphError as exc:
+        problems.append(str(exc))
+        return None
 
 
 def _delta_l(levels: Mapping[str, float], a: str, b: str) -> float | None:

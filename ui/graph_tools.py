@@ -12,9 +12,9 @@ import json
 import streamlit as st
 
 from knowsim_core.agents import registry
-from knowsim_core.errors import FormatError, KnowSimError
+from knowsim_core.errors import FormatError, GraphError, KnowSimError
 from knowsim_core.formats.graph_html import graph_html
-from knowsim_core.engine.graph import IUGraph, IUNode
+from knowsim_core.engine.graph import IUGraph, IUNode, checked
 from knowsim_core.engine.graph_diff import diff_graphs
 from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
 from ui.graph_editor import (
@@ -82,8 +82,12 @@ def render_node_panel(store, version, result: EditResult, picked: str | None) ->
                                    help="Saves this IU together with any unsaved edits in the tables below")
     if not go:
         return
-    edited = draft_graph.with_node(IUNode(id=picked, concept=concept.strip(), abstraction_level=level,
-                                          description=description.strip()))
+    try:  # checked(): a description over the length limit is one line, not a traceback
+        edited = draft_graph.with_node(checked(IUNode, f"IU {picked}", id=picked, concept=concept.strip(),
+                                               abstraction_level=level, description=description.strip()))
+    except GraphError as exc:
+        st.error(f"Not saved: {exc}")
+        return
     verdict = judge(EditResult(graph=edited, problems=result.problems, renames=result.renames), version.graph)
     if not verdict.can_save:
         st.error("Not saved: " + "; ".join(verdict.blockers))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 import re
 import unicodedata
-from typing import Annotated, Any, Iterable, Sequence
+from typing import Annotated, Any, Iterable, Sequence, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -54,7 +54,7 @@ IUId = Annotated[str, Field(max_length=MAX_IU_NAME), AfterValidator(_visible_id)
 
 __all__ = [
     "ALWAYS_BLOCKING", "DELTA_L_MISMATCH_TOLERANCE", "DELTA_L_TOLERANCE", "MAX_DELTA_L", "GraphIssue", "Severity",
-    "GraphIndex", "IUEdge", "IUGraph", "IUNode", "MAX_IU_NAME", "MAX_IU_TEXT", "make_label", "natural_key",
+    "GraphIndex", "IUEdge", "IUGraph", "IUNode", "MAX_IU_NAME", "MAX_IU_TEXT", "checked", "make_label", "natural_key",
 ]
 
 
@@ -78,6 +78,37 @@ class IUEdge(BaseModel):
     to: IUId
     delta_l: float | None = None
     reason: Annotated[str, Field(max_length=MAX_IU_TEXT)] = ""
+
+
+_Part = TypeVar("_Part", IUNode, IUEdge)
+
+
+def checked(model: type[_Part], where: str, /, **fields: Any) -> _Part:
+    """Build an :class:`IUNode` or :class:`IUEdge` from hand-edited fields, refusing bad ones as
+    :class:`GraphError`.
+
+    The field validators (visible ids, bounded text) raise pydantic's ValidationError, which
+    callers of the ``with_*`` methods and the graph editor do not expect: they catch GraphError
+    and show its one line. ``where`` names the IU or edge (``"IU IU3"``, ``"new edge row 2"``).
+    """
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        raise GraphError(_field_problem(exc, where, fields)) from None
+
+
+def _field_problem(exc: ValidationError, where: str, fields: dict[str, Any] | None = None) -> str:
+    """One line for the first error of ``exc``: what, which field, what is wrong and the limit."""
+    first = exc.errors(include_url=False)[0]
+    name = str(first["loc"][0]) if first["loc"] else "value"
+    name = "from" if name == "from_" else name
+    value = (fields or {}).get(first["loc"][0]) if first["loc"] else None
+    if first["type"] == "string_too_long" and isinstance(value, str):
+        limit = first.get("ctx", {}).get("max_length")
+        return f"{where}: {name} is {len(value):,} characters; at most {limit:,} are allowed, shorten it"
+    msg = first["msg"]
+    msg = msg[len("Value error, "):] if msg.startswith("Value error, ") else msg[:1].lower() + msg[1:]
+    return f"{where}: {name} {msg}"
 
 
 def natural_key(text: str) -> tuple:
@@ -343,7 +374,8 @@ class IUGraph(BaseModel):
         """Rename an IU id everywhere (edges follow).
 
         Raises:
-            GraphError: an unknown ``old_id``, an empty ``new_id`` or one another IU already has.
+            GraphError: an unknown ``old_id``, an empty ``new_id``, one another IU already has, or one
+                the id validator refuses (an invisible character, longer than :data:`MAX_IU_NAME`).
         """
         self.node(old_id)
         if not new_id.strip():
@@ -354,13 +386,16 @@ class IUGraph(BaseModel):
         def renamed(v: str) -> str:
             return new_id if v == old_id else v
 
+        # checked(): a new id the validators refuse (an invisible character, too long) is a GraphError
         nodes = tuple(
-            IUNode(id=new_id, concept=n.concept, abstraction_level=n.abstraction_level, description=n.description)
+            checked(IUNode, f"renaming IU {old_id}", id=new_id, concept=n.concept,
+                    abstraction_level=n.abstraction_level, description=n.description)
             if n.id == old_id else n
             for n in self.nodes
         )
         edges = tuple(
-            IUEdge(from_=renamed(e.from_), to=renamed(e.to), delta_l=e.delta_l, reason=e.reason) for e in self.edges
+            IUEdge(from_=renamed(e.from_), to=renamed(e.to), delta_l=e.delta_l, reason=e.reason)
+            for e in self.edges
         )
         return _rebuilt(self, nodes=nodes, edges=edges)
 
@@ -368,7 +403,7 @@ class IUGraph(BaseModel):
         """Add ``from_id → to_id`` with its Δl.
 
         Raises:
-            GraphError: an unknown id or a self-loop.
+            GraphError: an unknown id, a self-loop or a ``reason`` longer than :data:`MAX_IU_TEXT`.
             GraphCycleError: the edge would close a directed cycle (the cycle is named).
         """
         a, b = self.node(from_id), self.node(to_id)
@@ -384,7 +419,9 @@ class IUGraph(BaseModel):
                 "remove one of those edges first or reverse this one",
                 cycle=path,
             )
-        edge = IUEdge(
+        edge = checked(
+            IUEdge,
+            f"edge {from_id} → {to_id}",
             from_=from_id,
             to=to_id,
             delta_l=round(abs(a.abstraction_level - b.abstraction_level), 6),
