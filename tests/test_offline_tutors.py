@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
+
 from knowsim_core.agents import registry
 from knowsim_core.agents.offline_reading import Belief, Writer, description_sentences, next_units
 from knowsim_core.agents.tutor_shapes import RECORDED_TURNS, REPLY_SENTENCES, draw_shape
@@ -96,3 +98,42 @@ def test_reply_length_is_in_the_range_of_real_tutor_replies():
     lengths = [len(sentences(t.assistant_message)) for a in STRATEGIES for t in run(a, "intermediate").turns]
     mean = sum(lengths) / len(lengths)
     assert REPLY_SENTENCES[0] <= mean <= REPLY_SENTENCES[-1]
+
+
+def _with_empty_descriptions(empty: set[int]) -> IUGraph:
+    return IUGraph.from_data({
+        "nodes": [{"id": f"IU{i}", "concept": f"Concept {i}", "abstraction_level": 0.5,
+                   "description": "" if i in empty else f"Concept {i} is a rule. It matters here. Apply it to X."}
+                  for i in range(1, 8)],
+        "edges": [{"from": f"IU{i}", "to": f"IU{i + 1}", "delta_l": 0.0} for i in range(1, 7)],
+    })
+
+
+OFFLINE_ASSISTANTS = tuple(sorted(e.id for e in registry.available("assistant") if e.id.startswith("offline/")))
+
+
+@pytest.mark.parametrize("assistant", OFFLINE_ASSISTANTS)
+@pytest.mark.parametrize("empty", [{1}, {3}, set(range(1, 8))], ids=["root", "middle", "all"])
+def test_every_offline_assistant_plays_a_graph_with_an_empty_description(assistant, empty):
+    """Such a graph loads (with a warning) and is runnable; the Writer read the description's first
+    sentence and raised IndexError on an empty one. It now states the concept name instead."""
+    g = _with_empty_descriptions(empty)
+    assert any("empty description" in i.message for i in g.issues())
+    g.require_runnable()
+    material = get_sample("sample_lava_lamps").material.__class__("q", "What is X?", "X", g, "math")
+    for level in ("novice", "intermediate"):
+        sim = Simulation(material=material, assistant=registry.resolve("assistant", assistant),
+                         user=registry.resolve("user", "offline/knowsim"),
+                         extractor=registry.resolve("extractor", "offline/lexical"), level=level)
+        sim.reset(seed=1)
+        run = sim.run_to_end()
+        assert run.turns and all(t.assistant_message.strip() for t in run.turns)
+
+
+def test_an_empty_description_is_stated_by_its_concept_name():
+    g = _with_empty_descriptions({3})
+    w = Writer(g, 0)
+    assert w.parts("IU3") == ["Concept 3."]
+    assert w.brief("IU3") == "Concept 3." and w.explain_briefly("IU3") == ["Concept 3."]
+    assert "Concept 3." in w.teach("IU3")
+    assert w.parts("IU2") == description_sentences(g.node("IU2").description)  # a real description is unchanged

@@ -16,7 +16,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.graph import IUGraph, IUNode
 from knowsim_core.engine.ports import Message
 from knowsim_core.text.profiles import content_stems, profiles_for, sentences
 
@@ -63,6 +63,17 @@ def description_sentences(text: str) -> list[str]:
     return out
 
 
+def iu_sentences(node: IUNode) -> list[str]:
+    """The sentences the offline assistants state an IU with: its description's, or — when the
+    description has none (an empty one loads with a warning and runs) — one naming the concept
+    (or the id), so every "first sentence" the Writer reads exists."""
+    found = description_sentences(node.description)
+    if found:
+        return found
+    name = " ".join((node.concept or node.id).split())
+    return [name[:1].upper() + name[1:] + ("" if name.endswith((".", "!", "?")) else ".")]
+
+
 def _sentence_facts(graph: IUGraph, text: str) -> tuple[tuple[bool, bool, tuple[str, ...]], ...]:
     """Per sentence of one user message: (hedges or asks, sounds confident, the IUs it is about —
     at most two, relevance at least :data:`MENTION`). A function of the text and the graph's
@@ -94,7 +105,7 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
     if units is None:  # per IU: (id, first description sentence, second sentence or the name, name)
         units = memo["own-units"] = []
         for n in graph.nodes:
-            parts = [" ".join(p.lower().split()).rstrip(".") for p in description_sentences(n.description)] or [""]
+            parts = [" ".join(p.lower().split()).rstrip(".") for p in iu_sentences(n)]
             units.append((n.id, parts[0], parts[1] if len(parts) > 1 else n.concept.lower(), n.concept.lower()))
     low = " ".join(text.lower().split())
     explained: set[str] = set()
@@ -229,7 +240,7 @@ class Writer:
         memo = profiles_for(self.graph).memo
         hit = memo.get(("description-sentences", iu))
         if hit is None:
-            hit = memo[("description-sentences", iu)] = description_sentences(self.graph.node(iu).description)
+            hit = memo[("description-sentences", iu)] = iu_sentences(self.graph.node(iu))
         return hit
 
     def teach(self, iu: str, *, plain: bool = False) -> list[str]:
