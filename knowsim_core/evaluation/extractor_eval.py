@@ -20,12 +20,13 @@ RUNS --graphs CACHE --protocol loro`` and ``benchmarks/extractor_eval.py`` print
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from knowsim_core.evaluation.scoring import agreement
 from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file
-from knowsim_core.errors import FormatError
+from knowsim_core.errors import ConfigError, FormatError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.signals import AttemptType, TeachingQuality, normalize_entries
 
@@ -196,7 +197,24 @@ def fit_logistic(rows: Sequence[Sequence[float]], ys: Sequence[int], *, l2: floa
     ``balanced`` weighs each class by ``n / (2 n_class)``: the target is macro-F1, where the rare
     class counts as much as the common one. Newton–Cholesky is sklearn's exact second-order solver
     for a few features; the tolerance makes the 4-decimal weights independent of the solver.
+
+    A training set with one class (a leave-one-out fold can have no ``well_explained`` example)
+    has no finite optimum — the unpenalised bias runs to ±∞ — and sklearn refuses it. It gets
+    bias-only weights: every feature weight 0 and the bias the log-odds of the class rate with half
+    a pseudo-count on each side, ``log((n₁ + ½) / (n₀ + ½))`` (all 10 positive: log 21 ≈ 3.04),
+    so the model predicts that class everywhere with finite confidence.
+
+    Raises:
+        ConfigError: ``l2`` is not a positive finite number (``C = 1 / l2`` needs one).
     """
+    if not 0.0 < l2 < math.inf:
+        raise ConfigError(f"l2 must be a positive number (the penalty of C = 1/l2), got {l2!r}")
+    ys = [int(y) for y in ys]
+    if len(set(ys)) < 2:
+        n1 = sum(1 for y in ys if y)
+        bias = math.log((n1 + 0.5) / (len(ys) - n1 + 0.5))
+        width = len(rows[0]) if rows else 1
+        return (round(bias, 4) + 0.0, *([0.0] * (width - 1)))
     from sklearn.linear_model import LogisticRegression  # lazy: only fitting needs sklearn
 
     x = [list(r[1:]) for r in rows]
