@@ -23,6 +23,11 @@ from knowsim_core.llm.settings import PROVIDERS
     ("anthropic/claude-haiku-4-5", {"needs_model"}, "claude-haiku-4-5"),
     ("compat/llama3:8b@http://h/v1", {"needs_model"}, "llama3:8b"),
     ("compat/llama3:8b", {"needs_model"}, "llama3:8b"),
+    # the baseline users' methods (llm_baselines) are no part of the model either
+    ("openai/gpt-4o-mini:zs", {"needs_model"}, "gpt-4o-mini"),
+    ("openai/gpt-4o-mini:zs-cot", {"needs_model"}, "gpt-4o-mini"),
+    ("compat/llama3:8b@http://h/v1:zs-cot-prof", {"needs_model"}, "llama3:8b"),
+    ("compat/llama3:zs-cot", {"needs_model"}, "llama3"),
     ("elsewhere/thing", set(), None),
     ("humans", set(), None),
 ])
@@ -55,6 +60,18 @@ def test_batch_cost_and_realism_ask_the_spec():
     # an offline or baseline user never receives LLM settings (its constructor takes none)
     users = build_users(["baseline/copy-last", "offline/knowsim"], {"settings": object(), "cache": None})
     assert set(users) == {"baseline/copy-last", "offline/knowsim"}
+
+
+def test_a_baseline_user_batch_is_priced_by_its_model():
+    """``openai/gpt-4o-mini:zs-cot`` was priced as the unknown model 'gpt-4o-mini:zs-cot' ($0)."""
+    from knowsim_core.batch.plan import estimate
+    from knowsim_core.llm.prices import PriceTable
+
+    spec = BatchSpec(("q",), ("novice",), ("offline/simple",), 1, "openai/gpt-4o-mini:zs-cot", "offline/lexical",
+                     "paper-final", 3)
+    assert model_name("openai/gpt-4o-mini:zs-cot") == "gpt-4o-mini"
+    est = estimate(spec, 1, prices=PriceTable({"gpt-4o-mini": (1.0, 2.0)}))
+    assert est.unpriced == () and est.per_conversation_usd > 0
 
 
 def test_a_batch_refuses_typed_and_recorded_sides(seeded_store):

@@ -91,13 +91,18 @@ _PREFIX: dict[tuple[str, str], Entry] = {}
 
 
 def _model_name(rest: str) -> str:
-    """The model a provider-relative spec calls: ``gpt-4o:socratic`` → ``gpt-4o``;
-    ``llama3:8b@http://h/v1`` → ``llama3:8b`` (a suffix that is no strategy stays in the name)."""
+    """The model a provider-relative spec calls: ``gpt-4o:socratic`` → ``gpt-4o``,
+    ``gpt-4o-mini:zs-cot`` → ``gpt-4o-mini`` (a baseline user's method), ``llama3:8b@http://h/v1``
+    → ``llama3:8b`` (a suffix that is neither a strategy nor a method stays in the name).
+
+    Batch pricing looks the result up in the price table: a method left on the name priced a
+    baseline-user batch as "not in the price table", $0."""
     from knowsim_core.prompts.assistant import STRATEGIES  # tiny; the strategies an assistant id may name
+    from knowsim_core.prompts.baseline_user import METHODS  # the :zs / :zs-cot / :zs-cot-prof users
 
     spec = rest.partition("@")[0]
     head, sep, tail = spec.rpartition(":")
-    return head if sep and tail in STRATEGIES else spec
+    return head if sep and (tail in STRATEGIES or tail in METHODS) else spec
 
 
 def spec_of(agent_id: str) -> AgentSpec:
