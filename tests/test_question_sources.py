@@ -26,6 +26,15 @@ def test_a_title_is_the_first_sentence_clipped_at_a_word():
     assert clip("a\n  b") == "a b"
 
 
+def test_text_without_a_sentence_end_is_titled_by_its_first_line():
+    """The docstring promised the first line; the line breaks were flattened first, so the title was
+    the whole text run together and clipped ("Solve the system 2x + y = 3 x - y = 0")."""
+    assert short_title("\n  Solve the system\n2x + y = 3\nx - y = 0\n") == "Solve the system"
+    assert short_title("A sentence that runs\nover two lines. Then more.") == "A sentence that runs over two lines."
+    assert short_title("Is this\nthe last line?") == "Is this the last line?"  # the end of the text ends it
+    assert short_title("") == "" and short_title("   \n ") == ""
+
+
 def test_a_real_conversation_is_titled_by_its_field_and_concepts_not_its_greeting():
     t = concept_title("Number Theory", ["Perfect Square", "Digit Permutation", "Combinatorial Analysis"], "MATH")
     assert t.startswith("Number Theory: Perfect Square, Digit Permutation") and len(t) <= 70

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 MAX_TITLE_CHARS = 70
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s")
+_SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
 
 
 def clip(text: str, limit: int = MAX_TITLE_CHARS) -> str:
@@ -25,10 +25,17 @@ def clip(text: str, limit: int = MAX_TITLE_CHARS) -> str:
 
 
 def short_title(text: str, limit: int = MAX_TITLE_CHARS) -> str:
-    """The first sentence of ``text`` (its first line when there is no sentence end), clipped."""
-    flat = " ".join((text or "").split())
-    first = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
-    return clip(first or flat, limit)
+    """The first sentence of ``text`` (its first line when there is no sentence end), clipped.
+
+    A sentence may run over several lines (it is read with the line breaks flattened), but text
+    with no sentence end at all — a list, a heading over a formula — is titled by its first
+    non-blank line, not by everything run together.
+    """
+    text = text or ""
+    end = _SENTENCE_END.search(" ".join(text.split()))
+    if end:
+        return clip(" ".join(text.split())[: end.end()], limit)
+    return clip(next((line for line in text.splitlines() if line.strip()), ""), limit)
 
 
 def concept_title(field: str, concepts: list[str] | tuple[str, ...], fallback: str,
