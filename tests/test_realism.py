@@ -295,3 +295,27 @@ def test_a_sampled_start_refuses_a_conversation_read_by_an_llm_in_one_line(tmp_p
     assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="start must be one of"):
         score([run], {}, start="hindsight")
+
+
+def test_a_re_read_conversation_keeps_its_own_domain():
+    """real_turns and sampled_start built the material as "math" whatever the run's domain, so a
+    simulator scored on (or a re-reading of) an expert conversation was told it was maths."""
+    import dataclasses
+
+    from knowsim_core.engine.config import preset
+    from knowsim_core.engine.state import IUState
+    from knowsim_core.evaluation.realism import real_turns, sampled_start
+    from knowsim_core.services.reading import read_conversation
+
+    graph = IUGraph.from_data({"nodes": [
+        {"id": "IU1", "concept": "Herd immunity", "abstraction_level": 0.6,
+         "description": "Enough immune people stop a disease spreading."}], "edges": []})
+    material = QuestionMaterial("q", "Why vaccinate healthy people?", "", graph, "expert")
+    pairs = [("Why vaccinate me?", "Herd immunity: enough immune people stop the spread."), ("so it helps others?", "Yes.")]
+    run = read_conversation(material, pairs, KnowledgeState.from_ids(graph, {"IU1": IUState.UNAWARE}), level="novice",
+                            extractor=registry.resolve("extractor", "offline/lexical"), assistant_id="recorded/tutor",
+                            params=preset(), meta=(("conversation", "q:w1"),))
+    run = dataclasses.replace(run, domain="expert")  # as the store loads it (runner fills the question's domain)
+    assert [t.context.material.domain for t in real_turns(run)] == ["expert"]
+    assert sampled_start(run).domain == "expert"
+    assert real_turns(dataclasses.replace(run, domain=""))[0].context.material.domain == "math"  # older records

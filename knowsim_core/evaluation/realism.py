@@ -102,7 +102,7 @@ def real_turns(run: RunRecord) -> list[RealTurn]:
     """The scorable turns of a human run, each with its UserContext (history and read state)."""
     meta = dict(run.meta)
     key = str(meta.get("conversation") or run.question_id)
-    material = QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph, "math")
+    material = QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph, run.domain or "math")
     out = []
     for t in range(2, len(run.turns) + 1):
         before = run.turns[: t - 1]
@@ -138,15 +138,17 @@ def sampled_start(run: RunRecord) -> RunRecord:
         raise ConfigError(f"run {run.run_id or run.question_id} was read by {extractor_id}; a sampled start "
                           "re-reads it and works only for offline extractors (re-import with offline/lexical)")
     key = str(dict(run.meta).get("conversation") or run.question_id)
-    s0 = initial_state(run.graph, run.level, run.params, seed=zlib.crc32(key.encode()))  # as import's fallback
-    material = QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph, "math")
     seed = zlib.crc32(key.encode())
+    s0 = initial_state(run.graph, run.level, run.params, seed=seed)  # as import's fallback
+    # the conversation's own domain (real SimulatorArena runs are maths; an imported one may not be)
+    material = QuestionMaterial(run.question_id, run.question, run.reference_answer, run.graph, run.domain or "math")
     meta = tuple((k, v) for k, v in run.meta if k not in (KIND_KEY, "stop_mode", "initial_state_source"))
     meta += (("initial_state_source", f"sampled for {run.level} (seed {seed})"),)
-    return read_conversation(material, [(t.user_message, t.assistant_message) for t in run.turns], s0,
-                             level=run.level, extractor=registry.resolve("extractor", extractor_id),
-                             assistant_id=dict(run.adapters).get("assistant", ""), params=run.params,
-                             meta=meta)
+    again = read_conversation(material, [(t.user_message, t.assistant_message) for t in run.turns], s0,
+                              level=run.level, extractor=registry.resolve("extractor", extractor_id),
+                              assistant_id=dict(run.adapters).get("assistant", ""), params=run.params,
+                              meta=meta)
+    return replace(again, domain=run.domain)  # read_conversation leaves a record's domain empty
 
 
 def score(
