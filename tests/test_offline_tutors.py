@@ -137,3 +137,26 @@ def test_an_empty_description_is_stated_by_its_concept_name():
     assert w.brief("IU3") == "Concept 3." and w.explain_briefly("IU3") == ["Concept 3."]
     assert "Concept 3." in w.teach("IU3")
     assert w.parts("IU2") == description_sentences(g.node("IU2").description)  # a real description is unchanged
+
+
+def test_the_docstrings_state_the_figures_the_tables_give():
+    """Stale text (a review found 58 % beside a table whose mean is 0.596, "three tables" beside two,
+    and "~10 sentences" for replies widen() pads to 26): the stated figures are the tables'."""
+    import math
+
+    from knowsim_core.agents import offline_assistants, tutor_shapes
+
+    coverage = sum(c for c, _ in RECORDED_TURNS) / len(RECORDED_TURNS)
+    well = sum(w for _, w in RECORDED_TURNS) / len(RECORDED_TURNS)
+    shapes_doc = " ".join(tutor_shapes.__doc__.split())
+    assert f"({coverage:.3f}, the mean over the {len(RECORDED_TURNS)} recorded turns" in shapes_doc
+    assert f"{round(well * 100)} % of what it touches ({well:.3f})" in shapes_doc
+    assert "The two tables are measured by" in shapes_doc
+    assert f"({coverage:.3f}, the mean over the {len(RECORDED_TURNS)} recorded turns" in " ".join(
+        offline_assistants.__doc__.split())
+    n = len(REPLY_SENTENCES)
+    for cls in (offline_assistants.ComprehensiveAssistant, offline_assistants.SocraticAssistant):
+        lo, hi = cls.band
+        qs = range(int(lo * (n + 1)), min(n - 1, math.ceil(hi * (n + 1)) - 1) + 1)  # as draw_shape indexes
+        lengths = [round(REPLY_SENTENCES[q]) for q in qs]
+        assert f"({min(lengths)} to {max(lengths)} sentences" in " ".join(cls.__doc__.split()), cls.__name__

@@ -9,7 +9,8 @@ grades them cannot also steer them.
 
 Like chat assistants, the strategies tie a step to what comes after it (a pointer to a later step
 or to the goal): in the paper's recorded conversations the assistant touches about 60 % of the
-graph's IUs per turn (259 of 435 labels), and a forward mention of an IU the user cannot absorb
+graph's IUs per turn (0.596, the mean over the 30 recorded turns of
+:data:`~knowsim_core.agents.tutor_shapes.RECORDED_TURNS`), and a forward mention of an IU the user cannot absorb
 yet is how prerequisite-blocked explanations arise. Each reply is carried that way by
 :func:`widen`: its length, how many IUs it touches and how many it explains are drawn from
 distributions measured on real LLM tutor replies (:mod:`knowsim_core.agents.tutor_shapes`), in a
@@ -60,11 +61,8 @@ class _Scripted:
         belief = read_user(graph, ctx.history)
         w = Writer(graph, ctx.seed)
         core = self.compose(ctx, belief, w)
-        shape = draw_shape(w.rng, self.band_for(belief), len(graph.nodes))
+        shape = draw_shape(w.rng, self.band, len(graph.nodes))
         return AssistantTurn(message=_join(widen(core, shape, w, question_last=self.question_last)))
-
-    def band_for(self, belief: Belief) -> tuple[float, float]:
-        return self.band
 
     def compose(self, ctx: AssistantContext, belief: Belief, w: Writer) -> list[str]:
         raise NotImplementedError
@@ -184,7 +182,12 @@ class AdaptiveAssistant(_Scripted):
 
 
 class ComprehensiveAssistant(_Scripted):
-    """A thorough first answer covering the whole solution, then new ground each turn (~10 sentences)."""
+    """A thorough first answer covering the whole solution, then new ground each turn.
+
+    Its own plan is at most :data:`COMPREHENSIVE_MAX_SENTENCES` sentences; :func:`widen` then
+    carries it to a length drawn from the longer half of real replies (13 to 26 sentences, the
+    95 % quantile), with recaps, pointers and check-ins.
+    """
 
     id = "offline/comprehensive"
     band = (0.5, 1.0)  # thorough by design: the broader, longer half of real replies
@@ -213,7 +216,13 @@ class ComprehensiveAssistant(_Scripted):
 
 
 class SocraticAssistant(_Scripted):
-    """One reasoning-level question per turn (or a one-sentence hint plus a question); never the answer."""
+    """One reasoning-level question per turn (or a one-sentence hint plus a question); never the answer.
+
+    That is its own plan; :func:`widen` adds the asides a chat tutor's reply carries (recaps of
+    earlier steps, some explained in two sentences, pointers to later ones, check-ins) up to a
+    length drawn from the shorter half of real replies (4 to 12 sentences), all before the
+    question so the reply ends on it, and never explains the goal.
+    """
 
     id = "offline/socratic"
     band = (0.0, 0.5)  # a hint and a question: the narrower, shorter half of real replies

@@ -33,16 +33,6 @@ def _lc(text: str) -> str:
     return text[0].lower() + text[1:] if len(text) > 1 and text[0].isupper() and not text[1].isupper() else text
 
 
-def _err(fact: str, rng: random.Random) -> str:
-    """A plausible mistake: one number nudged, as a struggling learner would (18 for 20)."""
-    nums = list(_NUM.finditer(fact))
-    if not nums:
-        return fact
-    m = nums[rng.randrange(len(nums))]
-    wrong = int(m.group()) + rng.choice((-2, -1, 1, 2))
-    return fact[: m.start()] + str(max(0, wrong)) + fact[m.end():]
-
-
 class _Speaker:
     def __init__(self, ctx: UserContext):
         self.ctx = ctx

@@ -4,11 +4,11 @@ that it explains, and how long it is — measured, not chosen.
 The scripted strategies decide *what* to teach (their plan over the graph); this module decides how
 much else a reply carries around it, the way an LLM tutor's reply does: a recap of earlier steps,
 pointers to later ones, the whole solution path sketched in passing. In the paper's recorded
-conversations the tutor touches 58 % of the graph's IUs per turn on average and explains about
-40 % of what it touches; a scripted tutor that mentions only its one planned IU is far gentler than
+conversations the tutor touches about 60 % of the graph's IUs per turn (0.596, the mean over the
+30 recorded turns of :data:`RECORDED_TURNS`) and explains about 42 % of what it touches (0.418); a scripted tutor that mentions only its one planned IU is far gentler than
 the LLMs the paper measured (issue 22: half the novice overload, little of the redundancy).
 
-The three tables are measured by
+The two tables are measured by
 :func:`knowsim_core.evaluation.paper_matrix.measure_reply_shapes` (``python benchmarks/paper_check.py
 --shapes`` prints them; a test checks these constants equal the measurement):
 

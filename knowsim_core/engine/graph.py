@@ -503,8 +503,11 @@ def _kahn(nodes: Sequence[str], pairs: Iterable[tuple[str, str]]) -> list[str]:
     """Kahn's algorithm, first-in first-out in the order ``nodes`` are given (the order spec §2.2
     fixes): every node that lies on no cycle and after none. ``pairs`` must join listed nodes.
 
-    The one topological sort of the package; networkx is imported only when a graph has a cycle
-    (importing it is ~0.13 s of a command's start-up) and its tie-break order is not documented.
+    The one topological sort of the package (networkx's tie-break order is not documented).
+    Loading and running a graph never import networkx (~0.13 s of a command's start-up);
+    validation imports it only for a graph that has a cycle (:meth:`IUGraph.cycles`,
+    :mod:`~knowsim_core.engine.graph_checks`), and a hand edit (:meth:`IUGraph.with_edge`) always
+    does, to name the cycle a new edge would close.
     """
     indeg = dict.fromkeys(nodes, 0)
     children: dict[str, list[str]] = {v: [] for v in nodes}
