@@ -6,7 +6,8 @@ Vague (fuzzy references), Compliant (short, deferential). Later turns write as r
 (:mod:`learner_voice`): mostly an answer attempt with the value or step the tutor asked for,
 "I don't get it" when stuck, a question, a short acknowledgement, a goodbye when the overload
 stop is pending — the act read from the tutor's last turn and the state of the IU it discussed
-(known: a confident answer; struggling: hedged and wrong, or stuck; unaware: never an attempt),
+(known: a confident answer; struggling: hedged and wrong, or stuck; unaware: never the concept's
+name or step, though asked for a value it may guess one, hedged and wrong),
 the length drawn from real learners' lengths and kept near the learner's own previous turn. A
 final filter guarantees that no sentence names an unaware concept (neither its name nor its
 distinctive words): such sentences are dropped. It never ends the conversation itself

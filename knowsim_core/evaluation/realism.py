@@ -148,7 +148,7 @@ def sampled_start(run: RunRecord) -> RunRecord:
                               level=run.level, extractor=registry.resolve("extractor", extractor_id),
                               assistant_id=dict(run.adapters).get("assistant", ""), params=run.params,
                               meta=meta)
-    return replace(again, domain=run.domain)  # read_conversation leaves a record's domain empty
+    return again
 
 
 def score(

@@ -115,6 +115,7 @@ def read_conversation(
         turns=turns,
         stop_reason=STOP_END_OF_RECORDING,
         meta=((KIND_KEY, HUMAN_READING), ("stop_mode", "virtual"), *meta),
+        domain=material.domain,
     )
 
 
