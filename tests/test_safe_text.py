@@ -27,6 +27,28 @@ def test_headings_setext_and_tables_read_inline_while_maths_and_emphasis_stay():
 
 
 
+def test_no_backslash_run_before_an_image_lets_it_load_under_a_commonmark_parser():
+    """``\\![x](url)`` is already an escaped "!"; the filter used to add a backslash, giving
+    ``\\\\![x](url)`` = a literal backslash then a real image (a tracking pixel). Whatever run of
+    backslashes precedes ``![``, the rendered HTML has no ``<img`` and every URL is still a link."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    for n in range(7):
+        slashes = "\\" * n
+        for text in (f"a {slashes}![x](http://evil.example/p.png) b",
+                     f"{slashes}![y][r]\n\n[r]: http://evil.example/r.png",
+                     f"[{slashes}![z](http://evil.example/in.png)](http://ok.example/)",
+                     f"{slashes}![x](http://evil.example/1.png){slashes}![x](http://evil.example/2.png)"):
+            assert "<img" in md.render(text) or n % 2, (n, text)  # the input really is an image
+            html = md.render(inline_markdown(text))
+            assert "<img" not in html, (n, text, html)
+            assert "http://evil.example/" in html  # kept, as a link to click
+            if "<img" not in md.render(text):  # text that was already safe reads exactly as before
+                assert html == md.render(text), (n, text, html)
+
+
+
 
 def test_the_turn_card_renders_stored_text_through_the_helper():
     from knowsim_core.services.runner import start_run

@@ -8,7 +8,10 @@ size inside a chat bubble. :func:`inline_markdown` keeps what reads well inline 
 lists, links, inline ``$…$`` maths — a maths tutor's replies are full of it) and neutralises the
 rest:
 
-* images become links (``\\![x](url)`` renders "!" and a link "x"): nothing loads until a click;
+* images become links (``\\![x](url)`` renders "!" and a link "x"): nothing loads until a click.
+  The ``!`` must end up behind an *odd* run of backslashes: ``\\\\![x](url)`` is an escaped
+  backslash followed by a real image, so a backslash is added only where the run before ``!`` is
+  even (none counts as even) — adding one to text that already escaped the ``!`` would unescape it;
 * ATX headings (``# …``) and setext underlines (``===`` / ``---`` lines) are escaped, so they
   read as the text they are;
 * a table's delimiter row (``|---|---|``) is escaped, so no table forms (other pipes are left
@@ -24,13 +27,19 @@ import re
 
 _HEADING = re.compile(r"^( {0,3})(#)", re.MULTILINE)
 _SETEXT = re.compile(r"^( {0,3})([=-])(?=[=\- \t]*$)", re.MULTILINE)
-_IMAGE = re.compile(r"!\[")
+_IMAGE = re.compile(r"(\\*)!\[")
 _TABLE_DELIMITER = re.compile(r"^([ \t]*)(?=[|:\-][|:\- \t]*$)(?=.*\|)(?=.*-)(.)", re.MULTILINE)
+
+
+def _escape_image(m: re.Match[str]) -> str:
+    """``![`` with an odd run of backslashes before it, so the ``!`` is escaped (see above)."""
+    run = m.group(1)
+    return run + ("!" if len(run) % 2 else "\\!") + "["
 
 
 def inline_markdown(text: str) -> str:
     """``text`` as markdown that loads no remote resource and renders no block layout (see above)."""
-    out = _IMAGE.sub(r"\\![", str(text))
+    out = _IMAGE.sub(_escape_image, str(text))
     out = out.replace("$$", "$")
     out = _TABLE_DELIMITER.sub(r"\1\\\2", out)
     out = _HEADING.sub(r"\1\\\2", out)
