@@ -44,7 +44,7 @@ if player is not None:
     text = " ".join(run.question.split())
     short = clip(text, 150)
     head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(short) + f" · run `{', '.join(player.run_ids)}`",
-                  help=text if short != text else None)
+                  help=inline_markdown(text) if short != text else None)
     for rid in player.run_ids:
         link = fork_link(player.runs[rid])
         if link:

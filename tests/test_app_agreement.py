@@ -64,8 +64,8 @@ def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export
     rid = runs[0]
     at = app(SIMULATE, run=rid, turn="2")
     assert "👎 down · the person in the conversation" in _texts(at)  # c0 turn 2: (0 + 1) % 2 → 👎
-    at.text_input(key="sim_judge_0_who").set_value("ana")
-    at.text_input(key="sim_judge_0_note").set_value("explains, but too long")
+    at.text_input(key=f"sim_judge_0_who_{rid}_2").set_value("ana")
+    at.text_input(key=f"sim_judge_0_note_{rid}_2").set_value("explains, but too long")
     at.button(key="sim_judge_0_up").click().run()
     assert not at.exception, at.exception
     mine = [j for j in store.list_judgments(rid) if j.source == "researcher"]

@@ -18,6 +18,7 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.scoring import roc_points
 from knowsim_core.formats.judgments import Judgment
+from ui.safe_text import inline_markdown
 
 UP_COLOUR, DOWN_COLOUR = "#009E73", "#D55E00"  # Okabe–Ito bluish green / vermillion
 SCORE_COLOURS = {"knowsim": "#0072B2", "reply_length": "#8C8C8C", "upward": "#CC79A7"}
@@ -33,13 +34,17 @@ def _default_name() -> str:
 
 
 def judgment_line(j: Judgment) -> str:
-    """One judgment in a line: thumb, whose, when, note, and how an imported thumb matched its reply."""
+    """One judgment in a line: thumb, whose, when, note, and how an imported thumb matched its reply.
+
+    The name and the note are stored text (a Studio JSON import brings them from anywhere), so they
+    go through :func:`~ui.safe_text.inline_markdown`: a ``![](http://tracker)`` note must not load."""
     thumb = "👍 up ·" if j.liked else "👎 down ·"
-    whose = "the person in the conversation" if j.source == "person" else f"researcher **{j.who or '?'}**"
+    who = inline_markdown(" ".join((j.who or "?").split()))
+    whose = "the person in the conversation" if j.source == "person" else f"researcher **{who}**"
     when = f" ({j.created[:16].replace('T', ' ')})" if j.created and j.source == "researcher" else ""
     match = {"prefix": " — voted while the reply was still streaming (its text is a prefix of the reply)",
              "mismatch": " — ⚠ the voted text is not this reply's; left out of agreement"}.get(j.match, "")
-    note = f": “{j.note}”" if j.note else ""
+    note = f": “{inline_markdown(' '.join(j.note.split()))}”" if j.note else ""
     return f"{thumb} {whose}{when}{note}{match}"
 
 
@@ -61,8 +66,11 @@ def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
     mine = next((j for j in judgments if j.source == "researcher" and j.who == who), None)
     with row.popover("Judge this reply", icon=":material/thumbs_up_down:",
                      help="Your 👍/👎 on the tutor's reply in this turn; counted by Agreement beside the people's"):
-        name = st.text_input("Your name", value=who, key=f"{key}_who", max_chars=200)
-        note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note", max_chars=2000)
+        # keyed by run and turn: one key per side let a note typed on turn 2 stay in the box on
+        # turn 3 and be saved with turn 3's vote, and a turn's own stored note was never shown
+        name = st.text_input("Your name", value=who, key=f"{key}_who_{run_id}_{turn}", max_chars=200)
+        note = st.text_input("Note (optional)", value=mine.note if mine else "", key=f"{key}_note_{run_id}_{turn}",
+                             max_chars=2000)
         b = st.container(horizontal=True)
         verdict = None
         if b.button("👍 Good reply", key=f"{key}_up"):

@@ -1,0 +1,111 @@
+"""AppTest checks for the UI review's defects: stored text that could load a remote image, the
+judgment box carrying a note across turns, deep links that did nothing the second time, run
+tables whose selection jumped, and captions shown twice or wrongly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.formats.judgments import Judgment
+from knowsim_core.services.importing import import_path
+from knowsim_core.storage import Store
+
+TIMEOUT = 60
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+SIMULATE = "pages/simulate.py"
+PIXEL = "![](http://tracker.example/p.png)"
+
+
+def _conversations(tmp_path: Path, question: str = "Solve 2x + 1 = 5.") -> Path:
+    lines = []
+    for i in range(2):
+        msgs = []
+        for t in range(4):
+            msgs += [{"role": "user", "content": question if t == 0 else f"Step {t}: what next for x?"},
+                     {"role": "assistant", "content": "Subtract 1 from both sides, then divide both sides by 2."}]
+        lines.append({"id": f"c{i}", "level": "9-12", "model": "tutor-a", "rating": 5, "correctness": "correct",
+                      "messages": msgs, "votes": [{"turn": 1, "liked": True}],
+                      "concepts": [{"name": "Linear equations", "description": "solving ax + b = c"}]})
+    p = tmp_path / "judged.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return p
+
+
+def _db(tmp_path, monkeypatch, **kw) -> tuple[Store, list[str]]:
+    path = tmp_path / "studio.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(path))
+    store = Store(path)
+    return store, list(import_path(store, _conversations(tmp_path, **kw)).runs)
+
+
+def _open(page: str, **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _rendered(at: AppTest) -> str:
+    """Every markdown body and help text on the page, as a CommonMark parser renders it."""
+    md = MarkdownIt("commonmark")
+    parts = []
+    for m in list(at.markdown) + list(at.caption):
+        parts.append(md.render(m.value))
+        if m.proto.help:
+            parts.append(md.render(m.proto.help))
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ item 2: judgments and the question's help
+def test_judgment_notes_names_and_the_question_tooltip_load_no_image(tmp_path, monkeypatch):
+    long_question = "Solve 2x + 1 = 5 " + PIXEL + " and explain every step " * 12
+    store, runs = _db(tmp_path, monkeypatch, question=long_question)
+    rid = runs[0]
+    store.add_judgment(rid, Judgment(turn=1, liked=False, source="researcher", who="eve " + PIXEL,
+                                     note="see " + PIXEL.replace("p.png", "n.png")))
+    at = _open(SIMULATE, run=rid, turn="1")
+    html = _rendered(at)
+    assert "http://tracker.example/n.png" in html and "researcher <strong>eve" in html  # the judgment is shown
+    assert any(m.proto.help and "tracker.example" in m.proto.help for m in at.markdown)  # the full question on hover
+    assert "<img" not in html
+
+
+# ------------------------------------------------------------------ item 3: the note box belongs to one turn
+def _note_box(at: AppTest):
+    boxes = [t for t in at.text_input if t.label == "Note (optional)"]
+    assert len(boxes) == 1, [t.label for t in at.text_input]
+    return boxes[0]
+
+
+def _vote_up(at: AppTest) -> None:
+    [up] = [b for b in at.button if b.label == "👍 Good reply"]
+    up.click().run()
+    assert not at.exception, at.exception
+
+
+def test_a_note_typed_on_one_turn_is_not_saved_with_the_next_and_each_turn_shows_its_own(tmp_path, monkeypatch):
+    store, runs = _db(tmp_path, monkeypatch)
+    rid = runs[0]
+    at = _open(SIMULATE, run=rid, turn="2")
+    _note_box(at).set_value("about turn 2")
+    _vote_up(at)
+    at.button(key="sim_step").click().run()
+    assert not at.exception, at.exception
+    assert _note_box(at).value == ""  # turn 3 has no note of its own
+    _vote_up(at)
+    notes = {j.turn: j.note for j in store.list_judgments(rid) if j.source == "researcher"}
+    assert notes == {2: "about turn 2", 3: ""}
+    _note_box(at).set_value("turn 3's")
+    _vote_up(at)
+    at.button(key="sim_back").click().run()
+    assert _note_box(at).value == "about turn 2"  # turn 2's stored note, not the last one typed
+    notes = {j.turn: j.note for j in store.list_judgments(rid) if j.source == "researcher"}
+    assert notes == {2: "about turn 2", 3: "turn 3's"}
