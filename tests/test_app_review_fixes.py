@@ -109,3 +109,29 @@ def test_a_note_typed_on_one_turn_is_not_saved_with_the_next_and_each_turn_shows
     assert _note_box(at).value == "about turn 2"  # turn 2's stored note, not the last one typed
     notes = {j.turn: j.note for j in store.list_judgments(rid) if j.source == "researcher"}
     assert notes == {2: "about turn 2", 3: "turn 3's"}
+
+
+# ------------------------------------------------------------------ item 4: the same deep link, twice in a session
+RUNS, HOME = "pages/runs.py", "pages/home.py"
+
+
+def _visit(at: AppTest, page: str, **query: str) -> AppTest:
+    at.query_params.clear()
+    at.query_params.update(query)
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_following_the_same_filter_link_again_applies_it_again(seeded_store):
+    at = _open(RUNS, level="intermediate")
+    assert at.session_state["runs_level"] == "intermediate"
+    _visit(at, HOME)
+    _visit(at, RUNS, level="intermediate")  # the widget was dropped on Home; the link must set it again
+    assert at.session_state["runs_level"] == "intermediate"
+    assert at.query_params.get("level") in ("intermediate", ["intermediate"])  # and the URL keeps it
+    # the user's own change still wins over the (now old) URL value on this page
+    at.selectbox(key="runs_level").set_value("novice").run()
+    assert at.session_state["runs_level"] == "novice"
+    at.run()
+    assert at.session_state["runs_level"] == "novice"

@@ -2,7 +2,8 @@
 
 A reload, a bookmark or a link from another page (``/failures?batch=TAG``, ``/runs?tag=baseline``)
 opens the page with the same filters. The URL is applied when its value is new to this session
-(so the widget stays the user's to change) and rewritten from the widget after it is drawn.
+or when the widget has no value (the page was left, which drops it; so the widget stays the user's to
+change while it lives) and rewritten from the widget after it is drawn.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ _SEEN = "_ks_link_{}"
 def from_url(key: str, param: str, options: Sequence[Any] | None = None, *,
              cast: Callable[[str], Any] = str) -> bool:
     """Set widget ``key`` from ``?param=…`` when the URL holds a value this session has not applied
-    yet and it is one of ``options`` (any value when None). True when the URL named the filter."""
+    yet, or the widget has no value, and it is one of ``options`` (any value when None). True when
+    the URL named the filter."""
     raw = st.query_params.get(param)
     if raw is None:
         return False
-    if st.session_state.get(_SEEN.format(key)) != raw:
+    # also when the widget is gone: leaving the page drops a widget's value but not the "seen" mark,
+    # so the same link followed again would count as applied and show "all" (then to_url erased it)
+    if key not in st.session_state or st.session_state.get(_SEEN.format(key)) != raw:
         st.session_state[_SEEN.format(key)] = raw
         try:
             value = cast(raw)
