@@ -109,7 +109,9 @@ def test_the_agreement_page_shows_the_figures_and_a_click_opens_the_turn(judged_
     at.session_state["agr_turns"] = {"selection": {"points": [{"customdata": point}], "point_indices": [0],
                                                    "box": [], "lasso": []}}
     at.run()
-    assert at.session_state["open_target"] == {"run": point[0], "turn": point[1]}
+    shown = at.session_state["_ks_player"]  # Simulate, at that run and turn
+    assert (shown.run_ids, shown.turn) == ((point[0],), point[1])
+    assert (at.query_params["run"], at.query_params["turn"]) == (point[0], str(point[1]))
 
 
 def test_the_agreement_page_on_an_empty_database_says_what_to_do(tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from statistics import quantiles
 
@@ -84,7 +85,8 @@ def test_filters_narrow_the_runs_and_a_click_opens_the_run(db):
     at.session_state["fm_shares"] = {"selection": {"points": [{"customdata": ["novice", "prereq_blocked", 1]}],
                                                    "point_indices": [0], "box": [], "lasso": []}}
     at.run()
-    target = at.session_state["open_target"]
+    [where] = [m for i in at.info if (m := re.search(r"Open run (\S+) at turn (\d+) on the Simulate", i.value))]
+    target = {"run": where[1], "turn": int(where[2])}
     run = db.load_run(target["run"])
     assert run.level == "novice"
     first = next(t.turn for t in run.turns if any(m.value == "prereq_blocked" for _, m in t.modes))

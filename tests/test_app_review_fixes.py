@@ -135,3 +135,26 @@ def test_following_the_same_filter_link_again_applies_it_again(seeded_store):
     assert at.session_state["runs_level"] == "novice"
     at.run()
     assert at.session_state["runs_level"] == "novice"
+
+
+# ------------------------------------------------------------------ item 5: a link to another turn of the open run
+def _shown_turn(at: AppTest) -> tuple[int, str]:
+    return at.session_state["_ks_player"].turn, at.query_params.get("turn")
+
+
+def test_a_link_to_another_turn_of_the_run_already_open_goes_to_that_turn(tmp_path, monkeypatch):
+    store, runs = _db(tmp_path, monkeypatch)
+    rid = runs[0]
+    at = _open(SIMULATE, run=rid, turn="3")
+    assert _shown_turn(at) == (3, "3")
+    _visit(at, HOME)
+    _visit(at, SIMULATE, run=rid, turn="1")  # e.g. a Home link, or a click on Agreement / Failure modes
+    assert _shown_turn(at) == (1, "1")
+    # the page's own moves still win over the address they rewrite
+    at.button(key="sim_step").click().run()
+    assert _shown_turn(at) == (2, "2")
+    at.run()
+    assert _shown_turn(at) == (2, "2")
+    # the same link again (the address says 1, the player 2): it goes back to 1
+    _visit(at, SIMULATE, run=rid, turn="1")
+    assert _shown_turn(at) == (1, "1")

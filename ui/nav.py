@@ -1,8 +1,8 @@
 """Shared by the Graph, Failure Modes and Runs pages: the store and "open this run at this turn".
 
 Opening a run hands over to the Simulate page through its deep link (``?run=…&turn=…``), so the
-part-1 player shows exactly that view; the target is also kept in session state so a page that
-cannot switch (a single-page test) still says where it would go.
+part-1 player shows exactly that view (:func:`ui.state.player` goes to the link's turn even when
+the run is already open there). A page that cannot switch (run on its own) says where it would go.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import streamlit as st
 from ui.resources import get_store
 
 SIMULATE_PAGE = "pages/simulate.py"
-OPEN_TARGET_KEY = "open_target"
 
 
 def store():
@@ -22,7 +21,6 @@ def store():
 
 def open_in_simulate(run_id: str, turn: int) -> None:
     """Switch to the Simulate page at ``run_id``, turn ``turn`` (0 = the initial state)."""
-    st.session_state[OPEN_TARGET_KEY] = {"run": run_id, "turn": int(turn)}
     try:
         st.switch_page(SIMULATE_PAGE, query_params={"run": run_id, "turn": str(int(turn))})
     except st.errors.StreamlitAPIException:

@@ -18,6 +18,7 @@ from ui.resources import agent_settings
 PLAYER = "_ks_player"
 PLAYBACK = "_ks_playback"
 COMPARE_OPEN = "_ks_compare_open"  # set after a fork: Simulate opens its Compare view on the pair
+URL_WRITTEN = "_ks_url_written"  # (run ids, turn) the player last wrote into the URL
 SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.5 s)": 0.5}
 DEFAULT_SPEED = "normal (1 s)"
 LEASE_RENEW_SECONDS = 60  # the open Simulate page renews its runs' leases (storage.LEASE_SECONDS) this often
@@ -61,17 +62,26 @@ def url_turn() -> int | None:
 
 
 def player(store) -> Player | None:
-    """The session's player, (re)built from the URL when the URL names other runs."""
+    """The session's player, (re)built from the URL when the URL names other runs, and moved to
+    the URL's turn when the URL names another turn of the open runs than the one the player last
+    wrote there: a link followed to turn 5 of the run already open at turn 3 (from Home, Failure
+    modes, Agreement or Saved runs) showed turn 3 and rewrote the link to it. A turn the player
+    itself moved to (Step, the slider) differs from the URL until it is written, so the test is
+    against what was written, not against the player's turn."""
     current: Player | None = st.session_state.get(PLAYER)
     wanted = url_run_ids()
+    turn = url_turn()
     if wanted and (current is None or current.run_ids != wanted):
-        turn = url_turn()
         current = Player(store, wanted, turn=0 if turn is None else turn, settings=agent_settings(store))
         if turn is None and current.all_finished:  # a link to a finished run opens on its outcome
             current.goto(current.stored_turns)
         st.session_state[PLAYER] = current
     elif current is not None and not wanted:
         sync_url(current)
+    elif (current is not None and turn is not None and turn != current.turn
+          and st.session_state.get(URL_WRITTEN) != (wanted, turn)):
+        playback().playing = False
+        current.goto(turn)
     return current
 
 
@@ -111,3 +121,4 @@ def sync_url(p: Player) -> None:
     for k, v in want.items():
         if st.query_params.get(k) != v:
             st.query_params[k] = v
+    st.session_state[URL_WRITTEN] = (p.run_ids, p.turn)
