@@ -158,3 +158,62 @@ def test_a_link_to_another_turn_of_the_run_already_open_goes_to_that_turn(tmp_pa
     # the same link again (the address says 1, the player 2): it goes back to 1
     _visit(at, SIMULATE, run=rid, turn="1")
     assert _shown_turn(at) == (1, "1")
+
+
+# ------------------------------------------------------------------ item 6: rows that leave the list take the selection
+QID = "sample_lava_lamps"
+
+
+def _runs_db(store, n: int = 3, **status) -> list[str]:
+    from tests.part2_support import make_run
+
+    g = store.latest_graph_version(QID).graph
+    ids = [store.save_run(make_run(g, question_id=QID, level="novice", seed=i, max_turns=3),
+                          **({"status": status["status"]} if status else {})) for i in range(n)]
+    return ids
+
+
+def _select_run(at: AppTest, run_id: str) -> AppTest:
+    from tests.part2_support import runs_table_key
+
+    row = list(at.dataframe[0].value["run"]).index(run_id[:12])
+    at.session_state[runs_table_key(at)] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert any(s.value.startswith(f"Run {run_id[:12]}") for s in at.subheader)
+    return at
+
+
+def _selected_runs(at: AppTest) -> list[str]:
+    return [s.value.split()[1] for s in at.subheader if s.value.startswith("Run ")]
+
+
+def test_removing_the_filtered_tag_selects_no_other_run(seeded_store):
+    ids = _runs_db(seeded_store)
+    for rid in ids:
+        seeded_store.add_run_tags(rid, ["x"])
+    at = _open(RUNS, tag="x")
+    assert len(at.dataframe[0].value) == 3
+    top = next(r for r in ids if r[:12] == at.dataframe[0].value["run"].iloc[0])  # row 0: another row takes its place
+    at = _select_run(at, top)
+    at.button(key=f"runs_untag_{top}_x").click().run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe[0].value) == 2  # the row left the list ...
+    assert _selected_runs(at) == []  # ... and the row now in its place is not selected in its stead
+
+
+def test_resuming_a_run_under_failed_only_selects_no_other_run(seeded_store):
+    from knowsim_core.services.runner import start_run
+
+    _runs_db(seeded_store, 2, status="interrupted")
+    live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=3, max_turns=3)
+    live.step()
+    seeded_store.finish_run(live.run_id, status="interrupted")
+    at = _open(RUNS, bad="1")
+    assert len(at.dataframe[0].value) == 3
+    assert at.dataframe[0].value["run"].iloc[0] == live.run_id[:12]  # newest first: another row takes its place
+    at = _select_run(at, live.run_id)
+    at.button(key="runs_resume").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert seeded_store.get_run_row(live.run_id).status == "finished"
+    assert live.run_id[:12] not in list(at.dataframe[0].value["run"])
+    assert _selected_runs(at) == []

@@ -363,6 +363,7 @@ def resume(store, run_id: str) -> None:
         st.error(str(exc))
         return
     st.session_state["runs_flash"] = f"Run {run_id} resumed and finished."
+    forget_selection()  # under "Failed / interrupted only" its row leaves the list: no other run takes its place
     st.rerun()
 
 
@@ -383,6 +384,7 @@ def tag_editor(store, run_id: str) -> None:
     for t in have:
         if row.button(t, key=f"runs_untag_{run_id}_{t}", icon=":material/close:", help=f"remove the tag {t!r}"):
             store.remove_run_tag(run_id, t)
+            forget_selection()  # under that tag's filter its row leaves the list: no other run takes its place
             st.rerun()
     with st.form(f"runs_tag_form_{run_id}", clear_on_submit=True, border=False):
         c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
