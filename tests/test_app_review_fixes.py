@@ -153,9 +153,11 @@ def test_a_link_to_another_turn_of_the_run_already_open_goes_to_that_turn(tmp_pa
     # the page's own moves still win over the address they rewrite
     at.button(key="sim_step").click().run()
     assert _shown_turn(at) == (2, "2")
+    at.query_params["turn"] = "1"  # a rerun the browser sent before it had drawn the step's address
     at.run()
     assert _shown_turn(at) == (2, "2")
-    # the same link again (the address says 1, the player 2): it goes back to 1
+    # the same link again, from another page (the address says 1, the player 2): it goes back to 1
+    _visit(at, HOME)
     _visit(at, SIMULATE, run=rid, turn="1")
     assert _shown_turn(at) == (1, "1")
 
@@ -217,3 +219,12 @@ def test_resuming_a_run_under_failed_only_selects_no_other_run(seeded_store):
     assert seeded_store.get_run_row(live.run_id).status == "finished"
     assert live.run_id[:12] not in list(at.dataframe[0].value["run"])
     assert _selected_runs(at) == []
+
+
+# ------------------------------------------------------------------ item 7: turn 0 of a single run
+def test_turn_zero_of_one_run_shows_the_question_and_the_starting_level_once(tmp_path, monkeypatch):
+    store, runs = _db(tmp_path, monkeypatch, question="Solve 2x + 1 = 5 for the unknown x.")
+    at = _open(SIMULATE, run=runs[0], turn="0")
+    assert at.session_state["_ks_player"].turn == 0
+    assert sum("Solve 2x + 1 = 5 for the unknown x." in m.value for m in at.markdown) == 1
+    assert sum(c.value.startswith("Starting level:") for c in at.caption) == 1

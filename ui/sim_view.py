@@ -98,7 +98,7 @@ def _play_controls(p: Player) -> None:
         st.rerun(scope="app")  # run_every is read when the ticking fragment is defined
     names = list(state.SPEEDS)
     current = next((n for n, v in state.SPEEDS.items() if v == pb.speed), state.DEFAULT_SPEED)
-    choice = row.selectbox("speed", names, index=names.index(current), key="sim_speed",
+    choice = row.selectbox("speed", names, index=names.index(current), key=state.SPEED_KEY,
                            label_visibility="collapsed", width=160)
     if state.SPEEDS[choice] != pb.speed:
         pb.speed = state.SPEEDS[choice]
@@ -210,8 +210,7 @@ def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
     """The shown turn's two messages (scrolling inside their box, so the box stays in view)."""
     run, rec = p.runs[rid], p.record(rid)
     with st.container(border=True, height=height, key=key):
-        if rec is None:
-            st.markdown("**Question.** " + inline_markdown(run.question.replace("\n", " ")))
+        if rec is None:  # the question is in the page's header (once); here only what comes next
             st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
             return
         # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
@@ -369,7 +368,8 @@ def render_player(p: Player) -> None:
                 render_metrics(run, min(p.turn, len(run.turns)))
                 rec = p.record(rid)
                 if rec is None:
-                    st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+                    if len(p.run_ids) > 1:  # a single run says it in its message box, above
+                        st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
                 else:
                     # a single run shows the messages above, beside its graph (with the turn's judgments)
                     render_turn_card(run, rec, key=f"sim_card_{i}", messages=len(p.run_ids) > 1)

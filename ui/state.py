@@ -18,7 +18,7 @@ from ui.resources import agent_settings
 PLAYER = "_ks_player"
 PLAYBACK = "_ks_playback"
 COMPARE_OPEN = "_ks_compare_open"  # set after a fork: Simulate opens its Compare view on the pair
-URL_WRITTEN = "_ks_url_written"  # (run ids, turn) the player last wrote into the URL
+SPEED_KEY = "sim_speed"  # the speed box, drawn on every Simulate run with a player (see player())
 SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.5 s)": 0.5}
 DEFAULT_SPEED = "normal (1 s)"
 LEASE_RENEW_SECONDS = 60  # the open Simulate page renews its runs' leases (storage.LEASE_SECONDS) this often
@@ -63,11 +63,14 @@ def url_turn() -> int | None:
 
 def player(store) -> Player | None:
     """The session's player, (re)built from the URL when the URL names other runs, and moved to
-    the URL's turn when the URL names another turn of the open runs than the one the player last
-    wrote there: a link followed to turn 5 of the run already open at turn 3 (from Home, Failure
-    modes, Agreement or Saved runs) showed turn 3 and rewrote the link to it. A turn the player
-    itself moved to (Step, the slider) differs from the URL until it is written, so the test is
-    against what was written, not against the player's turn."""
+    the URL's turn when the page has just been entered with a link to another turn of the open
+    runs: a link to turn 5 of the run already open at turn 3 (from Home, Failure modes, Agreement
+    or Saved runs) showed turn 3 and rewrote the link to it.
+
+    Only on entering: while the page is shown, the player's own moves (Step, the slider, Play)
+    run before the URL is rewritten, and a rerun the browser sent with an older URL must not
+    move it back. Entering is told by the speed box's value, which Streamlit drops with every
+    widget of a page that is left (and which Simulate draws on every run that has a player)."""
     current: Player | None = st.session_state.get(PLAYER)
     wanted = url_run_ids()
     turn = url_turn()
@@ -78,8 +81,7 @@ def player(store) -> Player | None:
         st.session_state[PLAYER] = current
     elif current is not None and not wanted:
         sync_url(current)
-    elif (current is not None and turn is not None and turn != current.turn
-          and st.session_state.get(URL_WRITTEN) != (wanted, turn)):
+    elif current is not None and turn is not None and turn != current.turn and SPEED_KEY not in st.session_state:
         playback().playing = False
         current.goto(turn)
     return current
@@ -121,4 +123,3 @@ def sync_url(p: Player) -> None:
     for k, v in want.items():
         if st.query_params.get(k) != v:
             st.query_params[k] = v
-    st.session_state[URL_WRITTEN] = (p.run_ids, p.turn)
