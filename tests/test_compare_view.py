@@ -76,3 +76,18 @@ def test_compare_graphs_are_compact_and_never_invite_a_click():
     assert HINT != HINT_VIEW_ONLY
     states = at.dataframe[1].value
     assert set(states["A"]) <= {state_badge(s) for s in IUState}
+
+
+def test_a_side_without_turns_says_so_instead_of_ending_after_turn_0():
+    from dataclasses import replace
+
+    from ui.compare import side_caption
+
+    a, _ = _runs()
+    empty = replace(a, turns=())
+    for turn in (0, 3):
+        text = side_caption("B", empty, turn)
+        assert text.startswith("B: starting state, it has no turns yet") and "ended" not in text, text
+    assert side_caption("A", a, 2).startswith("A: state after turn 2 ·")
+    assert side_caption("A", a, len(a.turns) + 3).startswith(f"A: state after turn {len(a.turns)} "
+                                                            f"(it ended after turn {len(a.turns)})")

@@ -152,6 +152,8 @@ def state_key_html() -> str:
 
 def side_caption(side: str, run: RunRecord, turn: int) -> str:
     """What one side's graph shows: the state after ``turn``, or after its last turn when it ended earlier."""
+    if not run.turns:  # not "state after turn 0 (it ended after turn 0)"
+        return f"{side}: starting state, it has no turns yet · hover an IU for its concept; drag to pan"
     shown = min(turn, len(run.turns))
     ended = f" (it ended after turn {shown})" if shown < turn else ""
     return f"{side}: state after turn {shown}{ended} · hover an IU for its concept; drag to pan"
