@@ -228,3 +228,35 @@ def test_turn_zero_of_one_run_shows_the_question_and_the_starting_level_once(tmp
     assert at.session_state["_ks_player"].turn == 0
     assert sum("Solve 2x + 1 = 5 for the unknown x." in m.value for m in at.markdown) == 1
     assert sum(c.value.startswith("Starting level:") for c in at.caption) == 1
+
+
+# ------------------------------------------------------------------ item 8: every Saved runs filter is a URL parameter
+def test_no_batch_and_a_questions_graph_version_can_be_deep_linked(seeded_store):
+    from tests.part2_support import make_run
+
+    store = seeded_store
+    v1 = store.latest_graph_version(QID)
+    g = v1.graph
+    single = store.save_run(make_run(g, question_id=QID, level="novice", seed=1, max_turns=3))
+    store.save_run(make_run(g, question_id=QID, level="novice", seed=2, max_turns=3), batch_tag="sweep")
+    first = g.nodes[0]
+    edited = g.with_node(first.model_copy(update={"description": first.description + " Corrected."}))
+    v2 = store.add_graph_version(QID, edited, note="fixed IU1", parent_id=v1.id)
+    on_v2 = store.save_run(make_run(edited, question_id=QID, level="novice", seed=3, max_turns=3),
+                           batch_tag="sweep", graph_version_id=v2)
+
+    at = _open(RUNS)
+    at.selectbox(key="runs_batch").set_value("").run()  # "(no batch)"
+    assert at.query_params.get("batch") in ("-", ["-"])  # written, so the address can be shared
+    linked = _open(RUNS, batch="-")  # and read back in a new session
+    assert linked.session_state["runs_batch"] == ""
+    assert list(linked.dataframe[0].value["run"]) == [single[:12]]
+
+    at = _open(RUNS, question=QID)
+    assert at.selectbox(key="runs_graph_version").options == ["all", "v1 · sample graph", "v2 · fixed IU1"]
+    at.selectbox(key="runs_graph_version").set_value(2).run()
+    assert at.query_params.get("version") in ("2", ["2"])
+    linked = _open(RUNS, question=QID, version="2")
+    assert list(linked.dataframe[0].value["run"]) == [on_v2[:12]]
+    linked.selectbox(key="runs_q").set_value(None).run()  # the per-question choice leaves with the question
+    assert "version" not in linked.query_params and len(linked.dataframe[0].value) == 3

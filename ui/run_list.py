@@ -32,6 +32,7 @@ BAD_STATUSES = ("failed", "interrupted")
 
 ALL = None  # the "all" choice of every dropdown
 NO_BATCH = ""  # the group of runs made one by one (no batch tag), as "Group by batch" lists it
+NO_BATCH_URL = "-"  # ?batch=- names it in a link ("" is dropped from the URL; a batch tag never is "-")
 FIND_COLUMNS = ("assistant", "user", "extractor", "preset", "batch_tag", "question_id")
 
 
@@ -46,11 +47,12 @@ RATED_LABELS = {"rated": "rated by a person", "unrated": "no rating"}
 
 
 def _linked(col, label: str, options: list, *, key: str, param: str, cast=str, help: str | None = None,
-            labels: dict | None = None):
-    """A dropdown filter whose value is also ``?param=`` in the URL (a deep link that survives a reload)."""
+            labels: dict | None = None, url=None):
+    """A dropdown filter whose value is also ``?param=`` in the URL (a deep link that survives a reload);
+    ``url`` writes a value as the URL text that ``cast`` reads back (when ``str`` of it would not do)."""
     links.from_url(key, param, [ALL, *options], cast=cast)
     value = _pick(col, label, options, key=key, help=help, labels=labels)
-    links.to_url(key, param, value)
+    links.to_url(key, param, url(value) if url and value is not ALL else value)
     return value
 
 
@@ -74,7 +76,8 @@ def filters(store) -> dict[str, Any]:
     Each dropdown offers the values the database holds (``SELECT DISTINCT`` in SQL); "Find in
     ids" is a contains-search over the run id and the agent, preset, batch and question ids, so
     typing "comprehensive" finds ``offline/comprehensive`` and "938e" finds run ``938e…``. Every
-    filter is also a URL parameter (``/runs?batch=TAG&gv=2``): a deep link, and a reload keeps it.
+    filter is also a URL parameter (``/runs?batch=TAG&gv=2``; ``batch=-`` for the runs of no batch,
+    ``question=Q&version=2`` for one question's graph version): a deep link, and a reload keeps it.
     """
     c1, c2, c3, c4, c5 = st.columns([2, 1, 2, 2, 2])
     questions = store.list_questions()  # grouped by kind, samples first
@@ -87,7 +90,8 @@ def filters(store) -> dict[str, Any]:
     c6, c7, c8, c9, c10 = st.columns([2, 2, 1, 2, 2])
     pre = _linked(c6, "Preset", store.run_values("preset"), key="runs_preset", param="preset")
     batch = _linked(c7, "Batch", [NO_BATCH, *store.run_values("batch_tag")], key="runs_batch", param="batch",
-                    labels={NO_BATCH: "(no batch)"},
+                    labels={NO_BATCH: "(no batch)"}, cast=lambda raw: NO_BATCH if raw == NO_BATCH_URL else raw,
+                    url=lambda v: NO_BATCH_URL if v == NO_BATCH else v,
                     help="runs made by `python -m knowsim_core batch --tag NAME`; (no batch): runs made one by one")
     seed = _linked(c8, "Seed", store.run_values("seed"), key="runs_seed", param="seed", cast=int)
     find = _linked_text(c9, "Find in ids", key="runs_find", param="find", placeholder="e.g. 938e or comprehensive",
@@ -108,11 +112,14 @@ def filters(store) -> dict[str, Any]:
                      help="forks of another run, runs where a person typed one side, or agents only")
     version, gv = None, None
     if q is not None:  # one question: pick among its versions by name
-        versions = {f"v{v.version}" + (f" · {v.note}" if v.note else ""): v.id for v in store.graph_versions(q)}
-        picked = c14.selectbox("Graph version", ["all", *versions], key="runs_graph_version",
-                               help="only runs simulated on this version of the question's IU graph")
-        version = versions.get(picked)
+        found = {v.version: v for v in store.graph_versions(q)}
+        picked = _linked(c14, "Graph version", list(found), key="runs_graph_version", param="version", cast=int,
+                         labels={n: f"v{n}" + (f" · {v.note}" if v.note else "") for n, v in found.items()},
+                         help="only runs simulated on this version of the question's IU graph")
+        version = found[picked].id if picked in found else None
     else:  # across questions: by version number
+        if "version" in st.query_params:  # the per-question choice leaves with its question
+            del st.query_params["version"]
         gv = _linked(c14, "Graph version", _version_numbers(store), key="runs_gv", param="gv", cast=int,
                      labels={n: f"v{n}" for n in _version_numbers(store)},
                      help="the version number of each run's question graph: do not pool v1 with v3")
