@@ -260,3 +260,18 @@ def test_no_batch_and_a_questions_graph_version_can_be_deep_linked(seeded_store)
     assert list(linked.dataframe[0].value["run"]) == [on_v2[:12]]
     linked.selectbox(key="runs_q").set_value(None).run()  # the per-question choice leaves with the question
     assert "version" not in linked.query_params and len(linked.dataframe[0].value) == 3
+
+
+# ------------------------------------------------------------------ item 10: by_kind, simplified (same behaviour)
+def test_by_kind_groups_ids_samples_first_and_is_empty_for_no_questions():
+    from types import SimpleNamespace
+
+    from knowsim_core.storage.questions import kind_rank
+    from ui.questions import by_kind
+
+    qs = [SimpleNamespace(kind=k, id=i) for k, i in
+          (("yours", "c2"), ("sample", "s1"), ("yours", "c1"), ("paper", "p1"))]
+    groups = by_kind(qs)
+    assert list(groups) == sorted({q.kind for q in qs}, key=kind_rank)
+    assert list(groups) == ["sample", "paper", "yours"] and groups["yours"] == ["c1", "c2"] and groups["sample"] == ["s1"]
+    assert by_kind([]) == {}

@@ -29,9 +29,9 @@ def question_label(q: Any) -> str:
 
 def by_kind(questions: list[Any]) -> dict[str, list[str]]:
     """Question ids per kind, in the pickers' order (samples first), only kinds that have some."""
-    from knowsim_core.storage.questions import QUESTION_KINDS, kind_rank
+    from knowsim_core.storage.questions import kind_rank
 
     out: dict[str, list[str]] = {}
     for q in sorted(questions, key=lambda q: (kind_rank(q.kind), q.id)):
         out.setdefault(q.kind, []).append(q.id)
-    return {k: out[k] for k in sorted(out, key=kind_rank)} if out else {k: [] for k in QUESTION_KINDS[:0]}
+    return {k: out[k] for k in sorted(out, key=kind_rank)}

@@ -106,6 +106,11 @@ def test_turn_hash_keys_buttons_and_the_why_text(seeded_store, tmp_path, offline
     assert s["turn"] == "0" and s["assistant"] == "" and page.is_disabled("#prev")
     page.goto(url + "#turn=99")
     assert shown(page)["turn"] == "4"
+    assert page.evaluate("() => location.hash") == "#turn=4"  # the address names the turn shown, not 99
+    page.goto("about:blank")
+    page.goto(url + "#turn=77")  # a fresh load of an out-of-range link too
+    assert shown(page)["turn"] == "4"
+    assert page.evaluate("() => location.hash") == "#turn=4"
     assert page.errors == []
 
 

@@ -284,6 +284,16 @@
     else if (ev.key === "Home") { ev.preventDefault(); go(0); }
     else if (ev.key === "End") { ev.preventDefault(); go(maxTurn); }
   });
-  window.addEventListener("hashchange", function () { show(fromHash()); });
-  show(fromHash());
+  // a link to a turn past the end (#turn=99) shows the last turn; the address is corrected to it in
+  // place (replaceState: no history entry, no hashchange), so it never names a turn not shown
+  function followHash() {
+    var n = fromHash();
+    show(n);
+    var m = /(?:^#|&)turn=(\d+)/.exec(location.hash || "");
+    if (m && m[1] !== String(n)) {
+      history.replaceState(null, "", location.hash.replace(/((?:^#|&)turn=)\d+/, "$1" + n));
+    }
+  }
+  window.addEventListener("hashchange", followHash);
+  followHash();
 })();
