@@ -70,7 +70,7 @@ STEP_JS = """([key, turn, button]) => new Promise((resolve) => {
 # every page and the title it shows first (the Simulate page opens a stored run)
 PAGES = [("home", "", "KnowSim Studio"), ("questions", "questions", "Questions"), ("simulate", "simulate?run={run}&turn=2", "Simulate"),
          ("batch", "batch", "Batch"), ("graph editor", "graph", "IU graph"), ("failure modes", "failures", "Failure modes"),
-         ("saved runs", "runs", "Saved runs"), ("realism", "realism", None)]
+         ("saved runs", "runs", "Saved runs"), ("realism", "realism", None), ("agreement", "agreement", "Agreement")]
 
 
 def page_opens(page, url: str, run_id: str, times: int) -> dict[str, list[float]]:
