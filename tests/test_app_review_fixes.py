@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
@@ -15,8 +14,8 @@ from knowsim_core.formats.judgments import Judgment
 from knowsim_core.services.importing import import_path
 from knowsim_core.storage import Store
 
-TIMEOUT = 60
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+from tests.test_app_agreement import app as _open  # app.py at a query, switched to a page
+
 SIMULATE = "pages/simulate.py"
 PIXEL = "![](http://tracker.example/p.png)"
 
@@ -41,16 +40,6 @@ def _db(tmp_path, monkeypatch, **kw) -> tuple[Store, list[str]]:
     monkeypatch.setenv("KNOWSIM_DB", str(path))
     store = Store(path)
     return store, list(import_path(store, _conversations(tmp_path, **kw)).runs)
-
-
-def _open(page: str, **query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def _rendered(at: AppTest) -> str:
