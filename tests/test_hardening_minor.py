@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -18,6 +17,7 @@ from knowsim_core.errors import GraphError
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 from tests.fakes.llm_server import Fault, FakeLLMServer
+from tests.test_realism import human_db
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,17 +47,6 @@ def played(db_path):
                      max_turns=2)
     live.run_to_end()
     return live.run_id
-
-
-def human_db(tmp_path) -> str:
-    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
-            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
-                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(conv) + "\n")
-    db = str(tmp_path / "h.db")
-    assert main(["import", str(path), "--db", db]) == 0
-    return db
 
 
 # ---------------------------------------------------------------------- 15: /dev/full, long names

@@ -27,6 +27,18 @@ SIM_KEYS = {"act", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "text"}
 SUMMARY_KEYS = {"act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard", "iu_n", "n"}
 
 
+def human_db(tmp_path) -> str:
+    """A database holding one imported real conversation (3 messages, one concept): its path."""
+    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
+            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
+                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    db = str(tmp_path / "h.db")
+    assert main(["import", str(path), "--db", db]) == 0
+    return db
+
+
 def _realism_json(argv: list[str]) -> dict:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -141,13 +153,7 @@ def test_floor_baselines_as_agents():
 
 
 def test_the_text_report_lists_every_user_overall_by_level_and_attempts(tmp_path, capsys):
-    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
-            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
-                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(conv) + "\n")
-    db = str(tmp_path / "t.db")
-    assert main(["import", str(path), "--db", db]) == 0
+    db = human_db(tmp_path)
     capsys.readouterr()
     assert main(["realism", "--db", db]) == 0
     out = capsys.readouterr().out
@@ -277,16 +283,10 @@ def test_a_sampled_start_refuses_a_conversation_read_by_an_llm_in_one_line(tmp_p
 
     from knowsim_core.errors import ConfigError
     from knowsim_core.evaluation.realism import sampled_start, score
-    from knowsim_core.services.importing import import_path
     from knowsim_core.storage import Store
 
-    conv = {"id": "c1", "level": "undergrad", "concepts": [{"name": "Factorial", "description": "n! = 1 x ... x n."}],
-            "messages": [{"role": "user", "content": "How many orders of 3 books?"},
-                         {"role": "assistant", "content": "Multiply 3 x 2 x 1."}, {"role": "user", "content": "6"}]}
-    path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps(conv) + "\n")
-    store = Store(tmp_path / "r.db")
-    run = store.load_run(import_path(store, path).runs[0])
+    store = Store(human_db(tmp_path))
+    run = store.load_run(store.list_runs()[0].id)
     assert sampled_start(run).turns[0].user_message == "How many orders of 3 books?"
     llm_read = dataclasses.replace(run, adapters=tuple((r, "openai/gpt-4o-mini" if r == "extractor" else a)
                                                         for r, a in run.adapters))

@@ -14,19 +14,11 @@ from knowsim_core.storage import Store
 
 from tests.browser.conftest import ARTIFACTS, wait_idle
 from tests.browser.test_app_part1_browser import expected_nodes
-from tests.browser.test_simulate_layout import VIEWPORT, fork_with_a_typed_reply, handed_over, query
+from tests.browser.test_simulate_layout import (  # noqa: F401 — screen: the laptop-sized page fixture
+    fork_with_a_typed_reply, handed_over, query, screen,
+)
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture()
-def screen(browser):
-    context = browser.new_context(viewport=VIEWPORT)
-    pg = context.new_page()
-    pg.console_errors = []  # type: ignore[attr-defined]
-    pg.on("console", lambda m: m.type == "error" and pg.console_errors.append(m.text))  # type: ignore[attr-defined]
-    yield pg
-    context.close()
 
 
 def url_turn(page) -> int:
