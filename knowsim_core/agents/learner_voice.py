@@ -20,9 +20,15 @@ written on the *development* half of the shared real conversations only (convers
 ``problem_id:workerId`` whose ``zlib.crc32`` is even; ``benchmarks/realism.py --profile`` prints
 the measurement); the other half is held out for the figures (README, "Realism").
 
-Act names are the tagger's (:mod:`knowsim_core.evaluation.acts`), repeated here because agents
-sit below evaluation; ``tests/test_learner_voice.py`` checks that the tagger reads each written
-act back as that act.
+Act names are the tagger's (:mod:`knowsim_core.text.dialogue_acts`, re-exported by
+:mod:`knowsim_core.evaluation.acts`); ``tests/test_learner_voice.py`` checks that the tagger reads
+each written act back as that act.
+
+**In the person's own words** (:func:`own_words`, ``offline/person``): in turn-level realism the
+simulator is given the real history, the person's own earlier messages included — as in
+*Simulated Students in Tutoring Dialogues*. Where one of them has the act the learner chose, the
+learner says it the way that person said it (their words and register), carrying the value the
+voice chose; otherwise it writes from the phrasings below.
 """
 
 from __future__ import annotations
@@ -32,10 +38,16 @@ import random
 import re
 from dataclasses import dataclass
 
+from typing import Callable, Sequence
+
 from knowsim_core.engine.config import LEVELS, REFERENCE_RATIOS
 from knowsim_core.engine.state import IUState
-
-ANSWER, STUCK, ASK, LEAVE, ACK = "math_answer", "not_understanding", "seek_information", "off_topic", "acknowledge"
+from knowsim_core.text.dialogue_acts import ACKNOWLEDGE as ACK
+from knowsim_core.text.dialogue_acts import MATH_ANSWER as ANSWER
+from knowsim_core.text.dialogue_acts import NOT_UNDERSTANDING as STUCK
+from knowsim_core.text.dialogue_acts import OFF_TOPIC as LEAVE
+from knowsim_core.text.dialogue_acts import SEEK_INFORMATION as ASK
+from knowsim_core.text.dialogue_acts import tag as tag_act
 
 # Word counts (quintile midpoints: the 10th, 30th, 50th, 70th, 90th percentiles) of the real
 # learners' turns t >= 2 of the development half, by the act the tagger reads. Per level where
@@ -330,3 +342,30 @@ def write(act: str, n: int, *, cue: TutorCue, focus: IUState | None, clause: str
     if act == ACK:
         return Turn(act, pick(_ACK), False)
     return Turn(LEAVE, pick(_LEAVE), False)
+
+
+# ---------------------------------------------------------------------- in the person's own words
+_UPLOAD = re.compile(r"\S+\.(?:png|jpe?g|gif|webp|bmp|heic|svg)\b", re.IGNORECASE)  # an uploaded picture's path
+
+
+def own_words(act: str, written: str, own: Sequence[str], *, safe: Callable[[str], bool]) -> str | None:
+    """``written`` (what the voice wrote for ``act``) said the way the person said it before: their
+    most recent earlier message (``own``: theirs, oldest first, the opening excluded by the caller)
+    whose act the tagger reads as ``act``, or ``None`` when none has it.
+
+    An answer carries the value the voice chose (the written message's first number, the one the
+    voice took from the tutor or got wrong): it replaces the earlier message's last number (its
+    answer), kept only if the tagger still reads the act. A message the unaware filter ``safe``
+    refuses, an upload or an empty one is never reused. Chosen on the development half over
+    replacing every number in order and over keeping the old numbers (README, "Realism")."""
+    value = next(iter(_NUMBER.findall(written)), None)
+    for text in reversed(own):
+        text = text.strip()
+        if not text or _UPLOAD.search(text) or tag_act(text) != act or not safe(text):
+            continue
+        old = list(_NUMBER.finditer(text))
+        if act != ANSWER or value is None or not old:
+            return text
+        again = text[:old[-1].start()] + value + text[old[-1].end():]
+        return again if tag_act(again) == act else text
+    return None
