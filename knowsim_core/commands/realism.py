@@ -1,4 +1,4 @@
-"""``realism [--user ID …] [--start file|sampled] [--db PATH] [--json]``: score user simulators
+"""``realism [--user ID …] [--start both|sampled|file] [--db PATH] [--json]``: score user simulators
 against real people, turn by turn.
 
 Every human run in the database (imported real conversations, ``import PATH``) is replayed turn
@@ -6,7 +6,10 @@ by turn: each simulator writes the person's next message from the real history (
 users, the state read from it; LLM baselines get the person's level and initial state) and is
 compared with what the person wrote (:mod:`knowsim_core.evaluation.realism`). Every table lists
 the floors (copy-last, generic, most-common-act) and n, overall, per level and for both halves of
-the stated split; the first line says which start (hindsight file or the level's sampler) it used.
+the stated split, with a line per simulator naming the floors it beats. The headline is the sampled
+start (no state knows the whole conversation); by default the hindsight start (the file's states)
+is scored too and printed beside it, labelled as hindsight. Conversations without a reading (no
+concepts) are skipped and counted, never fatal.
 """
 
 from __future__ import annotations
@@ -26,15 +29,16 @@ HELP = "turn-level realism of user simulators against the stored human conversat
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", action="append", metavar="ID",
                    help="user simulator id, repeatable "
-                        "(default: offline/knowsim, baseline/copy-last, baseline/generic)")
+                        "(default: offline/person, offline/knowsim, baseline/copy-last, baseline/generic)")
     p.add_argument("--conversation", action="append", metavar="KEY",
                    help="only this conversation (problem_id:workerId, as in the output), repeatable")
     p.add_argument("--tagger", default="offline", metavar="ID",
                    help="dialogue-act tagger: offline (rules, default) or an LLM, e.g. openai/gpt-4o-mini")
-    p.add_argument("--start", choices=("file", "sampled"), default="file",
-                   help="the people's initial states: file = as imported (the release's knowledge_state.json, "
-                        "an analysis of the whole conversation: hindsight; default), sampled = drawn from "
-                        "each level's sampler and the conversation re-read (no hindsight)")
+    p.add_argument("--start", choices=("both", "sampled", "file"), default="both",
+                   help="the people's initial states: sampled = drawn from each level's sampler and the "
+                        "conversation re-read (no hindsight: the headline), file = as imported (the release's "
+                        "knowledge_state.json, an analysis of the whole conversation: hindsight), both = the "
+                        "sampled headline with the hindsight tables beside it (default)")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the full report (turns, summary, by level) as JSON")
 
@@ -52,7 +56,7 @@ def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
 
 def run(args: argparse.Namespace) -> int:
     from knowsim_core.errors import StorageError
-    from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, SPLITS, build_users, score
+    from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, SPLITS, build_users, headline, score
     from knowsim_core.agents.registry import spec_of
 
     store = open_store(args)
@@ -77,12 +81,16 @@ def run(args: argparse.Namespace) -> int:
         raise StorageError("no human conversations in the database; import some first "
                            "(python -m knowsim_core import ANNOTATIONS.json)")
     start = time.perf_counter()
-    report = score(runs, users, start=args.start, **({"tagger": tagger} if tagger else {}))
+    kw = {"tagger": tagger} if tagger else {}
+    report = headline(runs, users, **kw) if args.start == "both" else score(runs, users, start=args.start, **kw)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return 0
     print(f"{len(runs)} conversation(s), {len(report['turns'])} real user turns scored in {elapsed:.1f} s")
+    if report["skipped"]:
+        print(f"skipped {len(report['skipped'])} conversation(s) without a reading: "
+              + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
     print(START_NOTE[report["start"]])
     print(table(report["summary"], METRICS))
     for level, by_user in report["by_level"].items():
@@ -91,8 +99,16 @@ def run(args: argparse.Namespace) -> int:
     for part in SPLITS:
         print(f"\n{part} half ({SPLIT_NOTE[part]})")
         print(table(report["by_split"][part], METRICS))
-    print(f"\nfloors: baseline/copy-last repeats the person's previous message, baseline/generic says one stock "
-          f"request, floor/most-common-act always has the table's most common real act (act agreement only)")
+    if "hindsight" in report:
+        side = report["hindsight"]
+        print(f"\nbeside it, not the headline — {START_NOTE[side['start']]}")
+        print(table(side["summary"], METRICS))
+        for part in SPLITS:
+            print(f"\n{part} half, hindsight")
+            print(table(side["by_split"][part], METRICS))
+    print("\nfloors: baseline/copy-last repeats the person's previous message, baseline/generic says one stock "
+          "request, floor/most-common-act always has the table's most common real act (act agreement only); "
+          "'> floor': better than that floor of the same table (length ratio: nearer 1)")
     print("\nanswer attempts: agreement with the person / share of the person's attempts also attempted")
     for uid, a in report["attempts"].items():
         print(f"  {uid}: {a['agreement']} / {a['recall']} ({a['n_real_attempts']} real attempts)")
@@ -101,18 +117,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 START_NOTE = {
+    "sampled": "start: sampled — initial states drawn from each level's sampler, conversations re-read "
+               "(no hindsight: the headline)",
     "file": "start: file — initial states from the release's knowledge_state.json (hindsight: an analysis "
             "of the whole conversation)",
-    "sampled": "start: sampled — initial states drawn from each level's sampler, conversations re-read (no hindsight)",
 }
-SPLIT_NOTE = {"development": "crc32 of problem_id:workerId even; the offline learner's rules were written here",
+SPLIT_NOTE = {"development": "crc32 of problem_id:workerId even; the offline learners' rules were chosen here",
               "held-out": "crc32 odd; never used to write rules"}
 
 
 def table(summary: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> str:
+    """One summary as a table, then a line per simulator naming the floors it beats."""
+    from knowsim_core.evaluation.realism import beats_line
+
     width = max([len(u) for u in summary] + [4])
     lines = [f"{'user':<{width}}  " + "  ".join(f"{m:>13}" for m in metrics) + f"  {'n':>4}"]
     for uid, s in summary.items():
         cells = "  ".join(f"{'-' if s.get(m) is None else format(s[m], '.3f'):>13}" for m in metrics)
         lines.append(f"{uid:<{width}}  {cells}  {s['n']:>4}")
+    for uid in summary:
+        marks = beats_line(summary, uid)
+        if marks:
+            lines.append(f"  {uid} vs floors: {marks}")
     return "\n".join(lines)

@@ -24,17 +24,26 @@ Floors beside every table: ``baseline/copy-last`` and ``baseline/generic`` (simu
 :data:`MOST_COMMON` — always the act most real turns of the table have (act agreement only: it
 writes no text).
 
-**Start.** ``start="file"`` uses the runs as imported: their initial state is the release's
-``knowledge_state.json``, an LLM's analysis of the *whole* conversation (hindsight).
-``start="sampled"`` re-reads each conversation from the level's sampler instead (spec §2, seeded
-by the conversation key), so no state a simulator sees knows the future. The report says which.
+**Start.** ``start="sampled"`` (the headline, :func:`headline`) re-reads each conversation from
+the level's sampler (spec §2, seeded by the conversation key), so no state a simulator sees knows
+the future. ``start="file"`` uses the runs as imported: their initial state is the release's
+``knowledge_state.json``, an LLM's analysis of the *whole* conversation — hindsight, shown beside
+the headline, never as it. The report says which.
+
+**Skipped.** A stored conversation without a KnowSim reading (no concepts, so no IUs and no state)
+is left out of every table and listed in ``skipped`` with the reason; it is never fatal.
+
+**Floors marked.** :func:`floor_marks` says, for every simulator cell of a table, which floors of
+that table it beats (length ratio: nearer 1); the command and the page print the marks.
 
 **Split.** :func:`split_of` puts each conversation in the ``development`` half (``zlib.crc32`` of
-its key ``problem_id:workerId`` even) or the ``held-out`` half (odd); the offline learner's rules
-and length profile were written on the development half only, and ``by_split`` reports both.
+its key ``problem_id:workerId`` even) or the ``held-out`` half (odd); the offline learner's rules,
+length profile and ``offline/person``'s reuse were chosen on the development half only, and
+``by_split`` reports both.
 
-Output: ``{"start", "turns": [...], "summary": {user: {...}}, "by_level": {level: {user: {...}}},
-"by_split": {part: {user: {...}}}, "attempts": {user: {...}}}``.
+Output: ``{"start", "skipped": [{"conversation", "reason"}], "turns": [...], "summary": {user: {...}},
+"by_level": {level: {user: {...}}}, "by_split": {part: {user: {...}}}, "attempts": {user: {...}}}``;
+:func:`headline` adds ``"hindsight": {"start": "file", "summary", "by_level", "by_split", "attempts"}``.
 """
 
 from __future__ import annotations
@@ -45,16 +54,18 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person; issue 29)
 from knowsim_core.evaluation import acts
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, UserSimulator
-from knowsim_core.services.reading import KIND_KEY, is_human_reading
+from knowsim_core.services.reading import KIND_KEY, NO_READING_KEY, has_reading, is_human_reading
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import user_context_of
 from knowsim_core.text.profiles import TfIdf, content_stems, profiles_for
 
-DEFAULT_USERS = ("offline/knowsim", "baseline/copy-last", "baseline/generic")
+# the people-like learner and the paper's LLM-like one side by side (issue 29), then the floors
+DEFAULT_USERS = ("offline/person", "offline/knowsim", "baseline/copy-last", "baseline/generic")
 MOST_COMMON = "floor/most-common-act"  # the constant-act floor's row
-STARTS = ("file", "sampled")
+STARTS = ("sampled", "file")  # the headline first: no knowledge of the whole conversation
 SPLITS = ("development", "held-out")
 IU_MENTION = 0.4  # the lexical extractor's user_mention: relevance for a user message to concern an IU
 METRICS = ("act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard")
@@ -113,6 +124,10 @@ def real_turns(run: RunRecord) -> list[RealTurn]:
     return out
 
 
+def _key(run: RunRecord) -> str:
+    return str(dict(run.meta).get("conversation") or run.question_id)
+
+
 def split_of(conversation: str) -> str:
     """The half of the stated split a conversation key (``problem_id:workerId``) falls in."""
     return SPLITS[zlib.crc32(conversation.encode()) % 2]
@@ -162,6 +177,9 @@ def score(
     if start not in STARTS:
         raise ValueError(f"start must be one of {STARTS}, not {start!r}")
     human = [run for run in runs if is_human_reading(run)]
+    skipped = [{"conversation": _key(run), "reason": str(dict(run.meta).get(NO_READING_KEY) or "no IUs")}
+               for run in human if not has_reading(run)]
+    human = [run for run in human if has_reading(run)]  # no IUs: no state to start from, nothing to read
     if start == "sampled":
         human = [sampled_start(run) for run in human]
     per_run = [(run, real_turns(run)) for run in human]
@@ -199,6 +217,7 @@ def score(
 
     return {
         "start": start,
+        "skipped": skipped,
         "turns": rows,
         "summary": table(lambda f: True, lambda r: True),
         "by_level": {lvl: table(lambda f, lvl=lvl: f[1] == lvl, lambda r, lvl=lvl: r["level"] == lvl)
@@ -207,6 +226,21 @@ def score(
                      for part in SPLITS},
         "attempts": {uid: _attempts([f for f in flat if f[0] == uid]) for uid in users},
     }
+
+
+def headline(
+    runs: Sequence[RunRecord],
+    users: Mapping[str, UserSimulator],
+    *,
+    tagger: Callable[[str], str] = acts.tag,
+) -> dict[str, Any]:
+    """The headline report — ``start="sampled"``, no state that knows the whole conversation — with
+    the hindsight tables beside it: ``report["hindsight"]`` holds ``start="file"``'s ``summary``,
+    ``by_level``, ``by_split`` and ``attempts`` (its turns are the same real turns)."""
+    report = score(runs, users, tagger=tagger, start="sampled")
+    file = score(runs, users, tagger=tagger, start="file")
+    report["hindsight"] = {k: file[k] for k in ("start", "summary", "by_level", "by_split", "attempts")}
+    return report
 
 
 def most_common_floor(real_acts: Sequence[str]) -> dict[str, Any]:
@@ -290,6 +324,78 @@ START_HELP = {
             "conversation, so it knows the future (hindsight)",
     "sampled": "initial states drawn from each level's sampler, conversations re-read — no hindsight",
 }
+
+
+FLOORS = ("baseline/copy-last", "baseline/generic", MOST_COMMON)
+_SHORT = {"baseline/copy-last": "copy-last", "baseline/generic": "generic", MOST_COMMON: "most-common-act"}
+
+
+def _better(metric: str, a: float, b: float) -> bool:
+    """Whether ``a`` is better than ``b`` on ``metric`` (length ratio: nearer 1, on a log scale)."""
+    if metric == "length_ratio":
+        return abs(math.log(a)) < abs(math.log(b))
+    return a > b
+
+
+def floor_marks(table: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """``{simulator: {metric: {"beats": [floor, …], "not": [floor, …]}}}`` for one table (a summary,
+    a level or a half): which floors of the same table each simulator's figure is better than
+    (:func:`_better`; a tie is not a win), over the floors that have that metric."""
+    out: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for uid, s in table.items():
+        if uid in FLOORS:
+            continue
+        out[uid] = {}
+        for m in METRICS:
+            if s.get(m) is None:
+                continue
+            here = [f for f in FLOORS if f in table and table[f].get(m) is not None]
+            out[uid][m] = {"beats": [f for f in here if _better(m, s[m], table[f][m])],
+                           "not": [f for f in here if not _better(m, s[m], table[f][m])]}
+    return out
+
+
+def marked(value: float | None, mark: Mapping[str, list[str]] | None) -> str:
+    """A table cell with its floors: ``0.574 (> copy-last, generic; not > most-common-act)``."""
+    if value is None:
+        return ""
+    text = f"{value:.3f}"
+    if not mark:
+        return text
+    parts = []
+    if mark["beats"]:
+        parts.append("> " + ", ".join(_SHORT[f] for f in mark["beats"]))
+    if mark["not"]:
+        parts.append("not > " + ", ".join(_SHORT[f] for f in mark["not"]))
+    return f"{text} ({'; '.join(parts)})" if parts else text
+
+
+def marked_rows(table: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`summary_rows` with each simulator's cells marked with the floors they beat."""
+    marks = floor_marks(table)
+    return [{"Simulator": uid,
+             **{METRIC_LABELS[k]: marked(s.get(k), marks.get(uid, {}).get(k)) if k in METRICS else s.get(k)
+                for k in METRIC_LABELS if k in s}} for uid, s in table.items()]
+
+
+def level_table(report: Mapping[str, Any], metric: str) -> list[dict[str, Any]]:
+    """One row per level of one metric: every user's figure, the floors included (the
+    most-common-act floor on act agreement), each simulator's cell marked with the floors it beats."""
+    rows = []
+    for lvl, by_user in report["by_level"].items():
+        marks = floor_marks(by_user)
+        n = next(iter(by_user.values()))["n"]
+        rows.append({"level": lvl, "turns (n)": n,
+                     **{uid: marked(s.get(metric), marks.get(uid, {}).get(metric)) for uid, s in by_user.items()
+                        if not (uid in FLOORS and s.get(metric) is None)}})
+    return rows
+
+
+def beats_line(table: Mapping[str, Mapping[str, Any]], uid: str) -> str:
+    """One simulator against the floors of a table, in a line (the command's text report)."""
+    marks = floor_marks(table).get(uid, {})
+    return " | ".join(f"{m} " + marked(table[uid][m], mk).partition(" ")[2].strip("()") for m, mk in marks.items()
+                     if mk["beats"] or mk["not"])
 
 
 def summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
