@@ -59,7 +59,10 @@ def _real_messages() -> dict[str, list[str]]:
 
 
 def test_output_shape(report):
-    assert set(report) >= {"start", "turns", "summary", "by_split"} and report["start"] == "file"
+    assert set(report) >= {"start", "skipped", "turns", "summary", "by_split", "hindsight"}
+    assert report["start"] == "sampled" and report["hindsight"]["start"] == "file"  # the headline: no hindsight
+    assert report["skipped"] == []  # every shared conversation has concepts
+    assert set(report["hindsight"]["summary"]) == {*DEFAULT_USERS, MOST_COMMON}
     assert set(report["summary"]) == {*DEFAULT_USERS, MOST_COMMON}
     for row in report["turns"]:
         assert set(row) == TURN_KEYS and set(row["simulated"]) == set(DEFAULT_USERS)
@@ -95,7 +98,7 @@ def test_the_floors_say_what_they_are_defined_to_say(report):
         previous = real[row["conversation"]][row["turn"] - 2]
         if previous.strip():
             assert sims["baseline/copy-last"]["text"] == previous
-        assert sims["offline/knowsim"]["text"].strip()
+        assert sims["offline/knowsim"]["text"].strip() and sims["offline/person"]["text"].strip()
     # a fixed request is one act every turn: its agreement is the share of real turns with that act
     generic_act = acts.tag(GENERIC_MESSAGE)
     share = sum(r["real_act"] == generic_act for r in report["turns"]) / len(report["turns"])
@@ -159,8 +162,11 @@ def test_the_text_report_lists_every_user_overall_by_level_and_attempts(tmp_path
     out = capsys.readouterr().out
     assert "1 conversation(s), 1 real user turns scored" in out and "\nintermediate\n" in out
     lines = out.splitlines()
-    for uid in (*DEFAULT_USERS, MOST_COMMON):  # a row overall, by level and in each half of the split
-        assert sum(line.startswith(uid + " ") for line in lines) == 4, uid
+    for uid in (*DEFAULT_USERS, MOST_COMMON):  # a row overall, by level, in each half of the split, and
+        # the hindsight start's overall and halves beside the headline
+        assert sum(line.startswith(uid + " ") for line in lines) == 7, uid
+    assert "start: sampled" in out and "beside it, not the headline — start: file" in out
+    assert "  offline/person vs floors: act_agreement " in out  # which floors each simulator beats
     for uid in DEFAULT_USERS:
         assert f"  {uid}: " in out  # the answer-attempt line
 
@@ -235,9 +241,9 @@ def test_the_table_prints_the_floor_the_start_and_both_halves(tmp_path, capsys):
     db = str(tmp_path / "t.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     capsys.readouterr()
-    assert main(["realism", "--db", db, "--user", "baseline/copy-last"]) == 0
+    assert main(["realism", "--db", db, "--user", "baseline/copy-last", "--start", "file"]) == 0
     out = capsys.readouterr().out
-    assert "start: file" in out and "hindsight" in out
+    assert "start: file" in out and "hindsight" in out and "start: sampled" not in out
     assert MOST_COMMON in out and "development" in out and "held-out" in out
 
 
@@ -319,3 +325,51 @@ def test_a_re_read_conversation_keeps_its_own_domain():
     assert [t.context.material.domain for t in real_turns(run)] == ["expert"]
     assert sampled_start(run).domain == "expert"
     assert real_turns(dataclasses.replace(run, domain=""))[0].context.material.domain == "math"  # older records
+
+
+# ---------------------------------------------------------------------- issue 29: headline, skipped, floors marked
+def test_a_conversation_without_concepts_is_skipped_and_counted_under_a_sampled_start(tmp_path, capsys):
+    """The old code aborted the whole pass ("run … was read by none; a sampled start re-reads it and
+    works only for offline extractors") on a stored conversation without concepts."""
+    db = human_db(tmp_path)
+    bare = {"id": "c2", "level": "grad", "messages": [{"role": "user", "content": "hi, can you help?"},
+                                                     {"role": "assistant", "content": "Sure."},
+                                                     {"role": "user", "content": "thanks"}]}
+    path = tmp_path / "bare.jsonl"
+    path.write_text(json.dumps(bare) + "\n")
+    assert main(["import", str(path), "--db", db]) == 0
+    for start in ("sampled", "both", "file"):
+        report = _realism_json(["--db", db, "--start", start])
+        assert [s["conversation"] for s in report["skipped"]] == ["c2"] and "no IUs" in report["skipped"][0]["reason"]
+        assert {t["conversation"] for t in report["turns"]} == {"c1"}
+    capsys.readouterr()
+    assert main(["realism", "--db", db, "--start", "sampled"]) == 0
+    assert "skipped 1 conversation(s) without a reading: c2" in capsys.readouterr().out
+
+
+def test_floor_marks_say_which_floor_each_cell_beats():
+    from knowsim_core.evaluation.realism import floor_marks, marked
+
+    table = {"sim": {"act_agreement": 0.6, "rouge_l": 0.08, "length_ratio": 0.8},
+             "baseline/copy-last": {"act_agreement": 0.5, "rouge_l": 0.09, "length_ratio": 1.3},
+             "baseline/generic": {"act_agreement": 0.1, "rouge_l": 0.03, "length_ratio": 0.7},
+             MOST_COMMON: {"act_agreement": 0.7, "rouge_l": None, "length_ratio": None}}
+    marks = floor_marks(table)
+    assert set(marks) == {"sim"}
+    assert marks["sim"]["act_agreement"] == {"beats": ["baseline/copy-last", "baseline/generic"], "not": [MOST_COMMON]}
+    assert marks["sim"]["rouge_l"] == {"beats": ["baseline/generic"], "not": ["baseline/copy-last"]}
+    # length ratio: nearer 1 on a log scale (0.8 beats 1.3 and 0.7)
+    assert marks["sim"]["length_ratio"]["beats"] == ["baseline/copy-last", "baseline/generic"]
+    assert marked(0.6, marks["sim"]["act_agreement"]) == "0.600 (> copy-last, generic; not > most-common-act)"
+
+
+def test_every_level_and_half_carries_the_most_common_act_floor_beside_both_learners(report):
+    from knowsim_core.evaluation.realism import level_table
+
+    for by_user in [*report["by_level"].values(), *report["by_split"].values(),
+                    *report["hindsight"]["by_split"].values()]:
+        assert {"offline/person", "offline/knowsim", MOST_COMMON} <= set(by_user)
+    rows = level_table(report, "act_agreement")
+    assert [r["level"] for r in rows] == list(report["by_level"])
+    for r in rows:
+        assert r[MOST_COMMON] and "most-common-act" in r["offline/person"]  # the floor's figure and the mark
