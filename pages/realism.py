@@ -2,7 +2,9 @@
 
 Each chosen simulator gets the real history of every imported human conversation and writes the
 person's next message; the table compares it with the real one (act, ROUGE-L, cosine, length, IUs),
-per level too. Pick a turn to read the real and simulated messages side by side with the history.
+per level too. The headline table uses sampled initial states (no hindsight); the file's states
+(hindsight) are scored beside it. Every simulator cell says which floors it beats. Pick a turn to
+read the real and simulated messages side by side with the history.
 """
 
 import streamlit as st
@@ -13,6 +15,7 @@ from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
 from knowsim_core.agents.registry import spec_of
 from ui.frame import ensure_frame
 from ui.nav import store
+from ui.realism_view import level_figure, level_series
 from ui.resources import agent_ids, agent_settings
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
@@ -42,14 +45,12 @@ if not llm_ids:
             "server) in the environment or `.streamlit/secrets.toml`, or enter a key in the sidebar, then reload.")
 users = st.multiselect("User simulators", options, default=[u for u in realism.DEFAULT_USERS if u in options],
                        key="realism_users")
-start = st.radio("Initial states", realism.STARTS, horizontal=True, key="realism_start",
-                 format_func=lambda s: {"file": "from the file (hindsight)", "sampled": "level's sampler (no hindsight)"}[s])
-st.caption(realism.START_HELP[start])
+st.caption(f"Headline: {realism.START_HELP['sampled']}. Beside it, labelled as hindsight: {realism.START_HELP['file']}.")
 if st.button(f"Score {len(rows)} conversation(s)", key="realism_score", type="primary", disabled=not users):
     try:
         with st.spinner("Scoring every real turn…"):
             runs = {r.id: db.load_run(r.id) for r in rows}
-            report = realism.score(list(runs.values()), realism.build_users(users, agent_settings(db)), start=start)
+            report = realism.headline(list(runs.values()), realism.build_users(users, agent_settings(db)))
         st.session_state[REPORT_KEY] = (report, {dict(r.meta).get("conversation", r.question_id): rid
                                                  for rid, r in runs.items()})
     except KnowSimError as exc:
@@ -60,9 +61,18 @@ if REPORT_KEY not in st.session_state:
 
 report, run_of = st.session_state[REPORT_KEY]
 scored = [uid for uid in report["summary"] if uid != realism.MOST_COMMON]
-st.subheader("Summary")
-st.caption(f"Initial states: {realism.START_HELP[report['start']]}.")
-st.dataframe(realism.summary_rows(report["summary"]), hide_index=True, key="realism_summary")
+st.subheader("Summary (headline: no hindsight)")
+st.caption(f"Initial states: {realism.START_HELP[report['start']]}. Each simulator cell says which floors of "
+           "the same table it beats ('> copy-last') and which it does not ('not > most-common-act'); for the "
+           "length ratio, beating means nearer 1.")
+if report.get("skipped"):
+    st.caption(f"Skipped {len(report['skipped'])} conversation(s) without a reading: "
+               + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
+st.dataframe(realism.marked_rows(report["summary"]), hide_index=True, key="realism_summary")
+if "hindsight" in report:
+    with st.expander("Beside it, with hindsight: initial states from the file", expanded=False):
+        st.caption(realism.START_HELP["file"] + ". Not the headline: these states know how the conversation went.")
+        st.dataframe(realism.marked_rows(report["hindsight"]["summary"]), hide_index=True, key="realism_hindsight")
 with st.expander("What the columns and the floors mean", expanded=True):
     lines = [f"- **{realism.METRIC_LABELS[m]}**: {text}" for m, text in realism.METRIC_HELP.items()]
     lines += [f"- **{uid}** — {text}" for uid, text in realism.FLOOR_HELP.items()]
@@ -71,17 +81,19 @@ with st.expander("What the columns and the floors mean", expanded=True):
 with st.expander("By half of the split (development = rules written here; held-out = never used to write them)"):
     for part, by_user in report["by_split"].items():
         st.caption(part)
-        st.dataframe(realism.summary_rows(by_user), hide_index=True, key=f"realism_split_{part}")
+        st.dataframe(realism.marked_rows(by_user), hide_index=True, key=f"realism_split_{part}")
 left, right = st.columns(2)
 with left:
     metric = st.selectbox("Per level", list(realism.METRICS), key="realism_metric",
                           format_func=lambda m: realism.METRIC_LABELS[m])
-    shown = [uid for uid in report["summary"] if report["summary"][uid].get(metric) is not None]
-    st.bar_chart(realism.level_rows(report, metric), x="level", y=shown, stack=False)
+    st.plotly_chart(level_figure(report, metric, realism.METRIC_LABELS[metric]), key="realism_levels_chart")
     few = [f"{lvl} ({next(iter(by.values()))['n']} turn(s))" for lvl, by in report["by_level"].items()
            if next(iter(by.values()))["n"] < FEW_TURNS]
-    st.caption("n = scored turns of that level."
+    empty = level_series(report, metric)[2]
+    st.caption("n = scored turns of that level; floors hatched."
+               + (f" No {realism.METRIC_LABELS[metric]} for: {', '.join(empty)}." if empty else "")
                + (f" Too few turns to compare: {', '.join(few)}." if few else ""))
+    st.dataframe(realism.level_table(report, metric), hide_index=True, key="realism_levels")
 with right:
     who = st.selectbox("Simulator", scored, key="realism_user")
     conf = realism.confusion(report, who)

@@ -50,15 +50,17 @@ def with_conversations(seeded_store, tmp_path):
 def test_scoring_shows_the_table_levels_confusion_and_a_turn_side_by_side(with_conversations):
     at = _open()
     assert not at.exception
-    assert at.multiselect(key="realism_users").value == ["offline/knowsim", "baseline/copy-last", "baseline/generic"]
+    assert at.multiselect(key="realism_users").value == ["offline/person", "offline/knowsim", "baseline/copy-last",
+                                                          "baseline/generic"]
     at.button(key="realism_score").click().run()
     assert not at.exception
-    frames = [d.value for d in at.dataframe]  # summary, the two halves of the split, confusion, turns
-    assert len(frames) == 5
+    # summary, hindsight beside it, the two halves of the split, per level, confusion, turns
+    frames = [d.value for d in at.dataframe]
+    assert len(frames) == 7
     summary, confusion, turns = frames[0], frames[-2], frames[-1]
-    assert list(summary["Simulator"]) == ["offline/knowsim", "baseline/copy-last", "baseline/generic",
-                                          "floor/most-common-act"]
-    assert list(summary["Turns (n)"]) == [3, 3, 3, 3]  # c1 turns 2 and 3, c2 turn 2
+    assert list(summary["Simulator"]) == ["offline/person", "offline/knowsim", "baseline/copy-last",
+                                          "baseline/generic", "floor/most-common-act"]
+    assert list(summary["Turns (n)"]) == [3, 3, 3, 3, 3]  # c1 turns 2 and 3, c2 turn 2
     assert len(turns) == 3
     assert confusion.drop(columns="real act").to_numpy().sum() == 3
     at.selectbox(key="realism_user").set_value("baseline/generic").run()
@@ -132,15 +134,41 @@ def test_without_a_provider_the_page_says_how_to_add_the_llm_baselines(with_conv
     info = " ".join(i.value for i in at.info)
     assert "no LLM provider is configured" in info and "OPENAI_API_KEY" in info and "KNOWSIM_COMPAT_BASE_URL" in info
     options = at.multiselect(key="realism_users").options
-    assert "human" not in options and {"offline/knowsim", "baseline/copy-last", "baseline/generic"} <= set(options)
+    assert "human" not in options and {"offline/person", "offline/knowsim", "baseline/copy-last", "baseline/generic"} <= set(options)
     assert not any(registry.spec_of(o).needs_model for o in options)  # no model offered without a provider
 
 
-def test_a_sampled_start_is_scored_and_said(with_conversations):
+def test_the_headline_is_the_sampled_start_with_hindsight_beside_it(with_conversations):
+    """Issue 29: the page used to score one start chosen by a radio, the hindsight file by default."""
     at = _open()
-    at.radio(key="realism_start").set_value("sampled").run()
     at.button(key="realism_score").click().run()
     assert not at.exception
     report, _ = at.session_state["realism_report"]
-    assert report["start"] == "sampled"
-    assert any("no hindsight" in c.value for c in at.caption)
+    assert report["start"] == "sampled" and report["hindsight"]["start"] == "file"
+    assert any(c.value.startswith("Headline: initial states drawn") for c in at.caption)
+    hindsight = at.dataframe[1].value  # summary, then hindsight beside it
+    assert list(hindsight["Simulator"])[:2] == ["offline/person", "offline/knowsim"]
+    assert any("with hindsight" in e.label for e in at.expander)
+
+
+def test_cells_say_which_floor_they_beat_and_the_level_legend_has_every_series(with_conversations):
+    """Issue 34, item 14: the table did not mark which cells beat which floor, and the per-level
+    chart's one-row legend lost a series (st.bar_chart, bottom legend, half-width column)."""
+    from knowsim_core.evaluation import realism
+    from ui.realism_view import level_figure
+
+    at = _open()
+    at.button(key="realism_score").click().run()
+    assert not at.exception
+    summary = at.dataframe[0].value
+    cell = summary.loc[summary["Simulator"] == "offline/person", "Act agreement"].iloc[0]
+    assert "most-common-act" in cell and "copy-last" in cell  # a mark for every floor with that metric
+    floor = summary.loc[summary["Simulator"] == realism.MOST_COMMON, "Act agreement"].iloc[0]
+    assert "(" not in floor  # a floor is not marked against floors
+    report, _ = at.session_state["realism_report"]
+    fig = level_figure(report, "act_agreement", "Act agreement")
+    names = [t.name for t in fig.data]
+    assert names == [*realism.DEFAULT_USERS, realism.MOST_COMMON] and all(t.showlegend for t in fig.data)
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.entrywidth == 0.5  # wraps: two a row
+    levels = at.dataframe[4].value  # summary, hindsight, two halves, levels
+    assert realism.MOST_COMMON in levels.columns and "turns (n)" in levels.columns
