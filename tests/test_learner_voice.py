@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from knowsim_core.agents import learner_voice as voice
-from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person until agents/offline.py does)
+from knowsim_core.agents import person_user  # also registers offline/person (until agents/offline.py does)
 from knowsim_core.agents import registry
 from knowsim_core.engine.config import preset
 from knowsim_core.engine.ports import Message, UserContext
@@ -40,6 +40,10 @@ from knowsim_core.formats.samples import get_sample
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
 ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
+# The learner voice by itself (no reuse of the person's words): the class offline/person wraps, scored
+# under this name. Until issue 29's rename it is registered as offline/knowsim; the tests name it by
+# class so that id can move to the paper-like learner without moving these floors.
+VOICE = "voice"
 
 
 def test_reading_the_tutors_turn():
@@ -140,8 +144,7 @@ def _later_ctx(seed: int) -> UserContext:
 
 
 def test_the_same_seed_writes_the_same_turn_and_seeds_differ():
-    user = registry.resolve("user", "offline/knowsim")
-    again = registry.resolve("user", "offline/knowsim")
+    user, again = person_user.Voice(), person_user.Voice()
     turns = [user.respond(_later_ctx(seed)) for seed in range(12)]
     assert turns == [again.respond(_later_ctx(seed)) for seed in range(12)]
     assert len({t.message for t in turns}) > 3
@@ -189,7 +192,7 @@ def held_out(tmp_path_factory):
 
     store = Store(tmp_path_factory.mktemp("voice") / "r.db")
     runs = [store.load_run(rid) for rid in import_path(store, ANNOTATIONS).runs]
-    users = {uid: registry.resolve("user", uid) for uid in ("offline/knowsim", "baseline/copy-last")}
+    users = {VOICE: person_user.Voice(), "baseline/copy-last": registry.resolve("user", "baseline/copy-last")}
     report = score(runs, users)
     real = {(dict(r.meta)["conversation"], i + 1): t.user_message for r in runs for i, t in enumerate(r.turns)}
     turns = [t for t in report["turns"] if t["split"] == "held-out"]
@@ -199,7 +202,7 @@ def held_out(tmp_path_factory):
 
 def test_held_out_act_agreement_and_rouge_against_the_stated_floors(held_out):
     report, *_ = held_out
-    ours, copy = report["by_split"]["held-out"]["offline/knowsim"], report["by_split"]["held-out"]["baseline/copy-last"]
+    ours, copy = report["by_split"]["held-out"][VOICE], report["by_split"]["held-out"]["baseline/copy-last"]
     assert ours["act_agreement"] >= 0.55 and ours["act_agreement"] > copy["act_agreement"]
     assert ours["rouge_l"] >= 0.06
     assert 0.5 <= ours["length_ratio"] <= 2.0
@@ -208,7 +211,7 @@ def test_held_out_act_agreement_and_rouge_against_the_stated_floors(held_out):
 def test_held_out_act_distribution_is_near_the_peoples(held_out):
     _, turns, *_ = held_out
     real = [t["real_act"] for t in turns]
-    sim = [t["simulated"]["offline/knowsim"]["act"] for t in turns]
+    sim = [t["simulated"][VOICE]["act"] for t in turns]
     tv = 0.5 * sum(abs(real.count(a) - sim.count(a)) for a in acts.ACTS) / len(turns)
     assert tv <= 0.25, (tv, {a: (real.count(a), sim.count(a)) for a in acts.ACTS})
     assert sim.count(acts.MATH_ANSWER) / len(sim) >= 0.5  # mostly answer attempts, as people write
@@ -222,7 +225,7 @@ def test_held_out_lengths_per_level_are_near_the_peoples(held_out):
         if len(rows) < 10:
             continue
         real_words = statistics.median(len(real[(t["conversation"], t["turn"])].split()) for t in rows)
-        sim_words = statistics.median(len(t["simulated"]["offline/knowsim"]["text"].split()) for t in rows)
+        sim_words = statistics.median(len(t["simulated"][VOICE]["text"].split()) for t in rows)
         assert 0.4 * real_words <= sim_words <= 2.5 * real_words, (level, real_words, sim_words)
 
 
@@ -269,7 +272,7 @@ def test_offline_person_says_what_the_voice_chose_in_the_persons_words_and_is_de
     tutor = s.graph.node("IU1").description + " What is the expected value of one roll?"
     history = (Message("user", "How do I start?"), Message("assistant", "Roll once. What is 2 + 2?"),
                Message("user", "hmm ok, my guess is 4"), Message("assistant", tutor))
-    person, plain = registry.resolve("user", "offline/person"), registry.resolve("user", "offline/knowsim")
+    person, plain = registry.resolve("user", "offline/person"), person_user.Voice()
     reused = 0
     for seed in range(12):
         ctx = _person_ctx(seed, history)
@@ -302,11 +305,12 @@ def test_offline_person_never_reuses_words_that_name_an_unaware_concept():
 # ---------------------------------------------------------------------- offline/person on the held-out half (issue 29)
 @pytest.fixture(scope="module")
 def person_held_out(held_out):
-    """offline/person, the voice without reuse (offline/knowsim today) and copy-last on the held-out
+    """offline/person, the voice without reuse (``person_user.Voice``) and copy-last on the held-out
     half, start sampled (the headline: no state knows the whole conversation)."""
     from knowsim_core.evaluation.realism import score
 
-    users = {uid: registry.resolve("user", uid) for uid in ("offline/person", "offline/knowsim", "baseline/copy-last")}
+    users = {"offline/person": registry.resolve("user", "offline/person"), VOICE: person_user.Voice(),
+             "baseline/copy-last": registry.resolve("user", "baseline/copy-last")}
     report = score(held_out[3], users, start="sampled")
     return report, [t for t in report["turns"] if t["split"] == "held-out"]
 
@@ -330,7 +334,7 @@ def test_offline_person_meets_the_issues_targets_on_the_held_out_half(person_hel
 
 def test_offline_persons_rouge_on_the_held_out_half(person_held_out):
     """ROUGE-L, against two baselines on the same held-out turns. (1) The voice without reuse
-    (offline/knowsim, same acts): reuse must add (held-out 0.083 vs 0.073). (2) copy-last: the
+    (``person_user.Voice``, same acts): reuse must add (held-out 0.083 vs 0.073). (2) copy-last: the
     issue's target ROUGE-L ≥ copy-last is NOT met on the held-out point estimate (0.083 vs 0.0885);
     what is asserted is non-inferiority within noise — the 95 % paired bootstrap interval of
     person − copy-last over conversations (the independent units; 2,000 resamples, seed 0) must
@@ -339,8 +343,8 @@ def test_offline_persons_rouge_on_the_held_out_half(person_held_out):
 
     report, turns = person_held_out
     t = report["by_split"]["held-out"]
-    assert t["offline/person"]["rouge_l"] > t["offline/knowsim"]["rouge_l"]
-    assert t["offline/person"]["act_agreement"] == t["offline/knowsim"]["act_agreement"]  # reuse keeps the act
+    assert t["offline/person"]["rouge_l"] > t[VOICE]["rouge_l"]
+    assert t["offline/person"]["act_agreement"] == t[VOICE]["act_agreement"]  # reuse keeps the act
     groups = [[x for x in turns if x["conversation"] == c] for c in sorted({x["conversation"] for x in turns})]
 
     def diff(gs):
