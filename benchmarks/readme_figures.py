@@ -59,9 +59,10 @@ def acts() -> dict[str, Any]:
 
 
 def realism() -> dict[str, Any]:
-    """The realism summary (and by level) of the default users on the 25 shared conversations."""
+    """The realism headline (sampled start: summary, by level and by half) of the default users on
+    the 25 shared conversations, and the hindsight (file start) summary and halves beside it."""
     from knowsim_core.agents import registry
-    from knowsim_core.evaluation.realism import DEFAULT_USERS, score
+    from knowsim_core.evaluation.realism import DEFAULT_USERS, headline
     from knowsim_core.services.importing import import_path
     from knowsim_core.storage import Store
 
@@ -69,9 +70,10 @@ def realism() -> dict[str, Any]:
         store = Store(Path(tmp) / "figures.db")
         report = import_path(store, ANNOTATIONS)
         runs = [store.load_run(rid) for rid in report.runs]
-    result = score(runs, {uid: registry.resolve("user", uid) for uid in DEFAULT_USERS})
+    result = headline(runs, {uid: registry.resolve("user", uid) for uid in DEFAULT_USERS})
     return {"summary": result["summary"], "by_level": result["by_level"], "by_split": result["by_split"],
-            "attempts": {u: {"agreement": a["agreement"], "recall": a["recall"]} for u, a in result["attempts"].items()}}
+            "attempts": {u: {"agreement": a["agreement"], "recall": a["recall"]} for u, a in result["attempts"].items()},
+            "hindsight": {k: result["hindsight"][k] for k in ("summary", "by_split")}}
 
 
 SECTIONS = {"extractor": extractor, "acts": acts, "realism": realism}

@@ -85,6 +85,8 @@ def test_the_act_tagger_table(figures):
 
 
 def test_the_realism_table(figures):
+    """The headline (sampled start) tables, the per-level sentence with its most-common-act floor, and
+    the hindsight (file start) tables beside them."""
     r = figures["realism"]
     floor = "floor/most-common-act"
     for user, s in r["summary"].items():
@@ -93,16 +95,23 @@ def test_the_realism_table(figures):
             continue
         same(row(user), [s["act_agreement"], s["rouge_l"], s["cosine"], s["length_ratio"], s["iu_jaccard"],
                          r["attempts"][user]["agreement"]])
-    for label, part in (("development (rules written on)", "development"), ("held out", "held-out")):
-        t = r["by_split"][part]
-        k, c = t["offline/knowsim"], t["baseline/copy-last"]
-        same(row(label), [k["n"], k["act_agreement"], k["rouge_l"], k["length_ratio"],
-                          c["act_agreement"], c["rouge_l"], c["length_ratio"], t[floor]["act_agreement"]])
-    by_level = after("By level (act agreement / ROUGE-L):", "; advanced has one turn")
+    learners = ("offline/person", "offline/knowsim", "baseline/copy-last")
+    for side, suffix in ((r, ""), (r["hindsight"], ", hindsight")):
+        for label, part in (("development (rules chosen on)" if not suffix else "development" + suffix, "development"),
+                            ("held out" + suffix, "held-out")):
+            t = side["by_split"][part]
+            same(row(label), [t["offline/person"]["n"]]
+                 + [t[u][k] for u in learners for k in ("act_agreement", "rouge_l", "length_ratio")]
+                 + [t[floor]["act_agreement"]])
+    for user in ("offline/person", "offline/knowsim"):
+        s = r["hindsight"]["summary"][user]
+        same(row(f"{user}, hindsight"), [s["act_agreement"], s["rouge_l"], s["cosine"], s["length_ratio"],
+                                         s["iu_jaccard"]])
+    by_level = after("By level (act agreement / ROUGE-L, sampled start):", "; advanced has one turn")
     expected = []
     for level in ("novice", "intermediate"):
-        rows = {u: v for u, v in r["by_level"][level].items() if u != floor}
-        expected.append(next(iter(rows.values()))["n"])
-        for s in rows.values():
-            expected += [s["act_agreement"], s["rouge_l"]]
+        rows = r["by_level"][level]
+        expected.append(rows[floor]["n"])
+        for u, s in rows.items():
+            expected += [s["act_agreement"]] if u == floor else [s["act_agreement"], s["rouge_l"]]
     same(by_level, expected)
