@@ -50,7 +50,11 @@ if st.button(f"Score {len(rows)} conversation(s)", key="realism_score", type="pr
     try:
         with st.spinner("Scoring every real turn…"):
             runs = {r.id: db.load_run(r.id) for r in rows}
-            report = realism.headline(list(runs.values()), realism.build_users(users, agent_settings(db)))
+            built = realism.build_users(users, agent_settings(db))
+            if any(spec_of(u).needs_model for u in users):  # hindsight too would call the model twice per turn
+                report = realism.score(list(runs.values()), built, start="sampled")
+            else:
+                report = realism.headline(list(runs.values()), built)
         st.session_state[REPORT_KEY] = (report, {dict(r.meta).get("conversation", r.question_id): rid
                                                  for rid, r in runs.items()})
     except KnowSimError as exc:
@@ -69,7 +73,9 @@ if report.get("skipped"):
     st.caption(f"Skipped {len(report['skipped'])} conversation(s) without a reading: "
                + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
 st.dataframe(realism.marked_rows(report["summary"]), hide_index=True, key="realism_summary")
-if "hindsight" in report:
+if "hindsight" not in report:
+    st.caption("Hindsight (the file's states) not scored: a model simulator would be called twice per turn.")
+else:
     with st.expander("Beside it, with hindsight: initial states from the file", expanded=False):
         st.caption(realism.START_HELP["file"] + ". Not the headline: these states know how the conversation went.")
         st.dataframe(realism.marked_rows(report["hindsight"]["summary"]), hide_index=True, key="realism_hindsight")

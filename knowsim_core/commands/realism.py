@@ -34,11 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only this conversation (problem_id:workerId, as in the output), repeatable")
     p.add_argument("--tagger", default="offline", metavar="ID",
                    help="dialogue-act tagger: offline (rules, default) or an LLM, e.g. openai/gpt-4o-mini")
-    p.add_argument("--start", choices=("both", "sampled", "file"), default="both",
+    p.add_argument("--start", choices=("both", "sampled", "file"), default=None,
                    help="the people's initial states: sampled = drawn from each level's sampler and the "
                         "conversation re-read (no hindsight: the headline), file = as imported (the release's "
                         "knowledge_state.json, an analysis of the whole conversation: hindsight), both = the "
-                        "sampled headline with the hindsight tables beside it (default)")
+                        "sampled headline with the hindsight tables beside it (default; with a model user "
+                        "the default is sampled, so the model is not called twice per turn)")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the full report (turns, summary, by level) as JSON")
 
@@ -82,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
                            "(python -m knowsim_core import ANNOTATIONS.json)")
     start = time.perf_counter()
     kw = {"tagger": tagger} if tagger else {}
-    report = headline(runs, users, **kw) if args.start == "both" else score(runs, users, start=args.start, **kw)
+    paid = any(spec_of(uid).needs_model for uid in ids)
+    which = args.start or ("sampled" if paid else "both")
+    report = headline(runs, users, **kw) if which == "both" else score(runs, users, start=which, **kw)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -92,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {len(report['skipped'])} conversation(s) without a reading: "
               + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
     print(START_NOTE[report["start"]])
+    if args.start is None and paid:
+        print("(hindsight not scored: a model user would be called twice per turn; add --start both)")
     print(table(report["summary"], METRICS))
     for level, by_user in report["by_level"].items():
         print(f"\n{level}")
