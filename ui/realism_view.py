@@ -13,20 +13,20 @@ from typing import Any, Mapping
 
 import plotly.graph_objects as go
 
-from knowsim_core.evaluation.realism import FLOORS
+from knowsim_core.evaluation.realism import FLOORS, level_rows
 
 SIM_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")  # Okabe–Ito
 FLOOR_COLOURS = {"baseline/copy-last": "#8C8C8C", "baseline/generic": "#BDBDBD", "floor/most-common-act": "#4D4D4D"}
 
 
 def level_series(report: Mapping[str, Any], metric: str) -> tuple[list[str], dict[str, list[float | None]], list[str]]:
-    """Levels (labelled with their n), each series' values per level, and the series without any
-    value for ``metric`` (e.g. a floor that writes no text, on ROUGE-L)."""
-    levels = [f"{lvl} (n={next(iter(by.values()))['n']})" for lvl, by in report["by_level"].items()]
+    """Levels (labelled with their n, :func:`realism.level_rows`), each series' values per level, and
+    the series without any value for ``metric`` (e.g. a floor that writes no text, on ROUGE-L)."""
+    rows = level_rows(report, metric)
     users = list(dict.fromkeys(u for by in report["by_level"].values() for u in by))
-    values = {u: [by.get(u, {}).get(metric) for by in report["by_level"].values()] for u in users}
+    values = {u: [r.get(u) for r in rows] for u in users}
     empty = [u for u, vs in values.items() if all(v is None for v in vs)]
-    return levels, {u: vs for u, vs in values.items() if u not in empty}, empty
+    return [r["level"] for r in rows], {u: vs for u, vs in values.items() if u not in empty}, empty
 
 
 def level_figure(report: Mapping[str, Any], metric: str, label: str) -> go.Figure:
