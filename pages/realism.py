@@ -84,7 +84,8 @@ with st.expander("What the columns and the floors mean", expanded=True):
     lines += [f"- **{uid}** — {text}" for uid, text in realism.FLOOR_HELP.items()]
     lines.append("- A simulator is realistic only where it beats every floor; a floor row is not a simulator.")
     st.markdown("\n".join(lines))
-with st.expander("By half of the split (development = rules written here; held-out = never used to write them)"):
+with st.expander("By half of the split (development = the learners' rules chosen here; held-out = never used "
+                 "to choose them)"):
     for part, by_user in report["by_split"].items():
         st.caption(part)
         st.dataframe(realism.marked_rows(by_user), hide_index=True, key=f"realism_split_{part}")

@@ -36,7 +36,7 @@ def level_figure(report: Mapping[str, Any], metric: str, label: str) -> go.Figur
     for uid, vs in values.items():
         colour = FLOOR_COLOURS.get(uid) if uid in FLOORS else next(sims)
         fig.add_bar(x=levels, y=vs, name=uid, marker_color=colour, showlegend=True,
-                    marker_pattern_shape="/" if uid in FLOORS else "",
+                    marker_pattern_shape="/" if uid in FLOORS else "", marker_pattern_fillmode="overlay",
                     hovertemplate=f"{uid}<br>%{{x}}: %{{y:.3f}}<extra></extra>")
     fig.update_layout(barmode="group", height=360, margin=dict(t=10, b=40, l=50, r=10), yaxis_title=label,
                       legend=dict(orientation="h", yanchor="top", y=-0.15, x=0, entrywidthmode="fraction",
