@@ -275,7 +275,7 @@ def test_llm_baselines_get_the_persons_level_and_true_initial_state(tmp_path, mo
         env = {"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": srv.openai_url,
                "KNOWSIM_LLM_MAX_RETRIES": "0", "KNOWSIM_LLM_CACHE": "0"}
         user = reg.resolve("user", "openai/m1:zs-cot-prof", settings=LLMSettings.from_sources(env=env))
-        score([run], {"openai/m1:zs-cot-prof": user})
+        score([run], {"openai/m1:zs-cot-prof": user}, start="file")  # the run's own initial state
         prompts = [r.last_user for r in srv.requests]
     assert len(prompts) == 2
     for prompt in prompts:

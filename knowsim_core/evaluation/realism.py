@@ -171,9 +171,10 @@ def score(
     users: Mapping[str, UserSimulator],
     *,
     tagger: Callable[[str], str] = acts.tag,
-    start: str = "file",
+    start: str = "sampled",
 ) -> dict[str, Any]:
-    """The realism report of ``users`` on the human runs among ``runs`` (module docstring)."""
+    """The realism report of ``users`` on the human runs among ``runs`` (module docstring); by
+    default the headline's sampled start, ``start="file"`` for the hindsight one."""
     if start not in STARTS:
         raise ValueError(f"start must be one of {STARTS}, not {start!r}")
     human = [run for run in runs if is_human_reading(run)]
