@@ -172,3 +172,18 @@ def test_cells_say_which_floor_they_beat_and_the_level_legend_has_every_series(w
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.entrywidth == 0.5  # wraps: two a row
     levels = at.dataframe[4].value  # summary, hindsight, two halves, levels
     assert realism.MOST_COMMON in levels.columns and "turns (n)" in levels.columns
+
+
+def test_a_conversation_without_concepts_is_skipped_and_said(with_conversations, tmp_path):
+    """The headline's sampled start used to stop the whole pass on a conversation without concepts."""
+    bare = {"id": "c3", "level": "grad", "messages": [{"role": "user", "content": "hello?"},
+                                                     {"role": "assistant", "content": "Hi."},
+                                                     {"role": "user", "content": "bye"}]}
+    path = tmp_path / "bare.jsonl"
+    path.write_text(json.dumps(bare) + "\n")
+    import_path(with_conversations, path)
+    at = _open()
+    at.button(key="realism_score").click().run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("Skipped 1 conversation(s) without a reading: c3") for c in at.caption)
+    assert list(at.dataframe[0].value["Turns (n)"]) == [3, 3, 3, 3, 3]  # c1 and c2 only

@@ -3,7 +3,8 @@
 Real learners in a tutoring chat mostly do what the tutor asked — give a value or a step — and,
 when they cannot, say they are stuck; now and then they ask, acknowledge, or leave. Their
 messages are short (a median of about eight words, many a bare number). This module writes such
-turns for the offline KnowSim user from two readings:
+turns for the offline people-like learner (today's template user's later turns, and
+``offline/person``, :mod:`person_user`) from two readings:
 
 * **the tutor's last turn** (:func:`read_tutor`): did its last question ask for a value or a
   step, did it ask whether things make sense / if there is anything else, did it state an answer;
