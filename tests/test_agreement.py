@@ -121,10 +121,23 @@ def test_sign_agreement_by_hand():
     # pairs: A-B agree, A-C disagree (A rated higher, less KG), A-D agree, B-C agree, B-D disagree; C-D too close
     assert CLIFFS_MIN == 0.33 and out["n"] == 5 and out["agree"] == 3
     assert out["skipped_close_ratings"] == 1 and out["skipped_small_cells"] == 4
-    assert out["p"] == pytest.approx(scoring.binomial_p(3, 5)) and out["conclusive"]
+    # 3 of 5 is p 0.5: enough pairs, but a coin does as well — not conclusive (issue 34 item 13: the old
+    # code said conclusive whenever 5 pairs qualified, so the README's p 0.71 read "conclusive: true")
+    assert out["p"] == pytest.approx(scoring.binomial_p(3, 5)) and out["conclusive"] is False
+    assert "inconclusive" in out["note"] and "p 0.50" in out["note"]
     assert out["cells"]["novice / E"] == 1
     few = sign_agreement(convs[:4])
     assert few["n"] == 1 and not few["conclusive"] and "at least 5 are needed" in few["note"]
+
+
+def test_sign_agreement_is_conclusive_only_below_alpha():
+    # five levels, each with one clearly separated pair that agrees: 5 of 5, p 1/32 < 0.05
+    convs = [c for lv in "abcde" for c in (_conv(lv, "A", 9, 3), _conv(lv, "A", 8, 3),
+                                           _conv(lv, "B", 2, 1), _conv(lv, "B", 3, 1))]
+    out = sign_agreement(convs)
+    assert (out["n"], out["agree"]) == (5, 5) and out["p"] == pytest.approx(1 / 32) and out["conclusive"] is True
+    flipped = sign_agreement([replace(c, metrics={**c.metrics, "kg": -c.metrics["kg"]}) for c in convs])
+    assert flipped["agree"] == 0 and flipped["conclusive"] is False
 
 
 def test_a_pair_with_equal_mean_ratings_takes_its_direction_from_cliffs_delta():
@@ -247,3 +260,292 @@ def test_the_worked_math_rule_carries_the_previous_ius_on(tmp_path):
     assert [(e.id, e.teaching_quality) for e in out] == [("IU1", "not_mentioned"), ("IU2", "shallow")]
     prose = dc_replace(ctx, assistant_message="Great question, let us think about it together.")
     assert [e.teaching_quality for e in rule(prose, (_sig("IU1", "not_mentioned"),))] == ["not_mentioned"]
+
+
+# ---------------------------------------------------------------------- issue 30: directions, parts, within
+from knowsim_core.evaluation.agreement import (  # noqa: E402
+    DIRECTIONS, Agreement, JudgedTurn, auc_with_ci, replication, rho_with_ci, summarise, versus, within_auc)
+
+
+def _turn(run, liked, knowsim=0.0, length=100.0, part="A", source="person", upward=0.0, i=[0]):
+    i[0] += 1
+    return JudgedTurn(run_id=run, turn=i[0], liked=liked, source=source, part=part, model=f"tutor-{run}",
+                      scores={"knowsim": knowsim, "upward": upward, "reply_length": length}, modes=())
+
+
+def test_each_baseline_states_its_direction_before_scoring_and_is_never_flipped():
+    """Issue 30: the old table showed reply length at 0.31 (longer replies get more thumbs down) — the
+    baseline read the wrong way round, with no stated direction. Flipping every verdict must flip the
+    AUC (1 − AUC) and leave the stated direction as it was."""
+    turns = [_turn(f"r{k}", liked, length=length) for k, (liked, length) in
+             enumerate([(True, 100), (True, 150), (True, 400), (False, 300), (False, 900), (False, 120)])]
+    s = summarise(Agreement(turns=turns), resamples=100)["votes"]["scores"]["reply_length"]
+    # shorter is liked: liked lengths 100, 150, 400 vs disliked 300, 900, 120 → the shorter of a pair wins 6 of 9
+    assert s["direction"] == DIRECTIONS["reply_length"][1] == "a shorter reply is liked"
+    assert s["auc"] == pytest.approx(6 / 9)
+    flipped = [replace(t, liked=not t.liked) for t in turns]
+    f = summarise(Agreement(turns=flipped), resamples=100)
+    assert f["votes"]["scores"]["reply_length"]["auc"] == pytest.approx(1 - 6 / 9)
+    assert f["votes"]["scores"]["reply_length"]["direction"] == "a shorter reply is liked"
+    assert f["baselines"]["reply_length"] == {"direction": "a shorter reply is liked", "sign": -1}
+    assert f["baselines"]["upward"]["direction"] == "more IUs moved up is liked"
+
+
+def test_replication_words_on_constructed_intervals():
+    assert replication([0.55, 0.8], [0.4, 0.7]) == "does not replicate"
+    assert replication([0.55, 0.8], [0.2, 0.45]) == "does not replicate"
+    assert replication([0.6, 0.9], [0.51, 0.8]) == "replicates"
+    assert replication([0.4, 0.6], [0.45, 0.7]) == "above 0.5 on neither part"
+    assert replication([0.6, 0.9], None).startswith("cannot tell")
+    assert versus([0.58, 0.81], [0.30, 0.93]) == "not distinguishable from the baseline"
+    assert versus([0.7, 0.9], [0.3, 0.6]) == "above the baseline"
+
+
+def test_a_score_that_holds_on_one_part_only_does_not_replicate():
+    """A constructed case: on part A the score separates liked from disliked turns in every one of 8
+    conversations; on part B it is reversed in half of them. The whole still looks good."""
+    turns = []
+    for k in range(8):
+        turns += [_turn(f"a{k}", True, 1.0, part="A"), _turn(f"a{k}", False, -1.0, part="A")]
+        good = k % 2 == 0
+        turns += [_turn(f"b{k}", True, 1.0 if good else -1.0, part="B"),
+                  _turn(f"b{k}", False, -1.0 if good else 1.0, part="B")]
+    s = summarise(Agreement(turns=turns), resamples=500)
+    rep = s["replication"]["scores"]["knowsim"]
+    assert rep["A"][0] > 0.5 and rep["B"][0] <= 0.5 <= rep["B"][1]
+    assert rep["verdict"] == "does not replicate" and s["replicates"] is False
+    assert s["parts"]["A"]["votes"]["n"] == s["parts"]["B"]["votes"]["n"] == 16 and s["votes"]["n"] == 32
+    assert s["votes"]["scores"]["knowsim"]["auc"] == pytest.approx(0.75)
+
+
+def test_within_conversation_auc_by_hand():
+    """Only (liked, disliked) pairs of the same conversation count. c1: liked 0.5, 0 vs disliked 0.2 →
+    1 win of 2; c2: liked 1 vs disliked 1, −1 → a tie and a win, 1.5 of 2; c3 has no disliked turn.
+    (2.5 / 4). Pooled over all turns it is (1 + 0 + 3 + 1 + 1.5) / 9 with the cross-conversation pairs."""
+    c1 = [_turn("c1", True, 0.5), _turn("c1", True, 0.0), _turn("c1", False, 0.2)]
+    c2 = [_turn("c2", True, 1.0), _turn("c2", False, 1.0), _turn("c2", False, -1.0)]
+    c3 = [_turn("c3", True, 3.0)]
+    assert within_auc([c1, c2, c3], "knowsim") == pytest.approx(2.5 / 4)
+    s = summarise(Agreement(turns=c1 + c2 + c3), resamples=200)
+    w = s["within_conversation"]["knowsim"]
+    assert w["auc"] == pytest.approx(2.5 / 4) and (w["pairs"], w["conversations"]) == (4, 2)
+    pooled = scoring.auc([0.5, 0.0, 1.0, 3.0], [0.2, 1.0, -1.0])
+    assert s["votes"]["scores"]["knowsim"]["auc"] == pytest.approx(pooled) != pytest.approx(2.5 / 4)
+    # in a score's stated direction: shorter replies liked, so a longer liked reply loses its pair
+    d = [_turn("d", True, length=50), _turn("d", False, length=40)]
+    assert within_auc([d], "reply_length") == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_vectorised_intervals_equal_the_plain_bootstrap(seed):
+    """auc_with_ci / rho_with_ci draw like scoring.bootstrap_ci and must give its interval exactly."""
+    rng = random.Random(seed)
+    groups = [[_turn(f"g{k}", rng.random() < 0.6, float(rng.randint(0, 4))) for _ in range(rng.randint(1, 4))]
+              for k in range(rng.randint(6, 14))]
+    units = [([t.scores["knowsim"] for t in g if t.liked], [t.scores["knowsim"] for t in g if not t.liked])
+             for g in groups]
+
+    def pooled(gs):
+        return scoring.auc([x for g in gs for x in g[0]], [x for g in gs for x in g[1]])
+
+    def within(gs):
+        w = p = 0.0
+        for pos, neg in gs:
+            for a in pos:
+                for b in neg:
+                    w += 1.0 if a > b else 0.5 if a == b else 0.0
+            p += len(pos) * len(neg)
+        return w / p if p else None
+    value, ci = auc_with_ci(units, resamples=300)
+    assert value == pytest.approx(pooled(units)) and ci == pytest.approx(scoring.bootstrap_ci(units, pooled, resamples=300))
+    _, wci = auc_with_ci(units, within=True, resamples=300)
+    assert wci == pytest.approx(scoring.bootstrap_ci(units, within, resamples=300))
+    x = [rng.randint(0, 5) for _ in range(12)]
+    y = [v + rng.randint(-3, 3) for v in x]
+    pairs = list(zip(x, y))
+    expected = scoring.bootstrap_ci(pairs, lambda ps: scoring.spearman([a for a, _ in ps], [b for _, b in ps]),
+                                    resamples=300)
+    assert rho_with_ci(x, y, resamples=300) == pytest.approx(expected)
+
+
+def test_researchers_thumbs_are_their_own_series():
+    """Issue 34 item 13: one researcher vote used to change the headline (57 → 58 turns)."""
+    people = [_turn("p1", True, 1.0), _turn("p1", False, -1.0), _turn("p2", True, 0.5), _turn("p2", False, 0.0)]
+    mine = [_turn("p1", False, 1.0, source="researcher")]
+    s = summarise(Agreement(turns=people + mine), resamples=100)
+    assert (s["votes"]["n"], s["votes"]["up"], s["votes"]["down"]) == (4, 2, 2)
+    assert s["votes"]["scores"]["knowsim"]["auc"] == pytest.approx(1.0)
+    assert s["votes"]["researcher"]["n"] == 1 and s["votes"]["sources"] == {"person": 4, "researcher": 1}
+
+
+def test_the_shared_conversations_on_both_parts(tmp_path, capsys):
+    """The shared release's 25 conversations on the stated hash split (A 8 conversations / 22 thumbs,
+    B 17 / 35): reply length oriented as stated (shorter is liked) is 0.69, as strong as KnowSim's score
+    and not distinguishable from it; IUs moved up and reply length do not replicate across the parts;
+    the 13 thumbs down come from 6 conversations and 4 tutors, 10 of them phi-3."""
+    if not ANNOTATIONS.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("../shared/realworld is required under CI")
+        pytest.skip("../shared/realworld is not present")
+    db = str(tmp_path / "a.db")
+    assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["agreement", "--db", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    a, b = out["parts"]["A"], out["parts"]["B"]
+    assert (a["votes"]["n"], a["conversations"]["n"], b["votes"]["n"], b["conversations"]["n"]) == (22, 8, 35, 17)
+    rl = out["votes"]["scores"]["reply_length"]
+    assert rl["direction"] == "a shorter reply is liked" and round(rl["auc"], 2) == 0.69
+    assert out["replication"]["versus_baselines"]["reply_length"]["whole"] == "not distinguishable from the baseline"
+    for name in ("upward", "reply_length"):
+        rep = out["replication"]["scores"][name]
+        assert rep["A"][0] > 0.5 and rep["B"][0] <= 0.5 and rep["verdict"] == "does not replicate"
+    assert out["replicates"] is (out["replication"]["scores"]["knowsim"]["verdict"] == "replicates")
+    w = out["within_conversation"]["knowsim"]
+    assert (w["pairs"], w["conversations"]) == (40, 4) and round(w["auc"], 2) == 0.59
+    down = out["votes"]["down_from"]
+    assert (down["conversations"], down["tutors"]) == (6, 4)
+    assert down["by_tutor"]["phi-3-small"] + down["by_tutor"]["phi-3-medium"] == 10
+    assert out["pairs"]["p"] == pytest.approx(0.709, abs=1e-3) and out["pairs"]["conclusive"] is False
+    assert out["unread"]["n"] == 0
+    # a split the researcher names: part A = the listed conversations
+    keys = [r["conversation"] for r in out["runs"]][:5]
+    split = tmp_path / "split.txt"
+    split.write_text("# part A\n" + "\n".join(keys) + "\n")
+    assert main(["agreement", "--db", db, "--split", str(split), "--json"]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert named["parts"]["A"]["conversations"]["n"] == 5 and named["parts"]["B"]["conversations"]["n"] == 20
+    assert named["split"]["kind"] == "named"
+
+
+def test_a_conversation_without_concepts_is_counted_with_its_thumbs(tmp_path, capsys):
+    """Issue 30: on the other half of the release problem 863 has no concepts, and its 8 thumbs
+    vanished from every table. Now it is counted, with its thumbs, rating and the reason."""
+    from tests.test_app_agreement import conversations
+
+    db = str(tmp_path / "nc.db")
+    assert main(["import", str(conversations(tmp_path)), "--db", db]) == 0
+    line = {"id": "no-concepts", "rating": 4, "correctness": "incorrect",
+            "messages": [{"role": "user", "content": "Solve 2x + 3 = 7"},
+                         {"role": "assistant", "content": "Subtract 3 from both sides."},
+                         {"role": "user", "content": "x = 2?"}, {"role": "assistant", "content": "Yes."}],
+            "votes": [{"turn": 1, "liked": False}, {"turn": 2, "liked": True}]}
+    src = tmp_path / "nc.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    assert main(["import", str(src), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["agreement", "--db", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    u = out["unread"]
+    assert (u["n"], u["up"], u["down"], u["rated"]) == (1, 1, 1, 1)
+    (row,) = u["conversations"]
+    assert "concepts" in row["reason"] and row["rating"] == 4
+    assert out["parts"][row["part"]]["unread"]["n"] == 1
+    assert out["votes"]["n"] == 18  # the read conversations' thumbs, as before
+    assert main(["agreement", "--db", db]) == 0
+    text = capsys.readouterr().out
+    assert "Without a reading: 1 conversation(s), 1 👍 / 1 👎, 1 rated" in text and "no concepts" in text
+
+
+# ---------------------------------------------------------------------- issue 30: the paper's validation
+from knowsim_core.evaluation.simulated_agreement import NoMatch, Person, SimRun, compare  # noqa: E402
+
+
+def _people_and_runs():
+    """Two levels × three tutors; two people and two simulated runs per cell. Novice: ratings X 2 < Y 4
+    < Z 6 and simulated KG 1 < 2 < 3 (agree); advanced: ratings 9 > 8 > 7 but KG 10 < 20 < 30 (disagree).
+    Each simulated cell mean is the middle of its two runs (v − 1, v + 1)."""
+    plan = {("novice", "X"): (2, 1), ("novice", "Y"): (4, 2), ("novice", "Z"): (6, 3),
+            ("advanced", "X"): (9, 10), ("advanced", "Y"): (8, 20), ("advanced", "Z"): (7, 30)}
+    people, runs = [], []
+    for (level, tutor), (rating, kg) in plan.items():
+        for k in range(2):
+            q = f"q-{level}-{tutor}-{k}"
+            people.append(Person(q, "math", level, tutor, rating, k == 0))
+            runs.append(SimRun(f"s-{q}", q, "math", level, tutor, "offline/knowsim",
+                               {"kg": kg + (1 if k else -1), "dc": 0.5, "co": kg, "iq": None}))
+    return people, runs
+
+
+def test_simulated_cells_sign_agreement_and_spearman_with_z_normalisation():
+    people, runs = _people_and_runs()
+    extra = SimRun("s-other", "q-elsewhere", "math", "novice", "X", "offline/knowsim", {"kg": 99.0, "dc": 0, "co": 0})
+    out = compare(people, [*runs, extra])["simulators"]["offline/knowsim"]
+    assert (out["matched_runs"], out["left_out_runs"]) == (12, 1)  # a run no person had is left out
+    cells = {(c["level"], c["condition"]): c for c in out["cells"]}
+    assert cells[("advanced", "Y")]["sim"]["kg"] == 20 and cells[("advanced", "Y")]["rating"] == 8
+    assert cells[("novice", "Z")]["n_people"] == cells[("novice", "Z")]["n_sim"] == 2
+    sign = out["sign"]["kg"]
+    assert (sign["n"], sign["agree"]) == (6, 3) and sign["p"] == pytest.approx(scoring.binomial_p(3, 6))
+    # CO's stated direction is "less overload is better": the same values read the other way round
+    assert out["sign"]["co"]["agree"] == 3 and {(p["level"], p["agree"]) for p in out["sign"]["co"]["pairs"]} == {
+        ("novice", False), ("advanced", True)}
+    # z within each level: novice x (−1, 0, 1) vs y (−1, 0, 1), advanced x (−1, 0, 1) vs y (1, 0, −1) → ρ 0;
+    # pooled without the z-normalisation it would be 1 − 6·8 / (6·35) ≈ 0.77 (the advanced scale dominates)
+    rho = out["spearman"]["kg"]["rating"]
+    assert rho["rho"] == pytest.approx(0.0, abs=1e-12) and (rho["cells"], rho["blocks"]) == (6, 2)
+    assert scoring.spearman([1, 2, 3, 10, 20, 30], [2, 4, 6, 9, 8, 7]) == pytest.approx(1 - 48 / 210)
+    assert "iq" not in out["sign"]  # a metric no run has is not compared
+
+
+def test_simulated_comparison_refuses_when_cells_do_not_match():
+    people, runs = _people_and_runs()
+    partial = [r for r in runs if r.model != "Z"]
+    out = compare(people, partial)["simulators"]["offline/knowsim"]
+    assert "refused" in out and "cells" not in out
+    assert out["missing"] == [["math", "advanced", "Z"], ["math", "novice", "Z"]]
+    # a tutor is matched by model id: the same runs under another model id match nothing
+    renamed = [replace(r, model=f"openai/{r.model}") for r in runs]
+    assert compare(people, renamed)["simulators"]["offline/knowsim"]["matched_runs"] == 0
+
+
+def test_agreement_simulated_end_to_end_and_its_refusal(tmp_path, capsys):
+    """Through the command: people (a JSONL whose tutors are offline assistant ids) and an offline batch
+    that plays their questions, levels and tutors; each cell's simulated mean is the mean KG of the
+    batch's matched runs as stored. A batch missing a cell is refused with the batch to build."""
+    from knowsim_core.storage import Store
+
+    lines = []
+    for k, (level, tutor, rating) in enumerate([("novice", "offline/adaptive", 8), ("novice", "offline/socratic", 3),
+                                                ("advanced", "offline/adaptive", 7), ("advanced", "offline/socratic", 5)]):
+        lines.append({"id": f"p{k}", "level": level, "model": tutor, "rating": rating, "correctness": "correct",
+                      "messages": [{"role": "user", "content": f"Solve {k + 2}x + 1 = {2 * k + 5}"},
+                                   {"role": "assistant", "content": "Subtract 1, then divide by the coefficient."}],
+                      "concepts": [{"name": "Linear equations", "description": "solving ax + b = c"},
+                                   {"name": "Inverse operations", "description": "undo + and ×"}]})
+    src = tmp_path / "people.jsonl"
+    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    db = str(tmp_path / "s.db")
+    assert main(["import", str(src), "--db", db]) == 0
+    store = Store(db)
+    people = {r.question_id: r for r in store.list_runs(user="human")}
+    qs = ",".join(sorted(people))
+    assert main(["batch", "--questions", qs, "--levels", "novice,advanced", "--assistants",
+                 "offline/adaptive,offline/socratic", "--max-turns", "2", "--tag", "sim", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["agreement", "--db", db, "--simulated", "sim", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"votes", "conversations", "pairs", "parts", "within_conversation", "replicates", "baselines"} <= set(out)
+    e = out["simulated"]["simulators"]["offline/knowsim"]
+    assert (e["runs"], e["matched_runs"], e["left_out_runs"]) == (16, 4, 12)
+    matched = [r for r in store.list_runs(batch_tag="sim", limit=100) if r.question_id in people
+               and (people[r.question_id].level, people[r.question_id].assistant.removeprefix("recorded/"))
+               == (r.level, r.assistant)]
+    for c in e["cells"]:
+        kgs = [r.kg for r in matched if (r.level, r.assistant) == (c["level"], c["condition"])]
+        assert c["n_sim"] == len(kgs) == 1 and c["sim"]["kg"] == pytest.approx(sum(kgs) / len(kgs))
+    assert out["simulated"]["threshold"]["cliffs_delta_min"] == CLIFFS_MIN
+    assert main(["agreement", "--db", db, "--simulated", "sim"]) == 0
+    assert "user simulator offline/knowsim: 4 of 16 run(s) match a person" in capsys.readouterr().out
+    # a batch that plays one tutor only: refused, naming the missing cells and how to build the batch
+    assert main(["batch", "--questions", qs, "--levels", "novice", "--assistants", "offline/adaptive",
+                 "--max-turns", "1", "--tag", "half", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["agreement", "--db", db, "--simulated", "half"]) == 2
+    err = capsys.readouterr().err
+    assert "does not match the people's cells" in err and "math / advanced / offline/socratic" in err
+    assert "batch --questions" in err and "--assistants offline/adaptive,offline/socratic" in err
+    with pytest.raises(NoMatch):
+        from knowsim_core.evaluation.agreement import collect
+        from knowsim_core.evaluation.simulated_agreement import validate
+        validate(store, collect(store, resamples=50), ["half"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -96,14 +97,22 @@ def test_the_agreement_page_shows_the_figures_and_a_click_opens_the_turn(judged_
     at = app(AGREEMENT)
     labels = [m.label for m in at.metric]
     assert labels == ["AUC · knowsim", "AUC · upward", "AUC · reply length"]
-    assert any("18 judged turns (9 👍, 9 👎) in 6 runs" in c.value for c in at.caption)
+    assert any("18 judged turns (9 :material/thumb_up: up, 9 :material/thumb_down: down) in 6 runs" in c.value
+               for c in at.caption)
     charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     assert len(charts) == 4  # ROC, modes, turns, rating scatter
     roc = charts[0]["data"]
     assert [d["name"].split(" (")[0] for d in roc] == ["chance", "knowsim", "upward", "reply_length"]
-    assert charts[1]["data"][0]["name"] == "👍 up turns" and len(charts[1]["data"][0]["x"]) == 6
+    assert charts[1]["data"][0]["name"] == "thumb up turns" and len(charts[1]["data"][0]["x"]) == 6
     assert sum(len(d["x"]) for d in charts[2]["data"]) == 18 and len(charts[3]["data"][0]["x"]) == 6
-    assert at.dataframe[0].value["metric"].tolist() == ["KG", "DC", "CO"]
+    replication, per_conversation = at.dataframe[0].value, at.dataframe[1].value
+    # every score beside its stated direction, on the whole and on both parts, with the verdict in words
+    assert replication["direction stated before scoring"].tolist()[:3] == [
+        "a higher score is liked", "more IUs moved up is liked", "a shorter reply is liked"]
+    assert set(replication["pairs"]) == {"pooled", "within a conversation"}
+    assert {"whole", "part A", "part B", "both parts"} <= set(replication.columns)
+    assert per_conversation["metric"].tolist() == ["KG", "DC", "CO"]
+    assert all("0.5" in r or "0 = no relation" in r for r in per_conversation["reads as"])
     # a click on a judged turn opens that run at that turn in Simulate
     point = charts[2]["data"][0]["customdata"][0]
     at.session_state["agr_turns"] = {"selection": {"points": [{"customdata": point}], "point_indices": [0],
@@ -132,3 +141,64 @@ def test_a_conversation_without_a_reading_opens_in_simulate_with_its_thumb_and_r
     at = app(SIMULATE, run=rid, turn="1")
     text = _texts(at)
     assert "👎 down · the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text
+
+
+EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]")  # 👍 👎 ⛔ ⚠ ✅ …
+
+
+def _all_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [m.label for m in at.metric]
+    parts += [str(x.value) for kind in ("success", "warning", "error", "info") for x in at.get(kind)]
+    parts += [d.value.to_csv() for d in at.dataframe] + [el.proto.spec for el in at.get("plotly_chart")]
+    return "\n".join(parts)
+
+
+def test_the_agreement_page_draws_no_emoji(judged_db, tmp_path):
+    """Issue 34 item 11: chromium without an emoji font drew the page's 👍/👎 as empty boxes (the old
+    page's captions, chart legends and ticks carried them); words and material icons instead."""
+    path, store, runs = judged_db
+    at = app(AGREEMENT)
+    text = _all_text(at)
+    assert ":material/thumb_up:" in text and not EMOJI.findall(text), sorted(set(EMOJI.findall(text)))
+
+
+def test_a_researchers_vote_is_its_own_series_and_leaves_the_headline(judged_db):
+    """Issue 34 item 13: a researcher's vote used to join the people's (18 → 19 turns in the headline)."""
+    from knowsim_core.formats.judgments import Judgment
+
+    path, store, runs = judged_db
+    store.add_judgment(runs[0], Judgment(turn=1, liked=False, source="researcher", who="ana"))
+    at = app(AGREEMENT)
+    captions = "\n".join(c.value for c in at.caption)
+    assert "18 judged turns (9 :material/thumb_up: up, 9 :material/thumb_down: down) in 6 runs" in captions
+    assert "Researchers' own thumbs (their own series, not in the figures above): 1 (0 up, 1 down)" in captions
+
+
+def test_a_conversation_without_concepts_is_counted_on_the_agreement_page(judged_db, tmp_path):
+    path, store, runs = judged_db
+    line = {"id": "no-concepts", "rating": 2, "messages": [
+        {"role": "user", "content": "Solve 2x + 3 = 7"}, {"role": "assistant", "content": "Subtract 3 from both sides."}],
+        "votes": [{"turn": 1, "liked": False}]}
+    src = tmp_path / "nc.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    import_path(store, src)
+    at = app(AGREEMENT)
+    assert any("Without a reading: 1 conversation(s) with 0 thumbs up and 1 down, 1 rated" in c.value
+               for c in at.caption)
+    unread = at.dataframe[2].value  # replication, per conversation, then the conversations without a reading
+    assert unread["thumbs down"].tolist() == [1] and "concepts" in unread["why no reading"][0]
+
+
+def test_the_page_validates_a_chosen_batch_and_refuses_one_that_does_not_match(judged_db, capsys):
+    path, store, runs = judged_db
+    qs = sorted({store.list_runs(user="human")[i].question_id for i in range(6)})
+    # the people's tutors are tutor-a / tutor-b: no batch assistant has those model ids, so an offline
+    # batch on their questions covers none of their cells, and the page says so instead of comparing
+    assert main(["batch", "--questions", ",".join(qs[:2]), "--levels", "novice", "--assistants", "offline/adaptive",
+                 "--max-turns", "2", "--tag", "mismatch", "--db", str(path)]) == 0
+    capsys.readouterr()
+    at = app(AGREEMENT)
+    at.multiselect(key="agr_simulated").set_value(["mismatch"]).run()
+    assert not at.exception, at.exception
+    (err,) = at.error
+    assert "does not match the people's cells" in err.value and "tutor-a" in err.value

@@ -104,17 +104,83 @@ def ci_text(entry: dict[str, Any], key: str = "auc") -> str:
     return f"{fmt(entry.get(key))} {interval}, n {entry.get('n', 0)}"
 
 
+# Words, not emoji, on the Agreement page: chromium without an emoji font draws 👍 as an empty box
+# (issue 34 item 11). Markdown gets Streamlit's material icons (their font ships with Streamlit);
+# Plotly text, which cannot draw them, gets words.
+UP_MD, DOWN_MD = ":material/thumb_up: up", ":material/thumb_down: down"
+UP_WORD, DOWN_WORD = "thumb up", "thumb down"
+VERDICT_ICONS = {"replicates": ":material/check_circle:", "does not replicate": ":material/warning:"}
+
+
+def ci_only(entry: dict[str, Any] | None) -> str:
+    ci = (entry or {}).get("ci")
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "no interval"
+
+
+def replication_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per score, pooled and within conversations: its stated direction, the AUC and interval
+    on the whole and on each part, and the verdict in words."""
+    rows = []
+    parts, rep = report["parts"], report["replication"]
+    for kind, get, verdicts in (("pooled", lambda t, s: t["votes"]["scores"][s], rep["scores"]),
+                                ("within a conversation", lambda t, s: t["within_conversation"][s],
+                                 rep["within_conversation"])):
+        for name in report["votes"]["scores"]:
+            whole, a, b = get(report, name), get(parts["A"], name), get(parts["B"], name)
+            rows.append({"score": name.replace("_", " "), "pairs": kind,
+                         "direction stated before scoring": report["votes"]["scores"][name]["direction"],
+                         "whole": fmt(whole.get("auc")), "whole 95% CI": ci_only(whole),
+                         "part A": fmt(a.get("auc")), "A 95% CI": ci_only(a),
+                         "part B": fmt(b.get("auc")), "B 95% CI": ci_only(b),
+                         "both parts": verdicts[name]["verdict"]})
+    return rows
+
+
+def conversation_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """KG / DC / CO against the rating and a correct answer, with each figure's plain reading and
+    whether it holds on both parts."""
+    convs, rep = report["conversations"], report["replication"]
+    rows = []
+    for m, r in convs["rating"].items():
+        k = convs["correctness"].get(m, {})
+        rows.append({"metric": m.upper(), "Spearman ρ": r["spearman"], "Kendall τ": r["kendall"],
+                     "ρ 95% CI": ci_text(r, "spearman"), "reads as": r.get("reading", ""),
+                     "ρ on both parts": rep["rating"][m]["verdict"],
+                     "AUC for a correct answer": k.get("auc"), "AUC 95% CI": ci_text(k),
+                     "AUC reads as": k.get("reading", ""),
+                     "AUC on both parts": rep["correctness"].get(m, {}).get("verdict", "")})
+    return rows
+
+
+def unread_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"conversation": u["conversation"], "part": u["part"], "thumbs up": u["up"], "thumbs down": u["down"],
+             "rating": u["rating"], "why no reading": u["reason"]} for u in report["unread"]["conversations"]]
+
+
+def simulated_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells of one user simulator against the people (n per cell on both sides)."""
+    metrics = list(entry.get("sign", {}))
+    return [{"arm": c["arm"], "level": c["level"], "tutor": c["condition"], "people": c["n_people"],
+             "people's mean rating": c["rating"], "people correct": c["correct"], "simulated runs": c["n_sim"],
+             **{f"sim {m.upper()}": c["sim"][m] for m in metrics}} for c in entry["cells"]]
+
+
 def roc_figure(turns: list[dict[str, Any]], scores: dict[str, dict[str, Any]]) -> go.Figure:
-    """ROC curves of each per-turn score for 👍 (positive) vs 👎, with the chance diagonal."""
+    """ROC curves of each per-turn score for 👍 (positive) vs 👎, each in its stated direction (the
+    AUC the table shows), with the chance diagonal."""
+    from knowsim_core.evaluation.agreement import oriented
+
     fig = go.Figure()
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#BBBBBB", dash="dot"), name="chance",
                     hoverinfo="skip")
     for name, entry in scores.items():
-        fpr, tpr = roc_points([t[name] for t in turns if t["liked"]], [t[name] for t in turns if not t["liked"]])
+        fpr, tpr = roc_points([oriented(name, t[name]) for t in turns if t["liked"]],
+                              [oriented(name, t[name]) for t in turns if not t["liked"]])
         fig.add_scatter(x=fpr, y=tpr, mode="lines+markers", name=f"{name} (AUC {fmt(entry.get('auc'))})",
                         line=dict(color=SCORE_COLOURS.get(name), shape="hv"), marker=dict(size=4))
-    fig.update_layout(height=360, margin=dict(t=30, b=40, l=50, r=10), xaxis_title="share of 👎 turns above threshold",
-                      yaxis_title="share of 👍 turns above threshold", legend=dict(orientation="h", y=-0.25))
+    fig.update_layout(height=360, margin=dict(t=30, b=40, l=50, r=10),
+                      xaxis_title=f"share of {DOWN_WORD} turns above threshold",
+                      yaxis_title=f"share of {UP_WORD} turns above threshold", legend=dict(orientation="h", y=-0.25))
     return fig
 
 
@@ -122,7 +188,7 @@ def modes_figure(modes: dict[str, dict[str, float | None]]) -> go.Figure:
     """Each failure mode's rate among 👍 and among 👎 turns (share of turns with ≥ 1 IU in it)."""
     names = list(modes)
     fig = go.Figure()
-    for side, colour, label in (("up", UP_COLOUR, "👍 up turns"), ("down", DOWN_COLOUR, "👎 down turns")):
+    for side, colour, label in (("up", UP_COLOUR, f"{UP_WORD} turns"), ("down", DOWN_COLOUR, f"{DOWN_WORD} turns")):
         fig.add_bar(x=[n.replace("_", " ") for n in names], y=[modes[n][side] or 0 for n in names],
                     name=label, marker_color=colour, hovertemplate="%{x}: %{y:.0%} of " + label + "<extra></extra>")
     fig.update_layout(barmode="group", height=320, margin=dict(t=30, b=40, l=50, r=10), yaxis_tickformat=".0%",
@@ -134,7 +200,7 @@ def turns_figure(turns: list[dict[str, Any]], score: str = "knowsim") -> go.Figu
     """One dot per judged turn: its score (x) and its verdict (y, jittered); click opens the turn."""
     rng = random.Random(0)  # fixed jitter: the chart does not move between reruns
     fig = go.Figure()
-    for liked, colour, label in ((True, UP_COLOUR, "👍"), (False, DOWN_COLOUR, "👎")):
+    for liked, colour, label in ((True, UP_COLOUR, UP_WORD), (False, DOWN_COLOUR, DOWN_WORD)):
         sel = [t for t in turns if t["liked"] == liked]
         fig.add_scatter(
             x=[t[score] for t in sel], y=[(1 if liked else 0) + rng.uniform(-0.25, 0.25) for t in sel],
@@ -143,7 +209,7 @@ def turns_figure(turns: list[dict[str, Any]], score: str = "knowsim") -> go.Figu
             hovertemplate="run %{customdata[0]} turn %{customdata[1]} (%{customdata[2]}): " + score
                           + " %{x:.2f}<extra>click to open</extra>")
     fig.update_layout(height=300, margin=dict(t=30, b=40, l=50, r=10), xaxis_title=f"{score} score of the turn",
-                      yaxis=dict(tickvals=[0, 1], ticktext=["👎 down", "👍 up"], range=[-0.5, 1.5]), showlegend=False)
+                      yaxis=dict(tickvals=[0, 1], ticktext=[DOWN_WORD, UP_WORD], range=[-0.5, 1.5]), showlegend=False)
     return fig
 
 

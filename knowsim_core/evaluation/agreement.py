@@ -1,50 +1,75 @@
-"""Does KnowSim's reading agree with what people said? (issue 21)
+"""Does KnowSim's reading agree with what people said? (issues 21, 30)
 
 Three comparisons over a database, each with its n, a bootstrap 95% interval and a baseline:
 
-* **Per turn** — every judged tutor turn (a person's thumb imported with a recorded conversation,
-  or a researcher's given in Simulate) against KnowSim's reading of that turn. The reading's
-  per-turn score (:func:`turn_score`) is how well the turn's delivery matched the learner's state:
-  ``(effective − redundant − prereq_blocked − overload_wasted) / explained`` over the IUs the turn
-  explained (under-absorbed counts 0: taught, not absorbed, not a mismatch), 0 when it explained
-  none; −1…1. Reported as ROC AUC for 👍 vs 👎, beside the reply's length in characters (a
-  baseline that knows nothing of the learner) and the number of IUs that moved up. Each failure
-  mode's rate (share of turns with at least one IU in that mode) among 👍 and among 👎 turns.
+* **Per turn** — every tutor turn a person judged (a thumb imported with a recorded conversation)
+  against KnowSim's reading of that turn. The reading's per-turn score (:func:`turn_score`) is how
+  well the turn's delivery matched the learner's state: ``(effective − redundant − prereq_blocked −
+  overload_wasted) / explained`` over the IUs the turn explained (under-absorbed counts 0: taught,
+  not absorbed, not a mismatch), 0 when it explained none; −1…1. Reported as ROC AUC for 👍 vs 👎,
+  pooled over all judged turns and *within conversations* (only pairs of a 👍 and a 👎 turn of the
+  same conversation: what is left once "which conversation" is taken away), beside two baselines
+  that know nothing of KnowSim's reading. **Every score states its direction before anything is
+  measured** (:data:`DIRECTIONS`: a higher KnowSim score is liked, *shorter* replies are liked, more
+  IUs moved up is liked) and its AUC is computed in that direction — never flipped after seeing the
+  data, so a baseline below 0.5 says its stated direction was wrong. Researchers' own thumbs (given
+  in Simulate) are a series of their own beside the people's, never part of the headline.
 * **Per conversation** — KG, DC, CO (and IQ where judged) of each human reading against the
   person's rating (Spearman, Kendall) and their final answer's correctness (AUC).
-* **Tutor-model pairs** (the paper's sign agreement) — within an expertise level, for each pair
-  of tutor models with at least :data:`MIN_CELL` conversations each whose human ratings differ
-  clearly (|Cliff's δ| ≥ :data:`CLIFFS_MIN`, "medium" in Romano et al. 2006), does the sign of the
-  difference in mean KnowSim metric (KG) match the sign of the difference in mean rating? A
-  one-sided binomial test against chance (optimistic: pairs that share a model share its
-  conversations, so they are not independent); a zero metric difference counts as disagreement;
-  with fewer than :data:`MIN_PAIRS` such pairs the answer says plainly that it cannot conclude.
+* **Tutor-model pairs** (the paper's sign agreement on the people's own conversations) — within an
+  expertise level, for each pair of tutor models with at least :data:`MIN_CELL` conversations each
+  whose human ratings differ clearly (|Cliff's δ| ≥ :data:`CLIFFS_MIN`, "medium" in Romano et al.
+  2006), does the sign of the difference in mean KG match the sign of the difference in ratings?
+  A one-sided binomial test against chance (optimistic: pairs that share a model share its
+  conversations); a zero metric difference counts as disagreement. It is *conclusive* only with at
+  least :data:`MIN_PAIRS` pairs **and** p < :data:`ALPHA`.
 
-Intervals are percentile bootstraps over *conversations* (runs), not turns: turns of one
-conversation are not independent. Person thumbs whose voted text matched no reply
-(``match = mismatch``) and conversations without a reading are left out and counted.
+**Replication.** Each figure is computed on the whole and on two fixed parts of the conversations
+(the stated hash split of :func:`knowsim_core.services.reading_evidence.part`, or a split the
+researcher names), side by side. An AUC *replicates* when both parts' intervals lie above 0.5 and
+*does not replicate* when one does and the other includes or lies below 0.5 (:func:`replication`);
+the KnowSim score is *not distinguishable from a baseline* when its interval overlaps that
+baseline's oriented interval (:func:`versus`).
+
+Conversations without a reading (their problem has no concepts) are counted in every table with
+their thumbs, rating and the stored reason; they carry no KnowSim figure. Intervals are percentile
+bootstraps over *conversations* (runs), not turns: turns of one conversation are not independent.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.evaluation import scoring
 from knowsim_core.formats.judgments import Judgment
-from knowsim_core.services.reading import has_reading, is_human_reading
+from knowsim_core.services.reading import NO_READING_KEY, has_reading, is_human_reading
 
 METRICS = ("kg", "dc", "co", "iq")
 PAIR_METRIC = "kg"
 CLIFFS_MIN = 0.33
 MIN_CELL = 2
 MIN_PAIRS = 5
+ALPHA = 0.05  # a sign agreement is conclusive only below this one-sided binomial p
 RESAMPLES = 2000
 SCORES = ("knowsim", "upward", "reply_length")
+BASELINES = ("upward", "reply_length")
+# Declared before anything is measured (issue 30): +1 "a higher value is liked", −1 "a lower one is".
+# The AUC of every score is computed in its stated direction and never flipped afterwards.
+DIRECTIONS: dict[str, tuple[int, str]] = {
+    "knowsim": (1, "a higher score is liked"),
+    "upward": (1, "more IUs moved up is liked"),
+    "reply_length": (-1, "a shorter reply is liked"),
+}
+METRIC_DIRECTIONS: dict[str, tuple[int, str]] = {
+    "kg": (1, "more knowledge gained is better"), "dc": (1, "better-calibrated delivery is better"),
+    "co": (-1, "less overload is better"), "iq": (1, "a higher judged quality is better"),
+}
 SCORE_NOTES = {
     "knowsim": "(effective − redundant − prereq_blocked − overload_wasted) / IUs explained; 0 if none",
     "upward": "IUs that moved up this turn",
@@ -52,6 +77,10 @@ SCORE_NOTES = {
 }
 CORRECT = {"correct", "yes", "true", "1"}
 INCORRECT = {"incorrect", "wrong", "no", "false", "0"}
+SPLIT_HASH = "hash"
+SPLIT_NOTE = ("parts by the first hex digit of SHA-256 of the conversation key (problem_id:workerId): "
+              "0–7 part A, 8–f part B")
+UNREAD_NOTE = "no KnowSim reading, so no score: counted with its thumbs and rating, left out of every figure"
 
 
 def turn_score(rec: TurnRecord) -> float:
@@ -65,14 +94,21 @@ def turn_score(rec: TurnRecord) -> float:
     return (good - bad) / n
 
 
+def oriented(score: str, value: float) -> float:
+    """``value`` in the score's declared direction (:data:`DIRECTIONS`): larger means "liked"."""
+    return DIRECTIONS[score][0] * value
+
+
 @dataclass(frozen=True)
 class JudgedTurn:
     run_id: str
     turn: int
     liked: bool
     source: str
-    scores: dict[str, float]
+    scores: dict[str, float]  # raw values; AUCs orient them by DIRECTIONS
     modes: tuple[str, ...]  # the failure modes present in the turn (distinct)
+    part: str = "A"
+    model: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,12 +121,31 @@ class Conversation:
     correct: bool | None
     metrics: dict[str, float | None]
     turns: int = 0
+    part: str = "A"
+    question_id: str = ""
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A human conversation kept without a KnowSim reading, with what people said about it."""
+    run_id: str
+    conversation: str
+    reason: str
+    up: int
+    down: int
+    rating: float | None
+    correct: bool | None
+    part: str
+    level: str = ""
+    model: str = ""
+    question_id: str = ""
 
 
 @dataclass
 class Agreement:
     turns: list[JudgedTurn] = field(default_factory=list)
     conversations: list[Conversation] = field(default_factory=list)
+    unread: list[Unread] = field(default_factory=list)
     excluded: dict[str, int] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
 
@@ -109,15 +164,44 @@ def _metric_values(run: RunRecord, iq: float | None) -> dict[str, float | None]:
             "iq": iq}
 
 
+def load_split(path: str | Path) -> frozenset[str]:
+    """A researcher's named split: a text file listing part A's conversations (conversation keys such
+    as ``331:8f7a…`` or run ids), one a line, ``#`` comments allowed; every other conversation is B."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    keys = frozenset(s for s in (ln.split("#", 1)[0].strip() for ln in lines) if s)
+    if not keys:
+        raise ValueError(f"{path}: the split names no conversation; list part A's conversation keys or run ids")
+    return keys
+
+
+def _part_of(run: RunRecord, rid: str, split: frozenset[str] | None) -> str:
+    from knowsim_core.services.reading_evidence import part_of_run
+
+    if split is None:
+        return part_of_run(run)
+    key = str(dict(run.meta).get("conversation") or "")
+    return "A" if (key in split or rid in split) else "B"
+
+
+def _model_of(run: RunRecord) -> str:
+    return str(dict(run.meta).get("tutor_model") or run.adapter.get("assistant", "").removeprefix("recorded/"))
+
+
+def _rating_of(meta: dict[str, Any]) -> float | None:
+    rating = meta.get("rating")
+    return float(rating) if isinstance(rating, (int, float)) and not isinstance(rating, bool) else None
+
+
 def collect(store, *, extractor: str | None = None, reading: str = "stored", part: str | None = None,
-            resamples: int = RESAMPLES) -> Agreement:
+            split: frozenset[str] | None = None, resamples: int = RESAMPLES) -> Agreement:
     """The judged turns and the rated human readings of ``store`` (``extractor``: only readings by it).
 
     ``reading``: ``stored`` (the readings as imported) or ``learner-evidence`` (human readings by an
     offline extractor read again with :mod:`knowsim_core.services.reading_evidence`'s rules);
-    ``part``: only the human conversations of that protocol part (``A`` or ``B``).
+    ``split``: part A's conversation keys or run ids (:func:`load_split`), else the hash split;
+    ``part``: only the human conversations of that part (``A`` or ``B``).
     """
-    from knowsim_core.services.reading_evidence import READINGS, part_of_run, reread
+    from knowsim_core.services.reading_evidence import READINGS, reread
 
     if reading not in READINGS:
         raise ValueError(f"unknown reading {reading!r}; expected one of {', '.join(READINGS)}")
@@ -130,11 +214,12 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
     # seeded bootstrap gives the same interval for the same conversations in any database
     for rid in sorted(wanted, key=lambda r: (rows[r].question_id if r in rows else "", r)):
         run = store.load_run(rid)
-        if extractor and run.adapter.get("extractor") != extractor:
-            continue
         readable = has_reading(run)
         human = is_human_reading(run)
-        if part is not None and (not human or part_of_run(run) != part):
+        if extractor and run.adapter.get("extractor") != extractor and readable:
+            continue
+        where = _part_of(run, rid, split)
+        if part is not None and (not human or where != part):
             continue
         if reading != "stored" and human and readable:
             ex_id = run.adapter.get("extractor", "")
@@ -148,40 +233,52 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
 
                 extractors[ex_id] = registry.resolve("extractor", ex_id)
             run = reread(run, extractors[ex_id])
-        if human and not readable:
-            out.excluded["conversations without a reading"] += 1
+        meta = dict(run.meta)
+        kept = []
         for j in judged.get(rid, ()):
             if j.match == "mismatch":
                 out.excluded["thumbs whose text matched no reply"] += 1
                 continue
-            if not readable:
-                out.excluded["judgments on runs without a reading"] += 1
-                continue
-            out.turns.append(_judged_turn(rid, run.turns[j.turn - 1], j))
-        if human and readable:
-            meta = dict(run.meta)
-            rating = meta.get("rating")
+            kept.append(j)
+        if not readable:
+            if human:
+                people = [j for j in kept if j.source == "person"]
+                out.unread.append(Unread(
+                    run_id=rid, conversation=str(meta.get("conversation", rid)),
+                    reason=str(meta.get(NO_READING_KEY) or "the conversation has no IU graph"),
+                    up=sum(j.liked for j in people), down=sum(not j.liked for j in people),
+                    rating=_rating_of(meta), correct=correctness(meta.get("correctness")), part=where,
+                    level=run.level, model=_model_of(run), question_id=run.question_id))
+            elif kept:
+                out.excluded["judgments on runs without a reading"] += len(kept)
+            continue
+        model = _model_of(run)
+        for j in kept:
+            out.turns.append(_judged_turn(rid, run.turns[j.turn - 1], j, where, model))
+        if human:
             row = rows.get(rid)
             out.conversations.append(Conversation(
-                run_id=rid, conversation=str(meta.get("conversation", rid)), level=run.level,
-                model=str(meta.get("tutor_model") or run.adapter.get("assistant", "").removeprefix("recorded/")),
-                rating=float(rating) if isinstance(rating, (int, float)) and not isinstance(rating, bool) else None,
-                correct=correctness(meta.get("correctness")),
-                metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns),
+                run_id=rid, conversation=str(meta.get("conversation", rid)), level=run.level, model=model,
+                rating=_rating_of(meta), correct=correctness(meta.get("correctness")),
+                metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns), part=where,
+                question_id=run.question_id,
             ))
     out.excluded = dict(out.excluded)
     out.summary = summarise(out, resamples=resamples)
     out.summary["reading"] = reading
     out.summary["part"] = part or "all"
+    out.summary["split"] = {"kind": SPLIT_HASH if split is None else "named",
+                            "note": SPLIT_NOTE if split is None else
+                            f"part A: the {len(split)} conversation(s) the researcher listed; part B: every other"}
     return out
 
 
-def _judged_turn(rid: str, rec: TurnRecord, j: Judgment) -> JudgedTurn:
+def _judged_turn(rid: str, rec: TurnRecord, j: Judgment, part: str = "A", model: str = "") -> JudgedTurn:
     return JudgedTurn(
         run_id=rid, turn=rec.turn, liked=j.liked, source=j.source,
         scores={"knowsim": turn_score(rec), "upward": float(rec.quantities.n_upward_transitions),
                 "reply_length": float(len(rec.assistant_message))},
-        modes=tuple(sorted({m.value for _, m in rec.modes})),
+        modes=tuple(sorted({m.value for _, m in rec.modes})), part=part, model=model,
     )
 
 
@@ -195,19 +292,186 @@ def _by_run(items: list, key: str = "run_id") -> list[list]:
 
 def _turn_auc(groups: list[list[JudgedTurn]], score: str) -> float | None:
     flat = [t for g in groups for t in g]
-    return scoring.auc([t.scores[score] for t in flat if t.liked], [t.scores[score] for t in flat if not t.liked])
+    return scoring.auc([oriented(score, t.scores[score]) for t in flat if t.liked],
+                       [oriented(score, t.scores[score]) for t in flat if not t.liked])
 
 
-def summarise(a: Agreement, *, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """The JSON answer (issue 21's shape)."""
-    turns, convs = a.turns, a.conversations
+def within_auc(groups: list[list[JudgedTurn]], score: str) -> float | None:
+    """AUC over the (👍, 👎) pairs of turns of the *same* conversation, in the score's direction: the
+    share of such pairs where the liked turn scores higher (a tie counts one half). None without a pair."""
+    wins = pairs = 0.0
+    for g in groups:
+        up = [oriented(score, t.scores[score]) for t in g if t.liked]
+        down = [oriented(score, t.scores[score]) for t in g if not t.liked]
+        for u in up:
+            for d in down:
+                wins += 1.0 if u > d else 0.5 if u == d else 0.0
+        pairs += len(up) * len(down)
+    return wins / pairs if pairs else None
+
+
+def auc_with_ci(units: list[tuple[list[float], list[float]]], *, within: bool = False, resamples: int = RESAMPLES,
+                seed: int = 0, level: float = 0.95) -> tuple[float | None, list[float] | None]:
+    """An AUC and its percentile bootstrap interval over ``units`` (conversations), each a (positive
+    values, negative values) pair; ``within``: only pairs inside one unit (:func:`within_auc`).
+
+    The same draws and the same dropping of undefined resamples as :func:`scoring.bootstrap_ci` over
+    the units (tests check both agree), but one G×G matrix of pair wins instead of re-ranking every
+    resample: a resample's AUC is cᵀWc / cᵀPc for its unit counts c, so 2,000 resamples cost
+    milliseconds (the Agreement page computes some thirty of these intervals)."""
+    import numpy as np
+
+    g = len(units)
+    wins, pairs = np.zeros((g, g)), np.zeros((g, g))
+    for i, (pos, _) in enumerate(units):
+        if not len(pos):
+            continue
+        p = np.asarray(pos, dtype=float)[:, None]
+        for j, (_, neg) in enumerate(units):
+            if len(neg) and (not within or i == j):
+                n = np.asarray(neg, dtype=float)[None, :]
+                wins[i, j] = (p > n).sum() + 0.5 * (p == n).sum()
+                pairs[i, j] = p.size * n.size
+    value = float(wins.sum() / pairs.sum()) if pairs.sum() else None
+    if g < 2:
+        return value, None
+    rng = np.random.default_rng(seed)
+    counts = np.stack([np.bincount(rng.integers(0, g, g), minlength=g) for _ in range(resamples)]).astype(float)
+    if within:  # a unit drawn twice brings its own pairs twice: linear in its count
+        num, den = counts @ np.diag(wins), counts @ np.diag(pairs)
+    else:
+        num = np.einsum("rg,gh,rh->r", counts, wins, counts)
+        den = np.einsum("rg,gh,rh->r", counts, pairs, counts)
+    values = num[den > 0] / den[den > 0]
+    if len(values) < resamples / 2:
+        return value, None
+    lo, hi = np.percentile(values, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
+    return value, [float(lo), float(hi)]
+
+
+def rho_with_ci(x: list[float], y: list[float], *, resamples: int = RESAMPLES, seed: int = 0,
+                level: float = 0.95) -> list[float] | None:
+    """The percentile bootstrap interval of Spearman's ρ over paired units, equal to
+    :func:`scoring.bootstrap_ci` of :func:`scoring.spearman` (tests check) but vectorised: a unit's
+    average rank in a resample is (count of drawn units below it) + (count drawn equal to it + 1) / 2,
+    and ρ is the count-weighted Pearson r of those ranks."""
+    import numpy as np
+
+    g = len(x)
+    if g < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    counts = np.stack([np.bincount(rng.integers(0, g, g), minlength=g) for _ in range(resamples)]).astype(float)
+    values = []
+    ranks = []
+    for v in (np.asarray(x, dtype=float), np.asarray(y, dtype=float)):
+        less, equal = (v[None, :] < v[:, None]).astype(float), (v[None, :] == v[:, None]).astype(float)
+        ranks.append(counts @ less.T + (counts @ equal.T + 1) / 2)
+    n = counts.sum(1, keepdims=True)
+    rx = ranks[0] - (counts * ranks[0]).sum(1, keepdims=True) / n
+    ry = ranks[1] - (counts * ranks[1]).sum(1, keepdims=True) / n
+    den = np.sqrt((counts * rx * rx).sum(1) * (counts * ry * ry).sum(1))
+    ok = den > 1e-12
+    values = (counts * rx * ry).sum(1)[ok] / den[ok]
+    if g < 3 or len(values) < resamples / 2:
+        return None
+    lo, hi = np.percentile(values, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
+    return [float(lo), float(hi)]
+
+
+def _units(groups: list[list[JudgedTurn]], score: str) -> list[tuple[list[float], list[float]]]:
+    return [([oriented(score, t.scores[score]) for t in g if t.liked],
+             [oriented(score, t.scores[score]) for t in g if not t.liked]) for g in groups]
+
+
+# ---------------------------------------------------------------------- words for each figure
+def replication(a: list[float] | None, b: list[float] | None, null: float = 0.5) -> str:
+    """"replicates" when both parts' intervals lie above ``null``, "does not replicate" when one does
+    and the other includes or lies below it; else what the two parts do show."""
+    if not a or not b:
+        return "cannot tell (a part has no interval)"
+    above = [ci[0] > null for ci in (a, b)]
+    below = [ci[1] < null for ci in (a, b)]
+    if all(above):
+        return "replicates"
+    if any(above):
+        return "does not replicate"
+    if all(below):
+        return f"below {null:g} on both parts"
+    return f"above {null:g} on neither part"
+
+
+def versus(score_ci: list[float] | None, baseline_ci: list[float] | None) -> str:
+    """The score against a baseline by their intervals: overlapping intervals cannot be told apart."""
+    if not score_ci or not baseline_ci:
+        return "cannot tell (no interval)"
+    if score_ci[0] > baseline_ci[1]:
+        return "above the baseline"
+    if score_ci[1] < baseline_ci[0]:
+        return "below the baseline"
+    return "not distinguishable from the baseline"
+
+
+def read_interval(ci: list[float] | None, null: float) -> str:
+    if not ci:
+        return "no interval (too few conversations)"
+    if ci[0] > null:
+        return f"its interval lies above {null:g}"
+    if ci[1] < null:
+        return f"its interval lies below {null:g}"
+    return f"its interval includes {null:g}: cannot be told from no relation"
+
+
+def read_auc(value: float | None, ci: list[float] | None, higher: str, lower: str) -> str:
+    """A plain reading of an AUC: which side the score is higher for, and what 0.5 means."""
+    if value is None:
+        return "undefined: one side has no cases"
+    side = higher if value > 0.5 else lower if value < 0.5 else "neither side"
+    return (f"{value:.2f}: {side} in {max(value, 1 - value):.0%} of pairs (0.5 = no better than a coin); "
+            f"{read_interval(ci, 0.5)}")
+
+
+def read_rho(value: float | None, ci: list[float] | None, metric: str) -> str:
+    if value is None:
+        return "undefined (fewer than 3 conversations, or a constant side)"
+    how = "higher ratings" if value > 0 else "lower ratings" if value < 0 else "no change in rating"
+    return f"{value:+.2f}: a higher {metric.upper()} goes with {how} (0 = no relation); {read_interval(ci, 0.0)}"
+
+
+def read_p(agree: int, n: int, p: float | None, conclusive: bool) -> str:
+    if not n or p is None:
+        return "no pair qualifies: nothing to conclude"
+    if n < MIN_PAIRS:
+        return f"{n} pair(s) qualify ({agree} agree); at least {MIN_PAIRS} are needed to conclude anything"
+    if conclusive:
+        return f"{agree} of {n} pairs agree in sign, p {p:.3f} < {ALPHA}: more than a coin would give"
+    return (f"{agree} of {n} pairs agree in sign, p {p:.2f} ≥ {ALPHA}: inconclusive — a coin would do "
+            "as well this often")
+
+
+# ---------------------------------------------------------------------- one table
+def _score_entry(groups: list[list[JudgedTurn]], s: str, n: int, resamples: int) -> dict[str, Any]:
+    value, ci = auc_with_ci(_units(groups, s), resamples=resamples)
+    return {"auc": value, "n": n, "ci": ci, "definition": SCORE_NOTES[s], "direction": DIRECTIONS[s][1],
+            "reading": read_auc(value, ci, "a liked turn scores higher in the stated direction",
+                                "a disliked turn scores higher in the stated direction")}
+
+
+def _within_entry(groups: list[list[JudgedTurn]], s: str, resamples: int) -> dict[str, Any]:
+    both = [g for g in groups if any(t.liked for t in g) and not all(t.liked for t in g)]
+    value, ci = auc_with_ci(_units(both, s), within=True, resamples=resamples)
+    pairs = sum(sum(t.liked for t in g) * sum(not t.liked for t in g) for g in both)
+    return {"auc": value, "ci": ci, "pairs": pairs, "conversations": len(both), "direction": DIRECTIONS[s][1],
+            "reading": read_auc(value, ci, "within a conversation, the liked turn scores higher",
+                                "within a conversation, the disliked turn scores higher")}
+
+
+def _votes(turns: list[JudgedTurn], resamples: int) -> dict[str, Any]:
     groups = _by_run(turns)
     up, down = [t for t in turns if t.liked], [t for t in turns if not t.liked]
-    scores = {}
-    for s in SCORES:
-        scores[s] = {"auc": _turn_auc(groups, s), "n": len(turns),
-                     "ci": scoring.bootstrap_ci(groups, lambda g, s=s: _turn_auc(g, s), resamples=resamples),
-                     "definition": SCORE_NOTES[s]}
+    scores = {s: _score_entry(groups, s, len(turns), resamples) for s in SCORES}
+    for b in BASELINES:
+        scores[b]["baseline"] = True
     modes = {}
     for m in [*(x.value for x in FAILURE_ORDER), "none_explained"]:
         def rate(ts: list[JudgedTurn], m: str = m) -> float | None:
@@ -215,34 +479,101 @@ def summarise(a: Agreement, *, resamples: int = RESAMPLES) -> dict[str, Any]:
                 return None
             return sum((not t.modes) if m == "none_explained" else (m in t.modes) for t in ts) / len(ts)
         modes[m] = {"up": rate(up), "down": rate(down)}
-    votes = {"n": len(turns), "up": len(up), "down": len(down), "conversations": len(groups),
-             "sources": {src: sum(t.source == src for t in turns) for src in ("person", "researcher")},
-             "scores": scores, "modes": modes}
+    by_tutor = Counter(t.model for t in down)
+    return {"n": len(turns), "up": len(up), "down": len(down), "conversations": len(groups), "scores": scores,
+            "modes": modes, "down_from": {"conversations": len({t.run_id for t in down}), "tutors": len(by_tutor),
+                                          "by_tutor": dict(by_tutor.most_common())}}
 
+
+def _conversations(convs: list[Conversation], resamples: int) -> dict[str, Any]:
     rating: dict[str, Any] = {}
     correct: dict[str, Any] = {}
     for metric in METRICS:
         rated = [c for c in convs if c.rating is not None and c.metrics.get(metric) is not None]
         if metric == "iq" and not rated:
             continue
-        corr = scoring.rank_correlations([c.metrics[metric] for c in rated], [c.rating for c in rated])
-
-        def rho(cs: list[Conversation], metric: str = metric) -> float | None:
-            return scoring.spearman([c.metrics[metric] for c in cs], [c.rating for c in cs])
-        rating[metric] = {**corr, "n": len(rated), "ci": scoring.bootstrap_ci(rated, rho, resamples=resamples)}
+        xs, ys = [c.metrics[metric] for c in rated], [c.rating for c in rated]
+        corr = scoring.rank_correlations(xs, ys)
+        ci = rho_with_ci(xs, ys, resamples=resamples)
+        rating[metric] = {**corr, "n": len(rated), "ci": ci, "direction": METRIC_DIRECTIONS[metric][1],
+                          "reading": read_rho(corr["spearman"], ci, metric)}
         known = [c for c in convs if c.correct is not None and c.metrics.get(metric) is not None]
 
-        def area(cs: list[Conversation], metric: str = metric) -> float | None:
-            return scoring.auc([c.metrics[metric] for c in cs if c.correct],
-                               [c.metrics[metric] for c in cs if not c.correct])
-        correct[metric] = {"auc": area(known), "n": len(known), "correct": sum(bool(c.correct) for c in known),
-                           "ci": scoring.bootstrap_ci(known, area, resamples=resamples)}
-    conversations = {"n": len(convs), "rated": sum(c.rating is not None for c in convs),
-                     "rating": rating, "correctness": correct}
-    return {"votes": votes, "conversations": conversations, "pairs": sign_agreement(convs),
+        value, ci = auc_with_ci([([c.metrics[metric]], []) if c.correct else ([], [c.metrics[metric]])
+                                 for c in known], resamples=resamples)
+        correct[metric] = {"auc": value, "n": len(known), "correct": sum(bool(c.correct) for c in known), "ci": ci,
+                           "reading": read_auc(value, ci, f"{metric.upper()} is higher for correct answers",
+                                               f"{metric.upper()} is higher for wrong answers")}
+    return {"n": len(convs), "rated": sum(c.rating is not None for c in convs), "rating": rating,
+            "correctness": correct}
+
+
+def _unread(unread: list[Unread]) -> dict[str, Any]:
+    return {"n": len(unread), "up": sum(u.up for u in unread), "down": sum(u.down for u in unread),
+            "rated": sum(u.rating is not None for u in unread), "note": UNREAD_NOTE,
+            "conversations": [{"run": u.run_id, "conversation": u.conversation, "reason": u.reason, "up": u.up,
+                               "down": u.down, "rating": u.rating, "correct": u.correct, "part": u.part}
+                              for u in unread]}
+
+
+def _table(turns: list[JudgedTurn], convs: list[Conversation], unread: list[Unread], resamples: int,
+           *, with_pairs: bool = True) -> dict[str, Any]:
+    """Votes, within-conversation AUCs, conversations (and the pairs) of one set of conversations."""
+    people = [t for t in turns if t.source == "person"]
+    groups = _by_run(people)
+    out = {"votes": _votes(people, resamples),
+           "within_conversation": {s: _within_entry(groups, s, resamples) for s in SCORES},
+           "conversations": _conversations(convs, resamples), "unread": _unread(unread)}
+    if with_pairs:
+        out["pairs"] = sign_agreement(convs)
+    return out
+
+
+def summarise(a: Agreement, *, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """The JSON answer: issue 21's keys (``votes``, ``conversations``, ``pairs``, ``excluded``,
+    ``notes``) plus issue 30's (``parts``, ``within_conversation``, ``replicates``, ``replication``,
+    ``baselines``, ``unread``); the headline counts the people's thumbs only."""
+    whole = _table(a.turns, a.conversations, a.unread, resamples)
+    votes = whole["votes"]
+    votes["sources"] = {src: sum(t.source == src for t in a.turns) for src in ("person", "researcher")}
+    researcher = [t for t in a.turns if t.source == "researcher"]
+    votes["researcher"] = {k: v for k, v in _votes(researcher, resamples).items() if k in ("n", "up", "down",
+                                                                                             "conversations", "scores")}
+    parts = {p: _table([t for t in a.turns if t.part == p], [c for c in a.conversations if c.part == p],
+                       [u for u in a.unread if u.part == p], resamples, with_pairs=False) for p in ("A", "B")}
+
+    def verdicts(get: Callable[[dict], dict], null: float = 0.5, sign: int = 1) -> dict[str, Any]:
+        # a metric whose stated direction is "lower is better" (CO) is read in that direction
+        def ci(e: dict) -> list[float] | None:
+            c = e.get("ci")
+            return c if not c or sign > 0 else [2 * null - c[1], 2 * null - c[0]]
+        ea, eb = get(parts["A"]), get(parts["B"])
+        return {"A": ea.get("ci"), "B": eb.get("ci"), "whole": get(whole).get("ci"),
+                "verdict": replication(ci(ea), ci(eb), null)
+                + ("" if sign > 0 else " (read in its stated direction: lower is better)")}
+
+    rep: dict[str, Any] = {"scores": {s: verdicts(lambda t, s=s: t["votes"]["scores"][s]) for s in SCORES},
+                           "within_conversation": {s: verdicts(lambda t, s=s: t["within_conversation"][s])
+                                                   for s in SCORES},
+                           "rating": {m: verdicts(lambda t, m=m: t["conversations"]["rating"].get(m, {}), 0.0,
+                                                  METRIC_DIRECTIONS[m][0])
+                                      for m in whole["conversations"]["rating"]},
+                           "correctness": {m: verdicts(lambda t, m=m: t["conversations"]["correctness"].get(m, {}),
+                                                       0.5, METRIC_DIRECTIONS[m][0])
+                                           for m in whole["conversations"]["correctness"]}}
+    rep["versus_baselines"] = {b: {where: versus(t["votes"]["scores"]["knowsim"]["ci"], t["votes"]["scores"][b]["ci"])
+                                   for where, t in (("whole", whole), ("A", parts["A"]), ("B", parts["B"]))}
+                               for b in BASELINES}
+    return {**whole, "parts": parts, "replication": rep,
+            "replicates": rep["scores"]["knowsim"]["verdict"] == "replicates",
+            "baselines": {b: {"direction": DIRECTIONS[b][1], "sign": DIRECTIONS[b][0]} for b in BASELINES},
+            "directions": {s: DIRECTIONS[s][1] for s in SCORES},
             "excluded": a.excluded, "notes": {
                 "ci": f"percentile bootstrap 95% over conversations ({resamples} resamples, seed 0)",
-                "rating_ci": "interval of Spearman's rho"}}
+                "rating_ci": "interval of Spearman's rho",
+                "chance": "AUC 0.5 = the score separates liked from disliked turns no better than a coin; ρ 0 = no relation",
+                "directions": "each score's direction is stated before scoring; AUCs are never flipped after",
+                "headline": "the people's own thumbs; researchers' thumbs are their own series (votes.researcher)"}}
 
 
 def sign_agreement(convs: list[Conversation], *, metric: str = PAIR_METRIC) -> dict[str, Any]:
@@ -272,11 +603,11 @@ def sign_agreement(convs: list[Conversation], *, metric: str = PAIR_METRIC) -> d
                           # |δ| ≥ the threshold still say which model people preferred
                           "agree": d_metric != 0 and (d_metric > 0) == (delta > 0)})
     agree = sum(p["agree"] for p in pairs)
-    conclusive = len(pairs) >= MIN_PAIRS
-    note = (f"{len(pairs)} pair(s) qualify; at least {MIN_PAIRS} are needed to conclude anything"
-            if not conclusive else f"{agree} of {len(pairs)} pairs agree in sign")
-    return {"n": len(pairs), "agree": agree, "p": scoring.binomial_p(agree, len(pairs)), "metric": metric,
-            "cliffs_delta_min": CLIFFS_MIN, "min_cell": MIN_CELL, "conclusive": conclusive, "note": note,
+    p = scoring.binomial_p(agree, len(pairs))
+    conclusive = len(pairs) >= MIN_PAIRS and p is not None and p < ALPHA
+    return {"n": len(pairs), "agree": agree, "p": p, "metric": metric, "alpha": ALPHA, "min_pairs": MIN_PAIRS,
+            "cliffs_delta_min": CLIFFS_MIN, "min_cell": MIN_CELL, "conclusive": conclusive,
+            "note": read_p(agree, len(pairs), p, conclusive),
             "skipped_small_cells": skipped_small, "skipped_close_ratings": skipped_close,
             "cells": {f"{lv} / {m}": len(cs) for (lv, m), cs in sorted(cells.items())}, "pairs": pairs}
 
@@ -289,6 +620,7 @@ def to_json(a: Agreement) -> dict[str, Any]:
     """The summary plus the rows a viewer links from (judged turns, rated conversations)."""
     return {**a.summary,
             "turns": [{"run": t.run_id, "turn": t.turn, "liked": t.liked, "source": t.source, **t.scores,
-                       "modes": list(t.modes)} for t in a.turns],
+                       "modes": list(t.modes), "part": t.part, "model": t.model} for t in a.turns],
             "runs": [{"run": c.run_id, "conversation": c.conversation, "level": c.level, "model": c.model,
-                      "rating": c.rating, "correct": c.correct, "turns": c.turns, **c.metrics} for c in a.conversations]}
+                      "rating": c.rating, "correct": c.correct, "turns": c.turns, "part": c.part, **c.metrics}
+                     for c in a.conversations]}
