@@ -156,11 +156,11 @@ def render_simulated(sim: dict[str, Any]) -> list[str]:
             continue
         out.append(f"{head}; {e['people_without_a_run']} person(s) without a run, "
                    f"{e['people_without_concepts']} without concepts (cannot be played)")
-        out.append("    cell                                   people  rating  correct  sim runs  "
+        out.append("    cell                                         people  rating  correct  sim runs  "
                    + "  ".join(f"{m:>5}" for m in e["sign"]))
         for c in e["cells"]:
             name = f"{c['arm']} / {c['level']} / {c['condition']}"
-            out.append(f"    {name:<38} {c['n_people']:>6}  {_f(c['rating']):>6}  {_f(c['correct']):>7}  {c['n_sim']:>8}  "
+            out.append(f"    {name:<44} {c['n_people']:>6}  {_f(c['rating']):>6}  {_f(c['correct']):>7}  {c['n_sim']:>8}  "
                        + "  ".join(f"{_f(c['sim'][m]):>5}" for m in e["sign"]))
         for m, sg in e["sign"].items():
             rho = e["spearman"][m]

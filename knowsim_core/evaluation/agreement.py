@@ -426,7 +426,9 @@ def read_auc(value: float | None, ci: list[float] | None, higher: str, lower: st
     """A plain reading of an AUC: which side the score is higher for, and what 0.5 means."""
     if value is None:
         return "undefined: one side has no cases"
-    side = higher if value > 0.5 else lower if value < 0.5 else "neither side"
+    if value == 0.5:
+        return f"0.50: no better than a coin (0.5 = no relation); {read_interval(ci, 0.5)}"
+    side = higher if value > 0.5 else lower
     return (f"{value:.2f}: {side} in {max(value, 1 - value):.0%} of pairs (0.5 = no better than a coin); "
             f"{read_interval(ci, 0.5)}")
 
