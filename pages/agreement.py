@@ -81,7 +81,9 @@ st.caption(f"{votes['n']} judged turns ({votes['up']} {av.UP_MD}, {votes['down']
            f"{votes['conversations']} runs, from the people in the conversations. The thumbs down come from "
            f"{down['conversations']} conversation(s) and {down['tutors']} tutor(s)"
            + (": " + ", ".join(f"{k} {n}" for k, n in down["by_tutor"].items()) if down["by_tutor"] else "")
-           + f". KnowSim score: {votes['scores']['knowsim']['definition']}. {report['split']['note']}.")
+           + f". KnowSim score: {votes['scores']['knowsim']['definition']}. {report['split']['note']}."
+           + (f" Not scored: {report['unread']['up']} up and {report['unread']['down']} down on "
+              f"{report['unread']['n']} conversation(s) without a reading (below)." if report["unread"]["n"] else ""))
 cols = st.columns(len(votes["scores"]))
 for col, (name, entry) in zip(cols, votes["scores"].items()):
     col.metric(f"AUC · {name.replace('_', ' ')}", av.fmt(entry["auc"]), help=f"{entry['definition']}; "

@@ -94,6 +94,8 @@ def render(s: dict[str, Any], elapsed: float) -> str:
            f"the 👎 come from {v['down_from']['conversations']} conversation(s) and "
            f"{v['down_from']['tutors']} tutor(s)"
            + (f" ({', '.join(f'{k} {n}' for k, n in v['down_from']['by_tutor'].items())})" if v["down"] else ""),
+           *([f"  not scored: {s['unread']['up']} 👍 / {s['unread']['down']} 👎 on {s['unread']['n']} conversation(s) "
+              "without a reading (see below)"] if s["unread"]["n"] else []),
            f"  parts: {s['split']['note']}",
            "  score (stated direction)                     whole AUC  95% CI     | part A              "
            "| part B              | both parts"]

@@ -13,6 +13,7 @@ from tests.browser.conftest import wait_idle
 from tests.test_app_agreement import conversations
 
 pytestmark = pytest.mark.browser
+EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]")
 
 
 def test_a_click_on_a_judged_turn_opens_it_in_simulate(page, studio, tmp_path):
@@ -21,6 +22,13 @@ def test_a_click_on_a_judged_turn_opens_it_in_simulate(page, studio, tmp_path):
     judged = {(rid, j.turn): j for rid in report.runs for j in store.list_judgments(rid)}
     page.goto(studio.url + "/agreement")
     wait_idle(page, 90_000)
+    # issue 34 item 11: no emoji on the page (chromium without an emoji font drew 👍/👎 as boxes); the
+    # thumbs are material icons, drawn by the icon font Streamlit ships
+    main = page.locator("[data-testid='stMain']")
+    main.get_by_text("judged turns").first.wait_for(timeout=60_000)
+    text = main.inner_text()
+    assert not EMOJI.findall(text), sorted(set(EMOJI.findall(text)))
+    assert "thumb_up" in text and ":material/" not in text  # an icon-font ligature, not a raw shortcode
     chart = page.locator(".js-plotly-plot").nth(2)  # ROC, modes, then the judged turns
     chart.locator(".scatterlayer .point").first.wait_for(timeout=60_000)
     assert chart.locator(".scatterlayer .point").count() == len(judged) == 18
