@@ -90,9 +90,13 @@ for col, (name, entry) in zip(cols, votes["scores"].items()):
                f"direction stated before scoring: {entry['direction']}")
     col.caption(f"{entry['direction']} · 95% CI and n: {av.ci_text(entry)}")
 verdict = rep["scores"]["knowsim"]["verdict"]
-(st.success if verdict == "replicates" else st.warning)(
-    f"KnowSim's turn score on the two parts: **{verdict}**. {votes['scores']['knowsim']['reading']}.",
-    icon=av.VERDICT_ICONS.get(verdict, ":material/info:"))
+beaten = [b for b, where in rep["versus_baselines"].items() if where["whole"] != "above the baseline"]
+# green only when the score holds on both parts *and* stands above every baseline
+(st.success if verdict == "replicates" and not beaten else st.warning)(
+    f"KnowSim's turn score on the two parts: **{verdict}**"
+    + (f"; but **not distinguishable from the baseline** ({', '.join(b.replace('_', ' ') for b in beaten)})"
+       if beaten else "") + f". {votes['scores']['knowsim']['reading']}.",
+    icon=av.VERDICT_ICONS.get(verdict, ":material/info:") if not beaten else ":material/warning:")
 for b, where in rep["versus_baselines"].items():
     st.markdown(f":material/compare_arrows: Against the {b.replace('_', ' ')} baseline "
                 f"({report['baselines'][b]['direction']}): whole **{where['whole']}**; part A {where['A']}; "
@@ -114,6 +118,7 @@ st.plotly_chart(av.turns_figure(report["turns"]), key="agr_turns", on_select="re
 
 st.subheader("Per conversation: KnowSim metrics vs the person's rating and correctness")
 st.dataframe(av.conversation_rows(report), hide_index=True, key="agr_rating_table")
+st.markdown(av.conversation_readings(report))
 unread = report["unread"]
 st.caption(f"Without a reading: {unread['n']} conversation(s) with {unread['up']} thumbs up and {unread['down']} "
            f"down, {unread['rated']} rated — {unread['note']}.")

@@ -107,12 +107,14 @@ def test_the_agreement_page_shows_the_figures_and_a_click_opens_the_turn(judged_
     assert sum(len(d["x"]) for d in charts[2]["data"]) == 18 and len(charts[3]["data"][0]["x"]) == 6
     replication, per_conversation = at.dataframe[0].value, at.dataframe[1].value
     # every score beside its stated direction, on the whole and on both parts, with the verdict in words
-    assert replication["direction stated before scoring"].tolist()[:3] == [
-        "a higher score is liked", "more IUs moved up is liked", "a shorter reply is liked"]
+    assert replication["score (direction stated before scoring)"].tolist()[:3] == [
+        "knowsim · a higher score is liked", "upward · more IUs moved up is liked",
+        "reply length · a shorter reply is liked"]
     assert set(replication["pairs"]) == {"pooled", "within a conversation"}
     assert {"whole", "part A", "part B", "both parts"} <= set(replication.columns)
     assert per_conversation["metric"].tolist() == ["KG", "DC", "CO"]
-    assert all("0.5" in r or "0 = no relation" in r for r in per_conversation["reads as"])
+    readings = [m.value for m in at.markdown if m.value.startswith("- **KG vs rating**")]
+    assert readings and "(0 = no relation)" in readings[0] and "(0.5 = no better than a coin)" in readings[0]
     # a click on a judged turn opens that run at that turn in Simulate
     point = charts[2]["data"][0]["customdata"][0]
     at.session_state["agr_turns"] = {"selection": {"points": [{"customdata": point}], "point_indices": [0],

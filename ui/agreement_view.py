@@ -118,8 +118,8 @@ def ci_only(entry: dict[str, Any] | None) -> str:
 
 
 def replication_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per score, pooled and within conversations: its stated direction, the AUC and interval
-    on the whole and on each part, and the verdict in words."""
+    """One row per score, pooled and within conversations: the score with its stated direction, the
+    AUC and interval on the whole and on each part, and the verdict in words."""
     rows = []
     parts, rep = report["parts"], report["replication"]
     for kind, get, verdicts in (("pooled", lambda t, s: t["votes"]["scores"][s], rep["scores"]),
@@ -127,29 +127,40 @@ def replication_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                                  rep["within_conversation"])):
         for name in report["votes"]["scores"]:
             whole, a, b = get(report, name), get(parts["A"], name), get(parts["B"], name)
-            rows.append({"score": name.replace("_", " "), "pairs": kind,
-                         "direction stated before scoring": report["votes"]["scores"][name]["direction"],
-                         "whole": fmt(whole.get("auc")), "whole 95% CI": ci_only(whole),
-                         "part A": fmt(a.get("auc")), "A 95% CI": ci_only(a),
-                         "part B": fmt(b.get("auc")), "B 95% CI": ci_only(b),
+            rows.append({"score (direction stated before scoring)":
+                         f"{name.replace('_', ' ')} · {report['votes']['scores'][name]['direction']}",
+                         "pairs": kind, "whole": auc_text(whole), "part A": auc_text(a), "part B": auc_text(b),
                          "both parts": verdicts[name]["verdict"]})
     return rows
 
 
+def auc_text(entry: dict[str, Any], key: str = "auc") -> str:
+    return f"{fmt(entry.get(key))} {ci_only(entry)}"
+
+
 def conversation_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """KG / DC / CO against the rating and a correct answer, with each figure's plain reading and
-    whether it holds on both parts."""
+    """KG / DC / CO against the rating and a correct answer, and whether each holds on both parts
+    (the plain readings are :func:`conversation_readings`)."""
     convs, rep = report["conversations"], report["replication"]
     rows = []
     for m, r in convs["rating"].items():
         k = convs["correctness"].get(m, {})
-        rows.append({"metric": m.upper(), "Spearman ρ": r["spearman"], "Kendall τ": r["kendall"],
-                     "ρ 95% CI": ci_text(r, "spearman"), "reads as": r.get("reading", ""),
-                     "ρ on both parts": rep["rating"][m]["verdict"],
-                     "AUC for a correct answer": k.get("auc"), "AUC 95% CI": ci_text(k),
-                     "AUC reads as": k.get("reading", ""),
-                     "AUC on both parts": rep["correctness"].get(m, {}).get("verdict", "")})
+        rows.append({"metric": m.upper(), "Spearman ρ vs rating": auc_text(r, "spearman"), "Kendall τ": fmt(r["kendall"]),
+                     "ρ on both parts": rep["rating"][m]["verdict"], "AUC for a correct answer": auc_text(k),
+                     "AUC on both parts": rep["correctness"].get(m, {}).get("verdict", ""), "n": r["n"]})
     return rows
+
+
+def conversation_readings(report: dict[str, Any]) -> str:
+    """Each per-conversation figure in plain words, as a markdown list."""
+    convs = report["conversations"]
+    lines = []
+    for m, r in convs["rating"].items():
+        lines.append(f"- **{m.upper()} vs rating** — {r.get('reading', '')}")
+        k = convs["correctness"].get(m)
+        if k:
+            lines.append(f"- **{m.upper()} vs a correct answer** — {k.get('reading', '')}")
+    return "\n".join(lines)
 
 
 def unread_rows(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -77,7 +77,7 @@ SCORE_NOTES = {
 CORRECT = {"correct", "yes", "true", "1"}
 INCORRECT = {"incorrect", "wrong", "no", "false", "0"}
 SPLIT_HASH = "hash"
-SPLIT_NOTE = ("parts by the first hex digit of SHA-256 of the conversation key (problem_id:workerId): "
+SPLIT_NOTE = ("Parts by the first hex digit of SHA-256 of the conversation key (problem_id:workerId): "
               "0–7 part A, 8–f part B")
 UNREAD_NOTE = "no KnowSim reading, so no score: counted with its thumbs and rating, left out of every figure"
 
