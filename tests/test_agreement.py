@@ -505,16 +505,9 @@ def test_agreement_simulated_end_to_end_and_its_refusal(tmp_path, capsys):
     batch's matched runs as stored. A batch missing a cell is refused with the batch to build."""
     from knowsim_core.storage import Store
 
-    lines = []
-    for k, (level, tutor, rating) in enumerate([("novice", "offline/adaptive", 8), ("novice", "offline/socratic", 3),
-                                                ("advanced", "offline/adaptive", 7), ("advanced", "offline/socratic", 5)]):
-        lines.append({"id": f"p{k}", "level": level, "model": tutor, "rating": rating, "correctness": "correct",
-                      "messages": [{"role": "user", "content": f"Solve {k + 2}x + 1 = {2 * k + 5}"},
-                                   {"role": "assistant", "content": "Subtract 1, then divide by the coefficient."}],
-                      "concepts": [{"name": "Linear equations", "description": "solving ax + b = c"},
-                                   {"name": "Inverse operations", "description": "undo + and ×"}]})
-    src = tmp_path / "people.jsonl"
-    src.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    from tests.test_app_agreement import offline_people
+
+    src = offline_people(tmp_path)
     db = str(tmp_path / "s.db")
     assert main(["import", str(src), "--db", db]) == 0
     store = Store(db)

@@ -37,6 +37,22 @@ def conversations(tmp_path: Path, n: int = 6) -> Path:
     return p
 
 
+def offline_people(tmp_path: Path) -> Path:
+    """Four rated people whose tutors are offline assistants (so an offline batch can play their
+    questions, levels and tutors): novice and advanced × offline/adaptive and offline/socratic."""
+    lines = []
+    for k, (level, tutor, rating) in enumerate([("novice", "offline/adaptive", 8), ("novice", "offline/socratic", 3),
+                                                ("advanced", "offline/adaptive", 7), ("advanced", "offline/socratic", 5)]):
+        lines.append({"id": f"p{k}", "level": level, "model": tutor, "rating": rating, "correctness": "correct",
+                      "messages": [{"role": "user", "content": f"Solve {k + 2}x + 1 = {2 * k + 5}"},
+                                   {"role": "assistant", "content": "Subtract 1, then divide by the coefficient."}],
+                      "concepts": [{"name": "Linear equations", "description": "solving ax + b = c"},
+                                   {"name": "Inverse operations", "description": "undo + and ×"}]})
+    p = tmp_path / "people.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return p
+
+
 @pytest.fixture()
 def judged_db(tmp_path, monkeypatch):
     path = tmp_path / "studio.db"
@@ -204,3 +220,22 @@ def test_the_page_validates_a_chosen_batch_and_refuses_one_that_does_not_match(j
     assert not at.exception, at.exception
     (err,) = at.error
     assert "does not match the people's cells" in err.value and "tutor-a" in err.value
+
+
+def test_the_page_compares_a_matching_batch_cell_by_cell(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "sim.db"
+    monkeypatch.setenv("KNOWSIM_DB", str(path))
+    store = Store(path)
+    import_path(store, offline_people(tmp_path))
+    qs = ",".join(sorted(r.question_id for r in store.list_runs(user="human")))
+    assert main(["batch", "--questions", qs, "--levels", "novice,advanced", "--assistants",
+                 "offline/adaptive,offline/socratic", "--max-turns", "2", "--tag", "sim", "--db", str(path)]) == 0
+    capsys.readouterr()
+    at = app(AGREEMENT)
+    at.multiselect(key="agr_simulated").set_value(["sim"]).run()
+    assert not at.exception, at.exception
+    assert not at.error
+    cells = next(d.value for d in at.dataframe if "simulated runs" in d.value.columns)
+    assert cells["tutor"].tolist() == ["offline/adaptive", "offline/socratic"] * 2
+    assert cells["people"].tolist() == [1, 1, 1, 1] and cells["simulated runs"].tolist() == [1, 1, 1, 1]
+    assert any("User simulator offline/knowsim**: 4 of 16 runs match a person" in m.value for m in at.markdown)

@@ -417,7 +417,7 @@ def summarise(a: Agreement, *, resamples: int = RESAMPLES) -> dict[str, Any]:
         ea, eb = get(parts["A"]), get(parts["B"])
         return {"A": ea.get("ci"), "B": eb.get("ci"), "whole": get(whole).get("ci"),
                 "verdict": replication(ci(ea), ci(eb), null)
-                + ("" if sign > 0 else " (read in its stated direction: lower is better)")}
+                + ("" if sign > 0 else " (lower is better)")}
 
     rep: dict[str, Any] = {"scores": {s: verdicts(lambda t, s=s: t["votes"]["scores"][s]) for s in SCORES},
                            "within_conversation": {s: verdicts(lambda t, s=s: t["within_conversation"][s])
