@@ -53,18 +53,22 @@ def run(args: argparse.Namespace) -> int:
         split = load_split(args.split) if args.split else None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--split: {exc}") from exc
+    tags = [t.strip() for t in (args.simulated or "").split(",") if t.strip()]
+    if args.simulated is not None:
+        from knowsim_core.batch.plan import check_tag
+
+        if not tags:
+            raise ConfigError("--simulated needs one or more batch tags (TAG[,TAG…]); `runs --batch TAG` lists them")
+        for t in tags:  # before the bootstrap: a typo costs nothing
+            check_tag(t, what="--simulated")
     a = collect(store, extractor=args.extractor, reading=args.reading, part=args.part, split=split)
     if not a.turns and not a.conversations and not a.unread:
         raise StorageError("nothing to compare: no judged turns and no rated human conversations in the database; "
                            "import some (python -m knowsim_core import ANNOTATIONS.json) or judge turns in Simulate")
     report = to_json(a)
-    if args.simulated:
-        from knowsim_core.batch.plan import check_tag
+    if tags:
         from knowsim_core.evaluation.simulated_agreement import validate
 
-        tags = [t.strip() for t in args.simulated.split(",") if t.strip()]
-        for t in tags:
-            check_tag(t, what="--simulated")
         report["simulated"] = validate(store, a, tags)
     elapsed = time.perf_counter() - start
     if args.json:
