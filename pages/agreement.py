@@ -134,7 +134,9 @@ st.markdown(f"Within an expertise level, pairs of tutor models with at least {pa
             f"whose ratings differ clearly (|Cliff's δ| ≥ {pairs['cliffs_delta_min']}): does the sign of the difference "
             f"in mean {pairs['metric'].upper()} match the people's? **{pairs['note']}** "
             f"(one-sided binomial p = {av.fmt(pairs['p'], 3)}; conclusive: {'yes' if pairs['conclusive'] else 'no'}).")
-st.caption("Conversations per cell: " + ", ".join(f"{k}: {n}" for k, n in pairs["cells"].items()))
+st.caption("Conversations per cell: " + ", ".join(f"{k}: {n}" for k, n in pairs["cells"].items())
+           + (f"; {pairs['unread_rated']} rated conversation(s) without a reading are in no cell (no KG)"
+              if pairs.get("unread_rated") else ""))
 if report.get("excluded"):
     st.caption("Left out: " + ", ".join(f"{n} {k}" for k, n in report["excluded"].items()))
 

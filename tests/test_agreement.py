@@ -442,9 +442,12 @@ def test_a_conversation_without_concepts_is_counted_with_its_thumbs(tmp_path, ca
     assert "concepts" in row["reason"] and row["rating"] == 4
     assert out["parts"][row["part"]]["unread"]["n"] == 1
     assert out["votes"]["n"] == 18  # the read conversations' thumbs, as before
+    assert out["pairs"]["unread_rated"] == 1  # rated, but without KG it sits in no tutor-model cell
     assert main(["agreement", "--db", db]) == 0
     text = capsys.readouterr().out
     assert "Without a reading: 1 conversation(s), 1 👍 / 1 👎, 1 rated" in text and "no concepts" in text
+    assert "not scored: 1 👍 / 1 👎 on 1 conversation(s) without a reading" in text
+    assert "1 rated conversation(s) without a reading are in no cell (no KG)" in text
 
 
 # ---------------------------------------------------------------------- issue 30: the paper's validation

@@ -139,7 +139,9 @@ def render(s: dict[str, Any], elapsed: float) -> str:
                    f"{_f(x['rating'], 0)} — {x['reason']}")
     out.append(f"Tutor-model pairs within a level ({p['metric']}, |Cliff's δ| of ratings ≥ {p['cliffs_delta_min']}, "
                f"≥ {p['min_cell']} conversations per cell): {p['note']}; binomial p = {_f(p['p'], 3)}")
-    out.append("  n per cell: " + ", ".join(f"{k} {n}" for k, n in p["cells"].items()))
+    out.append("  n per cell: " + ", ".join(f"{k} {n}" for k, n in p["cells"].items())
+               + (f"; {p['unread_rated']} rated conversation(s) without a reading are in no cell (no KG)"
+                  if p.get("unread_rated") else ""))
     if s["excluded"]:
         out.append("Left out: " + ", ".join(f"{n} {k}" for k, n in s["excluded"].items()))
     if "simulated" in s:

@@ -393,6 +393,7 @@ def _table(turns: list[JudgedTurn], convs: list[Conversation], unread: list[Unre
            "conversations": _conversations(convs, resamples), "unread": _unread(unread)}
     if with_pairs:
         out["pairs"] = sign_agreement(convs)
+        out["pairs"]["unread_rated"] = sum(u.rating is not None for u in unread)  # no KG: in no cell
     return out
 
 
