@@ -12,9 +12,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from knowsim_core.errors import ConfigError, FormatError
+from knowsim_core.errors import ConfigError
 from knowsim_core.evaluation.replay import replay_html
 from knowsim_core.formats import csv_export, jsonio, reference_export, studio
+from knowsim_core.formats.output import write_output
 from knowsim_core.text.redact import redact_urls
 from knowsim_core.commands.runs import add_db_argument, open_store
 
@@ -57,15 +58,6 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    tmp = args.output.with_name(args.output.name + ".part")
-    try:  # the whole file or nothing: a reader never sees half a replay
-        tmp.write_text(text, encoding="utf-8", newline="")
-        tmp.replace(args.output)
-    except OSError as exc:
-        try:  # a full disk keeps no half-written .part holding its space
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-        raise FormatError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
-    print(f"wrote {args.output} ({len(text.encode('utf-8')):,} bytes)", file=sys.stderr)
+    size = write_output(args.output, text.encode("utf-8"))  # a FIFO, device or symlink is written through
+    print(f"wrote {args.output} ({size:,} bytes)", file=sys.stderr)
     return 0

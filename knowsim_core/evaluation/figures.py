@@ -23,6 +23,7 @@ from knowsim_core.engine import palette
 from knowsim_core.engine.facts import METRIC_KEYS, SPREAD
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.errors import ConfigError
+from knowsim_core.formats.output import write_output
 
 FIGURE_FORMATS = ("svg", "pdf", "png")
 COLUMN_WIDTH_IN = 3.3
@@ -105,17 +106,12 @@ def write_mode_figure(summary: Mapping[str, Any], path: str | Path) -> int:
     """Write :func:`mode_figure` to ``path`` in the format of its suffix; returns the bytes written.
 
     Raises:
-        ConfigError: an unknown suffix, nothing to draw, or the file cannot be written.
+        ConfigError: an unknown suffix or nothing to draw.
+        FormatError: the file cannot be written (:func:`knowsim_core.formats.output.write_output`:
+            a FIFO, device or symlink is written through, never replaced).
     """
     data = mode_figure(summary, figure_format(path))
-    target = Path(path)
-    try:
-        tmp = target.with_name(target.name + ".part")
-        tmp.write_bytes(data)
-        tmp.replace(target)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {target}: {exc.strerror or exc}") from exc
-    return len(data)
+    return write_output(path, data)
 
 
 # ---------------------------------------------------------------------- the LaTeX table
