@@ -106,6 +106,7 @@ def _studio_file(store, n: int) -> bytes:
         data = json.loads(studio.dumps(run))
         data["run_id"] = None  # a fresh id on import
         runs.append(data)
+        store.delete_run(run.run_id)  # in the file only: a run stored already is not imported again (issue 35)
     return json.dumps(runs).encode()
 
 

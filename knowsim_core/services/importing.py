@@ -22,18 +22,20 @@ are kept and counted in :attr:`ImportReport.label_notes`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from knowsim_core.engine.config import RuleParams, preset
-from knowsim_core.errors import ConfigError, FormatError
+from knowsim_core.errors import ConfigError, FormatError, StorageError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.storage import Store
 from knowsim_core.formats import realworld, studio
 from knowsim_core.formats.jsonio import read_json
+from knowsim_core.text.redact import redact_urls
 from knowsim_core.formats.reference import (
     ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
 )
@@ -54,9 +56,11 @@ class ImportReport:
 
     def summary(self) -> str:
         parts = [f"{self.kind}:"]
+        if not self.runs and self.kind in ("studio-run", "reference-runs"):
+            parts.append("no new run stored")
         if self.runs:
             parts.append(f"{len(self.runs)} run(s) stored ({', '.join(self.runs[:5])}{'…' if len(self.runs) > 5 else ''})")
-        if self.questions or self.graph_versions or self.initial_states or not self.runs:
+        if self.questions or self.graph_versions or self.initial_states or not (self.runs or self.skipped):
             parts.append(
                 f"{self.questions} question(s), {self.graph_versions} graph version(s), "
                 f"{self.initial_states} initial state(s) added"
@@ -276,7 +280,23 @@ def import_path(
         report.label_notes = _run_label_notes(runs)
         judged = _judgments_of(p, kind, len(runs))
         with store.transaction():
-            for run, judgments in zip(runs, judged):
+            keys: set[str] = set()  # the contents of the runs listed so far in this file
+            ids: set[str] = set()  # the run ids listed so far
+            for i, (run, judgments) in enumerate(zip(runs, judged), 1):
+                name = run.run_id or f"{run.question_id}/{run.level} (record #{i})"
+                key = _content_key(run)
+                if key in keys:
+                    report.skipped.append(f"{name} (listed twice in this file)")
+                    continue
+                if run.run_id and run.run_id in ids:
+                    raise FormatError(f"{p}: run id {run.run_id} is listed twice with different contents; "
+                                      "nothing was imported — keep one of them")
+                keys.add(key)
+                ids.add(run.run_id)
+                stored = _stored_copy(store, run, key)
+                if stored is not None:
+                    report.skipped.append(f"{name} (already stored" + (f" as {stored})" if stored != name else ")"))
+                    continue
                 status = "finished" if run.stop_reason else "interrupted"
                 report.runs.append(store.save_run(run, status=status))
                 store.add_judgments(report.runs[-1], judgments)
@@ -296,6 +316,35 @@ def import_path(
     with store.transaction():  # all items or none
         _import_items(store, items, graph_of, init, report)
     return report
+
+
+def _content_key(run: RunRecord) -> str:
+    """What makes two runs the same run: everything but the id (adapter ids as an export writes them,
+    with any URL redacted, so a run exported and imported again matches the stored one)."""
+    data = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters)).to_data()
+    data.pop("run_id", None)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def _stored_copy(store: Store, run: RunRecord, key: str) -> str | None:
+    """The id of a stored run with the same contents as ``run`` (issue 35, item 2: a re-imported file
+    must not store every run again), or None. Its own id is tried first, then the runs of the same
+    question, level and seed with as many turns."""
+    if run.run_id:
+        try:
+            if _content_key(store.load_run(run.run_id)) == key:
+                return run.run_id
+        except StorageError:  # no run of that id (or one that cannot be read back: not a copy)
+            pass
+    page, offset = 500, 0
+    while True:
+        rows = store.list_runs(question_id=run.question_id, level=run.level, seed=run.seed, limit=page, offset=offset)
+        for row in rows:
+            if row.turns == len(run.turns) and row.id != run.run_id and _content_key(store.load_run(row.id)) == key:
+                return row.id
+        if len(rows) < page:
+            return None
+        offset += page
 
 
 def _judgments_of(p: Path, kind: str, n: int) -> list[list]:
