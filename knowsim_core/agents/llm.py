@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from knowsim_core.agents import registry
-from knowsim_core.errors import ConfigError, GraphError
+from knowsim_core.errors import ConfigError, GraphError, ProviderError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.llm.cache import ResponseCache
 from knowsim_core.llm.chat import ChatModel, ModelRef, as_messages
@@ -157,6 +157,9 @@ class LLMExtractor(_LLMAgent):
                 entries = _lenient_entries(exc.text)  # spec §3.1 normalisation accepts more than the schema
                 if not entries:
                     problems.append(f"attempt {attempt}: {exc}")
+            except ProviderError as exc:  # the earlier attempts were billed: the error carries them
+                exc.add_spent(usages)
+                raise
             if any(e.id in known for e in entries):
                 return Extraction(entries=entries, usage=tuple(usages))
             if entries:

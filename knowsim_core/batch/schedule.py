@@ -62,6 +62,8 @@ class Outcome:
     tokens_out: int = 0
     cost_usd: float = 0.0
     error: str = ""
+    lost_turn_tokens: int = 0  # of the above, billed in a turn that failed (no turn record reported them)
+    lost_turn_usd: float = 0.0
 
 
 class Control:
@@ -171,8 +173,9 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
                 break
             try:
                 rec = live.step()
-            except SessionError:
+            except SessionError as exc:
                 if live.done:
+                    _count_lost(out, exc)
                     break
                 raise
             out.turns = rec.turn
@@ -186,9 +189,20 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
             out.status = "finished"
     except KnowSimError as exc:
         out.status, out.error = "failed", str(exc)
+        _count_lost(out, exc)
     except Exception as exc:  # noqa: BLE001 — a bug in one conversation must not take the batch down
         out.status, out.error = "failed", f"{type(exc).__name__}: {exc}"  # the runner recorded it with the run
     return out
+
+
+def _count_lost(out: Outcome, exc: KnowSimError) -> None:
+    """Calls billed in the turn ``exc`` cut short (the runner added them to the run's cost)."""
+    for u in exc.spent:
+        out.lost_turn_tokens += u.input_tokens + u.output_tokens
+        out.lost_turn_usd += u.cost_usd
+        out.tokens_in += u.input_tokens
+        out.tokens_out += u.output_tokens
+        out.cost_usd += u.cost_usd
 
 
 # ---------------------------------------------------------------------- shared bookkeeping
@@ -225,6 +239,9 @@ class Tally:
             if not counted_turns:  # worker processes report their spending only at the end
                 self.tokens += out.tokens_in + out.tokens_out
                 self.cost_usd += out.cost_usd
+            else:  # the turns were counted as they came; a failed turn's calls were not
+                self.tokens += out.lost_turn_tokens
+                self.cost_usd += out.lost_turn_usd
             if out.status == "finished":
                 self.finished_costs.append(out.cost_usd)
             self.done += out.status in ("finished", "failed", "interrupted", "skipped")

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
 from knowsim_core.engine.config import RuleParams, preset
-from knowsim_core.errors import ConfigError, SessionError
+from knowsim_core.errors import ConfigError, KnowSimError, SessionError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import (
     Assistant, AssistantContext, ExtractorContext, Message, QuestionMaterial, SignalExtractor, UserContext,
@@ -276,29 +276,36 @@ class Simulation:
             raise SessionError(f"the conversation has ended ({run.stop_reason}); reset() to start again")
         turn = len(run.turns) + 1
         prior = self.history()
-        u = self.user.respond(self.user_context(turn, prior))
-        if not u.message.strip():
-            self._run = replace(run, stop_reason=STOP_EMPTY_USER)
-            raise SessionError("the simulated user returned an empty message; the run was stopped")
-        with_user = (*prior, Message("user", u.message))
-        a = self.assistant.reply(
-            AssistantContext(
-                turn=turn, material=self.material, history=with_user,
-                seed=derive_seed(run.seed, turn, "assistant"),
-                state=run.final_state if getattr(self.assistant, "reads_state", False) else None,
-                params=run.params if getattr(self.assistant, "reads_state", False) else None,
+        spent: tuple[Usage, ...] = ()  # billed calls of this turn so far: a failure later still owes them
+        try:
+            u = self.user.respond(self.user_context(turn, prior))
+            spent = u.usage
+            if not u.message.strip():
+                self._run = replace(run, stop_reason=STOP_EMPTY_USER)
+                raise SessionError("the simulated user returned an empty message; the run was stopped")
+            with_user = (*prior, Message("user", u.message))
+            a = self.assistant.reply(
+                AssistantContext(
+                    turn=turn, material=self.material, history=with_user,
+                    seed=derive_seed(run.seed, turn, "assistant"),
+                    state=run.final_state if getattr(self.assistant, "reads_state", False) else None,
+                    params=run.params if getattr(self.assistant, "reads_state", False) else None,
+                )
             )
-        )
-        if not a.message.strip():
-            self._run = replace(run, stop_reason=STOP_EMPTY_ASSISTANT)
-            raise SessionError("the assistant returned an empty message; the run was stopped")
-        ex = self.extractor.extract(
-            ExtractorContext(
-                turn=turn, material=self.material, state=run.final_state, history=prior,
-                user_message=u.message, assistant_message=a.message,
-                seed=derive_seed(run.seed, turn, "extractor"),
+            spent = u.usage + a.usage
+            if not a.message.strip():
+                self._run = replace(run, stop_reason=STOP_EMPTY_ASSISTANT)
+                raise SessionError("the assistant returned an empty message; the run was stopped")
+            ex = self.extractor.extract(
+                ExtractorContext(
+                    turn=turn, material=self.material, state=run.final_state, history=prior,
+                    user_message=u.message, assistant_message=a.message,
+                    seed=derive_seed(run.seed, turn, "extractor"),
+                )
             )
-        )
+        except KnowSimError as exc:  # no record will hold this turn's calls: the error carries them
+            exc.add_spent(spent)
+            raise
         failed = ex.failed or not ex.entries
         rec = play_turn(
             run.graph, run.final_state, () if failed else ex.entries, turn=turn, tau=run.tau,

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel
 
-from knowsim_core.errors import ConfigError
+from knowsim_core.errors import ConfigError, ProviderError
 from knowsim_core.engine.ports import Message
 from knowsim_core.engine.records import Usage
 from knowsim_core.llm.cache import ResponseCache, request_key
@@ -173,7 +173,11 @@ class ChatModel:
         if error:
             repair = [*sent, {"role": "assistant", "content": raw.text or "(empty)"},
                       {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)}]
-            raw = self._send(repair, json_schema, mode, temperature, max_tokens, seed)
+            try:
+                raw = self._send(repair, json_schema, mode, temperature, max_tokens, seed)
+            except ProviderError as exc:  # the first reply was billed all the same
+                exc.add_spent((self._usage(raws, role, time.perf_counter() - started),))
+                raise
             raws.append(raw)
             parsed, error = self._validate(raw, json_schema)
         usage = self._usage(raws, role, time.perf_counter() - started)

@@ -65,6 +65,7 @@ class MalformedOutputError(ProviderError):
         self.provider = provider
         self.text = text
         self.usage = usage  # records.Usage of the failed calls (they were still billed)
+        self.spent = (usage,) if usage is not None else ()  # counted in the run's cost if nothing catches this
 
 
 def _detail(exc: Exception, secrets: Iterable[str]) -> str:

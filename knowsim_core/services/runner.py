@@ -96,13 +96,13 @@ class LiveRun:
             )
         try:
             rec = self.sim.step()
-        except ProviderError as exc:
-            self.store.finish_run(self.run_id, status="failed", stop_reason=None, error=str(exc))
+        except ProviderError as exc:  # the calls billed before it count in the run's cost (exc.spent)
+            self.store.finish_run(self.run_id, status="failed", stop_reason=None, error=str(exc), spent=exc.spent)
             raise
-        except SessionError:
+        except SessionError as exc:
             if self.sim.done:  # an empty message ended the conversation
                 self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
-                                      record=self.sim.run)
+                                      record=self.sim.run, spent=exc.spent)
             raise
         except KeyboardInterrupt:
             self.store.finish_run(self.run_id, status="interrupted", error="stopped by the user")

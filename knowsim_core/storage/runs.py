@@ -20,13 +20,13 @@ import os
 import socket
 import time
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from knowsim_core.storage.connection import Database
 
 from knowsim_core.errors import FormatError, StorageError
 from knowsim_core.engine.failures import FailureMode
-from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
@@ -163,12 +163,13 @@ class Runs:
 
     # ------------------------------------------------------------------ closing and reopening
     def finish(self, run_id: str, *, status: str, stop_reason: str | None = None, error: str = "",
-               record: RunRecord | None = None) -> None:
+               record: RunRecord | None = None, spent: Sequence[Usage] = ()) -> None:
         """Close a run: ``finished``, ``failed`` (with the error) or ``interrupted``.
 
         The run's metrics are computed from its turns: ``record`` (the caller's copy, e.g. the
         runner's) saves reading them all back, and is used only when it holds exactly the stored
-        number of turns; otherwise the stored turns are loaded.
+        number of turns; otherwise the stored turns are loaded. ``spent``: model calls billed in a
+        turn that did not complete (no turn holds them), added to the run's tokens and cost.
         """
         if status not in FINAL_STATUSES:
             raise StorageError(f"a run can finish as {', '.join(FINAL_STATUSES)}, not {status!r}")
@@ -180,8 +181,10 @@ class Runs:
                 raise StorageError(f"run {run_id} is already finished; it cannot become {status}")
             run = record if record is not None and len(record.turns) == row[1] else self.load(run_id)
             db.execute(
-                "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL WHERE id = ?",
-                [status, stop_reason, error, now(), run_id],
+                "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL, "
+                "tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, cost_usd = cost_usd + ? WHERE id = ?",
+                [status, stop_reason, error, now(), sum(u.input_tokens for u in spent),
+                 sum(u.output_tokens for u in spent), sum(u.cost_usd for u in spent), run_id],
             )
             index_run_turns(db, run_id)
             if run.turns:
