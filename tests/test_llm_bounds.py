@@ -206,3 +206,56 @@ def test_ctrl_c_interrupts_a_run_waiting_on_a_model_within_two_seconds(tmp_path)
     from knowsim_core.storage import Store
 
     assert [r.status for r in Store(db).list_runs()] == ["interrupted"]
+
+
+# ---------------------------------------------------------------------- issue 35: counts and nesting
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_token_count_of_2_to_the_63_is_one_provider_error_line_not_an_overflow(llm_server, provider):
+    """Old code passed 2**63 tokens on to the database: OverflowError, the run left ``running``."""
+    from tests.fakes.llm_server import Reply
+
+    llm_server.reply = lambda req: Reply("hi", input_tokens=2**63, output_tokens=1)
+    with pytest.raises(ProviderCallError) as err:
+        model(llm_server, provider).complete(MSG)
+    text = str(err.value)
+    assert "\n" not in text and "9,223,372,036,854,775,808 tokens" in text and "not retried" in text
+    assert len(llm_server.requests) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_200k_deep_json_body_is_an_unusable_reply_not_a_recursion_error(llm_server, provider):
+    deep = b"[" * 200_000 + b"]" * 200_000
+    llm_server.push(Fault(body=deep), Fault(body=deep))
+    with pytest.raises(ProviderCallError) as err:
+        model(llm_server, provider, KNOWSIM_LLM_MAX_RETRIES="1").complete(MSG)
+    assert "nested too deeply" in str(err.value) and "after 1 retry" in str(err.value)  # retried like a 5xx
+
+
+def test_a_200k_deep_json_reply_text_is_malformed_output_not_a_recursion_error(llm_server):
+    from knowsim_core.llm.errors import MalformedOutputError
+
+    deep = "[" * 200_000 + "]" * 200_000
+    llm_server.push(Fault(text=deep), Fault(text=deep))
+    with pytest.raises(MalformedOutputError, match="nested too deeply"):
+        model(llm_server, "compat").complete(MSG, json_schema=Pair)
+
+
+def test_extract_json_tries_a_bounded_number_of_starts(monkeypatch):
+    """Old code tried ``raw_decode`` at every bracket: 900 tries (each reading to the end) for
+    ``"[" * 900 + "1," * N + "]"``, quadratic in the reply; counted here, not timed."""
+    import json as _json
+
+    from knowsim_core.llm import jsontext
+
+    tries = []
+    real = _json.JSONDecoder.raw_decode
+    monkeypatch.setattr(_json.JSONDecoder, "raw_decode", lambda self, s, idx=0: (tries.append(idx), real(self, s, idx))[1])
+    with pytest.raises(ValueError, match="not valid JSON"):
+        jsontext.extract_json("[" * 900 + "1," * 2000 + "]")
+    assert 0 < len(tries) <= 1 + jsontext.MAX_STARTS  # the whole text, then at most MAX_STARTS starts
+    tries.clear()
+    with pytest.raises(ValueError):  # no closing bracket at all: no start can parse, none is tried
+        jsontext.extract_json("[" * 900 + "1," * 2000)
+    assert tries == [0]  # the whole text only
+    assert jsontext.extract_json('Here you go: {"a": 1, "b": "x"} — done') == {"a": 1, "b": "x"}
+    assert jsontext.extract_json('[[1, {"a": 1}') == {"a": 1}

@@ -51,6 +51,7 @@ from knowsim_core.llm.settings import LLMSettings
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
 ERROR_BODY_CAP = 64 * 1024  # bytes of an error answer's body the SDK may read (the rest is dropped)
+MAX_TOKEN_COUNT = 10**9  # tokens one request can report; far above any model's context window
 NO_KEY = "no-key"  # local compatible servers ignore the key but the SDK wants a string
 
 
@@ -258,6 +259,8 @@ def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float
     except (UnicodeDecodeError, ValueError):
         start = bytes(buf[:60]).decode("utf-8", "replace")
         raise BadReply(f"the reply is not JSON ({len(buf):,} bytes starting {start!r})") from None
+    except RecursionError:  # a body nested deeper than the parser's recursion limit
+        raise BadReply(f"the reply's JSON ({len(buf):,} bytes) is nested too deeply to read") from None
     if not isinstance(body, dict):
         raise BadReply(f"the reply is JSON but not an object ({type(body).__name__})")
     return body
@@ -336,7 +339,15 @@ def _from_chat_body(body: dict[str, Any]) -> RawReply:
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
+    """A usage token count: a missing or negative one is 0; one above :data:`MAX_TOKEN_COUNT` is not a
+    real count (2**63 overflowed the database's integers and left the run ``running``): the reply is
+    unusable, as a provider error, so nothing absurd is billed or stored."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    if value > MAX_TOKEN_COUNT:
+        raise BadReply(f"the reply's usage counts {value:,} tokens, more than any request can use "
+                       f"(at most {MAX_TOKEN_COUNT:,}): a broken server", retry=False)
+    return value
 
 
 def _anthropic_request(*, model: str, messages: list[dict[str, str]], schema_model: type[BaseModel] | None,
