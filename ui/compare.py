@@ -40,7 +40,8 @@ def metric_deltas(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
 
 
 def _state_at(run: RunRecord, turn: int) -> dict[str, IUState]:
-    state = run.initial_state if turn == 0 else run.turns[min(turn, len(run.turns)) - 1].state_after
+    shown = min(turn, len(run.turns))  # a run that ended earlier (or has no turns) shows its last state
+    state = run.turns[shown - 1].state_after if shown > 0 else run.initial_state
     return {v: state.state_of(run.graph.index.label_of[v]) for v in run.graph.index.ids}
 
 
