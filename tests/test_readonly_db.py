@@ -230,3 +230,22 @@ def test_as_a_real_unprivileged_user_a_read_only_folder_is_read(tmp_path):
             if path.is_dir():
                 path.chmod(0o755)
         shutil.rmtree(folder)
+
+
+def test_the_app_shows_a_read_only_database_on_every_page(db_path, monkeypatch):
+    """Issue 35: the app's shared store seeded the sample questions on open — a write — so every page
+    refused a read-only database ("open read-only … copy it") that the command line reads fine."""
+    from streamlit.testing.v1 import AppTest
+
+    rid = built(db_path)
+    before = digest(db_path)
+    monkeypatch.setattr(connection, "writable", lambda path: False)
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    root = Path(__file__).resolve().parent.parent
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=60).run()
+    for page in ("pages/home.py", "pages/runs.py", "pages/questions.py", "pages/failures.py", "pages/simulate.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        refusals = [e.value for e in at.error if READ_ONLY in e.value or "read-only" in e.value]
+        assert not refusals, (page, refusals)
+    assert digest(db_path) == before and Store(db_path).list_runs()[0].id == rid

@@ -36,7 +36,8 @@ def _store(path: str):
     from knowsim_core.storage import Store
 
     store = Store(path)
-    store.seed_samples()  # the first screen is never empty
+    if not store.read_only:  # a read-only database is shown as it is (seeding writes)
+        store.seed_samples()  # the first screen is never empty
     return store
 
 
