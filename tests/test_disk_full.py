@@ -88,3 +88,19 @@ def test_an_export_that_fills_the_disk_leaves_no_part_file(small_disk, tmp_path)
     out = cli("export", rid, "--format", "html", "-o", str(target), "--db", str(db))
     assert out.returncode != 0 and "cannot write" in out.stderr and "Traceback" not in out.stderr
     assert not target.exists() and not (small_disk / "replay.html.part").exists(), "no half file keeps the space"
+
+
+def test_a_full_disk_with_no_wal_or_shm_is_called_a_full_disk(small_disk):
+    """Issue 35: a database closed cleanly (no -wal, no -shm) on a full disk was reported as "its
+    write-ahead log was deleted … commits lost": the failed open had created the -shm itself."""
+    db = small_disk / "studio.db"
+    Store(db).seed_samples()
+    assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists()
+    with open(small_disk / "filler", "wb") as fh:
+        fh.write(b"\0" * shutil.disk_usage(small_disk).free)  # not a byte left
+    for _ in range(2):  # the second time the first attempt's empty -shm is there
+        out = cli("runs", "--db", str(db))
+        err = out.stderr.strip()
+        assert out.returncode == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
+        assert "the disk is full" in err and "free some space" in err
+        assert "write-ahead log" not in err and "lost" not in err and "damaged or not" not in err

@@ -15,6 +15,7 @@ application could share.
 from __future__ import annotations
 
 import math
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -252,6 +253,20 @@ def _m0008_run_tags_and_sources(db: Database) -> None:
         db.execute("UPDATE questions SET kind = ?, title = ? WHERE id = ?", [kind, title, qid])
 
 
+def _disk_full(exc: sqlite3.DatabaseError, path: Path) -> bool:
+    """SQLite failed for want of space: SQLITE_FULL, or an I/O error (e.g. SQLITE_IOERR_SHMSIZE, the
+    WAL index that cannot grow) while the database's folder has no room left."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or "disk is full" in str(exc):
+        return True
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in str(exc):
+        try:
+            return shutil.disk_usage(path.parent).free < 64 * 1024
+        except OSError:
+            return False
+    return False
+
+
 def check_file(path: Path) -> None:
     """Refuse a file we must not touch, reading it only (no write, no WAL switch)."""
     if not path.exists() or path.stat().st_size == 0:
@@ -263,6 +278,8 @@ def check_file(path: Path) -> None:
             f"{path} is not a SQLite database; point --db or KNOWSIM_DB at a KnowSim Studio database "
             "or a new file name"
         )
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    had_shm = shm.exists()  # the open below may create both files itself (and then fail on a full disk)
     try:
         conn = connect_read_only(path)
         try:
@@ -274,8 +291,10 @@ def check_file(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
-        if shm.exists() and (not wal.exists() or wal.stat().st_size == 0):
+        if _disk_full(exc, path):
+            raise StorageError(f"cannot open {path}: the disk is full (SQLite could not size its index "
+                               f"{shm.name}); free some space and try again — the database is not damaged") from None
+        if had_shm and (not wal.exists() or wal.stat().st_size == 0):
             # the index (-shm) points into a log someone deleted: the file itself is intact
             raise StorageError(
                 f"{path}: its write-ahead log ({wal.name}) was deleted while a program had the database open, "
