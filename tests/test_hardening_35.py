@@ -51,3 +51,52 @@ def test_comparing_a_run_without_turns_shows_its_starting_state():
     from ui.theme import state_badge
     assert [r["A"] for r in rows] == [state_badge(start[r["IU"]]) for r in rows]
     assert all(r["A mode"] == "" for r in why_diff(empty, b, 3))
+
+
+# ---------------------------------------------------------------------- several thumbs on one turn
+def _count_stored(store) -> int:
+    return sum(len(store.list_judgments(r.id)) for r in store.list_runs(limit=1000))
+
+
+def test_several_thumbs_on_one_turn_are_stored_and_counted_as_one_or_none(tmp_path):
+    """Old code stored the last of 👍👎👎 on one turn while the summary counted three thumbs."""
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.storage import Store
+    from tests.test_realworld_import import CONV
+
+    conv = {**CONV, "votes": [{"turn": 1, "liked": True}, {"turn": 1, "liked": False}, {"turn": 1, "liked": False},
+                              {"turn": 2, "liked": True}, {"turn": 2, "liked": True}]}
+    path = tmp_path / "conversations.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    store = Store(tmp_path / "s.db")
+    report = import_path(store, path)
+    (rid,) = report.runs
+    assert [(j.turn, j.liked) for j in store.list_judgments(rid)] == [(2, True)]
+    assert report.judgments == 1 == _count_stored(store)
+    text = report.summary()
+    assert "1 thumb(s) stored as judgments (1 👍, 0 👎; reply text matched exactly 0, as a prefix 0, mismatched 0, " \
+           "not checked (no reply text) 1)" in text
+    assert "not stored: 1 repeating a thumb on the same turn (kept once), 3 👍 and 👎 on the same turn (neither kept)" in text
+
+
+def test_arena_keys_that_name_one_reply_twice_are_one_thumb(tmp_path, arena_annotations):
+    """``"[0, 1]"`` and ``"[0,1]"`` are one reply: old code counted two and stored one."""
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.storage import Store
+    from tests.test_realworld_import import _variant
+
+    def twice(data):
+        rec = next(r for r in data if r.get("turn_level_vote"))
+        votes = rec["turn_level_vote"]
+        votes["[0,1]"] = list(votes["[0, 1]"])
+        data[:] = [rec]
+
+    path = _variant(tmp_path, twice, n=25)
+    store = Store(tmp_path / "s.db")
+    report = import_path(store, path)
+    rec = json.loads(path.read_text())[0]
+    listed = len(rec["turn_level_vote"])
+    assert report.judgments == listed - 1 == _count_stored(store)
+    v = report.votes
+    assert v["up"] + v["down"] == listed - 1 and v["votes_repeated"] == 1
+    assert sum(v[k] for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked")) == listed - 1

@@ -55,6 +55,32 @@ def check_text(voted: str | None, reply: str | None) -> str:
     return "mismatch"
 
 
+def one_per_turn(votes: list[Judgment], counts: dict[str, int]) -> tuple[Judgment, ...]:
+    """A person's thumbs with at most one per turn, as storage keeps them (one per turn and author).
+
+    A file may hold several thumbs on one turn (SimulatorArena keys ``"[0, 1]"`` and ``"[0,1]"`` name
+    one reply): the same verdict again is kept once (counted in ``votes_repeated``); 👍 and 👎 on one
+    turn say nothing, so none of them is kept (``votes_conflicting``). Each kept thumb's text match is
+    counted (``votes_exact`` …), so the import summary counts what is stored, not what was listed.
+    """
+    for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked", "votes_repeated",
+              "votes_conflicting"):
+        counts.setdefault(k, 0)
+    by_turn: dict[tuple[int, str, str], list[Judgment]] = {}
+    for j in votes:
+        by_turn.setdefault((j.turn, j.source, j.who), []).append(j)
+    out = []
+    for same in by_turn.values():
+        if len({j.liked for j in same}) > 1:
+            counts["votes_conflicting"] += len(same)
+            continue
+        counts["votes_repeated"] += len(same) - 1
+        kept = same[0]
+        counts[f"votes_{kept.match or 'unchecked'}"] += 1  # "": no reply text, nothing checked
+        out.append(kept)
+    return tuple(sorted(out, key=lambda j: j.turn))
+
+
 class JudgmentIn(StrictModel):
     turn: int = Field(strict=True, ge=1, le=schema.MAX_TURNS)
     liked: Bool

@@ -49,7 +49,7 @@ from knowsim_core.errors import FormatError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.state import IUState
 from knowsim_core.formats import realworld_schema as rws, schema
-from knowsim_core.formats.judgments import Judgment, check_text
+from knowsim_core.formats.judgments import Judgment, check_text, one_per_turn
 from knowsim_core.formats.jsonio import parse_json, read_json, read_text
 
 KIND_ARENA = "simulatorarena"
@@ -255,8 +255,7 @@ def _arena_votes(votes: dict | None, replies: list[str | None], cut: int, path: 
     counted in ``counts`` (``votes_on_user``, ``votes_later``, ``votes_unrated``) and each mapped
     thumb's text match counted (``votes_exact``, ``votes_prefix``, ``votes_mismatch``; ``votes_unchecked``
     when the vote has no reply text)."""
-    for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked", "votes_on_user", "votes_later",
-              "votes_unrated"):
+    for k in ("votes_on_user", "votes_later", "votes_unrated"):
         counts.setdefault(k, 0)
     out = []
     for key, (text, liked) in (votes or {}).items():
@@ -276,9 +275,8 @@ def _arena_votes(votes: dict | None, replies: list[str | None], cut: int, path: 
             counts["votes_later"] += 1
         else:
             match = check_text(text, replies[row])  # "": the vote carries no reply text to check
-            counts[f"votes_{match or 'unchecked'}"] += 1
             out.append(Judgment(turn=row + 1, liked=liked, source="person", who="person", match=match))
-    return tuple(sorted(out, key=lambda j: j.turn))
+    return one_per_turn(out, counts)
 
 
 def _read_concepts(path: Path, notes: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from knowsim_core.errors import FormatError
 from knowsim_core.formats import realworld_schema as rws, schema
 from knowsim_core.formats.jsonio import parse_json, read_text
-from knowsim_core.formats.judgments import Judgment, check_text
+from knowsim_core.formats.judgments import Judgment, check_text, one_per_turn
 from knowsim_core.formats.realworld import (
     DEFAULT_LEVEL, KIND_JSONL, Conversation, count_shapes, derived_id, json_lines, level_of, message_text, refuse,
     stated_problem, status_of, unique_ids,
@@ -82,17 +82,14 @@ def read_jsonl(path: Path) -> tuple[list[Conversation], list[str]]:
 def _votes(votes: list[rws.TurnVoteIn], pairs: tuple[tuple[str, str | None], ...], path: Path, label: str,
            counts: dict[str, int]) -> tuple[Judgment, ...]:
     """The line's ``votes`` as judgments of their turns, each checked against the reply when given."""
-    for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked"):
-        counts.setdefault(k, 0)
     out = []
     for j, v in enumerate(votes):
         if v.turn > len(pairs):
             raise refuse(path, label, f"field votes[{j}].turn: {v.turn}, but the conversation has {len(pairs)} "
                                       "exchange(s) (a turn is a user message and the reply that follows it)")
         match = check_text(v.reply, pairs[v.turn - 1][1])
-        counts[f"votes_{match or 'unchecked'}"] += 1  # "": no reply text given, nothing checked
         out.append(Judgment(turn=v.turn, liked=v.liked, source="person", who="person", match=match))
-    return tuple(out)
+    return one_per_turn(out, counts)
 
 
 def _pair(messages: list[rws.ChatMessageIn], path: Path, label: str) -> tuple[tuple[str, str | None], ...]:

@@ -86,6 +86,11 @@ class RealworldReport:
                 if v.get(k)]
             if rest:
                 text += "; not mapped to turns: " + ", ".join(rest)
+            twice = [f"{v[k]} {what}" for k, what in (
+                ("votes_repeated", "repeating a thumb on the same turn (kept once)"),
+                ("votes_conflicting", "👍 and 👎 on the same turn (neither kept)")) if v.get(k)]
+            if twice:
+                text += "; not stored: " + ", ".join(twice)
         if self.unread:
             text += f"; {len(self.unread)} stored without a KnowSim reading: {'; '.join(self.unread[:3])}"
         if self.skipped:
