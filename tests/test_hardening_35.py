@@ -59,7 +59,8 @@ def _count_stored(store) -> int:
 
 
 def test_several_thumbs_on_one_turn_are_stored_and_counted_as_one_or_none(tmp_path):
-    """Old code stored the last of 👍👎👎 on one turn while the summary counted three thumbs."""
+    """Old code stored the last of 👍👎👎 on one turn while the summary counted three thumbs (3 👍 / 👎, 5
+    "not checked"); now it counts the one it stores and says what became of the others."""
     from knowsim_core.services.importing import import_path
     from knowsim_core.storage import Store
     from tests.test_realworld_import import CONV
@@ -71,12 +72,13 @@ def test_several_thumbs_on_one_turn_are_stored_and_counted_as_one_or_none(tmp_pa
     store = Store(tmp_path / "s.db")
     report = import_path(store, path)
     (rid,) = report.runs
-    assert [(j.turn, j.liked) for j in store.list_judgments(rid)] == [(2, True)]
-    assert report.judgments == 1 == _count_stored(store)
+    assert [(j.turn, j.liked) for j in store.list_judgments(rid)] == [(1, False), (2, True)]  # the last of each
+    assert report.judgments == 2 == _count_stored(store)
     text = report.summary()
-    assert "1 thumb(s) stored as judgments (1 👍, 0 👎; reply text matched exactly 0, as a prefix 0, mismatched 0, " \
-           "not checked (no reply text) 1)" in text
-    assert "not stored: 1 repeating a thumb on the same turn (kept once), 3 👍 and 👎 on the same turn (neither kept)" in text
+    assert "2 thumb(s) stored as judgments (1 👍, 1 👎; reply text matched exactly 0, as a prefix 0, mismatched 0, " \
+           "not checked (no reply text) 2)" in text
+    assert ("not stored: 2 repeating a thumb on the same turn (kept once), "
+            "1 overridden by a later thumb on the same turn (the last one kept)") in text
 
 
 def test_arena_keys_that_name_one_reply_twice_are_one_thumb(tmp_path, arena_annotations):

@@ -59,23 +59,22 @@ def one_per_turn(votes: list[Judgment], counts: dict[str, int]) -> tuple[Judgmen
     """A person's thumbs with at most one per turn, as storage keeps them (one per turn and author).
 
     A file may hold several thumbs on one turn (SimulatorArena keys ``"[0, 1]"`` and ``"[0,1]"`` name
-    one reply): the same verdict again is kept once (counted in ``votes_repeated``); 👍 and 👎 on one
-    turn say nothing, so none of them is kept (``votes_conflicting``). Each kept thumb's text match is
-    counted (``votes_exact`` …), so the import summary counts what is stored, not what was listed.
+    one reply; 👍 then 👎 is a change of mind): the last one listed is kept, as before; the others are
+    counted as ``votes_repeated`` (the same verdict again) or ``votes_overridden`` (the other verdict).
+    Each kept thumb's text match is counted (``votes_exact`` …), so the import summary counts what is
+    stored, not what was listed.
     """
     for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked", "votes_repeated",
-              "votes_conflicting"):
+              "votes_overridden"):
         counts.setdefault(k, 0)
     by_turn: dict[tuple[int, str, str], list[Judgment]] = {}
     for j in votes:
         by_turn.setdefault((j.turn, j.source, j.who), []).append(j)
     out = []
     for same in by_turn.values():
-        if len({j.liked for j in same}) > 1:
-            counts["votes_conflicting"] += len(same)
-            continue
-        counts["votes_repeated"] += len(same) - 1
-        kept = same[0]
+        kept = same[-1]
+        for j in same[:-1]:
+            counts["votes_repeated" if j.liked == kept.liked else "votes_overridden"] += 1
         counts[f"votes_{kept.match or 'unchecked'}"] += 1  # "": no reply text, nothing checked
         out.append(kept)
     return tuple(sorted(out, key=lambda j: j.turn))

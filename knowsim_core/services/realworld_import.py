@@ -88,7 +88,7 @@ class RealworldReport:
                 text += "; not mapped to turns: " + ", ".join(rest)
             twice = [f"{v[k]} {what}" for k, what in (
                 ("votes_repeated", "repeating a thumb on the same turn (kept once)"),
-                ("votes_conflicting", "👍 and 👎 on the same turn (neither kept)")) if v.get(k)]
+                ("votes_overridden", "overridden by a later thumb on the same turn (the last one kept)")) if v.get(k)]
             if twice:
                 text += "; not stored: " + ", ".join(twice)
         if self.unread:
