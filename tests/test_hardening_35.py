@@ -102,3 +102,35 @@ def test_arena_keys_that_name_one_reply_twice_are_one_thumb(tmp_path, arena_anno
     v = report.votes
     assert v["up"] + v["down"] == listed - 1 and v["votes_repeated"] == 1
     assert sum(v[k] for k in ("votes_exact", "votes_prefix", "votes_mismatch", "votes_unchecked")) == listed - 1
+
+
+# ---------------------------------------------------------------------- invisible characters in ids
+@pytest.mark.parametrize("bad", ["math_\u200b001", "math_\u202e001"])
+def test_an_items_jsonl_id_with_an_invisible_character_is_refused(tmp_path, bad):
+    """Old code accepted U+200B / U+202E in an item id: two questions that print the same id."""
+    from knowsim_core.errors import FormatError
+    from knowsim_core.formats.reference import load_items
+
+    path = tmp_path / "math.jsonl"
+    path.write_text(json.dumps({"id": bad, "problem": "What is 1 + 1?", "solution": "2"}) + "\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"(?i)line 1.*field id.*invisible character U\+20"):
+        load_items(path)
+
+
+@pytest.mark.parametrize("field", ["question_id", "run_id"])
+def test_a_studio_run_with_an_invisible_character_in_an_id_is_refused(seeded_store, tmp_path, field):
+    from knowsim_core.errors import FormatError
+    from knowsim_core.formats import studio
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.services.runner import start_run
+
+    live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", max_turns=2)
+    live.run_to_end()
+    data = json.loads(studio.dumps(seeded_store.load_run(live.run_id)))
+    data[field] = data[field][:3] + "\u202e" + data[field][3:]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    before = seeded_store.count_runs()
+    with pytest.raises(FormatError, match=rf"(?i)field {field}.*invisible character U\+202E"):
+        import_path(seeded_store, path)
+    assert seeded_store.count_runs() == before

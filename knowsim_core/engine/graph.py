@@ -40,7 +40,7 @@ MAX_IU_TEXT = 20_000  # characters of an IU's description or an edge's reason
 MAX_IU_NAME = 1_000  # characters of an id or a concept
 
 
-def _visible_id(value: str) -> str:
+def visible_id(value: str) -> str:
     """An id made of characters that show: no control (Cc) or format (Cf: zero-width, bidi) ones."""
     bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cf")), None)
     if bad is not None:
@@ -49,7 +49,7 @@ def _visible_id(value: str) -> str:
     return value
 
 
-IUId = Annotated[str, Field(max_length=MAX_IU_NAME), AfterValidator(_visible_id)]
+IUId = Annotated[str, Field(max_length=MAX_IU_NAME), AfterValidator(visible_id)]
 
 
 __all__ = [

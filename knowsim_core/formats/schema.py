@@ -25,6 +25,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, Valid
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.graph import visible_id
 from knowsim_core.engine.records import SCHEMA_VERSION, Usage
 from knowsim_core.engine.rules import TurnQuantities
 from knowsim_core.engine.signals import AttemptType
@@ -44,7 +45,9 @@ CUSTOM_LEVEL = "custom"  # runner.CUSTOM_LEVEL: a hand-set initial state
 
 Str = Annotated[str, Strict(), Field(max_length=MAX_TEXT)]
 Name = Annotated[str, Strict(), Field(max_length=MAX_NAME)]
-Id = Annotated[str, Strict(), Field(min_length=1, max_length=MAX_NAME)]
+# ids (questions, runs, items, IUs, state labels): visible text only — U+200B or U+202E would make two
+# ids that print the same, or one that prints reversed (the IU graph's own rule, one owner)
+Id = Annotated[str, Strict(), Field(min_length=1, max_length=MAX_NAME), AfterValidator(visible_id)]
 Int = Annotated[int, Strict(), Field(ge=-MAX_SEED, le=MAX_SEED)]
 Count = Annotated[int, Strict(), Field(ge=0, le=MAX_SEED)]
 Float = Annotated[float, Strict(), Field(allow_inf_nan=False)]
