@@ -134,3 +134,91 @@ def test_a_studio_run_with_an_invisible_character_in_an_id_is_refused(seeded_sto
     with pytest.raises(FormatError, match=rf"(?i)field {field}.*invisible character U\+202E"):
         import_path(seeded_store, path)
     assert seeded_store.count_runs() == before
+
+
+# ---------------------------------------------------------------------- files that never end, BOMs
+def _limited() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))  # the old unbounded read dies here, not the machine
+
+
+@pytest.mark.parametrize("argv", [["import", "/dev/zero"], ["relabel", "/dev/zero", "--graphs", "/dev/zero"]],
+                         ids=["import", "relabel"])
+def test_a_device_is_refused_in_one_line_not_read_without_end(argv, tmp_path):
+    """Old code: /dev/zero has size 0, passed the size check and was read until the OOM killer (17.8 GB)."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("KNOWSIM_", "OPENAI_", "ANTHROPIC_"))}
+    e["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-m", "knowsim_core", *argv, *(["--db", str(tmp_path / "s.db")]
+                          if argv[0] == "import" else [])], cwd=ROOT, env=e, capture_output=True, text=True,
+                         timeout=120, preexec_fn=_limited)
+    one_line_error(out, "/dev/zero is a device, not a file")
+
+
+def test_a_pipe_is_read_only_up_to_the_size_cap(tmp_path, monkeypatch):
+    """A FIFO also reports size 0: the read stops at the cap (counted by what the writer got rid of)."""
+    import threading
+
+    from knowsim_core.errors import FormatError
+    from knowsim_core.formats import jsonio
+
+    monkeypatch.setattr(jsonio, "MAX_FILE_BYTES", 100_000)
+    fifo = tmp_path / "runs.json"
+    os.mkfifo(fifo)
+    written = []
+
+    def writer():
+        n = 0
+        try:
+            with open(fifo, "wb") as fh:
+                for _ in range(1000):  # 64 MB if nobody stops reading
+                    fh.write(b" " * 65536)
+                    n += 65536
+        except BrokenPipeError:
+            pass
+        written.append(n)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    with pytest.raises(FormatError, match="larger than"):
+        jsonio.read_json(fifo)
+    t.join(60)
+    assert written and written[0] < 2_000_000, written  # old code read all 64 MB
+
+
+def test_a_utf8_bom_in_a_json_file_is_not_content(seeded_store, tmp_path):
+    """Old code refused a .json file starting with a BOM as "not valid JSON … truncated?" (JSONL took it)."""
+    from knowsim_core.formats import studio
+    from knowsim_core.formats.reference import load_items
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.services.runner import start_run
+
+    live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", max_turns=2)
+    live.run_to_end()
+    text = studio.dumps(seeded_store.load_run(live.run_id))
+    seeded_store.delete_run(live.run_id)
+    path = tmp_path / "run.json"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert import_path(seeded_store, path).runs == [live.run_id]
+    items = tmp_path / "math.jsonl"
+    items.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "m1", "problem": "1 + 1?"}).encode() + b"\n")
+    assert [it.id for it in load_items(items)] == ["m1"]  # the first line is not "\ufeff{…}"
+
+
+def test_an_over_long_concept_explanation_names_the_file_and_the_problem(tmp_path, arena_annotations):
+    """Old code: 'IU graph field nodes.0.description: … at most 20000 characters' — no file, no record."""
+    from knowsim_core.errors import FormatError
+    from knowsim_core.services.importing import import_path
+    from knowsim_core.storage import Store
+    from tests.test_realworld_import import ARENA, CONCEPTS_NAME, STATES_NAME, _variant
+
+    path = _variant(tmp_path, n=25, companions=(STATES_NAME,))
+    concepts = json.loads((ARENA / CONCEPTS_NAME).read_text())
+    pid = str(json.loads(path.read_text())[0]["problem_id"])
+    concepts[pid]["extracted_concepts"][0]["Concept Explanation"] = "x" * 30_000
+    (tmp_path / CONCEPTS_NAME).write_text(json.dumps(concepts))
+    with pytest.raises(FormatError) as err:
+        import_path(Store(tmp_path / "s.db"), path)
+    text = str(err.value)
+    assert text.startswith(CONCEPTS_NAME) and f"field {pid}.extracted_concepts[0].Concept Explanation" in text
+    assert "at most 20000 characters" in text and "\n" not in text

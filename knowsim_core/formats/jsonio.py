@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -95,12 +96,28 @@ def parse_json(text: str, source: str = "the file") -> Any:
 
 
 def read_text(path: str | Path) -> str:
-    """Read a UTF-8 text file, refusing folders, missing, binary and oversized files."""
+    """Read a UTF-8 text file, refusing folders, devices, missing, binary and oversized files.
+
+    The size is bounded by what is read, not by what ``stat`` says: ``/dev/zero`` and a pipe report
+    size 0 and never end (17.8 GB were read before the OOM killer). A device is refused outright; a
+    pipe (``<(…)``) is read up to :data:`MAX_FILE_BYTES`. A leading UTF-8 byte-order mark, which some
+    editors write, is not part of the text (JSON and JSONL files alike).
+    """
     path = Path(path)
+    too_large = FormatError(f"{path} is larger than {MAX_FILE_BYTES // 2**20} MB; split it into smaller files")
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise FormatError(f"{path} is larger than {MAX_FILE_BYTES // 2**20} MB; split it into smaller files")
-        return path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise FormatError(f"{path} is a folder, not a JSON file")
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise FormatError(f"{path} is a device, not a file; pass a JSON or JSONL file")
+        if stat.S_ISREG(mode) and path.stat().st_size > MAX_FILE_BYTES:
+            raise too_large
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise too_large
+        return data.decode("utf-8-sig")
     except FileNotFoundError:
         raise FormatError(f"file not found: {path}") from None
     except IsADirectoryError:

@@ -315,8 +315,8 @@ def _state_key(key: str, path: Path) -> tuple[str, str]:
 def json_lines(text: str) -> list[str]:
     """The lines of a JSONL text as JSON defines them: split on ``\\n`` only (``\\r\\n`` too),
     never on U+2028, U+0085 or the other breaks ``str.splitlines`` knows, which JSON strings may
-    hold raw; a leading byte-order mark is dropped."""
-    return [ln.removesuffix("\r") for ln in text.removeprefix("\ufeff").split("\n")]
+    hold raw (a leading byte-order mark is dropped by :func:`~.jsonio.read_text`)."""
+    return [ln.removesuffix("\r") for ln in text.split("\n")]
 
 
 def status_of(state_name: str) -> IUState:

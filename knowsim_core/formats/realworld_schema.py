@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BeforeValidator, Field, Strict, StringConstraints
 
+from knowsim_core.engine.graph import MAX_IU_TEXT
 from knowsim_core.engine.state import STATE_NAMES
 from knowsim_core.formats.schema import (
     MAX_NAME, MAX_NODES, MAX_RECORDS, MAX_TURNS, Bool, Count, Float, Id, Int, Name, Str, StrictModel,
@@ -38,6 +39,9 @@ def _real_status(value: str) -> str:
 
 Status = Annotated[Name, AfterValidator(_real_status)]  # → a KnowSim state name
 ConceptName = Annotated[str, Strict(), StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME)]
+# a concept's explanation becomes its IU's description: bounded as the graph bounds it, so an over-long
+# one is refused here, naming the file and the record, not later by the graph without either
+IUText = Annotated[str, Strict(), Field(max_length=MAX_IU_TEXT)]
 Report = Optional[Str | Bool | Int | Float]  # a post-session answer, kept as metadata as it is
 # A message as the release's collection app writes it: text, null (nothing recorded), or the list of
 # paths of files the person uploaded (possibly empty). :func:`.realworld.message_text` reads each.
@@ -75,7 +79,7 @@ class ArenaConversationIn(StrictModel):
 
 class ArenaConceptIn(StrictModel):
     name: ConceptName = Field(alias="Concept Name")
-    explanation: Optional[Str] = Field(default="", alias="Concept Explanation")
+    explanation: Optional[IUText] = Field(default="", alias="Concept Explanation")
 
 
 class ArenaProblemConceptsIn(StrictModel):
@@ -117,7 +121,7 @@ class TurnVoteIn(StrictModel):
 
 class ConceptIn(StrictModel):
     name: ConceptName
-    description: Optional[Str] = ""
+    description: Optional[IUText] = ""
 
 
 class ConversationLineIn(StrictModel):
