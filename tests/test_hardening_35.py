@@ -222,3 +222,17 @@ def test_an_over_long_concept_explanation_names_the_file_and_the_problem(tmp_pat
     text = str(err.value)
     assert text.startswith(CONCEPTS_NAME) and f"field {pid}.extracted_concepts[0].Concept Explanation" in text
     assert "at most 20000 characters" in text and "\n" not in text
+
+
+# ---------------------------------------------------------------------- a batch matrix lists each cell once
+def test_a_batch_matrix_with_repeated_items_plays_each_cell_once(db_path, capsys):
+    """Old code planned 8 cells for ``a,a × novice,novice × x,x`` and reported "6 left to another process
+    that claimed them first" (the repeats share one cell key)."""
+    from knowsim_core.storage import Store
+
+    code = main(["batch", "--questions", f"{QID},{QID}", "--levels", "novice,novice", "--assistants",
+                 "offline/simple, offline/simple", "--max-turns", "2", "--db", str(db_path), "--tag", "twice"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "another process" not in out + err and "1 of 1 runs finished" in out
+    assert Store(db_path).count_runs(batch_tag="twice") == 1

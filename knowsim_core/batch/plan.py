@@ -229,7 +229,8 @@ __all__ = ["BatchSpec", "Cell", "Estimate", "MAX_TAG", "check_tag", "estimate", 
 
 
 def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+    """A comma list, each item once (``a,a`` is one cell, not two cells with one key)."""
+    return list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
 
 
 def _canonical_assistant(agent_id: str) -> str:
@@ -286,5 +287,6 @@ def plan(
                                   "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
     if not questions or not levels or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
-    return BatchSpec(tuple(questions), tuple(levels), tuple(_canonical_assistant(a) for a in assistants),
-                     seeds, user, extractor, preset, max_turns)
+    # two spellings of one assistant (compat/m and compat/m:<its default strategy>) are one
+    canonical = tuple(dict.fromkeys(_canonical_assistant(a) for a in assistants))
+    return BatchSpec(tuple(questions), tuple(levels), canonical, seeds, user, extractor, preset, max_turns)
