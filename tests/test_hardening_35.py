@@ -236,3 +236,18 @@ def test_a_batch_matrix_with_repeated_items_plays_each_cell_once(db_path, capsys
     assert code == 0, err
     assert "another process" not in out + err and "1 of 1 runs finished" in out
     assert Store(db_path).count_runs(batch_tag="twice") == 1
+
+
+# ---------------------------------------------------------------------- a malformed base URL
+def test_a_malformed_base_url_is_one_line_for_run_and_batch(db_path, capsys):
+    """Old code: ``compat/m@http://[::1`` → httpx ``InvalidURL`` traceback in ``run``; a batch stored
+    the raw exception ("InvalidURL: Invalid port") as the cell's error."""
+    out = cli("run", "--question", QID, "--level", "novice", "--assistant", "compat/m@http://[::1", "--max-turns", "1",
+              "--db", str(db_path))
+    one_line_error(out, "compat/m@http://[::1", "is not a usable base URL", "Invalid port")
+    code = main(["batch", "--questions", QID, "--levels", "novice", "--assistants", "compat/m@http://[::1",
+                 "--max-turns", "1", "--db", str(db_path), "--tag", "badurl", "--json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    (row,) = json.loads(captured.out)
+    assert row["status"] == "failed" and "is not a usable base URL" in row["error"] and "InvalidURL" not in row["error"]

@@ -26,7 +26,7 @@ from knowsim_core.llm.cache import ResponseCache, request_key
 from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, redact, retry_after, translate
 from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_secrets
 from knowsim_core.llm.jsontext import validate_reply
-from knowsim_core.llm.providers import BadReply, RawReply, call, gate_for, get_client, sdk_errors
+from knowsim_core.llm.providers import BadReply, RawReply, call, check_base_url, gate_for, get_client, sdk_errors
 from knowsim_core.llm.settings import PROVIDERS, LLMSettings
 
 JSON_INSTRUCTION = (
@@ -118,6 +118,7 @@ class ChatModel:
                 f"{ref.id}: no base URL for the compatible server; set KNOWSIM_COMPAT_BASE_URL "
                 "(e.g. http://localhost:11434/v1) or write compat/<model>@<base_url>"
             )
+        check_base_url(self.base_url, ref.id)  # a malformed URL is one line now, not a traceback mid-run
         if ref.provider != "compat" and not self.settings.api_key(ref.provider):
             var = f"{ref.provider.upper()}_API_KEY"
             raise ConfigError(f"{ref.id}: no API key; set {var} or type the key in the sidebar")

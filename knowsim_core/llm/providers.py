@@ -76,6 +76,31 @@ class RawReply:
     parsed: BaseModel | None = None  # set when the SDK's parse API validated the reply
 
 
+def check_base_url(url: str, what: str) -> str:
+    """``url`` when the SDKs' HTTP stack can send to it: http(s), a host, a valid port.
+
+    ``compat/m@http://[::1`` used to end in an ``InvalidURL`` traceback at the first request (and a
+    batch stored the raw exception); checked when the model is set up, it is one line instead.
+
+    Raises:
+        ConfigError: naming ``what`` (the id or setting that gave the URL) and the fix.
+    """
+    import httpx2
+
+    from knowsim_core.errors import ConfigError
+    from knowsim_core.text.redact import redact_url
+
+    try:
+        parsed = httpx2.URL(url)
+        problem = "" if parsed.scheme in ("http", "https") and parsed.host else "it needs http:// or https:// and a host"
+    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
+        problem = str(exc)
+    if problem:
+        raise ConfigError(f"{what}: {redact_url(url)!r} is not a usable base URL ({problem}); "
+                          "write e.g. http://localhost:11434/v1")
+    return url
+
+
 _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 
