@@ -259,3 +259,63 @@ def test_extract_json_tries_a_bounded_number_of_starts(monkeypatch):
     assert tries == [0]  # the whole text only
     assert jsontext.extract_json('Here you go: {"a": 1, "b": "x"} — done') == {"a": 1, "b": "x"}
     assert jsontext.extract_json('[[1, {"a": 1}') == {"a": 1}
+
+
+class _OddServer:
+    """A server that answers, but not usably at the HTTP level: a redirect loop, one 1 MB header, or
+    20 000 headers (the fake LLM server speaks valid HTTP only)."""
+
+    def __init__(self, mode: str):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                if mode == "redirect-loop":
+                    self.send_response(307)
+                    self.send_header("Location", self.path)
+                elif mode == "one-huge-header":
+                    self.send_response(200)
+                    self.send_header("X-Big", "a" * 1_000_000)
+                else:
+                    self.send_response(200)
+                    for i in range(20_000):
+                        self.send_header(f"X-H{i}", "v")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.srv.daemon_threads = True
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}"
+
+    def close(self) -> None:
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("mode", ["redirect-loop", "one-huge-header", "20000-headers"])
+def test_an_answer_that_is_not_usable_http_is_not_called_cannot_connect(provider, mode):
+    """Old code said "cannot connect … check that the server is running" (and retried) for a server
+    that did answer: a redirect loop, a 1 MB header, 20 000 headers."""
+    from knowsim_core.llm import LLMSettings
+
+    odd = _OddServer(mode)
+    try:
+        env = {"OPENAI_API_KEY": "sk-test-0000000000000000", "ANTHROPIC_API_KEY": "sk-ant-test-00000000000000",
+               "OPENAI_BASE_URL": odd.url + "/v1", "ANTHROPIC_BASE_URL": odd.url, "KNOWSIM_COMPAT_BASE_URL": odd.url + "/v1",
+               "KNOWSIM_LLM_TIMEOUT": "20"}
+        m = ChatModel(ModelRef.parse(provider, "m1"), settings=LLMSettings.from_sources(env=env))
+        with pytest.raises(ProviderCallError) as err:
+            m.complete(MSG)
+    finally:
+        odd.close()
+    text = str(err.value)
+    assert "cannot connect" not in text and "check that the server is running" not in text and "\n" not in text
+    assert "answered, but" in text and "not retried" in text
+    assert ("redirect loop" in text) if mode == "redirect-loop" else ("not valid HTTP" in text)

@@ -17,6 +17,25 @@ MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait is not retried: th
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 
 
+def broken_answer(exc: BaseException) -> str:
+    """What was wrong with an answer the SDK calls a "connection error" although the server answered:
+    a redirect loop, or headers the HTTP parser refuses (a 1 MB header, 20 000 headers); "" otherwise.
+    Read from the exception's causes by class name (the SDKs chain the HTTP library's error)."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        name = type(cause).__name__
+        if name == "TooManyRedirects":
+            return "the server redirected the request too many times (a redirect loop?)"
+        detail = " ".join(str(cause).split())[:MAX_DETAIL_CHARS]
+        # a dropped connection is a protocol error too ("Server disconnected…"): that one is worth a retry
+        if name in ("RemoteProtocolError", "LocalProtocolError", "ProtocolError") and not any(
+                w in detail.lower() for w in ("disconnect", "closed", "incomplete")):
+            return f"the server's answer is not valid HTTP ({detail or name}; e.g. headers too large or too many)"
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return ""
+
+
 def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
     """(seconds to wait before retry number ``retries + 1``, "") — or (None, why not) when the
     failure is not worth retrying. Retried: 408/409/429/5xx, connection errors and timeouts, and
@@ -26,6 +45,8 @@ def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
     status = getattr(exc, "status_code", None)
     if name == "BadReply":
         return (0.5 * 2 ** retries if getattr(exc, "retry", True) else None), ""
+    if name == "APIConnectionError" and broken_answer(exc):
+        return None, "the same answer would come again"
     if name not in ("APIConnectionError", "APITimeoutError") and not (
             isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)):
         return None, ""
@@ -122,6 +143,12 @@ def translate(
             f"{provider}: no answer from {where} within {timeout_s:g} s ({tried}); "
             "raise KNOWSIM_LLM_TIMEOUT or check that the server is not overloaded",
             provider=provider, reason="timeout",
+        )
+    if name == "APIConnectionError" and (broken := broken_answer(exc)):
+        return ProviderCallError(
+            f"{provider}: {where} answered, but {broken} ({tried}); check the base URL (a proxy or another "
+            "service may be answering there)",
+            provider=provider, reason="server",
         )
     if name == "APIConnectionError":
         return ProviderCallError(
