@@ -8,6 +8,7 @@ from ui import state
 from ui.demo import DEMO_ASSISTANT, start_demo
 from ui.resources import get_store
 from ui.frame import ensure_frame
+from ui.safe_text import inline_markdown
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -64,7 +65,7 @@ with right:
         metrics = "" if e.kg is None else f" · KG {e.kg:.2f}"
         recent.page_link(
             "pages/simulate.py",
-            label=f"{e.question_id} · {e.level} · {e.assistant} · {e.turns} turns · {e.status}{metrics}",
+            label=inline_markdown(f"{e.question_id} · {e.level} · {e.assistant} · {e.turns} turns · {e.status}{metrics}"),
             query_params={"run": e.id, "turn": str(e.turns)},
             icon=":material/chat:",
         )

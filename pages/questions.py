@@ -10,6 +10,7 @@ from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
 from ui.questions import import_summary
 from ui.resources import get_store
 from ui.frame import ensure_frame
+from ui.safe_text import inline_markdown
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -30,8 +31,8 @@ for q in rows[:100]:
     with st.container(border=True):
         top, b1, b2 = st.columns([6, 1, 1])
         top.text(q.title)  # the text's own words: shown as text, never as markdown
-        top.markdown(f"{q.kind_label} · **{q.id}** · {q.domain or 'no domain'}{' · ' + q.field if q.field else ''} · "
-                     f"{q.n_graph_versions} graph version(s)")
+        top.markdown(inline_markdown(f"{q.kind_label} · **{q.id}** · {q.domain or 'no domain'}"
+                                     f"{' · ' + q.field if q.field else ''} · {q.n_graph_versions} graph version(s)"))
         top.text(q.text[:400])
         if b1.button("Graph", key=f"q_graph_{q.id}", icon=":material/account_tree:"):
             st.switch_page("pages/graph.py", query_params={"question": q.id})

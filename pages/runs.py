@@ -13,6 +13,7 @@ from ui.compare import render_compare
 from ui.nav import open_in_simulate, store
 from ui.whatif import render_whatif
 from ui.frame import ensure_frame
+from ui.safe_text import inline_markdown
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -63,7 +64,7 @@ if chosen:
             run_list.ask_delete(ids)
 if len(chosen) == 1:
     r = chosen[0]
-    st.subheader(f"Run {r.id[:12]} · {r.question_id} · {r.level} · {r.assistant} · {r.status}")
+    st.subheader(inline_markdown(f"Run {r.id[:12]} · {r.question_id} · {r.level} · {r.assistant} · {r.status}"))
     if r.error:
         st.error(r.error)
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1])

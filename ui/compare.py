@@ -23,6 +23,7 @@ from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState
 from ui.graph_view import render_graph
 from ui.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
+from ui.safe_text import inline_markdown
 
 # cell text → (background, text colour), for the styled tables
 _STATE_CELL = {state_badge(s): (v.colour, v.font) for s, v in STATE_STYLE.items()}
@@ -163,7 +164,8 @@ def side_caption(side: str, run: RunRecord, turn: int) -> str:
 def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp", turn: int | None = None) -> None:
     """The comparison of ``a`` and ``b``; ``turn`` pins the turn shown (Simulate passes its own
     cursor, so the panel follows every step), otherwise a slider picks it (Saved runs)."""
-    st.markdown(f"**A** {a.run_id} · {a.level} · {a.adapter.get('assistant')} — **B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}")
+    st.markdown(inline_markdown(f"**A** {a.run_id} · {a.level} · {a.adapter.get('assistant')} — "
+                                f"**B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}"))
     if warning := graph_mismatch(a, b):
         st.warning(warning, icon=":material/account_tree:")
     st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics")

@@ -22,6 +22,7 @@ from ui.graph_editor import (
     parse_graph_file, preview,
 )
 from ui.graph_view import render_graph
+from ui.safe_text import inline_markdown
 
 NONCE_KEY = "graph_editor_nonce"
 FLASH_KEY = "graph_flash"
@@ -72,13 +73,13 @@ def render_node_panel(store, version, result: EditResult, picked: str | None) ->
         return
     node = draft_graph.node(picked)
     with st.form(f"iu_form_{version.id}_{picked}", border=True):
-        st.markdown(f"**Edit {picked}**")
+        st.markdown(inline_markdown(f"**Edit {picked}**"))  # an IU id is file text: nothing fetched
         concept = st.text_input("Concept", value=node.concept)
         level = st.number_input("Abstraction level", 0.0, 1.0, float(node.abstraction_level), step=0.01,
                                 help="1 = general principle, 0 = item-specific computation")
         description = st.text_area("Description", value=node.description, height=120)
         note = st.text_input("Note for this version", placeholder=f"e.g. clarified {picked}")
-        go = st.form_submit_button(f"Save {picked} as a new version", type="primary",
+        go = st.form_submit_button(inline_markdown(f"Save {picked} as a new version"), type="primary",
                                    help="Saves this IU together with any unsaved edits in the tables below")
     if not go:
         return

@@ -22,6 +22,7 @@ from knowsim_core.storage import LEASE_SECONDS
 from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
 from ui import links
 from ui.questions import question_label
+from ui.safe_text import inline_markdown
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
@@ -389,7 +390,7 @@ def tag_editor(store, run_id: str) -> None:
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     row.markdown("**Tags:**" + ("" if have else " none yet"))
     for t in have:
-        if row.button(t, key=f"runs_untag_{run_id}_{t}", icon=":material/close:", help=f"remove the tag {t!r}"):
+        if row.button(inline_markdown(t), key=f"runs_untag_{run_id}_{t}", icon=":material/close:", help=inline_markdown(f"remove the tag {t!r}")):
             store.remove_run_tag(run_id, t)
             forget_selection()  # under that tag's filter its row leaves the list: no other run takes its place
             st.rerun()

@@ -161,7 +161,7 @@ def _header(run: RunRecord, status: str = "", label: str = "") -> None:
             f"user {adapters.get('user', '?')} · τ = {run.tau}")
     if label:
         line = f"**{label}** · run `{run.run_id[:8]}` · " + line
-    st.markdown(f"{status} · {line}" if status else line, help=glossary_help("τ", "step"))
+    st.markdown(inline_markdown(f"{status} · {line}" if status else line), help=glossary_help("τ", "step"))
     if is_human_reading(run):
         st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
                    "and the rules only read them.")

@@ -141,10 +141,10 @@ def stop_text(run: RunRecord, rec: TurnRecord) -> str:
 def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> None:
     """The selected IU: description, state over time, labels per turn, why it moved or not."""
     node = run.graph.node(node_id)
-    st.markdown(f"**{node.id} — {node.concept}**")
-    st.caption(node.description)
+    st.markdown(inline_markdown(f"**{node.id} — {node.concept}**"))  # graph text: nothing fetched
+    st.caption(inline_markdown(node.description))
     prereqs = run.graph.index.prereqs.get(node_id, ())
-    st.caption("Prerequisites: " + (", ".join(prereqs) if prereqs else "none (a root IU)"))
+    st.caption(inline_markdown("Prerequisites: " + (", ".join(prereqs) if prereqs else "none (a root IU)")))
     rows = iu_history(run, node_id, upto=turn)
     current = rows[-1]
     st.markdown(f"**Turn {current.turn}:** {current.reason}")
