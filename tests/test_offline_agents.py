@@ -31,7 +31,7 @@ def run(sample_id: str, assistant: str, level: str, seed: int, turns: int = 15):
 def test_every_offline_id_is_registered_with_a_description():
     ids = {k: [e.id for e in registry.available(k)] for k in ("assistant", "user", "extractor")}
     assert set(ASSISTANTS) <= set(ids["assistant"])
-    assert "offline/knowsim" in ids["user"] and "offline/lexical" in ids["extractor"]
+    assert {"offline/knowsim", "offline/person"} <= set(ids["user"]) and "offline/lexical" in ids["extractor"]
     for kind in ("assistant", "user", "extractor"):
         for e in registry.available(kind):
             if e.id.startswith("offline/"):
@@ -167,7 +167,7 @@ def test_own_coverage_reads_the_writers_units():
 
 def test_user_turn_one_speaks_from_the_true_starting_point():
     s = get_sample("sample_crispr_gene_editing")
-    user = registry.resolve("user", "offline/knowsim")
+    user = registry.resolve("user", "offline/person")
     for level in ("novice", "advanced"):
         st = initial_state(s.graph, level, preset(), seed=5)
         ctx = UserContext(turn=1, material=s.material, history=(), state=st, density=0.7,
@@ -180,7 +180,7 @@ def test_user_turn_one_speaks_from_the_true_starting_point():
 def test_user_phrasing_follows_the_articulation_mode():
     s = get_sample("sample_fed_rate_hikes")
     st = initial_state(s.graph, "intermediate", preset(), seed=2)
-    user = registry.resolve("user", "offline/knowsim")
+    user = registry.resolve("user", "offline/person")
     msgs = {}
     for mode in ("Explicit", "Vague", "Compliant"):
         ctx = UserContext(turn=1, material=s.material, history=(), state=st, density=0.5,
@@ -194,7 +194,7 @@ def test_user_phrasing_follows_the_articulation_mode():
 def test_user_attempts_and_asks_to_verify_on_known_ius():
     s = get_sample("sample_lava_lamps")
     st = initial_state(s.graph, "advanced", preset(), seed=1)
-    user = registry.resolve("user", "offline/knowsim")
+    user = registry.resolve("user", "offline/person")
     assistant_text = s.graph.node("IU6").description  # a known IU at this level and seed
     assert st.state_of(s.graph.index.label_of["IU6"]) >= IUState.PARTIAL
     ctx = UserContext(turn=2, material=s.material, history=(Message("user", "hi"), Message("assistant", assistant_text)),

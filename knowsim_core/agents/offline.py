@@ -15,7 +15,7 @@ from knowsim_core.agents.offline_assistants import (
     SimpleAssistant,
     SocraticAssistant,
 )
-from knowsim_core.agents.offline_user import KnowSimUser
+from knowsim_core.agents.offline_user import PaperLearner, VoiceUser
 
 ASSISTANT_IDS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 STRATEGY_IDS = ASSISTANT_IDS[:4]
@@ -50,9 +50,15 @@ registry.register(
     "while the load stays under capacity.",
 )
 registry.register(
-    "user", KnowSimUser.id, KnowSimUser,
-    "Template user driven by the knowledge state: asks from its true starting point, never names "
-    "an unaware concept, hedges on struggling ones, attempts and asks to verify known ones.",
+    "user", PaperLearner.id, PaperLearner,
+    "Stand-in for the paper's LLM-simulated learner: the template voice plus, every turn, reasoning "
+    "and restating attempts on IUs drawn from rates measured on the paper's recordings (by IU state "
+    "and whether the tutor told it about the IU); never an unaware IU it was not told about.",
+)
+registry.register(
+    "user", VoiceUser.id, VoiceUser,
+    "Template user that writes like people: asks from its true starting point, never names an "
+    "unaware concept, hedges on struggling ones, acts and lengths measured on real learners.",
 )
 registry.register(
     "extractor", LexicalExtractor.id, LexicalExtractor,
@@ -61,7 +67,7 @@ registry.register(
 )
 
 __all__ = [
-    "ASSISTANT_IDS", "STRATEGY_IDS", "AdaptiveAssistant", "ComprehensiveAssistant", "KnowSimUser",
+    "ASSISTANT_IDS", "STRATEGY_IDS", "AdaptiveAssistant", "ComprehensiveAssistant", "PaperLearner", "VoiceUser",
     "LexicalExtractor", "LexicalModel", "OracleAssistant", "SimpleAssistant", "SocraticAssistant",
     "label_turn",
 ]

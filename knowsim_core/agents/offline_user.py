@@ -1,4 +1,8 @@
-"""``offline/knowsim``: a template user that speaks from its knowledge state (spec §9 rules).
+"""The offline learners: ``offline/person`` writes like people, ``offline/knowsim`` reasons like
+the paper's LLM-simulated learner (issue 29).
+
+``offline/person`` (:class:`VoiceUser`) is a template user that speaks from its knowledge state
+(spec §9 rules).
 
 Turn 1 asks from the true starting point (what it knows, what it half-knows, where it is
 stuck), its phrasing following the articulation mode: Explicit (specific, full concept names),
@@ -12,6 +16,14 @@ the length drawn from real learners' lengths and kept near the learner's own pre
 final filter guarantees that no sentence names an unaware concept (neither its name nor its
 distinctive words): such sentences are dropped. It never ends the conversation itself
 (``terminate`` stays false; the engine's stop rules decide).
+
+``offline/knowsim`` (:class:`PaperLearner`) is the stand-in for the paper's LLM-simulated learner:
+the same voice, plus the attempts the paper's learner makes — each turn, for every IU, a draw
+against the rates measured on the paper's recordings (:mod:`learner_rates`: by the IU's state and
+by whether the tutor told the learner about it), written as one sentence per drawn IU: a
+reasoning attempt brings a claim of its own (a statement of the IU in its own words), an
+articulation restates the tutor's sentence about it. An unaware IU the tutor never told it about
+is never drawn, and never named. The paper check, the samples and the demo use this learner.
 """
 
 from __future__ import annotations
@@ -19,7 +31,9 @@ from __future__ import annotations
 import random
 import re
 
+from knowsim_core.agents import learner_rates as rates
 from knowsim_core.agents import learner_voice as voice
+from knowsim_core.agents.lexical import attempt_types, teaching_quality
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.engine.state import IUState
@@ -134,10 +148,11 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     return [turn.text], turn.attempt
 
 
-class KnowSimUser:
-    """Template user simulator driven by the knowledge state (deterministic for a given seed)."""
+class VoiceUser:
+    """Template user simulator driven by the knowledge state, written like people (deterministic
+    for a given seed)."""
 
-    id = "offline/knowsim"
+    id = "offline/person"
 
     def respond(self, ctx: UserContext) -> UserTurn:
         sp = _Speaker(ctx)
@@ -150,3 +165,122 @@ class KnowSimUser:
         thought = (f"{n_known}/{len(sp.state)} IUs known; mode {sp.mode}; "
                    f"{len(sp.unaware)} unaware concepts kept out of the message")
         return UserTurn(message=" ".join(kept), attempt=attempt, thought=thought)
+
+
+TOLD_MEMO = 512  # replies whose reading a graph's profiles remember for the learner (then cleared)
+
+
+def _mentioned(graph: IUGraph, reply: str, user: str) -> frozenset[str]:
+    """The IUs the offline labeller reads as mentioned in a tutor reply (what the extractor gave
+    that turn: the same call on the same two messages), remembered per graph content."""
+    prof = profiles_for(graph)
+    memo = prof.memo.setdefault("learner-told", {})
+    key = (reply, user)
+    got = memo.get(key)
+    if got is None:
+        if len(memo) >= TOLD_MEMO:
+            memo.clear()
+        got = memo[key] = frozenset(iu for iu, (q, _) in teaching_quality(prof, reply, user).items()
+                                    if q != "not_mentioned")
+    return got
+
+
+def told_of(graph: IUGraph, history) -> dict[str, str]:
+    """IU id -> when the tutor told the learner about it (:data:`learner_rates.LAST` / ``EARLIER`` /
+    ``NEVER``), from the replies in ``history`` as the offline labeller reads them."""
+    told = dict.fromkeys(graph.index.ids, rates.NEVER)
+    user = ""
+    replies = []
+    for m in history:
+        if m.role == "user":
+            user = m.text
+        elif m.role == "assistant":
+            replies.append(_mentioned(graph, m.text, user))
+    for i, seen in enumerate(replies):
+        for iu in seen:
+            told[iu] = rates.LAST if i == len(replies) - 1 else rates.EARLIER
+    return told
+
+
+class PaperLearner:
+    """``offline/knowsim``: the people-like voice plus the attempts of the paper's LLM learner,
+    drawn per turn from :data:`learner_rates.RATES` (deterministic for a given seed)."""
+
+    id = "offline/knowsim"
+    rates = rates.RATES  # a test may swap in a table measured on part of the recordings
+
+    def __init__(self) -> None:
+        self.voice = VoiceUser()
+
+    def respond(self, ctx: UserContext) -> UserTurn:
+        turn = self.voice.respond(ctx)
+        graph = ctx.material.graph
+        idx = graph.index
+        state = {v: ctx.state.state_of(idx.label_of[v]) for v in idx.ids}
+        told = told_of(graph, ctx.history)
+        rng = random.Random(f"{ctx.seed}:attempts")
+        reasoning, articulation = rates.draw_attempts(rng, state, told, idx.topo_order, self.rates)
+        if not reasoning and not articulation:
+            return turn
+        never = [v for v in idx.ids if state[v] == IUState.UNAWARE and told[v] == rates.NEVER]
+        forbidden = forbidden_stems(graph, never, ctx.material.question)
+        names = [graph.node(v).concept.lower() for v in never]
+
+        def safe(text: str) -> bool:
+            low = text.lower()
+            return not any(n and n in low for n in names) and not (set(content_stems(text)) & forbidden)
+
+        last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "")
+        # Written one drawn IU at a time; a sentence whose words would make the extractor's attempt
+        # rule read more IUs in the message than were drawn (concept names sharing words) is left out.
+        prof = profiles_for(graph)
+        target = len(reasoning) + len(articulation)
+        said: list[str] = []
+        for iu, kind in [*((v, True) for v in reasoning), *((v, False) for v in articulation)]:
+            text = _attempt(graph, iu, kind, last, rng, safe)
+            if text is None:
+                continue
+            read = attempt_types(prof, " ".join([*said, text, turn.message]), last)
+            if sum(1 for a in read.values() if a != "none") <= target:
+                said.append(text)
+        if not said:
+            return turn
+        message = " ".join([*said, turn.message])
+        return UserTurn(message=message, attempt=True,
+                        thought=f"{turn.thought}; attempts: reasoning {', '.join(reasoning) or '—'}, "
+                                f"articulation {', '.join(articulation) or '—'}")
+
+
+def _names_only(graph: IUGraph, text: str, iu: str) -> bool:
+    """Whether ``text`` uses the concept words of no IU but ``iu`` (at the share the extractor's
+    attempt rule reads as an attempt): a sentence meant as one attempt stays one attempt."""
+    prof = profiles_for(graph)
+    terms = set(content_stems(text))
+    for v, p in prof.profiles.items():
+        if v != iu and p.concept_terms:
+            if sum(1 for t in p.concept_terms if t in terms) * 2 >= len(p.concept_terms):
+                return False
+    return True
+
+
+def _attempt(graph: IUGraph, iu: str, reasoning: bool, last: str, rng: random.Random, safe) -> str | None:
+    """One sentence attempting ``iu`` alone: reasoning states it in the learner's own words (the
+    concept and a statement of it from its description, one naming no other IU's concept);
+    articulation restates the tutor's sentence that names it and no other concept. ``None`` when
+    unsafe or when the tutor's last reply has no such sentence to restate."""
+    name = _lc(graph.node(iu).concept)
+    if reasoning:
+        facts = [p.rstrip(".") for p in sentences(graph.node(iu).description) if safe(p)]
+        facts = [f for f in facts if _names_only(graph, f"For {name}, I think {f}.", iu)]
+        numeric = [p for p in facts if _NUM.search(p)]
+        pool = numeric or facts
+        text = (f"For {name}, I think {_lc(pool[rng.randrange(len(pool))])}." if pool
+                else f"I think {name} is the step we need here.")
+    else:
+        terms = set(content_stems(name))
+        own = [s for s in sentences(last) if terms and len(terms & set(content_stems(s))) * 2 >= len(terms)
+               and _names_only(graph, s, iu)]
+        if not own:  # nothing of the tutor's to restate
+            return None
+        text = f"So, as you said: {_lc(own[0])}"
+    return text if safe(text) else None

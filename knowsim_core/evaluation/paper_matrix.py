@@ -133,10 +133,41 @@ def labelled_shape(runs_of: Callable[[], Iterable], ) -> tuple[float, float]:
     return (sum(cov) / len(cov), sum(well) / len(well)) if cov else (0.0, 0.0)
 
 
-def play(q: PaperQuestion, level: str, assistant: str, seed: int = 1):
+def play(q: PaperQuestion, level: str, assistant: str, seed: int = 1, user: str = "offline/knowsim"):
     """One run of the matrix, whole (for figures that need the turns, e.g. :func:`labelled_shape`)."""
     sim = Simulation(material=q.material, assistant=registry.resolve("assistant", assistant),
-                     user=registry.resolve("user", "offline/knowsim"),
+                     user=registry.resolve("user", user),
                      extractor=registry.resolve("extractor", "offline/lexical"), level=level)
     sim.reset(seed=seed, initial=q.initial[level])
     return sim.run_to_end()
+
+
+# ---------------------------------------------------------------------- the learner, per turn
+RECORDED_QUESTIONS = ("expertqa_001", "expertqa_002", "math_003", "math_004")  # the four recorded (spec §5.1)
+TURN_FIGURES = ("reasoning IUs", "articulated IUs", "attempt load / tau", "comprehension load / tau", "IUs mentioned")
+
+
+def run_turn_stats(runs: Iterable) -> dict[str, float]:
+    """Per-turn means over every turn of ``runs`` (as the offline labeller read them): IUs with a
+    reasoning entry, with an articulation entry, attempt load / τ, comprehension load / τ, IUs the
+    tutor's reply mentions — :data:`TURN_FIGURES`, the figures the recordings give per turn."""
+    rows = []
+    for run in runs:
+        for t in run.turns:
+            q = t.quantities
+            rows.append((sum(1 for s in t.signals if s.attempt.value == "reasoning"),
+                         sum(1 for s in t.signals if s.attempt.value == "articulation"),
+                         q.attempt_load / run.tau, q.comprehension_load / run.tau,
+                         len({s.id for s in t.signals if s.mentioned})))
+    return {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(TURN_FIGURES)} if rows else {}
+
+
+def recorded_turn_stats(reference: str | Path) -> dict[str, float]:
+    """:data:`TURN_FIGURES` per turn over the structured recordings the reference folder ships
+    (the paper's own labels; math_003 and math_004 in the shared data)."""
+    from knowsim_core.agents.learner_rates import recorded_turns
+
+    turns = recorded_turns(reference)
+    rows = [(len(t.reasoning), len(t.articulation), t.attempt_load / t.tau, t.comprehension_load / t.tau, t.mentioned)
+            for t in turns]
+    return {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(TURN_FIGURES)} if rows else {}
