@@ -61,7 +61,7 @@ class _Scripted:
         belief = read_user(graph, ctx.history)
         w = Writer(graph, ctx.seed)
         core = self.compose(ctx, belief, w)
-        shape = draw_shape(w.rng, self.band, len(graph.nodes))
+        shape = draw_shape(w.rng, self.band, len(graph.nodes), ctx.material.domain)
         return AssistantTurn(message=_join(widen(core, shape, w, question_last=self.question_last)))
 
     def compose(self, ctx: AssistantContext, belief: Belief, w: Writer) -> list[str]:

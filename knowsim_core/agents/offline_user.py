@@ -33,7 +33,7 @@ import re
 
 from knowsim_core.agents import learner_rates as rates
 from knowsim_core.agents import learner_voice as voice
-from knowsim_core.agents.lexical import attempt_types, teaching_quality
+from knowsim_core.agents.lexical import ATTEMPT_COVER, teaching_quality
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.engine.state import IUState
@@ -233,16 +233,18 @@ class PaperLearner:
         last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "")
         # Written one drawn IU at a time; a sentence whose words would make the extractor's attempt
         # rule read more IUs in the message than were drawn (concept names sharing words) is left out.
-        prof = profiles_for(graph)
+        names_of = _concepts(graph)
         target = len(reasoning) + len(articulation)
+        terms = set(content_stems(turn.message))
         said: list[str] = []
         for iu, kind in [*((v, True) for v in reasoning), *((v, False) for v in articulation)]:
-            text = _attempt(graph, iu, kind, last, rng, safe)
+            text = _attempt(graph, names_of, iu, kind, last, rng, safe)
             if text is None:
                 continue
-            read = attempt_types(prof, " ".join([*said, text, turn.message]), last)
-            if sum(1 for a in read.values() if a != "none") <= target:
+            more = terms | set(content_stems(text))
+            if names_of.read(more) <= target:
                 said.append(text)
+                terms = more
         if not said:
             return turn
         message = " ".join([*said, turn.message])
@@ -251,36 +253,69 @@ class PaperLearner:
                                 f"articulation {', '.join(articulation) or '—'}")
 
 
-def _names_only(graph: IUGraph, text: str, iu: str) -> bool:
-    """Whether ``text`` uses the concept words of no IU but ``iu`` (at the share the extractor's
-    attempt rule reads as an attempt): a sentence meant as one attempt stays one attempt."""
-    prof = profiles_for(graph)
-    terms = set(content_stems(text))
-    for v, p in prof.profiles.items():
-        if v != iu and p.concept_terms:
-            if sum(1 for t in p.concept_terms if t in terms) * 2 >= len(p.concept_terms):
-                return False
-    return True
+class _Concepts:
+    """A graph's concept names as the extractor's attempt rule reads them (:func:`lexical.attempt_types`:
+    an IU is attempted when at least :data:`lexical.ATTEMPT_COVER` of its concept words are used),
+    and each IU's description sentences that, said as a reasoning attempt, name no other IU."""
+
+    def __init__(self, graph: IUGraph):
+        prof = profiles_for(graph)
+        self.need = [(iu, frozenset(p.concept_terms), ATTEMPT_COVER * max(1, len(p.concept_terms)))
+                     for iu, p in prof.profiles.items()]
+        self.facts: dict[str, list[str]] = {}
+        self.replies: dict[str, dict[str, str]] = {}
+        for n in graph.nodes:
+            name = _lc(n.concept)
+            self.facts[n.id] = [f"For {name}, I think {_lc(f.rstrip('.'))}." for f in sentences(n.description)]
+            self.facts[n.id] = [f for f in self.facts[n.id] if self.only(set(content_stems(f)), n.id)]
+
+    def attempted(self, terms: set[str]) -> list[str]:
+        return [iu for iu, words, need in self.need if words and len(words & terms) >= need]
+
+    def read(self, terms: set[str]) -> int:
+        return len(self.attempted(terms))
+
+    def restatable(self, reply: str) -> dict[str, str]:
+        """IU -> the first sentence of ``reply`` that the rule reads as about that IU alone
+        (remembered for the last :data:`TOLD_MEMO` replies)."""
+        got = self.replies.get(reply)
+        if got is None:
+            if len(self.replies) >= TOLD_MEMO:
+                self.replies.clear()
+            got = {}
+            for sent in sentences(reply):
+                hit = self.attempted(set(content_stems(sent)))
+                if len(hit) == 1:
+                    got.setdefault(hit[0], sent)
+            self.replies[reply] = got
+        return got
+
+    def only(self, terms: set[str], iu: str) -> bool:
+        """Whether ``terms`` make the rule read no IU but ``iu``."""
+        return all(v == iu for v in self.attempted(terms))
 
 
-def _attempt(graph: IUGraph, iu: str, reasoning: bool, last: str, rng: random.Random, safe) -> str | None:
+def _concepts(graph: IUGraph) -> _Concepts:
+    memo = profiles_for(graph).memo
+    got = memo.get("learner-concepts")
+    if got is None:
+        got = memo["learner-concepts"] = _Concepts(graph)
+    return got
+
+
+def _attempt(graph: IUGraph, names_of: _Concepts, iu: str, reasoning: bool, last: str, rng: random.Random,
+             safe) -> str | None:
     """One sentence attempting ``iu`` alone: reasoning states it in the learner's own words (the
-    concept and a statement of it from its description, one naming no other IU's concept);
-    articulation restates the tutor's sentence that names it and no other concept. ``None`` when
-    unsafe or when the tutor's last reply has no such sentence to restate."""
-    name = _lc(graph.node(iu).concept)
+    concept and a statement of it from its description, one naming no other IU's concept, with a
+    number when one has); articulation restates the tutor's sentence that names it and no other
+    concept. ``None`` when unsafe or when the tutor's last reply has no such sentence to restate."""
     if reasoning:
-        facts = [p.rstrip(".") for p in sentences(graph.node(iu).description) if safe(p)]
-        facts = [f for f in facts if _names_only(graph, f"For {name}, I think {f}.", iu)]
-        numeric = [p for p in facts if _NUM.search(p)]
-        pool = numeric or facts
-        text = (f"For {name}, I think {_lc(pool[rng.randrange(len(pool))])}." if pool
-                else f"I think {name} is the step we need here.")
+        facts = [f for f in names_of.facts[iu] if safe(f)]
+        pool = [f for f in facts if _NUM.search(f)] or facts
+        text = pool[rng.randrange(len(pool))] if pool else f"I think {_lc(graph.node(iu).concept)} is the step we need here."
     else:
-        terms = set(content_stems(name))
-        own = [s for s in sentences(last) if terms and len(terms & set(content_stems(s))) * 2 >= len(terms)
-               and _names_only(graph, s, iu)]
-        if not own:  # nothing of the tutor's to restate
+        own = names_of.restatable(last).get(iu)
+        if own is None:  # nothing of the tutor's to restate
             return None
-        text = f"So, as you said: {_lc(own[0])}"
+        text = f"So, as you said: {_lc(own)}"
     return text if safe(text) else None
