@@ -17,7 +17,7 @@ from knowsim_core.agents import registry
 from knowsim_core.engine.ports import QuestionMaterial
 from knowsim_core.engine.session import Simulation
 from knowsim_core.engine.state import KnowledgeState
-from knowsim_core.evaluation.paper import RunOutcome, outcome_of
+from knowsim_core.evaluation.paper import TURN_FIGURES, RunOutcome, outcome_of, turn_figures
 from knowsim_core.services.importing import DOMAINS, read_items
 
 LEVELS = ("novice", "intermediate", "advanced")
@@ -144,30 +144,28 @@ def play(q: PaperQuestion, level: str, assistant: str, seed: int = 1, user: str 
 
 # ---------------------------------------------------------------------- the learner, per turn
 RECORDED_QUESTIONS = ("expertqa_001", "expertqa_002", "math_003", "math_004")  # the four recorded (spec §5.1)
-TURN_FIGURES = ("reasoning IUs", "articulated IUs", "attempt load / tau", "comprehension load / tau", "IUs mentioned")
 
 
 def run_turn_stats(runs: Iterable) -> dict[str, float]:
-    """Per-turn means over every turn of ``runs`` (as the offline labeller read them): IUs with a
-    reasoning entry, with an articulation entry, attempt load / τ, comprehension load / τ, IUs the
-    tutor's reply mentions — :data:`TURN_FIGURES`, the figures the recordings give per turn."""
-    rows = []
+    """Per-turn means over every turn of ``runs`` (as their labeller read them) of
+    :data:`~knowsim_core.evaluation.paper.TURN_FIGURES`: IUs with a reasoning entry, with an
+    articulation entry, attempt load / τ, comprehension load / τ, IUs the tutor's reply mentions."""
+    sums = [0.0] * len(TURN_FIGURES)
+    n = 0
     for run in runs:
-        for t in run.turns:
-            q = t.quantities
-            rows.append((sum(1 for s in t.signals if s.attempt.value == "reasoning"),
-                         sum(1 for s in t.signals if s.attempt.value == "articulation"),
-                         q.attempt_load / run.tau, q.comprehension_load / run.tau,
-                         len({s.id for s in t.signals if s.mentioned})))
-    return {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(TURN_FIGURES)} if rows else {}
+        for i, v in enumerate(turn_figures(run)):
+            sums[i] += v
+        n += len(run.turns)
+    return {name: sums[i] / n for i, name in enumerate(TURN_FIGURES)} if n else {}
 
 
 def recorded_turn_stats(reference: str | Path) -> dict[str, float]:
-    """:data:`TURN_FIGURES` per turn over the structured recordings the reference folder ships
-    (the paper's own labels; math_003 and math_004 in the shared data)."""
+    """:data:`~knowsim_core.evaluation.paper.TURN_FIGURES` per turn over the structured recordings
+    the reference folder ships (the paper's own labels; math_003 and math_004 in the shared data),
+    rounded to 3 places as :data:`~knowsim_core.evaluation.paper.RECORDED_TURN_FIGURES` holds them."""
     from knowsim_core.agents.learner_rates import recorded_turns
 
     turns = recorded_turns(reference)
     rows = [(len(t.reasoning), len(t.articulation), t.attempt_load / t.tau, t.comprehension_load / t.tau, t.mentioned)
             for t in turns]
-    return {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(TURN_FIGURES)} if rows else {}
+    return {name: round(sum(r[i] for r in rows) / len(rows), 3) for i, name in enumerate(TURN_FIGURES)} if rows else {}
