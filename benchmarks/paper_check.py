@@ -1,23 +1,30 @@
-"""The paper check: the offline world's per-level figures beside the paper's, and the distance.
+"""The paper check: the offline world's per-level figures beside the paper's, like with like.
 
 Runs the offline matrix on the paper's own 60 questions (30 MathQA + 30 ExpertQA from a reference
 folder such as ``../shared/reference``, each started from the paper's cached initial state) × 3
-levels × the 4 strategies × 1 seed = 720 conversations in this process (all 15 turns, the stop
-recorded virtually, as the paper ran them), and prints:
+levels × the 4 strategies × 1 seed = 720 conversations in this process (all 15 turns, early stop
+recorded virtually, metrics over all turns, as the paper's benchmark ran them), with the learner
+``offline/knowsim`` (the stand-in for the paper's LLM-simulated learner), and prints:
 
-* per level, pooled over the strategies as Fig. 6 pools them: failure-mode shares, KG / DC / CO,
-  early stops and the mean stop turn, beside the paper's figures (:mod:`knowsim_core.evaluation.paper`)
+* per level, **``offline/simple`` alone** — the offline counterpart of the population Fig. 6 and
+  Table 4 describe (nine LLM tutors, each with the one simple strategy prompt, 15 turns, early stop
+  disabled) — beside the paper's figures (:mod:`knowsim_core.evaluation.paper`), every row
+  labelled with its source (Fig. 6 / Table 4 / Table 12) and the population that source describes,
   with the distance and whether it is within the issue's tolerances (shares ±8 points, CO ±0.10,
-  KG ±40 %); for all 60 questions, and for the two stated halves separately
+  KG ±40 % or ±1.0, DC ±0.03); for all 60 questions and for the two stated halves separately
   (:func:`~knowsim_core.evaluation.paper_matrix.split_halves`: even positions within each task =
   the half anything may be tuned on, odd positions = held out);
-* each strategy's own row per level;
-* the adaptive × novice cell beside the paper's four recorded conversations of that cell.
+* each strategy's own rows per level, beside (never pooled into the comparison);
+* the adaptive × novice cell beside the paper's four recorded conversations of that cell, per run
+  and per turn (reasoning / articulated IUs, attempt and comprehension load / τ, IUs mentioned).
+
+It writes ``benchmarks/logs/paper_check.json`` (revision, package versions, seed, split, figures)
+with :func:`benchmarks._log.write_log`.
 
 ``--shapes`` also prints the reply-shape tables measured from the shared data (they must equal
 :mod:`knowsim_core.agents.tutor_shapes`) and how the offline labeller reads the adaptive tutor's
-novice replies on the tuning half — the one figure :data:`~knowsim_core.agents.tutor_shapes.MENTION_SCALE`
-was set against (the recorded turns' mean coverage), not the paper's results.
+novice replies on the tuning half per domain — the figure each mention scale was set against (the
+recorded mean coverage), not the paper's results.
 
 Usage: ``python benchmarks/paper_check.py [--reference ../shared/reference] [--seed 1] [--shapes] [--json]``.
 """
@@ -33,12 +40,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.evaluation.paper import (  # noqa: E402
-    FAILURE_ORDER, TABLE12_STOP_TURN, check_rows, level_checks, recording_rows, strategy_rows,
+    FAILURE_ORDER, PAPER_POPULATION, TABLE12_STOP_TURN, check_rows, level_checks, population, recording_rows,
+    strategy_rows,
 )
 from knowsim_core.evaluation.paper_matrix import (  # noqa: E402
     load_paper_questions, run_matrix, split_halves,
 )
+
+SPLIT = ("questions split by position within each task (paper_subset file order): even 0-based positions "
+         "(math_001, math_003, ...) = tuning half, odd = held-out half; 15 MathQA + 15 ExpertQA each")
 
 
 def table(rows: list[dict], cols: list[str] | None = None) -> str:
@@ -58,10 +70,11 @@ def compact(outcomes, label: str) -> list[dict]:
         out.append({"questions": label, "level": c.level, "runs": c.runs,
                     **{m.title: f"{s:.0f}" for m, s in zip(FAILURE_ORDER, c.shares)},
                     "worst share gap": "—" if c.worst_share_gap is None else f"{c.worst_share_gap:.1f}",
-                    "KG": f"{c.kg:.2f}", "DC": f"{c.dc:.3f}", "CO": f"{c.co:.3f}",
-                    "stops": f"{c.stops}/{c.runs}", "mean stop": "—" if c.mean_stop_turn is None else f"{c.mean_stop_turn:.1f}",
-                    "within (shares/CO/KG)": "/".join("—" if v is None else ("yes" if v else "no")
-                                                      for v in (w["shares"], w["CO"], w["KG"]))})
+                    "KG": f"{c.kg:.2f}", "DC (proxy)": "—" if c.dc_proxy is None else f"{c.dc_proxy:.3f}",
+                    "DC (strict)": f"{c.dc:.3f}", "CO": f"{c.co:.3f}",
+                    "stops": f"{c.stops}/{c.runs}", "mean stop (1-based)": "—" if c.mean_stop_turn is None else f"{c.mean_stop_turn:.1f}",
+                    "within (shares/CO/KG/DC)": "/".join("—" if v is None else ("yes" if v else "no")
+                                                         for v in (w["shares"], w["CO"], w["KG"], w["DC"]))})
     return out
 
 
@@ -69,18 +82,30 @@ def shapes(reference: Path, realworld: Path, questions) -> None:
     from knowsim_core.agents import tutor_shapes
     from knowsim_core.evaluation.paper_matrix import labelled_shape, measure_reply_shapes, play
 
-    m = measure_reply_shapes(reference, realworld)
-    same = m["turns"] == tutor_shapes.RECORDED_TURNS and m["sentences"] == tutor_shapes.REPLY_SENTENCES
-    covs = [c for c, _ in m["turns"]]
-    wells = [w for _, w in m["turns"]]
-    print(f"measured reply shapes ({len(m['turns'])} recorded tutor turns, {m['replies'][0]} replies for lengths): "
-          f"coverage mean {sum(covs) / len(covs):.3f}, well-explained share mean {sum(wells) / len(wells):.3f}; "
-          f"sentences per reply 5/50/95 %: {m['sentences'][0]:g} / {m['sentences'][9]:g} / {m['sentences'][-1]:g}; "
-          f"equal to agents/tutor_shapes.py: {'yes' if same else 'NO — update the constants'}")
+    m = measure_reply_shapes(reference, realworld, ROOT / "tests" / "data" / "expert_tq_labels.json")
+    same = (m["turns"] == tutor_shapes.RECORDED_TURNS and m["expert_turns"] == tutor_shapes.EXPERT_TURNS
+            and m["sentences"] == tutor_shapes.REPLY_SENTENCES)
+    for name, turns in (("MathQA", m["turns"]), ("ExpertQA", m["expert_turns"])):
+        covs = [c for c, _ in turns]
+        wells = [w for _, w in turns]
+        print(f"measured {name} reply shapes ({len(turns)} labelled tutor turns): coverage mean "
+              f"{sum(covs) / len(covs):.3f}, well-explained share mean {sum(wells) / len(wells):.3f}")
+    print(f"sentences per reply ({m['replies'][0]} replies) 5/50/95 %: {m['sentences'][0]:g} / {m['sentences'][9]:g} / "
+          f"{m['sentences'][-1]:g}; equal to agents/tutor_shapes.py: {'yes' if same else 'NO — update the constants'}")
     tune, _ = split_halves(questions)
-    cov, well = labelled_shape(lambda: (play(q, "novice", "offline/adaptive") for q in tune))
-    print(f"offline adaptive × novice on the tuning half, as the offline labeller reads it: coverage {cov:.3f}, "
-          f"well-explained share {well:.3f} (MENTION_SCALE = {tutor_shapes.MENTION_SCALE})")
+    for domain in ("math", "expert"):
+        sel = [q for q in tune if q.material.domain == domain]
+        cov, well = labelled_shape(lambda: (play(q, "novice", "offline/adaptive") for q in sel))
+        print(f"offline adaptive x novice, {domain} questions of the tuning half, as the offline labeller reads it: "
+              f"coverage {cov:.3f}, well-explained share {well:.3f} (mention scale {tutor_shapes.SCALES[domain]})")
+
+
+def level_figures(checks) -> list[dict]:
+    return [{"level": c.level, "runs": c.runs, "shares": dict(zip((m.title for m in FAILURE_ORDER), c.shares)),
+             "paper_shares": dict(zip((m.title for m in FAILURE_ORDER), c.paper_shares)), "kg": c.kg,
+             "paper_kg": c.paper_kg, "dc_proxy": c.dc_proxy, "dc_strict": c.dc, "paper_dc": c.paper_dc, "co": c.co,
+             "paper_co": c.paper_co, "stops": c.stops, "mean_stop_turn_1based": c.mean_stop_turn,
+             "within": c.within()} for c in checks]
 
 
 def main() -> None:
@@ -101,33 +126,43 @@ def main() -> None:
     start = time.perf_counter()
     outcomes = run_matrix(questions, seed=args.seed)
     wall = time.perf_counter() - start
+    simple = population(outcomes)
+    halves = {"all": simple, "tuning": [o for o in simple if o.question_id in tune_ids],
+              "held_out": [o for o in simple if o.question_id not in tune_ids]}
+    figures = {
+        "population": PAPER_POPULATION, "runs": len(outcomes), "wall_s": round(wall, 1),
+        "levels": {k: level_figures(level_checks(v)) for k, v in halves.items()},
+        "strategies": strategy_rows(outcomes), "recordings": recording_rows(outcomes),
+    }
+    write_log("paper_check", figures, seeds=[args.seed], split=SPLIT,
+              extra={"tuning_half": sorted(tune_ids), "held_out_half": sorted(q.material.question_id for q in held),
+                     "user": "offline/knowsim", "extractor": "offline/lexical"})
     if args.json:
-        print(json.dumps({"wall_s": wall, "runs": len(outcomes), "levels": [
-            {"level": c.level, "runs": c.runs, "shares": c.shares, "paper_shares": c.paper_shares, "kg": c.kg,
-             "dc": c.dc, "co": c.co, "stops": c.stops, "mean_stop_turn": c.mean_stop_turn, "within": c.within()}
-            for c in level_checks(outcomes)]}, indent=1))
+        print(json.dumps(figures, indent=1, default=str))
         return
     print(f"offline matrix on the paper's questions: {len(questions)} questions x 3 levels x 4 strategies x seed "
           f"{args.seed} = {len(outcomes)} conversations in {wall:.1f} s ({len(outcomes) / wall:.1f} per second, "
-          "one process)\n")
-    print("Per level, all questions, beside the paper (Fig. 6 shares, Table 4 KG/CO, Table 12 stop turn):")
-    print(table(check_rows(level_checks(outcomes))))
-    print("\nPer level, by half (tuning half = even positions within each task; held out = odd):")
-    print(table(compact(outcomes, "all 60")
-                + compact([o for o in outcomes if o.question_id in tune_ids], "tuning half")
-                + compact([o for o in outcomes if o.question_id not in tune_ids], "held-out half")))
-    print("\nEarly stops by task (Table 12 gives the mean stop turn per task: 9.1 MathQA, 7.3 ExpertQA):")
+          "one process); learner offline/knowsim\n")
+    print(f"Per level, {PAPER_POPULATION} on all 60 questions, beside the paper (each row: its source and the "
+          "population that source describes):")
+    print(table(check_rows(level_checks(simple))))
+    print(f"\nPer level, {PAPER_POPULATION}, by half ({SPLIT}):")
+    print(table(compact(halves["all"], "all 60") + compact(halves["tuning"], "tuning half")
+                + compact(halves["held_out"], "held-out half")))
+    print(f"\nVirtual early stops of {PAPER_POPULATION} by task, 1-based (Table 12, validation study, prints "
+          "9.1 MathQA / 7.3 ExpertQA = the reference's 0-based field; 10.1 / 8.3 1-based):")
     stop_rows = []
     for task in ("math", "expertqa"):
-        for c in level_checks([o for o in outcomes if o.task == task]):
+        for c in level_checks([o for o in simple if o.task == task]):
             stop_rows.append({"task": task, "level": c.level, "stops": f"{c.stops}/{c.runs}",
                               "overload": c.overload_stops, "mastery": c.stops - c.overload_stops,
                               "mean stop turn": "—" if c.mean_stop_turn is None else f"{c.mean_stop_turn:.1f}",
-                              "paper": TABLE12_STOP_TURN[task]})
+                              "Table 12 (1-based)": f"{TABLE12_STOP_TURN[task] + 1:.1f}"})
     print(table(stop_rows))
-    print("\nEach strategy (all questions):")
+    print("\nEach strategy, all questions (beside the comparison, never pooled into it):")
     print(table(strategy_rows(outcomes)))
-    print("\nAdaptive x novice beside the paper's four recorded conversations of that cell:")
+    print("\nAdaptive x novice beside the paper's four recorded conversations of that cell (per run: all four; "
+          "per turn: the two the shared data ships, math_003 and math_004):")
     print(table(recording_rows(outcomes)))
     if args.shapes:
         print()

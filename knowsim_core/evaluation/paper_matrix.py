@@ -86,10 +86,13 @@ RECORDINGS = "examples/mathqa_structured_adaptive_novice.json"
 ARENA = "simulatorarena_math/math_tutoring_annotations_redacted_for_benchmarking.json"
 
 
-def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[str, tuple]:
+def measure_reply_shapes(reference: str | Path, realworld: str | Path, expert_labels: str | Path | None = None,
+                         ) -> dict[str, tuple]:
     """What :mod:`knowsim_core.agents.tutor_shapes` holds, measured again from the shared data:
     ``turns`` — per recorded structured tutor turn (the paper's LLM labels), (share of the graph's
-    IUs mentioned, share of those well explained), rounded to 3 places and sorted; ``sentences`` —
+    IUs mentioned, share of those well explained), rounded to 3 places and sorted; ``expert_turns``
+    — the same pairs from the hand labels of the ExpertQA tutor turns (``expert_labels``, the file
+    ``tests/data/expert_tq_labels.json``: rows of problem id, turn, IU id, label); ``sentences`` —
     the 20-quantiles of sentences per reply over the recordings' and the real conversations'
     tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the agents count them)."""
     from statistics import quantiles
@@ -114,8 +117,17 @@ def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[s
             lengths.append(len(sentences(text)))
     for conv in read_json(realworld / ARENA):
         lengths.extend(len(sentences(a)) for a in conv.get("ai_responses") or () if isinstance(a, str))
-    return {"turns": tuple(sorted(turns)), "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)),
-            "replies": (len(lengths),)}
+    expert: list[tuple[float, float]] = []
+    if expert_labels is not None:
+        by_turn: dict[tuple[str, int], list[str]] = {}
+        for pid, turn, _iu, label in read_json(Path(expert_labels))["labels"]:
+            by_turn.setdefault((pid, turn), []).append(label)
+        for labels in by_turn.values():
+            said = [q for q in labels if q != "not_mentioned"]
+            expert.append((round(len(said) / len(labels), 3),
+                           round(sum(q == "well_explained" for q in said) / max(1, len(said)), 3)))
+    return {"turns": tuple(sorted(turns)), "expert_turns": tuple(sorted(expert)),
+            "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)), "replies": (len(lengths),)}
 
 
 def labelled_shape(runs_of: Callable[[], Iterable], ) -> tuple[float, float]:
