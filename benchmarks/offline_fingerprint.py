@@ -1,6 +1,7 @@
 """One sha256 over every turn of the whole offline matrix: the check that a speed-up changed nothing.
 
-Plays every sample question × 3 levels × the 5 offline assistants × seeds 1 and 2 (as
+Plays every sample question × 3 levels × the 5 offline assistants × seeds 1 and 2 with the learner
+``offline/knowsim`` (as
 ``benchmarks/offline.py`` does) and hashes the JSON of every :class:`TurnRecord` — messages,
 signals with their reasons, states, quantities, failure modes and stop votes — in play order.
 Run it before and after a change to the offline agents: the two hashes must be equal.

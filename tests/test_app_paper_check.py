@@ -1,5 +1,6 @@
-"""AppTest: the Failure modes page's "Paper check" tab shows the stored runs beside the paper's
-figures — the same numbers as computed from the stored records."""
+"""AppTest: the Failure modes page's "Paper check" tab shows one assistant's stored runs beside the
+paper's figures — the same numbers as computed from the stored records — each row with its source
+and population; every assistant's rows beside; the adaptive × novice cell per run and per turn."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from knowsim_core.agents import registry
 from knowsim_core.engine.session import Simulation
-from knowsim_core.evaluation.paper import RunOutcome, check_rows, level_checks, outcome_of, overload_stop
+from knowsim_core.evaluation.paper import (
+    RECORDED_TURN_FIGURES, TURN_FIGURES, RunOutcome, check_rows, level_checks, outcome_of, overload_stop, population,
+)
 
 PAGE = "../pages/failures.py"
 QUESTIONS = ("sample_lava_lamps", "sample_herd_immunity")
@@ -37,15 +40,16 @@ def db(seeded_store):
     return store
 
 
-def _expected(runs) -> list[dict[str, str]]:
-    """From the records: overload stops only (what the stored turn columns allow)."""
+def _expected(runs, assistant: str) -> list[dict[str, str]]:
+    """From the records: overload stops only (what the stored turn columns allow), no DC proxy
+    (not among the stored scalars), ``assistant``'s runs only."""
     outs = []
     for r in runs:
         o = outcome_of(r)
         stop = overload_stop([(t.quantities.overload, t.quantities.n_upward_transitions) for t in r.turns])
         outs.append(RunOutcome(o.question_id, o.level, o.assistant, o.mode_counts, o.kg, o.dc, o.co, stop,
                                None if stop is None else "cognitive_overload"))
-    return check_rows(level_checks(outs))
+    return check_rows(level_checks(population(outs, assistant)), population_name=assistant)
 
 
 def _df(at: AppTest, column: str):
@@ -61,12 +65,26 @@ def test_paper_check_tab_equals_the_records_beside_the_papers_figures(db):
     assert any("No finished runs on the paper's questions" in i.value for i in at.info)
     at.toggle(key="pc_paper_only").set_value(False).run()
     assert not at.exception, [e.value for e in at.exception]
+    # no offline/simple among these runs: the first assistant is compared, one population, not a pool
+    assert at.selectbox(key="pc_population").value == "offline/adaptive"
     shown = _df(at, "within tolerance").to_dict("records")
-    assert shown == _expected(db.runs)
+    assert shown == _expected(db.runs, "offline/adaptive")
     novice_co = next(r for r in shown if r["level"] == "novice" and r["figure"] == "CO")
-    assert novice_co["paper"] == "0.92"
+    assert novice_co["paper"] == "0.92" and novice_co["source"] == "Table 4"
+    assert "simple prompt" in novice_co["paper population"]
     adv_kg = next(r for r in shown if r["level"] == "advanced" and r["figure"] == "KG")
-    assert adv_kg["paper"] == "0.50" and adv_kg["distance"].endswith("%")
+    assert adv_kg["paper"] == "0.50"
+    stop = next(r for r in shown if r["level"] == "novice" and r["figure"].startswith("mean stop turn"))
+    assert stop["source"] == "Table 12" and stop["paper population"] == "validation study"
+    at.selectbox(key="pc_population").set_value("offline/comprehensive").run()
+    assert _df(at, "within tolerance").to_dict("records") == _expected(db.runs, "offline/comprehensive")
+    rec = _df(at, "recordings").to_dict("records")
+    per_turn = {r["figure"]: r for r in rec if r["per"] == "turn"}
+    assert set(per_turn) == set(TURN_FIGURES)
+    cell = [r for r in db.runs if r.level == "novice" and r.adapter.get("assistant") == "offline/adaptive"]
+    reasoning = sum(sum(1 for s in t.signals if s.attempt.value == "reasoning") for r in cell for t in r.turns)
+    assert per_turn["reasoning IUs"]["offline"] == f"{reasoning / sum(len(r.turns) for r in cell):.2f}"
+    assert per_turn["reasoning IUs"]["recordings"] == f"{RECORDED_TURN_FIGURES['reasoning IUs']:.2f}"
     per_strategy = _df(at, "stops").to_dict("records")
     assert {(r["assistant"], r["level"]) for r in per_strategy} == {
         (a, lv) for a in ("offline/adaptive", "offline/comprehensive") for lv in ("novice", "advanced")}

@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "6be197f66a0e3e5d74d9fb1f9c30bc68b5df232ea15ddddefa2db8ffe97da3ea"
+EXPECTED = "1bd579a249d324fceeeb36d413250bedadf1585e149bda72f1f6d38c8bfc8fd4"
 
 
 def test_the_offline_matrix_plays_exactly_as_recorded():

@@ -69,6 +69,23 @@ def test_shapes_come_from_the_measured_tables_and_stay_in_the_band():
     assert covs == list(covs) and 0 < covs[0] < covs[-1] <= 1
 
 
+def test_shapes_are_drawn_per_domain():
+    """Issue 29: the shape constants were MathQA's for every question, and the offline tutors
+    covered 0.53–0.59 of an ExpertQA graph per turn. An ExpertQA question now draws from the
+    ExpertQA table and scale; any other domain from the MathQA one."""
+    from knowsim_core.agents.tutor_shapes import EXPERT_TURNS, SCALES
+
+    def draws(domain):
+        rng = random.Random(9)
+        return [draw_shape(rng, (0.0, 1.0), 100, domain) for _ in range(300)]
+
+    expert, math, other = draws("expert"), draws("math"), draws("")
+    assert other == math
+    mean = sum(s.mentions for s in expert) / len(expert)
+    want = SCALES["expert"] * sum(c for c, _ in EXPERT_TURNS) / len(EXPERT_TURNS) * 100
+    assert abs(mean - want) < 2.0 and mean < sum(s.mentions for s in math) / len(math) / 2
+
+
 def run(assistant: str, level: str, seed: int = 1):
     s = get_sample("sample_lava_lamps")
     sim = Simulation(material=s.material, assistant=registry.resolve("assistant", assistant),

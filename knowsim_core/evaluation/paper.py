@@ -294,7 +294,7 @@ def strategy_rows(outcomes: Iterable[RunOutcome]) -> list[dict[str, object]]:
 def recording_rows(outcomes: Iterable[RunOutcome]) -> list[dict[str, str]]:
     """The offline adaptive-novice cell beside the paper's four recordings of that cell: per run
     (shares, KG, DC, CO, stops; all four recordings), then per turn (:data:`TURN_FIGURES`; the
-    two recordings the shared data ships), when the runs carry their turn figures."""
+    two recordings the shared data ships) over the runs that carry their turn figures."""
     sel = [o for o in outcomes if o.level == "novice" and o.assistant.endswith("adaptive")]
     if not sel:
         return []
@@ -315,10 +315,11 @@ def recording_rows(outcomes: Iterable[RunOutcome]) -> list[dict[str, str]]:
     row("early stops", f"{ours.stops}/{ours.runs}", "4/4", "—")
     row("mean stop turn (1-based)", _num(ours.mean_stop_turn, ".1f"), f"{rec['mean_stop_turn']:.1f}",
         "—" if ours.mean_stop_turn is None else f"{ours.mean_stop_turn - rec['mean_stop_turn']:+.1f}")  # type: ignore[operator]
-    turns = sum(o.turns for o in sel)
-    if turns and all(o.turn_sums for o in sel):
+    read = [o for o in sel if o.turn_sums]  # runs whose turns were read (records, not stored scalars)
+    turns = sum(o.turns for o in read)
+    if turns:
         for i, name in enumerate(TURN_FIGURES):
-            mine = sum(o.turn_sums[i] for o in sel) / turns
+            mine = sum(o.turn_sums[i] for o in read) / turns
             theirs = RECORDED_TURN_FIGURES[name]
             row(name, f"{mine:.2f}", f"{theirs:.2f}", f"{mine - theirs:+.2f}", per="turn")
     return out
