@@ -108,6 +108,23 @@ def level_figures(checks) -> list[dict]:
              "within": c.within()} for c in checks]
 
 
+def readme_table(checks) -> str:
+    """The README's table (section "The offline world against the paper"), from the checks."""
+    def share(c, i):
+        p = c.paper_shares[i]
+        return f"{c.shares[i]:.1f}" + ("" if p is None else f" ({p:.0f})")
+
+    lines = ["| level | R % | PB % | E % | OW % | UA % | KG | DC proxy / strict | CO | stops, mean turn (1-based) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in checks:
+        kg = f"{c.kg:.2f}" + ("" if c.paper_kg is None else f" ({c.paper_kg:.1f})")
+        co = f"{c.co:.3f} ({c.paper_co:.2f})" if c.paper_co is not None else f"{c.co:.3f}"
+        stop = "—" if c.mean_stop_turn is None else f"{c.mean_stop_turn:.1f}"
+        lines.append(f"| {c.level} | " + " | ".join(share(c, i) for i in range(len(FAILURE_ORDER)))
+                     + f" | {kg} | {c.dc_proxy:.3f} / {c.dc:.3f} | {co} | {c.stops}/{c.runs}, {stop} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reference", default=str(ROOT.parent / "shared" / "reference"),
@@ -164,6 +181,8 @@ def main() -> None:
     print("\nAdaptive x novice beside the paper's four recorded conversations of that cell (per run: all four; "
           "per turn: the two the shared data ships, math_003 and math_004):")
     print(table(recording_rows(outcomes)))
+    print(f"\nREADME table ({PAPER_POPULATION}, all 60 questions; the paper's figure in brackets where at hand):")
+    print(readme_table(level_checks(simple)))
     if args.shapes:
         print()
         shapes(ref, Path(args.realworld), questions)
