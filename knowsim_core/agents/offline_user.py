@@ -28,12 +28,13 @@ is never drawn, and never named. The paper check, the samples and the demo use t
 
 from __future__ import annotations
 
+import math
 import random
 import re
 
 from knowsim_core.agents import learner_rates as rates
 from knowsim_core.agents import learner_voice as voice
-from knowsim_core.agents.lexical import ATTEMPT_COVER, teaching_quality
+from knowsim_core.agents.lexical import ATTEMPT_COVER, COEFFICIENTS, tq_features
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.engine.state import IUState
@@ -155,7 +156,10 @@ class VoiceUser:
     id = "offline/person"
 
     def respond(self, ctx: UserContext) -> UserTurn:
-        sp = _Speaker(ctx)
+        return self.speak(_Speaker(ctx))
+
+    def speak(self, sp: _Speaker) -> UserTurn:
+        ctx = sp.ctx
         parts, attempt = _first_turn(sp) if ctx.turn == 1 or not ctx.history else _later_turn(sp)
         kept = [p for p in parts if sp.safe(p)]
         if not kept:
@@ -180,8 +184,10 @@ def _mentioned(graph: IUGraph, reply: str, user: str) -> frozenset[str]:
     if got is None:
         if len(memo) >= TOLD_MEMO:
             memo.clear()
-        got = memo[key] = frozenset(iu for iu, (q, _) in teaching_quality(prof, reply, user).items()
-                                    if q != "not_mentioned")
+        w = COEFFICIENTS.mentioned  # lexical.teaching_quality's "mentioned" decision, without its reasons
+        got = memo[key] = frozenset(
+            iu for iu, x in tq_features(prof, reply, user).items()
+            if 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, sum(a * b for a, b in zip(w, x)))))) >= 0.5)
     return got
 
 
@@ -190,15 +196,16 @@ def told_of(graph: IUGraph, history) -> dict[str, str]:
     ``NEVER``), from the replies in ``history`` as the offline labeller reads them."""
     told = dict.fromkeys(graph.index.ids, rates.NEVER)
     user = ""
-    replies = []
+    last: frozenset[str] = frozenset()
     for m in history:
         if m.role == "user":
             user = m.text
         elif m.role == "assistant":
-            replies.append(_mentioned(graph, m.text, user))
-    for i, seen in enumerate(replies):
-        for iu in seen:
-            told[iu] = rates.LAST if i == len(replies) - 1 else rates.EARLIER
+            for iu in last:
+                told[iu] = rates.EARLIER
+            last = _mentioned(graph, m.text, user)
+    for iu in last:
+        told[iu] = rates.LAST
     return told
 
 
@@ -213,18 +220,18 @@ class PaperLearner:
         self.voice = VoiceUser()
 
     def respond(self, ctx: UserContext) -> UserTurn:
-        turn = self.voice.respond(ctx)
+        sp = _Speaker(ctx)
+        turn = self.voice.speak(sp)
         graph = ctx.material.graph
         idx = graph.index
-        state = {v: ctx.state.state_of(idx.label_of[v]) for v in idx.ids}
+        state = sp.state
         told = told_of(graph, ctx.history)
-        rng = random.Random(f"{ctx.seed}:attempts")
+        rng = random.Random(f"{ctx.seed}:attempts")  # a stream of its own: the voice draws from Random(seed)
         reasoning, articulation = rates.draw_attempts(rng, state, told, idx.topo_order, self.rates)
         if not reasoning and not articulation:
             return turn
         never = [v for v in idx.ids if state[v] == IUState.UNAWARE and told[v] == rates.NEVER]
-        forbidden = forbidden_stems(graph, never, ctx.material.question)
-        names = [graph.node(v).concept.lower() for v in never]
+        forbidden, names = _concepts(graph).unsaid(never, ctx.material.question)
 
         def safe(text: str) -> bool:
             low = text.lower()
@@ -264,6 +271,8 @@ class _Concepts:
                      for iu, p in prof.profiles.items()]
         self.facts: dict[str, list[str]] = {}
         self.replies: dict[str, dict[str, str]] = {}
+        self.never: dict[tuple, tuple[set[str], list[str]]] = {}
+        self.graph = graph
         for n in graph.nodes:
             name = _lc(n.concept)
             self.facts[n.id] = [f"For {name}, I think {_lc(f.rstrip('.'))}." for f in sentences(n.description)]
@@ -288,6 +297,18 @@ class _Concepts:
                 if len(hit) == 1:
                     got.setdefault(hit[0], sent)
             self.replies[reply] = got
+        return got
+
+    def unsaid(self, never: list[str], question: str) -> tuple[set[str], list[str]]:
+        """(:func:`forbidden_stems`, lower-cased concept names) of the IUs in ``never``,
+        remembered for the last :data:`TOLD_MEMO` sets."""
+        key = (tuple(never), question)
+        got = self.never.get(key)
+        if got is None:
+            if len(self.never) >= TOLD_MEMO:
+                self.never.clear()
+            got = self.never[key] = (forbidden_stems(self.graph, never, question),
+                                     [self.graph.node(v).concept.lower() for v in never])
         return got
 
     def only(self, terms: set[str], iu: str) -> bool:
