@@ -82,17 +82,21 @@ def _ctx(seed: int, history=()):
 
 
 def test_person_is_todays_voice_and_knowsim_adds_attempts_to_it():
-    """offline/person is the people-like voice (old code: no such id); offline/knowsim writes the
-    same voice message after its attempt sentences."""
+    """offline/person is registered with the offline agents and builds on the people-like voice
+    (old code: the voice was offline/knowsim); offline/knowsim writes the same voice message after
+    its attempt sentences."""
+    from knowsim_core.agents.person_user import PersonUser
+
     s = get_sample("sample_lava_lamps")
     reply = " ".join(n.concept + ": " + n.description for n in s.graph.nodes)
     history = (Message("user", "How do I start?"), Message("assistant", reply))
     person = registry.resolve("user", "offline/person")
     knowsim = registry.resolve("user", "offline/knowsim")
-    assert isinstance(person, VoiceUser) and isinstance(knowsim, PaperLearner)
+    assert isinstance(person, PersonUser) and isinstance(person.voice, VoiceUser)
+    assert isinstance(knowsim, PaperLearner)
     added = 0
     for seed in range(12):
-        voice = person.respond(_ctx(seed, history)).message
+        voice = VoiceUser().respond(_ctx(seed, history)).message
         mine = knowsim.respond(_ctx(seed, history))
         assert mine.message.endswith(voice)
         added += mine.message != voice

@@ -1,11 +1,13 @@
 """The offline agents, registered on import (``registry.resolve`` imports this module).
 
 Deterministic, seeded and key-free: they are the Studio's embedded default and what every test
-uses. Implementations live in :mod:`offline_assistants`, :mod:`offline_user` and :mod:`lexical`.
+uses. Implementations live in :mod:`offline_assistants`, :mod:`offline_user`, :mod:`person_user`
+and :mod:`lexical`.
 """
 
 from __future__ import annotations
 
+from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person, the people-like learner)
 from knowsim_core.agents import registry
 from knowsim_core.agents.lexical import LexicalExtractor, LexicalModel, label_turn
 from knowsim_core.agents.offline_assistants import (
@@ -55,11 +57,7 @@ registry.register(
     "and restating attempts on IUs drawn from rates measured on the paper's recordings (by IU state "
     "and whether the tutor told it about the IU); never an unaware IU it was not told about.",
 )
-registry.register(
-    "user", VoiceUser.id, VoiceUser,
-    "Template user that writes like people: asks from its true starting point, never names an "
-    "unaware concept, hedges on struggling ones, acts and lengths measured on real learners.",
-)
+
 registry.register(
     "extractor", LexicalExtractor.id, LexicalExtractor,
     "Text-only labeller (TF-IDF similarity, explanation cues and a small logistic model): works on "

@@ -1,8 +1,9 @@
-"""The offline learners: ``offline/person`` writes like people, ``offline/knowsim`` reasons like
-the paper's LLM-simulated learner (issue 29).
+"""The offline learners' voice, and ``offline/knowsim``, which reasons like the paper's
+LLM-simulated learner (issue 29).
 
-``offline/person`` (:class:`VoiceUser`) is a template user that speaks from its knowledge state
-(spec §9 rules).
+:class:`VoiceUser` (the people-like voice; ``offline/person`` in :mod:`person_user` is this voice in
+the person's own earlier words) is a template user that speaks from its knowledge state (spec §9
+rules).
 
 Turn 1 asks from the true starting point (what it knows, what it half-knows, where it is
 stuck), its phrasing following the articulation mode: Explicit (specific, full concept names),
@@ -151,9 +152,9 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
 
 class VoiceUser:
     """Template user simulator driven by the knowledge state, written like people (deterministic
-    for a given seed)."""
+    for a given seed). Not registered itself: ``offline/person`` and ``offline/knowsim`` build on it."""
 
-    id = "offline/person"
+    id = "offline/voice"
 
     def respond(self, ctx: UserContext) -> UserTurn:
         return self.speak(_Speaker(ctx))
