@@ -40,9 +40,23 @@ COMPACT_CHART_HEIGHT = 150
 MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 240, 270
 
 
+PLAYER_FRAGMENT, PLAY_FRAGMENT = "sim_player", "sim_play_controls"
+
+
+def _redraw_both() -> None:
+    """Rerun the ticking fragment *and* Play/Pause's after a move made in the ticking one.
+
+    Play's enabled state depends on the turn (nothing to play at the last turn of a finished run).
+    A click in the ticking fragment reran only that fragment, so Play kept the state it was drawn
+    with: disabled after Start had rewound a run Play had finished, enabled but inert after Step
+    had reached the last turn (issue 34). A keyed rerun redraws the two fragments, not the page."""
+    st.rerun([PLAYER_FRAGMENT, PLAY_FRAGMENT])
+
+
 def _forward(p: Player) -> None:
     p.forward()
     state.playback().mark()
+    _redraw_both()
 
 
 def _pause() -> None:
@@ -52,6 +66,7 @@ def _pause() -> None:
     if pb.playing:
         pb.playing = False
         st.rerun(scope="app")
+    _redraw_both()
 
 
 def _back(p: Player) -> None:
@@ -85,7 +100,7 @@ def _scrub(p: Player, key: str, drawn: int) -> None:
     _pause()
 
 
-@st.fragment
+@st.fragment(key=PLAY_FRAGMENT)
 def _play_controls(p: Player) -> None:
     """Play/Pause (space) and the speed: any change restarts the page so the timer is re-read."""
     pb = state.playback()
@@ -345,7 +360,7 @@ def render_player(p: Player) -> None:
     if any(not live.done for live in p.live.values()):
         _hold_leases(p)
 
-    @st.fragment(run_every=pb.speed if pb.playing else None)
+    @st.fragment(run_every=pb.speed if pb.playing else None, key=PLAYER_FRAGMENT)
     def player_fragment() -> None:
         if pb.due():
             moved = p.forward()
