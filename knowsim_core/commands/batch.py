@@ -52,10 +52,11 @@ EXIT_INTERRUPTED = 130
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--questions", metavar="all|ID,…", help="question ids, or all stored questions")
+    p.add_argument("--questions", metavar="all|ID,…",
+                   help="question ids, or all: every stored sample, paper and own question (real conversations only by id)")
     p.add_argument("--levels", default="all", metavar="all|L,…", help=f"levels ({', '.join(LEVELS)}) or all")
     p.add_argument("--assistants", default="offline", metavar="offline|ID,…",
-                   help="assistant ids, or every offline assistant")
+                   help="assistant ids, or offline: the four scripted strategies (offline/oracle only by id)")
     p.add_argument("--seeds", type=int_in(None, 100_000), default=1, metavar="N", help="seeds 1..N per cell (default 1)")
     p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator (default {DEFAULT_USER})")
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
@@ -108,6 +109,18 @@ def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str
     todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
     return (todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells),
             set(holders.values()))
+
+
+def _mix(store: Store, spec: BatchSpec) -> str:
+    """What the matrix holds, so ``all`` / ``offline`` can be read before anything runs:
+    "questions: 10 (10 sample) × levels: 3 (novice, …) × assistants: 4 (offline/simple, …) × seeds 1..3"."""
+    kinds: dict[str, int] = {}
+    known = {q.id: q.kind for q in store.list_questions()}
+    for q in spec.questions:
+        kinds[known.get(q, "?")] = kinds.get(known.get(q, "?"), 0) + 1
+    return (f"questions: {len(spec.questions)} ({', '.join(f'{n} {k}' for k, n in kinds.items())}) × "
+            f"levels: {len(spec.levels)} ({', '.join(spec.levels)}) × assistants: {len(spec.assistants)} "
+            f"({', '.join(spec.assistants)}) × seeds 1..{spec.seeds} · user {spec.user} · extractor {spec.extractor}")
 
 
 def _check_modes(args: argparse.Namespace) -> None:
@@ -222,7 +235,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else "")
           + (f", {busy} still being played by another process (left alone)" if busy else ""),
           file=sys.stdout if args.dry_run else info)
-    for line in est.lines():
+    for line in [_mix(store, spec), *est.lines()]:
         print(line, file=sys.stdout if args.dry_run else info)
     if args.max_cost is not None and est.unpriced:
         print(f"note: --max-cost cannot limit {', '.join(est.unpriced)} (not in the price table; add it with "

@@ -1,0 +1,64 @@
+"""The command line as a new researcher meets it (issue 34): ``runs --json`` and ``batch --questions all``."""
+
+from __future__ import annotations
+
+import json
+
+from knowsim_core.cli import main
+from knowsim_core.storage import Store
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _runs(capsys, db, questions=("sample_lava_lamps", "sample_dice_reroll_game", "sample_lava_lamps")):
+    for seed, q in enumerate(questions, 1):
+        assert cli(capsys, "run", "--question", q, "--level", "novice", "--assistant", "offline/simple",
+                   "--seed", str(seed), "--max-turns", "2", "--db", str(db))[0] == 0
+
+
+def test_runs_json_says_how_many_more_and_names_the_version_number(capsys, db_path):
+    """Old: ``--json`` cut at --limit in silence (text mode said "… N more"), and its rows only had
+    ``graph_version_id`` — a row id, not the N ``--graph-version N`` takes."""
+    _runs(capsys, db_path)
+    code, out, err = cli(capsys, "runs", "--db", str(db_path), "--json", "--limit", "2")
+    rows = json.loads(out)  # stdout stays pure JSON
+    assert code == 0 and len(rows) == 2
+    assert "1 more (use --limit)" in err
+    store = Store(db_path)
+    for row in rows:
+        version = next(v for v in store.graph_versions(row["question_id"]) if v.id == row["graph_version_id"])
+        assert row["graph_version"] == version.version
+    # some run's version row id is not its number (two questions, one v1 each), and the number filters
+    assert any(r["graph_version"] != r["graph_version_id"] for r in json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1]))
+    code, out, _ = cli(capsys, "runs", "--db", str(db_path), "--json", "--graph-version", str(rows[0]["graph_version"]))
+    assert rows[0]["id"] in {r["id"] for r in json.loads(out)}
+    # nothing more to say when everything fits
+    assert "more" not in cli(capsys, "runs", "--db", str(db_path), "--json")[2]
+
+
+def test_batch_all_offline_means_the_readme_matrix_and_the_dry_run_shows_it(capsys, db_path):
+    """Old: after importing real conversations, the README's `batch --questions all --assistants
+    offline` planned their questions too, and the oracle (an upper bound reading the hidden state)
+    as a strategy — 1,575 runs, and the dry run printed only the count."""
+    store = Store(db_path)
+    store.seed_samples()
+    samples = [q.id for q in store.list_questions()]
+    graph = store.latest_graph_version(samples[0]).graph
+    real = store.add_question(text="Hello, are you functioning properly?", kind="real", question_id="sa_math_1_hello")
+    store.add_graph_version(real, graph)
+    code, out, _ = cli(capsys, "batch", "--questions", "all", "--levels", "all", "--assistants", "offline",
+                       "--seeds", "3", "--dry-run", "--db", str(db_path))
+    assert code == 0
+    assert f"{len(samples) * 3 * 4 * 3} to run" in out
+    mix = next(line for line in out.splitlines() if line.startswith("questions:"))
+    assert f"questions: {len(samples)} ({len(samples)} sample)" in mix
+    assert "assistants: 4 (offline/simple, offline/adaptive, offline/comprehensive, offline/socratic)" in mix
+    assert "oracle" not in mix and "seeds 1..3" in mix
+    # named, both are still there
+    code, out, _ = cli(capsys, "batch", "--questions", f"{real},{samples[0]}", "--assistants", "offline/oracle",
+                       "--dry-run", "--db", str(db_path))
+    assert code == 0 and "questions: 2 (1 real, 1 sample)" in out and "offline/oracle" in out
