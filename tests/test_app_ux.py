@@ -44,3 +44,30 @@ def test_resume_on_a_typed_run_opens_it_for_typing_and_leaves_it_interrupted(see
     # the run goes to Simulate at its last turn (here, outside the app's navigation, the page says so)
     assert any(f"Open run {live.run_id} at turn 1" in i.value for i in at.info)
     assert live.run_id[:12] in list(at.dataframe[0].value["run"])  # still under "failed / interrupted"
+
+
+SIMULATE = "../pages/simulate.py"
+
+
+def test_compare_right_after_a_fork_compares_both_runs_at_the_same_turn(seeded_store):
+    """Old: the Compare panel opened by a fork set A's whole run (8 turns) against B's 3 — the
+    KG difference of two lengths, not of the forked reply."""
+    from knowsim_core.services.fork import fork_run
+
+    live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=6, max_turns=8)
+    a = live.run_to_end()
+    child = fork_run(seeded_store, live.run_id, 2, "Warm wax is less dense than the oil, so it rises.")
+    child.step()
+    b = seeded_store.load_run(child.run_id)
+    assert (len(a.turns), len(b.turns)) == (8, 3)
+    at = AppTest.from_file(SIMULATE, default_timeout=60)
+    at.query_params.update(run=live.run_id, pair=child.run_id, turn="3")
+    at.session_state["_ks_compare_open"] = True  # as after a fork
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if list(d.value.columns)[:1] == ["metric"])
+    kg = table.set_index("metric").loc["KG"]
+    want_a = a.with_turns(a.turns[:3]).metrics().knowledge_gain
+    assert kg["A"] == round(want_a, 4) and kg["B"] == round(b.metrics().knowledge_gain, 4)
+    assert table.set_index("metric").loc["turns", "A"] == 3
+    assert any("as they stood after turn 3" in c.value for c in at.caption)

@@ -342,8 +342,21 @@ def _compare(p: Player) -> None:
                         key="sim_compare_" + "_".join(p.run_ids), on_change="rerun")
     if panel.open:
         with panel:
-            a, b = (p.runs[r] for r in p.run_ids)
+            a, b = (at_turn(p.runs[r], p.turn) for r in p.run_ids)
+            stored = [len(p.runs[r].turns) for r in p.run_ids]
+            if max(stored) > p.turn:
+                st.caption(f"Both runs as they stood after turn {p.turn}: A has {stored[0]} turn(s) stored, B "
+                           f"{stored[1]}; step on to compare later turns (a run that ended earlier stays at its end).")
             render_compare(a, b, key="sim_cmp", turn=p.turn)
+
+
+def at_turn(run: RunRecord, turn: int) -> RunRecord:
+    """``run`` as it stood after ``turn`` (its stop only once its last turn is reached): Compare's
+    KG, DC and CO of two runs at one turn. Right after a fork, A (15 turns) against B (3) read
+    "B − A KG −8" — a difference of length, not of the reply (issue 34)."""
+    if turn >= len(run.turns):
+        return run
+    return run.with_turns(run.turns[: max(0, turn)])
 
 
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
