@@ -71,3 +71,37 @@ def test_compare_right_after_a_fork_compares_both_runs_at_the_same_turn(seeded_s
     assert kg["A"] == round(want_a, 4) and kg["B"] == round(b.metrics().knowledge_gain, 4)
     assert table.set_index("metric").loc["turns", "A"] == 3
     assert any("as they stood after turn 3" in c.value for c in at.caption)
+
+
+def _real_conversation(store, tmp_path) -> str:
+    """One imported real conversation whose first message is a greeting; its run id."""
+    import json
+
+    from knowsim_core.services.importing import import_path
+
+    conv = {"id": "hello1", "level": "novice", "model": "gpt-4o", "rating": 7, "correctness": "correct",
+            "messages": [{"role": "user", "content": "Hello, are you functioning properly?"},
+                         {"role": "assistant", "content": "Yes! What problem shall we work on?"},
+                         {"role": "user", "content": "How many ways can 3 books stand in a row?"},
+                         {"role": "assistant", "content": "Multiply the choices for each place: 3 x 2 x 1 = 6."}],
+            "concepts": [{"name": "Factorial", "description": "n! is the product of 1 to n: the number of orders."}]}
+    path = tmp_path / "convs.jsonl"
+    path.write_text(json.dumps(conv) + "\n")
+    import_path(store, path)
+    return next(r.id for r in store.list_runs() if r.assistant.startswith("recorded/"))
+
+
+def test_a_real_conversation_is_headed_by_title_level_tutor_rating_and_answer(seeded_store, tmp_path):
+    """Old: Simulate headed it with its slug and the person's first message
+    ("sa_math_… — Hello, are you functioning properly?")."""
+    rid = _real_conversation(seeded_store, tmp_path)
+    run = seeded_store.load_run(rid)
+    title = seeded_store.get_question(run.question_id).title
+    at = AppTest.from_file(SIMULATE, default_timeout=60)
+    at.query_params["run"] = rid
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    head = next(m.value for m in at.markdown if m.value.startswith("**Real conversation**"))
+    assert title in head and "Hello" not in title
+    assert "novice learner" in head and "tutor gpt-4o" in head and "rated 7/10" in head and "answer correct" in head
+    assert not any(m.value.startswith("**Question**") and "Hello, are you" in m.value for m in at.markdown)
