@@ -105,3 +105,35 @@ def test_a_real_conversation_is_headed_by_title_level_tutor_rating_and_answer(se
     assert title in head and "Hello" not in title
     assert "novice learner" in head and "tutor gpt-4o" in head and "rated 7/10" in head and "answer correct" in head
     assert not any(m.value.startswith("**Question**") and "Hello, are you" in m.value for m in at.markdown)
+
+
+def test_after_saving_a_graph_version_one_click_simulates_on_it(seeded_store):
+    """Old: nothing on the Graph editor led to Simulate, and Simulate's setup always picked the
+    newest version whatever the link said."""
+    graph = seeded_store.latest_graph_version(QID).graph
+    seeded_store.add_graph_version(QID, graph, note="a second version", author="test")
+    at = AppTest.from_file("../pages/graph.py", default_timeout=60)
+    at.query_params["question"] = QID
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key="graph_simulate").click().run()  # the newest (v2) is picked, as right after a save
+    assert any(f"Set up a run of {QID} on graph v2" in i.value for i in at.info)
+    # the link Simulate gets (the page switch carries it): its setup picks that version
+    for number in (1, 2):
+        sim = _open(SIMULATE, question=QID, version=str(number))
+        assert sim.selectbox(key=f"setup_graph_{QID}").value.version == number
+
+
+def test_simulates_graph_never_draws_labels_below_the_minimum(seeded_store):
+    """Old: Simulate fitted the whole graph into its 310 px, labels of a 16-IU graph ~7 px; the
+    browser now never zooms out below MIN_LABEL_PX (minScale in the graph's data)."""
+    from tests.test_app_part1 import graph_payloads
+    from ui.graph_view import LABEL_FONT_PX, MIN_LABEL_PX
+
+    live = start_run(seeded_store, question_id="sample_herd_immunity", level="novice",
+                     assistant_id="offline/adaptive", seed=1, max_turns=2)
+    live.step()
+    at = _open(SIMULATE, run=live.run_id, turn="1")
+    payload = next(p for p in graph_payloads(at) if p["key"] == "sim_graph_0")
+    assert len(payload["nodes"]) == 16 and payload["compact"] is False
+    assert payload["minScale"] * LABEL_FONT_PX >= MIN_LABEL_PX

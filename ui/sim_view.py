@@ -24,7 +24,7 @@ from knowsim_core.evaluation.explain import explain_turn
 
 from ui import state
 from ui.gauge import gauge_top, render_gauge, render_load_chart
-from ui.graph_view import render_graph, render_legend
+from ui.graph_view import MIN_LABEL_PX, render_graph, render_legend
 from ui.player import Player
 from ui.safe_text import inline_markdown
 from ui.theme import GLOSSARY, glossary_help
@@ -245,7 +245,8 @@ def _single(p: Player, rid: str) -> None:
     left, right = st.columns([11, 9], gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
-                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)))
+                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)),
+                                min_label_px=MIN_LABEL_PX)  # readable labels; a tall graph pans
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
     with right:
         _compose(p, rid)
