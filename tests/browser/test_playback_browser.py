@@ -27,7 +27,7 @@ def finished_run(studio, seed: int) -> str:
     """A stored run played to its end (``TURNS`` turns)."""
     store = Store(studio.db)
     store.seed_samples()
-    live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive",
+    live = start_run(store, question_id="sample_herd_immunity", level="novice", assistant_id="offline/adaptive",
                      seed=seed, max_turns=TURNS)
     while not live.done:
         live.step()
@@ -79,6 +79,10 @@ def test_play_after_rewinding_from_the_end(studio, screen):
 
 def test_step_to_the_end_disables_play_and_back_enables_it(studio, screen):
     open_at(studio, screen, finished_run(studio, seed=42), TURNS - 2)
+    # item 16: the player's graph labels (15 px font × the view's scale) are drawn at 11 px or more
+    # (fitted into its 310 px, the 16-IU graph drew them at ~7 px); the lower rows pan instead
+    scale = screen.evaluate("() => window.__knowsim.sim_graph_0.network.getScale()")
+    assert scale * 15 >= 11 - 0.01, scale * 15
     assert play_enabled(screen)
     for turn in (TURNS - 1, TURNS):
         screen.locator(".st-key-sim_step button").first.click()
