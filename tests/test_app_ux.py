@@ -137,3 +137,53 @@ def test_simulates_graph_never_draws_labels_below_the_minimum(seeded_store):
     payload = next(p for p in graph_payloads(at) if p["key"] == "sim_graph_0")
     assert len(payload["nodes"]) == 16 and payload["compact"] is False
     assert payload["minScale"] * LABEL_FONT_PX >= MIN_LABEL_PX
+
+
+def test_failure_modes_warns_of_pooled_versions_only_within_one_question(seeded_store):
+    """Old: runs of question A on its v1 and of question B on its v3 — each question on one graph —
+    read "These figures pool graph versions v1, v3", and following the advice dropped runs."""
+    from tests.part2_support import make_run
+
+    g = seeded_store.latest_graph_version(QID).graph
+    other = "sample_dice_reroll_game"
+    og = seeded_store.latest_graph_version(other).graph
+    for _ in range(2):
+        seeded_store.add_graph_version(other, og, note="edited", author="test")
+    v3 = seeded_store.latest_graph_version(other)
+    assert v3.version == 3
+    seeded_store.save_run(make_run(g, question_id=QID, seed=1, max_turns=3))
+    seeded_store.save_run(make_run(og, question_id=other, seed=2, max_turns=3), graph_version_id=v3.id)
+    at = _open("../pages/failures.py")
+    assert not [w.value for w in at.warning if "graph versions" in w.value]
+    # a second version of one question in the same population is still said, naming the question
+    v1 = seeded_store.graph_versions(other)[0]
+    seeded_store.save_run(make_run(og, question_id=other, seed=3, max_turns=3), graph_version_id=v1.id)
+    at = _open("../pages/failures.py")
+    assert any(f"graph versions v1, v3 of {other}" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def test_simulates_header_names_the_graph_version(seeded_store):
+    """Old: the header named level, agents and τ, never which version of the graph the run is on."""
+    g = seeded_store.latest_graph_version(QID).graph
+    v2 = seeded_store.get_graph_version(seeded_store.add_graph_version(QID, g, note="v2", author="test"))
+    v1 = seeded_store.graph_versions(QID)[0]
+    for version in (v1, v2):
+        live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=1,
+                         max_turns=2, graph_version_id=version.id)
+        live.step()
+        at = _open(SIMULATE, run=live.run_id, turn="1")
+        head = next(m.value for m in at.markdown if "learner**" in m.value)
+        assert f"graph v{version.version}" in head, head
+
+
+def test_the_batch_page_chooses_a_graph_version_and_shows_which(seeded_store):
+    """Old: the page had no version choice and never said which graph each question would use."""
+    g = seeded_store.latest_graph_version(QID).graph
+    seeded_store.add_graph_version(QID, g, note="v2", author="test")
+    at = AppTest.from_file("../pages/batch.py", default_timeout=60)
+    at.session_state["batch_questions"] = [QID]
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(f"graphs: {QID} v2" in c.value for c in at.caption)  # the newest, said
+    at.selectbox(key="batch_graph_version").set_value(1).run()
+    assert any(f"graphs: {QID} v1" in c.value for c in at.caption), [c.value for c in at.caption]

@@ -62,3 +62,25 @@ def test_batch_all_offline_means_the_readme_matrix_and_the_dry_run_shows_it(caps
     code, out, _ = cli(capsys, "batch", "--questions", f"{real},{samples[0]}", "--assistants", "offline/oracle",
                        "--dry-run", "--db", str(db_path))
     assert code == 0 and "questions: 2 (1 real, 1 sample)" in out and "offline/oracle" in out
+
+
+def test_batch_plays_the_chosen_graph_version_and_says_which(capsys, db_path):
+    """Old: a batch always played each question's newest version, said nothing of it, and a resume
+    after a new version was saved played on the new graph."""
+    store = Store(db_path)
+    store.seed_samples()
+    q = "sample_lava_lamps"
+    v1 = store.latest_graph_version(q)
+    v2 = store.get_graph_version(store.add_graph_version(q, v1.graph, note="edited", author="test"))
+    code, out, _ = cli(capsys, "batch", "--questions", q, "--levels", "novice", "--assistants", "offline/simple",
+                       "--dry-run", "--db", str(db_path))
+    assert code == 0 and "graph versions: v2 ×1" in out  # the newest, said
+    code, out, _ = cli(capsys, "batch", "--questions", q, "--levels", "novice", "--assistants", "offline/simple",
+                       "--graph-version", "1", "--max-turns", "2", "--tag", "onv1", "--workers", "1", "--db", str(db_path))
+    assert code == 0 and "graph versions: v1 ×1" in out
+    runs = store.list_runs(batch_tag="onv1")
+    assert [r.graph_version_id for r in runs] == [v1.id] and v2.id != v1.id
+    # a version some question lacks is refused before anything runs
+    code, _, err = cli(capsys, "batch", "--questions", f"{q},sample_dice_reroll_game", "--graph-version", "2",
+                       "--dry-run", "--db", str(db_path))
+    assert code != 0 and "sample_dice_reroll_game" in err and "graph version 2" in err

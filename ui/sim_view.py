@@ -170,10 +170,21 @@ def side_label(p: Player, index: int) -> str:
     return side
 
 
-def _header(run: RunRecord, status: str = "", label: str = "") -> None:
+def graph_version_label(p: Player, rid: str) -> str:
+    """"graph v3" — which version of its question's graph the run is on (two versions are two graphs;
+    the header never said which one, issue 34); "" for a run stored without one."""
+    try:
+        vid = p.store.get_run_row(rid).graph_version_id
+    except KnowSimError:
+        return ""
+    number = p.store.graph_version_numbers([vid]).get(vid) if vid is not None else None
+    return f"graph v{number}" if number is not None else ""
+
+
+def _header(run: RunRecord, status: str = "", label: str = "", version: str = "") -> None:
     adapters = run.adapter
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
-            f"user {adapters.get('user', '?')} · τ = {run.tau}")
+            f"user {adapters.get('user', '?')} · τ = {run.tau}" + (f" · {version}" if version else ""))
     if label:
         line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(inline_markdown(f"{status} · {line}" if status else line), help=glossary_help("τ", "step"))
@@ -241,7 +252,7 @@ def _single(p: Player, rid: str) -> None:
     """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
     under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
-    _header(run, _status(p))
+    _header(run, _status(p), version=graph_version_label(p, rid))
     left, right = st.columns([11, 9], gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
@@ -262,7 +273,7 @@ def _pair(p: Player) -> None:
     for i, (col, rid) in enumerate(zip(cols, p.run_ids)):
         run = p.runs[rid]
         with col:
-            _header(run, label=side_label(p, i))
+            _header(run, label=side_label(p, i), version=graph_version_label(p, rid))
             _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
