@@ -80,7 +80,7 @@ STEP_JS = """([key, turn, button]) => new Promise((resolve) => {
 
 # every page and the title it shows first (the Simulate page opens a stored run)
 PAGES = [("home", "", "KnowSim Studio"), ("questions", "questions", "Questions"), ("simulate", "simulate?run={run}&turn=2", "Simulate"),
-         ("batch", "batch", "Batch"), ("graph editor", "graph", "IU graph"), ("failure modes", "failures", "Failure modes"),
+         ("batch", "batch", "Batch"), ("graph editor", "graph", "Graph editor"), ("failure modes", "failures", "Failure modes"),
          ("saved runs", "runs", "Saved runs"), ("realism", "realism", None), ("agreement", "agreement", "Agreement")]
 
 

@@ -14,7 +14,7 @@ from ui.questions import question_label
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
-st.title("IU graph")
+st.title("Graph editor")  # the navigation's name for this page
 db = store()
 questions = db.list_questions()
 if not questions:

@@ -187,3 +187,28 @@ def test_the_batch_page_chooses_a_graph_version_and_shows_which(seeded_store):
     assert any(f"graphs: {QID} v2" in c.value for c in at.caption)  # the newest, said
     at.selectbox(key="batch_graph_version").set_value(1).run()
     assert any(f"graphs: {QID} v1" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def test_wording_one_run_iu_ids_titles_and_the_first_turn_hint(seeded_store):
+    """Old: "1 runs match", "IU IU3: …", the Graph editor titled "IU graph", and "Step forward to
+    play the first turn" under a disabled Step (a typed run's first message is the researcher's)."""
+    from tests.part2_support import make_run
+    from ui.graph_editor import apply_edits, node_rows
+
+    g = seeded_store.latest_graph_version(QID).graph
+    seeded_store.save_run(make_run(g, question_id=QID, seed=1, max_turns=2))
+    at = _open(RUNS)
+    assert at.caption[0].value.startswith("1 run match"), at.caption[0].value
+    rows = node_rows(g)
+    row = next(i for i, r in enumerate(rows) if r["id"] == "IU3")
+    result = apply_edits(g, {"edited_rows": {row: {"concept": "x" * 5000}}}, None)
+    assert result.problems and all("IU IU3" not in p for p in result.problems)
+    assert any(p.startswith("IU3") for p in result.problems), result.problems
+    graph_page = _open("../pages/graph.py")
+    assert [t.value for t in graph_page.title] == ["Graph editor"]  # the navigation's name
+    typed = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", user_id="human",
+                      seed=1, max_turns=3)
+    sim = _open(SIMULATE, run=typed.run_id, turn="0")
+    assert sim.button(key="sim_step").disabled
+    hints = [c.value for c in sim.caption if c.value.startswith("Starting level")]
+    assert hints and all("Step forward" not in h and "Type the first message" in h for h in hints), hints

@@ -84,3 +84,58 @@ def test_batch_plays_the_chosen_graph_version_and_says_which(capsys, db_path):
     code, _, err = cli(capsys, "batch", "--questions", f"{q},sample_dice_reroll_game", "--graph-version", "2",
                        "--dry-run", "--db", str(db_path))
     assert code != 0 and "sample_dice_reroll_game" in err and "graph version 2" in err
+
+
+def test_the_tutors_keep_the_case_of_names_in_running_text():
+    """Old: "That is why cas9 is one such nuclease", "Good, you have guide rna targeting"."""
+    from knowsim_core.agents.offline_reading import lower_first
+
+    assert lower_first("Cas9 is one such nuclease.") == "Cas9 is one such nuclease."
+    assert lower_first("DNA base pairing") == "DNA base pairing"
+    assert lower_first("Guide RNA targeting") == "guide RNA targeting"
+    assert lower_first("Adaptive immune memory") == "adaptive immune memory"
+
+
+def test_a_crispr_conversation_never_writes_dna_or_cas9_in_lower_case(db_path):
+    import re
+
+    from knowsim_core.services.runner import start_run
+
+    store = Store(db_path)
+    store.seed_samples()
+    for assistant in ("offline/simple", "offline/adaptive"):
+        for level in ("novice", "intermediate"):
+            run = start_run(store, question_id="sample_crispr_gene_editing", level=level, assistant_id=assistant,
+                            seed=3, max_turns=8).run_to_end()
+            text = " ".join(t.assistant_message for t in run.turns)
+            assert not re.findall(r"\b(dna|cas9|rna)\b", text), (assistant, level)
+
+
+def test_one_spelling_per_failure_mode_and_explain_columns_line_up(capsys, db_path):
+    """Old: the why text said "prerequisite-blocked" where badges, charts and the CLI said
+    PREREQ-BLOCKED; explain's fixed 8/16/34 columns went out of line with longer entries."""
+    from knowsim_core.engine.failures import FailureMode
+    from knowsim_core.evaluation.explain import MODE_WORDS
+
+    assert all(MODE_WORDS[m] == m.title.lower() for m in FailureMode)
+    _runs(capsys, db_path, questions=("sample_lava_lamps",))
+    rid = json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])[0]["id"]
+    code, out, _ = cli(capsys, "explain", rid, "--turn", "2", "--db", str(db_path))
+    lines = [line for line in out.splitlines() if line.strip()][1:]
+    header = lines[0]
+    starts = [header.index(h) for h in ("mode", "before → after", "why")]
+    for line in lines[1:]:
+        iu, mode, moved, why = line.split(None, 1)[0], *(line[a:b].strip() for a, b in zip(starts, starts[1:] + [None]))
+        assert line[starts[0] - 1] == " " and line[starts[2] - 1] == " " and "→" in moved, line
+        assert mode == "–" or why.startswith(mode.lower() + ":"), line
+
+
+def test_without_a_key_the_command_line_does_not_point_at_a_sidebar(capsys, db_path, monkeypatch):
+    """Old: `run --assistant openai/…` without a key said "type the key in the sidebar" — the
+    command line has none."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("HOME", str(db_path.parent))  # no secrets file of the machine's user
+    code, _, err = cli(capsys, "run", "--question", "sample_lava_lamps", "--level", "novice",
+                       "--assistant", "openai/gpt-4o-mini", "--max-turns", "1", "--db", str(db_path))
+    assert code != 0 and "OPENAI_API_KEY" in err
+    assert "type the key in the sidebar" not in err

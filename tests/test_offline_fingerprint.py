@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "6be197f66a0e3e5d74d9fb1f9c30bc68b5df232ea15ddddefa2db8ffe97da3ea"
+EXPECTED = "438b5859c6518205fb4c48085a96a2aa12cb12145dcde23d839eabfc93a1b65d"
 
 
 def test_the_offline_matrix_plays_exactly_as_recorded():

@@ -237,7 +237,7 @@ def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
     run, rec = p.runs[rid], p.record(rid)
     with st.container(border=True, height=height, key=key):
         if rec is None:  # the question is in the page's header (once); here only what comes next
-            st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+            st.caption(first_turn_hint(p, run))
             return
         # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
         # (and with it the page) to its bottom on every step
@@ -246,6 +246,16 @@ def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
         st.markdown(":material/school: **Assistant**")
         st.markdown(inline_markdown(rec.assistant_message))
         turn_judgment(p, rid, rec, key="sim_judge_0")
+
+
+def first_turn_hint(p: Player, run: RunRecord) -> str:
+    """What plays the first turn: Step, or — where Step is disabled because the first message is
+    the researcher's — the box to type it in ("Step forward" under a disabled Step, issue 34)."""
+    if p.can_forward:
+        return f"Starting level: {run.level}. Step forward to play the first turn."
+    if p.awaiting_input:
+        return f"Starting level: {run.level}. Type the first message and Send it to play the first turn."
+    return f"Starting level: {run.level}. This run has no turns and cannot play on."
 
 
 def _single(p: Player, rid: str) -> None:
@@ -409,7 +419,7 @@ def render_player(p: Player) -> None:
                 rec = p.record(rid)
                 if rec is None:
                     if len(p.run_ids) > 1:  # a single run says it in its message box, above
-                        st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+                        st.caption(first_turn_hint(p, run))
                 else:
                     # a single run shows the messages above, beside its graph (with the turn's judgments)
                     render_turn_card(run, rec, key=f"sim_card_{i}", messages=len(p.run_ids) > 1)
