@@ -212,3 +212,20 @@ def test_wording_one_run_iu_ids_titles_and_the_first_turn_hint(seeded_store):
     assert sim.button(key="sim_step").disabled
     hints = [c.value for c in sim.caption if c.value.startswith("Starting level")]
     assert hints and all("Step forward" not in h and "Type the first message" in h for h in hints), hints
+
+
+def test_the_graph_editors_messages_use_icons_that_ship_with_the_app(seeded_store):
+    """Old: ⛔ / ♻️ / ⚠️ emoji, drawn as empty boxes in Debian's chromium (no emoji font); the
+    Material icons come with Streamlit's own font."""
+    import unicodedata
+
+    v = seeded_store.latest_graph_version(QID)
+    edge = v.graph.edges[0]
+    at = _open("../pages/graph.py", question=QID)
+    at.session_state[f"edges_{v.id}_0"] = {"edited_rows": {}, "added_rows": [{"from": edge.to, "to": edge.from_}],
+                                          "deleted_rows": []}
+    at.run()
+    icons = [e.proto.icon for e in [*at.error, *at.warning]]
+    assert any("cycle" in e.value for e in at.error) and icons
+    assert all(i.startswith(":material/") for i in icons if i), icons
+    assert not [i for i in icons if any(unicodedata.category(c) == "So" for c in i)]

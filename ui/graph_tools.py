@@ -140,11 +140,11 @@ def render_editor(store, version, result: EditResult | None = None) -> IUGraph:
     result = apply_edits(base, st.session_state.get(nkey), st.session_state.get(ekey)) if result is None else result
     verdict = judge(result, base)
     for msg in verdict.blockers:
-        st.error(msg, icon="⛔")
+        st.error(msg, icon=":material/block:")
     for msg in verdict.inherited:
-        st.warning(msg, icon="♻️")
+        st.warning(msg, icon=":material/recycling:")
     for msg in verdict.warnings:
-        st.warning(msg, icon="⚠️")
+        st.warning(msg, icon=":material/warning:")
     for msg in result.notes:  # e.g. the edges that went with a deleted IU
         st.info(msg, icon=":material/link_off:")
     candidate = result.graph or base
