@@ -229,3 +229,23 @@ def test_the_graph_editors_messages_use_icons_that_ship_with_the_app(seeded_stor
     assert any("cycle" in e.value for e in at.error) and icons
     assert all(i.startswith(":material/") for i in icons if i), icons
     assert not [i for i in icons if any(unicodedata.category(c) == "So" for c in i)]
+
+
+def test_paper_check_over_all_questions_says_what_it_pools(seeded_store):
+    """Old: with "Only the paper's questions" off the tab pooled forks and a question's two graph
+    versions without the warning the Across runs tab gives."""
+    from knowsim_core.services.fork import fork_run
+    from tests.part2_support import make_run
+
+    g = seeded_store.latest_graph_version(QID).graph
+    v2 = seeded_store.add_graph_version(QID, g, note="v2", author="test")
+    seeded_store.save_run(make_run(g, question_id=QID, seed=1, max_turns=3), graph_version_id=v2)
+    live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=2,
+                     max_turns=3, graph_version_id=seeded_store.graph_versions(QID)[0].id)
+    live.run_to_end()
+    fork_run(seeded_store, live.run_id, 2, "Warm wax rises because it is less dense.").run_to_end()
+    at = _open("../pages/failures.py")
+    at.toggle(key="pc_paper_only").set_value(False).run()
+    assert not at.exception, [e.value for e in at.exception]
+    mine = [w.value for w in at.warning if "Across runs tab" in w.value]
+    assert mine and "1 fork of another run" in mine[0] and f"graph versions v1, v2 of {QID}" in mine[0], mine
