@@ -37,7 +37,10 @@ TYPED_KEY = "sim_typed"
 # one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
 GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 310, 400
 COMPACT_CHART_HEIGHT = 150
-MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 240, 270
+MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 210, 270
+# while the researcher types the next message the compose box takes the right column's top: the
+# messages and the why panel shrink so the three still end above 900 px (issue 34)
+TYPED_MESSAGES_HEIGHT, TYPED_IU_PANEL_HEIGHT = 110, 110
 
 
 PLAYER_FRAGMENT, PLAY_FRAGMENT = "sim_player", "sim_play_controls"
@@ -245,7 +248,8 @@ def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
         st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
         st.markdown(":material/school: **Assistant**")
         st.markdown(inline_markdown(rec.assistant_message))
-        turn_judgment(p, rid, rec, key="sim_judge_0")
+    # under the box, not inside it: inside, a long reply scrolled the turn's 👍/👎 out of sight (issue 34)
+    turn_judgment(p, rid, rec, key="sim_judge_0")
 
 
 def first_turn_hint(p: Player, run: RunRecord) -> str:
@@ -270,9 +274,9 @@ def _single(p: Player, rid: str) -> None:
                                 min_label_px=MIN_LABEL_PX)  # readable labels; a tall graph pans
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
     with right:
-        _compose(p, rid)
-        _messages(p, rid, height=MESSAGES_HEIGHT, key="sim_messages")
-        _iu_panel(p, 0, rid, selected, height=IU_PANEL_HEIGHT)
+        typing = _compose(p, rid)
+        _messages(p, rid, height=TYPED_MESSAGES_HEIGHT if typing else MESSAGES_HEIGHT, key="sim_messages")
+        _iu_panel(p, 0, rid, selected, height=TYPED_IU_PANEL_HEIGHT if typing else IU_PANEL_HEIGHT)
     if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
 
@@ -295,27 +299,28 @@ def _pair(p: Player) -> None:
             _gauges(p, i, rid)
 
 
-def _compose(p: Player, rid: str, index: int = 0) -> None:
-    """The researcher's box for the next typed message (only at the newest turn of a typed run)."""
+def _compose(p: Player, rid: str, index: int = 0) -> bool:
+    """The researcher's box for the next typed message (only at the newest turn of a typed run);
+    True when it is drawn."""
     role = p.human_role(rid)
     if role is None or p.finished(rid) or p.turn < len(p.runs[rid].turns):
-        return
+        return False
     suffix = f"_{index}" if index else ""  # the first (or only) run keeps the plain keys
     with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
-                st.markdown("**The learner says:**")
-                st.markdown(inline_markdown(p.preview_user(rid)))
+                st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
                 st.error(f"The simulated learner could not write its message: {exc}")
-                return
+                return True
         label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
-        st.text_area(label, key=TYPED_KEY + suffix, height=110,
+        st.text_area(label, key=TYPED_KEY + suffix, height=80,
                      placeholder="It goes through the same extractor and rules as an agent's message.")
         attempt = role == "user" and st.checkbox("This message attempts an answer", key=f"sim_typed_attempt{suffix}")
         # never disabled: the box's text reaches the server when it loses focus, i.e. on this very click
         st.button("Send", key=f"sim_send{suffix}", icon=":material/send:", type="primary",
                   help="Play the next turn with this message", on_click=_send, args=(p, rid, suffix, bool(attempt)))
+    return True
 
 
 def _send(p: Player, rid: str, suffix: str, attempt: bool) -> None:
