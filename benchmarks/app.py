@@ -19,16 +19,27 @@ Pages (issue 24): every page is opened ``--page-opens`` times as a reload would 
 navigation → the page's title on screen), after one first visit; targets ≤ 1.5 s warm for every
 page and ≤ 3 s from navigation to Home's title on a freshly started server (the "cold" line).
 The machine may be shared: the script says so, and figures from a loaded machine are upper bounds.
+
+Idle server (issue 34): the app started as ``make app`` starts it (``python -m streamlit run app.py``
+in the repository, reading ``.streamlit/config.toml``, with the repository's ``.venv`` inside the
+tree the file watcher would see), one browser session on Home, then ``--idle-seconds`` of nothing:
+the server process's CPU time (``/proc/<pid>/stat``, every thread) over that wall time, in % of one
+core, and how many "Inotify queue overflowed" lines it logged. Goal < 2 % of a core.
+``--idle-only`` measures just that; ``--json FILE`` writes the figures as JSON too.
 Needs /usr/bin/chromium.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +80,7 @@ STEP_JS = """([key, turn, button]) => new Promise((resolve) => {
 
 # every page and the title it shows first (the Simulate page opens a stored run)
 PAGES = [("home", "", "KnowSim Studio"), ("questions", "questions", "Questions"), ("simulate", "simulate?run={run}&turn=2", "Simulate"),
-         ("batch", "batch", "Batch"), ("graph editor", "graph", "IU graph"), ("failure modes", "failures", "Failure modes"),
+         ("batch", "batch", "Batch"), ("graph editor", "graph", "Graph editor"), ("failure modes", "failures", "Failure modes"),
          ("saved runs", "runs", "Saved runs"), ("realism", "realism", None), ("agreement", "agreement", "Agreement")]
 
 
@@ -98,6 +109,61 @@ def load_average() -> str:
         return "unknown"
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_server_cpu(browser, seconds: float) -> dict:
+    """Start the app as ``make app`` does (scripts/bootstrap.sh's last line, in the repository, its
+    config file read), open Home once, then sit for ``seconds``: % of a core the server used."""
+    from tests.browser.conftest import free_port
+
+    port = free_port()
+    db = Path(tempfile.mkdtemp(prefix="ks-idle-")) / "studio.db"
+    log = db.with_suffix(".log")
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--browser.gatherUsageStats", "false",
+           "--server.port", str(port)]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "KNOWSIM_DB": str(db)}, stdout=out,
+                                stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            for _ in range(300):
+                try:
+                    with urllib.request.urlopen(url + "/_stcore/health", timeout=1):
+                        break
+                except OSError:
+                    time.sleep(0.2)
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(url)
+            page.get_by_role("heading", name="KnowSim Studio").wait_for(timeout=60_000)
+            wait_idle(page)
+            time.sleep(2)  # let the first page's work settle
+            cpu0, t0 = _cpu_seconds(proc.pid), time.monotonic()
+            time.sleep(seconds)
+            cpu1, t1 = _cpu_seconds(proc.pid), time.monotonic()
+            page.close()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    text = log.read_text(errors="replace")
+    venv = ROOT / ".venv"
+    return {"idle_seconds": round(t1 - t0, 1), "server_cpu_percent_of_a_core": round(100 * (cpu1 - cpu0) / (t1 - t0), 2),
+            "inotify_overflow_lines": text.count("Inotify queue overflowed"), "log_bytes": len(text.encode()),
+            "venv_in_tree_files": sum(len(f) for _, _, f in os.walk(venv)) if venv.is_dir() else 0,
+            "load_average": load_average()}
+
+
+def print_idle(fig: dict) -> None:
+    print(f"idle server (started as `make app`, one session on Home, {fig['idle_seconds']} s idle; "
+          f"{fig['venv_in_tree_files']} files in .venv inside the tree; load average {fig['load_average']})")
+    print(f"  server CPU                           {fig['server_cpu_percent_of_a_core']:7.2f} % of a core   "
+          f"(goal < 2 %: {'met' if fig['server_cpu_percent_of_a_core'] < 2 else 'NOT met'})")
+    print(f"  'Inotify queue overflowed' lines     {fig['inotify_overflow_lines']:7d}   (log {fig['log_bytes']} bytes)")
+
+
 def largest_sample():
     return max(load_samples(), key=lambda s: (len(s.graph.nodes), len(s.graph.edges), s.id))
 
@@ -107,10 +173,24 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--typed", type=int, default=5, help="typed assistant replies to send")
     ap.add_argument("--page-opens", type=int, default=3, help="timed opens of every page (after a first visit)")
+    ap.add_argument("--idle-seconds", type=float, default=60, help="idle server CPU measured over this long (0: skip)")
+    ap.add_argument("--idle-only", action="store_true", help="measure only the idle server")
+    ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = ap.parse_args()
     if not CHROMIUM.exists():
         print(f"{CHROMIUM} is missing; install Debian's chromium (make test does)", file=sys.stderr)
         return 2
+    figures: dict = {}
+    if args.idle_seconds > 0:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+            figures["idle"] = idle_server_cpu(browser, args.idle_seconds)
+            browser.close()
+        print_idle(figures["idle"])
+    if args.idle_only:
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=1))
+        return 0
     sample = largest_sample()
     db = Path(tempfile.mkdtemp(prefix="ks-bench-")) / "studio.db"
     t_spawn = time.monotonic()
@@ -217,6 +297,12 @@ def main() -> int:
     warm = max(statistics.median(xs) for xs in opens.values())
     print(f"targets (every page ≤ 1.5 s warm, median; Home ≤ 3 s cold): warm {'met' if warm <= 1.5 else 'NOT met'}, "
           f"cold {'met' if t_home <= 3.0 else 'NOT met'} ({t_home:.2f} s)")
+    if args.json:
+        figures.update({"step_data_ms_median": statistics.median(data_ms or turn_ms), "step_kb_max": max(kb_in),
+                        "typed_ms_median": statistics.median(typed_ms), "cold_home_s": t_home,
+                        "page_open_s_median": {k: statistics.median(v) for k, v in opens.items()},
+                        "load_average": load_average()})
+        args.json.write_text(json.dumps(figures, indent=1))
     return 0
 
 

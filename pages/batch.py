@@ -63,15 +63,24 @@ with st.expander("New batch", expanded=not bv.launches(path)):
     concurrency = c5.number_input("In flight at once (0 = auto)", 0, 1024, 0, key="batch_concurrency",
                                   help="conversations played at the same time (threads in one process). 0: one "
                                        "worker process per core when every agent is offline (CPU-bound), else 16")
-    tag = st.text_input("Tag", key="batch_tag", placeholder="generated when empty")
+    c1, c2 = st.columns([1, 3])
+    numbers = sorted({v.version for q in chosen_q for v in db.graph_versions(q)})
+    graph_version = c1.selectbox("Graph version", [None, *numbers], key="batch_graph_version",
+                                 format_func=lambda v: "newest of each question" if v is None else f"v{v} of every question",
+                                 help="which version of each question's graph the batch plays on (fixed when it starts)")
+    tag = c2.text_input("Tag", key="batch_tag", placeholder="generated when empty")
     try:
         argv = bv.batch_argv(questions=chosen_q, levels=levels, assistants=assistants, user=user, extractor=extractor,
-                             seeds=seeds, max_turns=max_turns, concurrency=concurrency, tag=tag or bv.new_tag())
-        _, est = bv.preview(db, argv)
+                             seeds=seeds, max_turns=max_turns, concurrency=concurrency, tag=tag or bv.new_tag(),
+                             graph_version=graph_version)
+        spec, est = bv.preview(db, argv)
     except KnowSimError as exc:
         st.error(str(exc))
     else:
-        st.caption("  \n".join(est.lines()))
+        played = db.graph_version_numbers(list(spec.graph_version_ids))
+        st.caption("  \n".join([*est.lines(), "graphs: " + ", ".join(
+            f"{q} v{played[v]}" for q, v in list(zip(spec.questions, spec.graph_version_ids))[:6])
+            + (f" and {len(spec.questions) - 6} more" if len(spec.questions) > 6 else "")]))
         if st.button("Launch", type="primary", key="batch_launch"):
             final_tag = argv[argv.index("--tag") + 1]
             if db.get_batch(final_tag) is not None:

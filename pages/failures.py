@@ -107,11 +107,15 @@ with many:
     facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch,
                          tag=tag, graph_version=gv, kind=kind, origin=origin, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
-    versions, forks, typed = db.population_mix(question_id=q, level=lv, assistant=asst, preset=pre, status=status,
-                                               batch_tag=batch, tag=tag, graph_version=gv, kind=kind, origin=origin)
+    population = dict(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch, tag=tag,
+                      graph_version=gv, kind=kind, origin=origin)
+    _, forks, typed = db.population_mix(**population)
     mixed = []
-    if len(versions) > 1:
-        mixed.append("graph versions " + ", ".join(f"v{v}" for v in versions) + " (choose one under Graph version)")
+    if several := db.mixed_graph_versions(**population):  # per question: v1 of one and v3 of another do not mix
+        mixed.append("; ".join("graph versions " + ", ".join(f"v{v}" for v in vs) + f" of {qid}"
+                               for qid, vs in list(several.items())[:3])
+                     + (f" and {len(several) - 3} more questions" if len(several) > 3 else "")
+                     + " (choose one under Graph version)")
     if forks:
         mixed.append(f"{forks} fork{'s' if forks != 1 else ''} of other runs")
     if typed:

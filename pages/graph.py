@@ -8,13 +8,13 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from ui import graph_tools
-from ui.nav import store
+from ui.nav import simulate_on_version, store
 from ui.frame import ensure_frame
 from ui.questions import question_label
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
-st.title("IU graph")
+st.title("Graph editor")  # the navigation's name for this page
 db = store()
 questions = db.list_questions()
 if not questions:
@@ -40,11 +40,16 @@ if versions:
         st.session_state["graph_version_pick"] = picked
     else:
         st.session_state["graph_version_pick"] = vids[-1]
-    vid = st.selectbox(
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    vid = row.selectbox(
         "Version", vids, key="graph_version_pick",
         format_func=lambda i: next(f"v{v.version} · {v.author} · {v.note or '—'}" for v in versions if v.id == i),
     )
     version = db.get_graph_version(vid)
+    # right after a save the new version is picked: one click simulates on it
+    if row.button(f"Simulate on v{version.version}", key="graph_simulate", icon=":material/play_circle:",
+                  help="Open Simulate with this question and graph version chosen"):
+        simulate_on_version(qid, version.version)
     g = version.graph
     cycles = g.cycles()
     if cycles:

@@ -7,6 +7,7 @@ from knowsim_core.storage import BatchGroup
 from ui import state
 from ui.demo import DEMO_ASSISTANT, start_demo
 from ui.resources import get_store
+from ui.run_list import counted
 from ui.frame import ensure_frame
 from ui.safe_text import inline_markdown
 
@@ -57,7 +58,7 @@ with right:
             metrics = "" if e.kg is None else f" · mean KG {e.kg:.2f}"
             recent.page_link(
                 "pages/runs.py",
-                label=f"batch {e.tag} · {e.runs} runs ({e.finished} finished){metrics}",
+                label=f"batch {e.tag} · {counted(e.runs, 'run')} ({e.finished} finished){metrics}",
                 query_params={"batch": e.tag},
                 icon=":material/stacks:",
             )

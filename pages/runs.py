@@ -41,7 +41,7 @@ try:
 except KnowSimError as exc:
     st.error(str(exc))
     st.stop()
-caption = f"{total} runs match · showing {len(rows)}"
+caption = f"{run_list.counted(total, 'run')} match · showing {len(rows)}"
 if run_list.spends(rows):  # offline runs spend nothing: no token or cost figures for them
     caption += (f" · tokens on this page: {sum(r.tokens_in for r in rows):,} in / "
                 f"{sum(r.tokens_out for r in rows):,} out · cost ${sum(r.cost_usd or 0.0 for r in rows):.4f}")

@@ -4,9 +4,11 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
+from knowsim_core.services.reading import is_human_reading
 from knowsim_core.text.titles import clip
 from ui import share, state
 from ui.frame import ensure_frame
+from ui.questions import reading_heading
 from ui.resources import get_store
 from ui.safe_text import inline_markdown
 from ui.sim_setup import render_setup
@@ -43,8 +45,13 @@ if player is not None:
     # clipped to two lines at 1400 px (the turn must fit the window below it); the whole text on hover
     text = " ".join(run.question.split())
     short = clip(text, 150)
-    head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(short) + f" · run `{', '.join(player.run_ids)}`",
-                  help=inline_markdown(text) if short != text else None)
+    if is_human_reading(run):  # a real conversation: its title, level, tutor, rating and answer, not its "hello"
+        head.markdown(reading_heading(store.get_question(run.question_id), store.get_run_row(player.run_ids[0]), run)
+                      + "  \nFirst message: " + inline_markdown(short),
+                      help=inline_markdown(text) + f" (question `{run.question_id}`, run `{player.run_ids[0]}`)")
+    else:
+        head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(short) + f" · run `{', '.join(player.run_ids)}`",
+                      help=inline_markdown(text) if short != text else None)
     for rid in player.run_ids:
         link = fork_link(player.runs[rid])
         if link:

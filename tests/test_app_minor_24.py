@@ -160,7 +160,10 @@ def test_a_batch_that_has_not_planned_yet_says_starting_not_zero_of_zero():
     assert progress_line(counts, live=True) == (0.0, "Starting the batch: planning its conversations…")
     counts.update(cells=4, finished=1, interrupted=1)
     assert progress_line(counts, live=True) == (0.25, "1 / 4 conversations done")
-    assert progress_line(counts, live=False) == (0.5, "2 / 4 conversations done")
+    # what "done" holds is said (issue 34: "2 / 360 done" beside "0 done, 2 interrupted")
+    assert progress_line(counts, live=False) == (0.5, "2 / 4 conversations done (1 finished, 1 interrupted)")
+    counts.update(finished=0, interrupted=2)
+    assert progress_line(counts, live=False) == (0.5, "2 / 4 conversations done (2 interrupted)")
 
 
 def test_a_closed_compare_panel_is_not_drawn_on_every_step(seeded_store):

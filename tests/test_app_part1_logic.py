@@ -44,7 +44,7 @@ def test_reasons_follow_the_update_rules():
     ])
     assert reason["IU2"].startswith("effective: unaware → struggling")
     # the rule reads the pre-turn ceiling: IU2 was unaware before this turn
-    assert reason["IU3"].startswith("prerequisite-blocked: ceiling struggling — IU2 is unaware")
+    assert reason["IU3"].startswith("prereq-blocked: ceiling struggling — IU2 is unaware")
     assert reason["IU4"].startswith("under-absorbed: the turn was not overloaded")
     assert "only taught shallowly" in reason["IU4"]
     assert reason["IU5"].startswith("redundant: it was already known well")

@@ -60,7 +60,7 @@ def test_redundant_effective_blocked_and_not_mentioned():
     assert w["IU1"].mode is FailureMode.REDUNDANT and w["IU1"].why.startswith("redundant: ")
     assert w["IU2"].mode is FailureMode.EFFECTIVE and w["IU2"].why == "effective: unaware → struggling"
     assert w["IU3"].mode is FailureMode.PREREQ_BLOCKED
-    assert w["IU3"].why == "prerequisite-blocked: ceiling struggling — IU2 is unaware"
+    assert w["IU3"].why == "prereq-blocked: ceiling struggling — IU2 is unaware"
     assert w["IU4"].mode is None and w["IU4"].why == "not mentioned this turn; stays unaware"
     assert (w["IU3"].before, w["IU3"].after, w["IU3"].mode_name) == (S, S, "PREREQ-BLOCKED")
 
@@ -99,7 +99,7 @@ def test_blocked_by_the_rule_even_when_the_live_ceiling_rose_and_the_overload_he
     assert iu2.ceiling == P and iu2.proposed == P and iu2.post == S  # … but the dropoff holds IU2
     assert w["IU2"].mode is FailureMode.PREREQ_BLOCKED
     assert w["IU2"].why.startswith(
-        "prerequisite-blocked: ceiling struggling — IU1 is only struggling, so it counts as blocked "
+        "prereq-blocked: ceiling struggling — IU1 is only struggling, so it counts as blocked "
         "(the ceiling before the turn decides); its prerequisites rose during the turn; it stayed struggling"
     )
     assert "dropoff kept" not in w["IU2"].why  # issue 24 item 8: the reason is the mode's, not the load's
@@ -132,7 +132,7 @@ def test_a_prerequisite_that_is_not_a_node_is_named():
         "edges": [{"from": "IU0", "to": "IU1"}],
     })
     _, w = play(g, {"IU1": (S, None)}, [IUSignal.make("IU1", "well_explained")])
-    assert w["IU1"].why == "prerequisite-blocked: ceiling struggling — IU0 is not an IU of this graph (read as unaware)"
+    assert w["IU1"].why == "prereq-blocked: ceiling struggling — IU0 is not an IU of this graph (read as unaware)"
 
 
 def test_effective_under_overload_counts_the_carry():

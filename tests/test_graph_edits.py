@@ -173,9 +173,9 @@ def test_an_edge_reason_over_the_limit_is_a_graph_error(lava):
     "node_delta,edge_delta,expected",
     [
         ({"edited_rows": {0: {"description": "d" * (MAX_IU_TEXT + 1)}}}, None,
-         "IU IU1: description is 20,001 characters; at most 20,000 are allowed"),
+         "IU1: description is 20,001 characters; at most 20,000 are allowed"),
         ({"edited_rows": {0: {"id": "IU\u200b9"}}}, None,
-         "IU IU1: id contains the invisible character U+200B (ZERO WIDTH SPACE)"),
+         "IU1: id contains the invisible character U+200B (ZERO WIDTH SPACE)"),
         ({"added_rows": [{"id": "IU50", "concept": "c" * (MAX_IU_NAME + 1), "abstraction_level": 0.3,
                           "description": "x"}]}, None,
          "new IU row 1: concept is 1,001 characters; at most 1,000 are allowed"),

@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "1bd579a249d324fceeeb36d413250bedadf1585e149bda72f1f6d38c8bfc8fd4"
+EXPECTED = "2adbcdd38ab882818100f6efc21eefcdab89f7791cfcfee65bfec8822ae12aeb"
 
 
 def test_the_offline_matrix_plays_exactly_as_recorded():

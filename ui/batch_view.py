@@ -62,7 +62,8 @@ def launches_dir(db: Path) -> Path:
 
 
 def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str], user: str, extractor: str,
-               seeds: int, max_turns: int | None, concurrency: int, tag: str) -> list[str]:
+               seeds: int, max_turns: int | None, concurrency: int, tag: str,
+               graph_version: int | None = None) -> list[str]:
     """The ``batch`` arguments the form describes (the page runs exactly these)."""
     if not questions or not levels or not assistants:
         raise ConfigError("choose at least one question, one level and one assistant")
@@ -73,17 +74,20 @@ def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str]
         argv += ["--concurrency", str(int(concurrency))]
     if max_turns:
         argv += ["--max-turns", str(int(max_turns))]
+    if graph_version:  # None: each question's newest (the command says which in its first lines)
+        argv += ["--graph-version", str(int(graph_version))]
     return argv + ["--tag", check_tag(tag.strip(), what="Tag")] if tag.strip() else argv
 
 
 def _spec_args(argv: list[str]) -> dict[str, Any]:
     """The keyword arguments of :func:`knowsim_core.batch.plan.plan` that ``batch argv`` names."""
     flags = {"--questions": "questions", "--levels": "levels", "--assistants": "assistants", "--user": "user",
-             "--extractor": "extractor", "--seeds": "seeds", "--max-turns": "max_turns"}
+             "--extractor": "extractor", "--seeds": "seeds", "--max-turns": "max_turns",
+             "--graph-version": "graph_version"}
     out: dict[str, Any] = {}
     for flag, value in zip(argv[1::2], argv[2::2]):
         if flag in flags:
-            out[flags[flag]] = int(value) if flag in ("--seeds", "--max-turns") else value
+            out[flags[flag]] = int(value) if flag in ("--seeds", "--max-turns", "--graph-version") else value
     return out
 
 
@@ -218,7 +222,12 @@ def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
     done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
     if not counts["cells"]:
         return 0.0, "Starting the batch: planning its conversations…" if live else "No conversation was planned."
-    return done / counts["cells"], f"{done} / {counts['cells']} conversations done"
+    # "done" counts what has ended; say how, or "2 / 360 done" read as two finished runs beside a
+    # summary saying "0 done, 2 interrupted" (issue 34)
+    ended = [f"{counts[s]} {s}" for s in ("finished", "failed", "interrupted")
+             if counts[s] and not (s == "interrupted" and live)]
+    how = f" ({', '.join(ended)})" if ended and ended != [f"{done} finished"] else ""
+    return done / counts["cells"], f"{done} / {counts['cells']} conversations done{how}"
 
 
 def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:

@@ -28,6 +28,13 @@ _MARKUP = re.compile(r"<\s*/?\s*[a-zA-Z!][^>]*>|javascript:|on[a-z]+\s*=", re.IG
 
 
 # ---------------------------------------------------------------------- tables
+
+def iu_where(iu_id: Any) -> str:
+    """How a message names an IU: ``IU3`` as it is, a bare ``3`` or ``lava`` as ``IU 3`` / ``IU lava``
+    (``f"IU {id}"`` read "IU IU3" for the usual ids, issue 34)."""
+    text = str(iu_id)
+    return text if text.upper().startswith("IU") else f"IU {text}"
+
 def node_rows(graph: IUGraph) -> list[dict[str, Any]]:
     return [
         {"id": n.id, "concept": n.concept, "abstraction_level": n.abstraction_level, "description": n.description}
@@ -92,7 +99,7 @@ def apply_edits(
         new_id = _text(new["id"])
         if new_id != row["id"]:
             renames[row["id"]] = new_id
-        nodes.append(_node(new, f"IU {row['id']}", problems))
+        nodes.append(_node(new, iu_where(row["id"]), problems))
     for j, row in enumerate(added):
         if any(_text(row.get(c)) for c in NODE_COLUMNS):
             missing = [c for c in TEXT_NODE_FIELDS if not _text(row.get(c))]
@@ -138,7 +145,7 @@ def apply_edits(
                 problems.append(f"edge {e.from_} → {e.to}: {end} is not an IU of this graph")
     for old, new in renames.items():
         if not new:
-            problems.append(f"IU {old}: the id cannot be empty")
+            problems.append(f"{iu_where(old)}: the id cannot be empty")
     if unbuilt:  # a refused edge row, as a refused IU row above
         return EditResult(graph=None, problems=tuple(dict.fromkeys(problems)), renames=renames)
     # built from plain data, never copied from ``base``: the candidate gets its own index, so the

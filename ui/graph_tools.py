@@ -18,7 +18,7 @@ from knowsim_core.engine.graph import IUGraph, IUNode, checked
 from knowsim_core.engine.graph_diff import diff_graphs
 from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
 from ui.graph_editor import (
-    EDGE_COLUMNS, NODE_COLUMNS, EditResult, apply_edits, diff_html, edge_rows, endpoint_options, judge, node_rows,
+    EDGE_COLUMNS, NODE_COLUMNS, EditResult, apply_edits, diff_html, edge_rows, endpoint_options, iu_where, judge, node_rows,
     parse_graph_file, preview,
 )
 from ui.graph_view import render_graph
@@ -84,7 +84,7 @@ def render_node_panel(store, version, result: EditResult, picked: str | None) ->
     if not go:
         return
     try:  # checked(): a description over the length limit is one line, not a traceback
-        edited = draft_graph.with_node(checked(IUNode, f"IU {picked}", id=picked, concept=concept.strip(),
+        edited = draft_graph.with_node(checked(IUNode, iu_where(picked), id=picked, concept=concept.strip(),
                                                abstraction_level=level, description=description.strip()))
     except GraphError as exc:
         st.error(f"Not saved: {exc}")
@@ -140,11 +140,11 @@ def render_editor(store, version, result: EditResult | None = None) -> IUGraph:
     result = apply_edits(base, st.session_state.get(nkey), st.session_state.get(ekey)) if result is None else result
     verdict = judge(result, base)
     for msg in verdict.blockers:
-        st.error(msg, icon="⛔")
+        st.error(msg, icon=":material/block:")
     for msg in verdict.inherited:
-        st.warning(msg, icon="♻️")
+        st.warning(msg, icon=":material/recycling:")
     for msg in verdict.warnings:
-        st.warning(msg, icon="⚠️")
+        st.warning(msg, icon=":material/warning:")
     for msg in result.notes:  # e.g. the edges that went with a deleted IU
         st.info(msg, icon=":material/link_off:")
     candidate = result.graph or base

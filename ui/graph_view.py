@@ -84,6 +84,7 @@ def graph_data(
     marked_edges: Collection[tuple[str, str]] = (),
     compact: bool = False,
     modes: Mapping[str, FailureMode] | None = None,
+    min_label_px: int = 0,
 ) -> dict:
     """The exact payload sent to the browser (exposed for tests and the benchmark).
 
@@ -114,7 +115,7 @@ def graph_data(
         "nodes": nodes,
         "marked": [list(e) for e in marked],
         "compact": compact,
-        "minScale": MIN_LABEL_PX / LABEL_FONT_PX if compact else 0,
+        "minScale": (MIN_LABEL_PX if compact else min_label_px) / LABEL_FONT_PX,
         "edges": edges,
         "states": st_list,
         "modes": mode_list,
@@ -154,6 +155,7 @@ def render_graph(
     marked_edges: Collection[tuple[str, str]] = (),
     compact: bool = False,
     modes: Mapping[str, FailureMode] | None = None,
+    min_label_px: int = 0,
 ) -> str | None:
     """Draw ``graph`` and return the selected IU id (or None).
 
@@ -173,6 +175,9 @@ def render_graph(
             :data:`MIN_LABEL_PX` labels — it pans instead.
         modes: ``{IU id: FailureMode}`` for the IUs explained this turn, drawn as a lettered badge
             in the failure palette at each node's corner (named in :func:`legend_html`).
+        min_label_px: the view never zooms out below labels of this size (0: fit the whole graph,
+            whatever the size); the top rows stay in view and the rest pans. Simulate's player
+            graph passes :data:`MIN_LABEL_PX`: fitted into its 310 px, a 16-IU graph drew ~7 px labels.
 
     Returns:
         The id of the IU the user clicked last, if it is still in the graph.
@@ -183,6 +188,7 @@ def render_graph(
     data = graph_data(
         graph, states=states, changed=changed, selected=current, key=key, height=height, selectable=selectable,
         descriptions=descriptions, marked_edges=marked_edges, compact=compact, modes=modes,
+        min_label_px=min_label_px,
     )
     _component()(data=data, key=key, default={"selected": None}, on_selected_change=lambda: None)
     return current

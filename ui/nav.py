@@ -26,3 +26,12 @@ def open_in_simulate(run_id: str, turn: int) -> None:
     except st.errors.StreamlitAPIException:
         st.info(f"Open run {run_id} at turn {turn} on the Simulate page (it is not registered in this view).")
 
+
+
+def simulate_on_version(question_id: str, version: int) -> None:
+    """Switch to Simulate's setup with ``question_id`` and its graph version number ``version`` chosen."""
+    try:
+        st.switch_page(SIMULATE_PAGE, query_params={"question": question_id, "version": str(int(version))})
+    except st.errors.StreamlitAPIException:
+        st.info(f"Set up a run of {question_id} on graph v{version} on the Simulate page "
+                "(it is not registered in this view).")

@@ -52,6 +52,15 @@ def paper_check_tab(db) -> None:
                 "on its questions, or switch off “Only the paper's questions”." if paper_only
                 else "No finished runs yet.")
         return
+    if not paper_only:  # all questions: say what is pooled, as Across runs does (issue 34)
+        _, forks, typed = db.population_mix(status="finished", batch_tag=batch)
+        several = db.mixed_graph_versions(status="finished", batch_tag=batch)
+        pooled = [f"{n} {what if n != 1 else one}" for n, what, one in (
+            (forks, "forks of other runs", "fork of another run"), (typed, "runs with a typed side", "run with a typed side"))
+                  if n] + [f"graph versions {', '.join(f'v{v}' for v in vs)} of {q}" for q, vs in several.items()]
+        if pooled:
+            st.warning("These figures pool " + "; ".join(pooled[:4]) + ("; …" if len(pooled) > 4 else "")
+                       + ". Narrow them on the Across runs tab's filters.", icon=":material/merge_type:")
     series = db.overload_series([f.run_id for f in facts])
     outcomes = [outcome_from_facts(f, series.get(f.run_id, [])) for f in facts]
     st.caption(f"{len(outcomes)} finished runs")

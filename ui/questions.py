@@ -35,3 +35,21 @@ def by_kind(questions: list[Any]) -> dict[str, list[str]]:
     for q in sorted(questions, key=lambda q: (kind_rank(q.kind), q.id)):
         out.setdefault(q.kind, []).append(q.id)
     return {k: out[k] for k in sorted(out, key=kind_rank)}
+
+
+def reading_heading(question: Any, row: Any, run: Any) -> str:
+    """The Simulate header of a recorded human conversation, in words: its title (the field and
+    concepts, never the person's first message), the person's level, the tutor, the rating and
+    the answer — e.g. ``Real conversation · Number Theory: Perfect Square · novice learner · tutor
+    gpt-4o · rated 7/10 · answer correct``. Before, the header read ``sa_math_25_f222c5ef_… —
+    Hello, are you functioning properly?`` (issue 34). Markdown-safe: every text is escaped."""
+    from ui.safe_text import inline_markdown
+
+    tutor = run.adapter.get("assistant", "?").partition("/")[2] or run.adapter.get("assistant", "?")
+    parts = [f"**{KIND_SHORT.get(question.kind, question.kind)}** · " + inline_markdown(question.title),
+             f"{run.level} learner", "tutor " + inline_markdown(tutor)]
+    rating = getattr(row, "rating", None)
+    parts.append(f"rated {rating:g}/10" if rating is not None else "not rated")
+    answer = getattr(row, "correctness", None)
+    parts.append("answer " + inline_markdown(str(answer)) if answer else "answer not judged")
+    return " · ".join(parts)

@@ -361,7 +361,19 @@ def confirm_delete(store, run_ids: list[str]) -> None:
 
 
 def resume(store, run_id: str) -> None:
-    """Continue an interrupted or failed run to its end with the adapters it was started with."""
+    """Continue an interrupted or failed run to its end with the adapters it was started with.
+
+    A run with a typed side cannot play to its end here: the next message is the researcher's. It
+    opens in Simulate at its last turn, where Send continues it. (Resuming it here claimed it as
+    ``running``, then stopped on the missing message: the run stayed ``running`` and left the
+    "failed / interrupted" filter, issue 34.)"""
+    from knowsim_core.agents import registry
+    from ui.nav import open_in_simulate
+
+    row = store.get_run_row(run_id)
+    if any(registry.spec_of(agent).human for agent in (row.assistant, row.user)):
+        open_in_simulate(run_id, row.turns)
+        return
     try:
         live = resume_run(store, run_id, lease_seconds=LEASE_SECONDS)  # held like any run the app plays
         bar = st.progress(0.0, text="resuming…")

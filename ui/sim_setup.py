@@ -55,8 +55,12 @@ def render_setup(store) -> None:
     if not versions:
         st.warning("This question has no IU graph yet; open it in the Graph editor to add or extract one.")
         return
+    newest_first = versions[::-1]
+    numbers = [v.version for v in newest_first]
+    asked = st.query_params.get("version")  # the Graph editor's "Simulate on vN"
     gv = c2.selectbox(
-        "Graph version", versions[::-1], key=f"setup_graph_{qid}",
+        "Graph version", newest_first, key=f"setup_graph_{qid}",
+        index=numbers.index(int(asked)) if qid == wanted and asked and asked.isdigit() and int(asked) in numbers else 0,
         format_func=lambda v: f"v{v.version} ({v.author}{', ' + v.note[:30] if v.note else ''})",
     )
     c1, c2, c3, c4 = st.columns(4)

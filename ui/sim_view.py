@@ -24,7 +24,7 @@ from knowsim_core.evaluation.explain import explain_turn
 
 from ui import state
 from ui.gauge import gauge_top, render_gauge, render_load_chart
-from ui.graph_view import render_graph, render_legend
+from ui.graph_view import MIN_LABEL_PX, render_graph, render_legend
 from ui.player import Player
 from ui.safe_text import inline_markdown
 from ui.theme import GLOSSARY, glossary_help
@@ -37,12 +37,29 @@ TYPED_KEY = "sim_typed"
 # one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
 GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 310, 400
 COMPACT_CHART_HEIGHT = 150
-MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 240, 270
+MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 210, 270
+# while the researcher types the next message the compose box takes the right column's top: the
+# messages and the why panel shrink so the three still end above 900 px (issue 34)
+TYPED_MESSAGES_HEIGHT, TYPED_IU_PANEL_HEIGHT = 110, 110
+
+
+PLAYER_FRAGMENT, PLAY_FRAGMENT = "sim_player", "sim_play_controls"
+
+
+def _redraw_both() -> None:
+    """Rerun the ticking fragment *and* Play/Pause's after a move made in the ticking one.
+
+    Play's enabled state depends on the turn (nothing to play at the last turn of a finished run).
+    A click in the ticking fragment reran only that fragment, so Play kept the state it was drawn
+    with: disabled after Start had rewound a run Play had finished, enabled but inert after Step
+    had reached the last turn (issue 34). A keyed rerun redraws the two fragments, not the page."""
+    st.rerun([PLAYER_FRAGMENT, PLAY_FRAGMENT])
 
 
 def _forward(p: Player) -> None:
     p.forward()
     state.playback().mark()
+    _redraw_both()
 
 
 def _pause() -> None:
@@ -52,6 +69,7 @@ def _pause() -> None:
     if pb.playing:
         pb.playing = False
         st.rerun(scope="app")
+    _redraw_both()
 
 
 def _back(p: Player) -> None:
@@ -85,7 +103,7 @@ def _scrub(p: Player, key: str, drawn: int) -> None:
     _pause()
 
 
-@st.fragment
+@st.fragment(key=PLAY_FRAGMENT)
 def _play_controls(p: Player) -> None:
     """Play/Pause (space) and the speed: any change restarts the page so the timer is re-read."""
     pb = state.playback()
@@ -155,10 +173,21 @@ def side_label(p: Player, index: int) -> str:
     return side
 
 
-def _header(run: RunRecord, status: str = "", label: str = "") -> None:
+def graph_version_label(p: Player, rid: str) -> str:
+    """"graph v3" — which version of its question's graph the run is on (two versions are two graphs;
+    the header never said which one, issue 34); "" for a run stored without one."""
+    try:
+        vid = p.store.get_run_row(rid).graph_version_id
+    except KnowSimError:
+        return ""
+    number = p.store.graph_version_numbers([vid]).get(vid) if vid is not None else None
+    return f"graph v{number}" if number is not None else ""
+
+
+def _header(run: RunRecord, status: str = "", label: str = "", version: str = "") -> None:
     adapters = run.adapter
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
-            f"user {adapters.get('user', '?')} · τ = {run.tau}")
+            f"user {adapters.get('user', '?')} · τ = {run.tau}" + (f" · {version}" if version else ""))
     if label:
         line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(inline_markdown(f"{status} · {line}" if status else line), help=glossary_help("τ", "step"))
@@ -211,7 +240,7 @@ def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
     run, rec = p.runs[rid], p.record(rid)
     with st.container(border=True, height=height, key=key):
         if rec is None:  # the question is in the page's header (once); here only what comes next
-            st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+            st.caption(first_turn_hint(p, run))
             return
         # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
         # (and with it the page) to its bottom on every step
@@ -219,23 +248,35 @@ def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
         st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
         st.markdown(":material/school: **Assistant**")
         st.markdown(inline_markdown(rec.assistant_message))
-        turn_judgment(p, rid, rec, key="sim_judge_0")
+    # under the box, not inside it: inside, a long reply scrolled the turn's 👍/👎 out of sight (issue 34)
+    turn_judgment(p, rid, rec, key="sim_judge_0")
+
+
+def first_turn_hint(p: Player, run: RunRecord) -> str:
+    """What plays the first turn: Step, or — where Step is disabled because the first message is
+    the researcher's — the box to type it in ("Step forward" under a disabled Step, issue 34)."""
+    if p.can_forward:
+        return f"Starting level: {run.level}. Step forward to play the first turn."
+    if p.awaiting_input:
+        return f"Starting level: {run.level}. Type the first message and Send it to play the first turn."
+    return f"Starting level: {run.level}. This run has no turns and cannot play on."
 
 
 def _single(p: Player, rid: str) -> None:
     """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
     under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
-    _header(run, _status(p))
+    _header(run, _status(p), version=graph_version_label(p, rid))
     left, right = st.columns([11, 9], gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
-                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)))
+                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)),
+                                min_label_px=MIN_LABEL_PX)  # readable labels; a tall graph pans
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
     with right:
-        _compose(p, rid)
-        _messages(p, rid, height=MESSAGES_HEIGHT, key="sim_messages")
-        _iu_panel(p, 0, rid, selected, height=IU_PANEL_HEIGHT)
+        typing = _compose(p, rid)
+        _messages(p, rid, height=TYPED_MESSAGES_HEIGHT if typing else MESSAGES_HEIGHT, key="sim_messages")
+        _iu_panel(p, 0, rid, selected, height=TYPED_IU_PANEL_HEIGHT if typing else IU_PANEL_HEIGHT)
     if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
 
@@ -246,7 +287,7 @@ def _pair(p: Player) -> None:
     for i, (col, rid) in enumerate(zip(cols, p.run_ids)):
         run = p.runs[rid]
         with col:
-            _header(run, label=side_label(p, i))
+            _header(run, label=side_label(p, i), version=graph_version_label(p, rid))
             _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
@@ -258,27 +299,28 @@ def _pair(p: Player) -> None:
             _gauges(p, i, rid)
 
 
-def _compose(p: Player, rid: str, index: int = 0) -> None:
-    """The researcher's box for the next typed message (only at the newest turn of a typed run)."""
+def _compose(p: Player, rid: str, index: int = 0) -> bool:
+    """The researcher's box for the next typed message (only at the newest turn of a typed run);
+    True when it is drawn."""
     role = p.human_role(rid)
     if role is None or p.finished(rid) or p.turn < len(p.runs[rid].turns):
-        return
+        return False
     suffix = f"_{index}" if index else ""  # the first (or only) run keeps the plain keys
     with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
-                st.markdown("**The learner says:**")
-                st.markdown(inline_markdown(p.preview_user(rid)))
+                st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
                 st.error(f"The simulated learner could not write its message: {exc}")
-                return
+                return True
         label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
-        st.text_area(label, key=TYPED_KEY + suffix, height=110,
+        st.text_area(label, key=TYPED_KEY + suffix, height=80,
                      placeholder="It goes through the same extractor and rules as an agent's message.")
         attempt = role == "user" and st.checkbox("This message attempts an answer", key=f"sim_typed_attempt{suffix}")
         # never disabled: the box's text reaches the server when it loses focus, i.e. on this very click
         st.button("Send", key=f"sim_send{suffix}", icon=":material/send:", type="primary",
                   help="Play the next turn with this message", on_click=_send, args=(p, rid, suffix, bool(attempt)))
+    return True
 
 
 def _send(p: Player, rid: str, suffix: str, attempt: bool) -> None:
@@ -327,8 +369,21 @@ def _compare(p: Player) -> None:
                         key="sim_compare_" + "_".join(p.run_ids), on_change="rerun")
     if panel.open:
         with panel:
-            a, b = (p.runs[r] for r in p.run_ids)
+            a, b = (at_turn(p.runs[r], p.turn) for r in p.run_ids)
+            stored = [len(p.runs[r].turns) for r in p.run_ids]
+            if max(stored) > p.turn:
+                st.caption(f"Both runs as they stood after turn {p.turn}: A has {stored[0]} turn(s) stored, B "
+                           f"{stored[1]}; step on to compare later turns (a run that ended earlier stays at its end).")
             render_compare(a, b, key="sim_cmp", turn=p.turn)
+
+
+def at_turn(run: RunRecord, turn: int) -> RunRecord:
+    """``run`` as it stood after ``turn`` (its stop only once its last turn is reached): Compare's
+    KG, DC and CO of two runs at one turn. Right after a fork, A (15 turns) against B (3) read
+    "B − A KG −8" — a difference of length, not of the reply (issue 34)."""
+    if turn >= len(run.turns):
+        return run
+    return run.with_turns(run.turns[: max(0, turn)])
 
 
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
@@ -345,7 +400,7 @@ def render_player(p: Player) -> None:
     if any(not live.done for live in p.live.values()):
         _hold_leases(p)
 
-    @st.fragment(run_every=pb.speed if pb.playing else None)
+    @st.fragment(run_every=pb.speed if pb.playing else None, key=PLAYER_FRAGMENT)
     def player_fragment() -> None:
         if pb.due():
             moved = p.forward()
@@ -369,7 +424,7 @@ def render_player(p: Player) -> None:
                 rec = p.record(rid)
                 if rec is None:
                     if len(p.run_ids) > 1:  # a single run says it in its message box, above
-                        st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
+                        st.caption(first_turn_hint(p, run))
                 else:
                     # a single run shows the messages above, beside its graph (with the turn's judgments)
                     render_turn_card(run, rec, key=f"sim_card_{i}", messages=len(p.run_ids) > 1)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from knowsim_core.engine.ports import AssistantContext, AssistantTurn
 from knowsim_core.engine.config import preset
 from knowsim_core.engine.state import IUState
-from knowsim_core.agents.offline_reading import Belief, Writer, next_units, own_coverage, read_user
+from knowsim_core.agents.offline_reading import Belief, Writer, lower_first, next_units, own_coverage, read_user
 from knowsim_core.agents.tutor_shapes import ReplyShape, draw_shape
 
 COMPREHENSIVE_MAX_SENTENCES = 10
@@ -169,7 +169,7 @@ class AdaptiveAssistant(_Scripted):
         iu = units[0]
         if belief.level == "intermediate":
             shown = belief.latest_shown[0] if belief.latest_shown else None
-            confirm = (w.pick(("You're right about ", "Good, you have ", "Yes, that's correct for ")) + w.concept(shown).lower() + "."
+            confirm = (w.pick(("You're right about ", "Good, you have ", "Yes, that's correct for ")) + lower_first(w.concept(shown)) + "."
                        if shown else w.pick(("You're on the right track.", "Good thinking.")))
             order = graph.index.topo_order
             ahead = [v for v in order[order.index(iu) + 1:] if not belief.known(v)]

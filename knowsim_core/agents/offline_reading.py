@@ -321,8 +321,14 @@ def _names(concepts: list[str]) -> str:
     return low[0] if len(low) == 1 else ", ".join(low[:-1]) + " and " + low[-1]
 
 
-def _lc(text: str) -> str:
-    """Lower-case the first letter unless it starts an acronym or a symbol."""
-    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+def lower_first(text: str) -> str:
+    """Lower-case the first letter for running text, unless the first word is a name that keeps its
+    case: an acronym or symbol ("DNA", "R0"), or a word with a digit or a capital inside ("Cas9",
+    "CRISPR-Cas9", "mRNA") — the tutors wrote "dna", "cas9" (issue 34)."""
+    word = text.split(" ", 1)[0]
+    if len(word) > 1 and word[0].isupper() and not any(c.isupper() or c.isdigit() for c in word[1:]):
         return text[0].lower() + text[1:]
     return text
+
+
+_lc = lower_first

@@ -68,6 +68,7 @@ class Cell:
     preset: str
     seed: int
     max_turns: int | None
+    graph_version_id: int | None = None  # fixed when the batch was planned (None: the newest at start)
 
     @property
     def key(self) -> tuple[str, str, str, str, str, str, int]:
@@ -78,7 +79,7 @@ class Cell:
         """The keyword arguments of :func:`knowsim_core.services.runner.start_run` for this cell."""
         return {"question_id": self.question_id, "level": self.level, "assistant_id": self.assistant_id,
                 "user_id": self.user_id, "extractor_id": self.extractor_id, "seed": self.seed,
-                "preset": self.preset, "max_turns": self.max_turns}
+                "preset": self.preset, "max_turns": self.max_turns, "graph_version_id": self.graph_version_id}
 
 
 def row_key(row: Any) -> tuple[str, str, str, str, str, str, int]:
@@ -98,10 +99,15 @@ class BatchSpec:
     extractor: str
     preset: str
     max_turns: int | None = None
+    # the graph version (row id) of each question, in the order of ``questions``, fixed when the batch
+    # is planned: a resume plays on the same graphs even after a new version is saved. Empty in
+    # batches stored before versions were chosen (each question's newest then).
+    graph_version_ids: tuple[int, ...] = ()
 
     def cells(self) -> list[Cell]:
+        versions = dict(zip(self.questions, self.graph_version_ids))
         product = itertools.product(self.questions, self.levels, self.assistants, range(1, self.seeds + 1))
-        return [Cell(i, q, lv, a, self.user, self.extractor, self.preset, s, self.max_turns)
+        return [Cell(i, q, lv, a, self.user, self.extractor, self.preset, s, self.max_turns, versions.get(q))
                 for i, (q, lv, a, s) in enumerate(product)]
 
     @property
@@ -119,7 +125,8 @@ class BatchSpec:
     @classmethod
     def from_data(cls, d: dict[str, Any]) -> "BatchSpec":
         return cls(tuple(d["questions"]), tuple(d["levels"]), tuple(d["assistants"]), int(d["seeds"]),
-                   d["user"], d["extractor"], d["preset"], d.get("max_turns"))
+                   d["user"], d["extractor"], d["preset"], d.get("max_turns"),
+                   tuple(int(v) for v in d.get("graph_version_ids") or ()))
 
 
 def model_name(agent_id: str) -> str:
@@ -248,10 +255,12 @@ def _canonical_assistant(agent_id: str) -> str:
 def plan(
     store: Store, *, questions: str | None, levels: str = "all", assistants: str = "offline", seeds: int = 1,
     user: str = DEFAULT_USER, extractor: str = DEFAULT_EXTRACTOR, preset: str = DEFAULT_PRESET,
-    max_turns: int | None = None,
+    max_turns: int | None = None, graph_version: int | None = None,
 ) -> BatchSpec:
     """The batch's matrix from the command's own spellings (``all`` / ``offline`` / comma lists);
-    checks every id before anything runs. The command line and the Batch page both call this."""
+    checks every id before anything runs. The command line and the Batch page both call this.
+    ``graph_version``: the version number every question is played on (each must have it); None:
+    each question's newest. Either way the versions are fixed in the spec."""
     if seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
     if max_turns is not None and not 1 <= max_turns <= 1000:
@@ -261,7 +270,9 @@ def plan(
     if questions == "all":
         if not store.list_questions():
             store.seed_samples()
-        questions = [q.id for q in store.list_questions() if q.n_graph_versions]
+        # what the README's `--questions all` means: every question to simulate on (samples, the
+        # paper's, yours); an imported real conversation's question is read, not replayed, unless named
+        questions = [q.id for q in store.list_questions() if q.n_graph_versions and q.kind != "real"]
     else:
         questions = _split(questions)
         for q in questions:
@@ -271,7 +282,9 @@ def plan(
     if bad:
         raise ConfigError(f"unknown level {bad[0]!r}; expected all or some of {', '.join(LEVELS)}")
     if assistants == "offline":
-        assistants = [e.id for e in registry.available("assistant") if e.spec.offline]
+        # the scripted strategies; the oracle reads the hidden state (an upper bound): only when named
+        assistants = [e.id for e in registry.available("assistant")
+                      if e.spec.offline and not getattr(e.factory, "reads_state", False)]
     else:
         assistants = _split(assistants)
     for kind, ids in (("assistant", assistants), ("user", [user]), ("extractor", [extractor])):
@@ -289,4 +302,23 @@ def plan(
         raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
     # two spellings of one assistant (compat/m and compat/m:<its default strategy>) are one
     canonical = tuple(dict.fromkeys(_canonical_assistant(a) for a in assistants))
-    return BatchSpec(tuple(questions), tuple(levels), canonical, seeds, user, extractor, preset, max_turns)
+    return BatchSpec(tuple(questions), tuple(levels), canonical, seeds, user, extractor, preset, max_turns,
+                     _versions(store, questions, graph_version))
+
+
+def _versions(store: Store, questions: list[str], number: int | None) -> tuple[int, ...]:
+    """The graph version id each question plays on: version ``number``, else its newest."""
+    out, missing = [], []
+    for q in questions:
+        versions = store.graph_versions(q)
+        pick = next((v for v in versions if v.version == number), None) if number is not None else (
+            versions[-1] if versions else None)
+        if pick is None:
+            missing.append(q)
+        else:
+            out.append(pick.id)
+    if missing:
+        what = f"graph version {number}" if number is not None else "IU graph"
+        raise ConfigError(f"{len(missing)} question(s) have no {what}: {', '.join(missing[:5])}"
+                          + ("" if number is None else "; choose another --graph-version or leave it out (newest)"))
+    return tuple(out)

@@ -52,10 +52,14 @@ EXIT_INTERRUPTED = 130
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--questions", metavar="all|ID,…", help="question ids, or all stored questions")
+    p.add_argument("--questions", metavar="all|ID,…",
+                   help="question ids, or all: every stored sample, paper and own question (real conversations only by id)")
     p.add_argument("--levels", default="all", metavar="all|L,…", help=f"levels ({', '.join(LEVELS)}) or all")
     p.add_argument("--assistants", default="offline", metavar="offline|ID,…",
-                   help="assistant ids, or every offline assistant")
+                   help="assistant ids, or offline: the four scripted strategies (offline/oracle only by id)")
+    p.add_argument("--graph-version", type=int_in(1, 1_000_000), metavar="N",
+                   help="play every question on version N of its graph (default: each question's newest); "
+                        "the versions are fixed when the batch starts")
     p.add_argument("--seeds", type=int_in(None, 100_000), default=1, metavar="N", help="seeds 1..N per cell (default 1)")
     p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator (default {DEFAULT_USER})")
     p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
@@ -108,6 +112,24 @@ def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str
     todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
     return (todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells),
             set(holders.values()))
+
+
+def _mix(store: Store, spec: BatchSpec) -> str:
+    """What the matrix holds, so ``all`` / ``offline`` can be read before anything runs:
+    "questions: 10 (10 sample) × levels: 3 (novice, …) × assistants: 4 (offline/simple, …) × seeds 1..3"."""
+    kinds: dict[str, int] = {}
+    known = {q.id: q.kind for q in store.list_questions()}
+    for q in spec.questions:
+        kinds[known.get(q, "?")] = kinds.get(known.get(q, "?"), 0) + 1
+    numbers = store.graph_version_numbers(list(spec.graph_version_ids))
+    counts: dict[int, int] = {}
+    for vid in spec.graph_version_ids:
+        counts[numbers.get(vid, 0)] = counts.get(numbers.get(vid, 0), 0) + 1
+    graphs = ", ".join(f"v{v} ×{n}" for v, n in sorted(counts.items())) or "each question's newest when it starts"
+    return (f"questions: {len(spec.questions)} ({', '.join(f'{n} {k}' for k, n in kinds.items())}) × "
+            f"levels: {len(spec.levels)} ({', '.join(spec.levels)}) × assistants: {len(spec.assistants)} "
+            f"({', '.join(spec.assistants)}) × seeds 1..{spec.seeds} · user {spec.user} · extractor {spec.extractor}"
+            f" · graph versions: {graphs}")
 
 
 def _check_modes(args: argparse.Namespace) -> None:
@@ -199,8 +221,9 @@ def _run(args: argparse.Namespace) -> int:
     store = Store(args.db)
     info = sys.stderr if args.json else sys.stdout
     if args.resume:
-        if args.questions is not None or args.tag:
-            raise ConfigError("--resume TAG continues the stored matrix of that batch; drop --questions / --tag")
+        if args.questions is not None or args.tag or args.graph_version is not None:
+            raise ConfigError("--resume TAG continues the stored matrix of that batch; drop --questions / --tag "
+                              "/ --graph-version")
         data = store.get_batch(args.resume)
         if data is None:
             raise StorageError(f"no batch tagged {args.resume!r} in {store.path}; `runs --batch TAG` lists a batch's runs")
@@ -208,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         spec = plan(store, questions=args.questions, levels=args.levels, assistants=args.assistants,
                     seeds=args.seeds, user=args.user, extractor=args.extractor, preset=args.preset,
-                    max_turns=args.max_turns)
+                    max_turns=args.max_turns, graph_version=args.graph_version)
         tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
         if store.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
@@ -222,7 +245,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else "")
           + (f", {busy} still being played by another process (left alone)" if busy else ""),
           file=sys.stdout if args.dry_run else info)
-    for line in est.lines():
+    for line in [_mix(store, spec), *est.lines()]:
         print(line, file=sys.stdout if args.dry_run else info)
     if args.max_cost is not None and est.unpriced:
         print(f"note: --max-cost cannot limit {', '.join(est.unpriced)} (not in the price table; add it with "

@@ -48,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"run {data['run']} has no turns yet")
     for t in data["turns"]:
         print(f"\nturn {t['turn']}")
-        print(f"{'IU':<8} {'mode':<16} {'before → after':<34} why")
-        for iu in t["ius"]:
-            moved = f"{iu['before']} → {iu['after']}"
-            print(f"{iu['id']:<8} {iu['mode'] or '–':<16} {moved:<34} {iu['why']}")
+        # columns as wide as this turn's longest entry: an id like "Factorial" or a long state pair
+        # pushed the rest of its row out of line with fixed widths
+        rows = [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"]) for iu in t["ius"]]
+        w = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(("IU", "mode", "before → after"))]
+        print(f"{'IU':<{w[0]}}  {'mode':<{w[1]}}  {'before → after':<{w[2]}}  why")
+        for r in rows:
+            print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}")
     return 0

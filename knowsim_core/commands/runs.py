@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict, replace
 from typing import Callable
 
@@ -77,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
     rows = store.list_runs(**filters, limit=args.limit)
     rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:
-        print(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=2))
+        # graph_version_id is the version's row id; graph_version is the number --graph-version takes
+        numbers = store.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
+        print(json.dumps([{**asdict(r), "graph_version": numbers.get(r.graph_version_id)} for r in rows],
+                         ensure_ascii=False, indent=2))
+        _say_more(store, filters, len(rows), file=sys.stderr)  # stdout stays one JSON list
         return 0
     if not rows:
         print(f"no runs in {store.path}")
@@ -91,7 +96,12 @@ def run(args: argparse.Namespace) -> int:
             f"{r.id:<12}  {r.status:<11}  {r.turns:>5}  {r.level:<12}  {r.assistant:<{aw}}  {_fmt(r.kg, '.0f'):>4}  "
             f"{_fmt(r.dc, '.3f'):>6}  {_fmt(r.co, '.3f'):>6}  {q}"
         )
-    total = store.count_runs(**filters)
-    if total > len(rows):
-        print(f"… {total - len(rows)} more (use --limit)")
+    _say_more(store, filters, len(rows))
     return 0
+
+
+def _say_more(store: Store, filters: dict, shown: int, *, file=None) -> None:
+    """"… N more (use --limit)" when the page holds fewer runs than match (text and --json alike)."""
+    total = store.count_runs(**filters)
+    if total > shown:
+        print(f"… {total - shown} more (use --limit)", file=file)

@@ -3,7 +3,7 @@
 The mode comes from :func:`knowsim_core.engine.failures.classify_one` (the rule of spec §7) and the
 plain-words reason is built from the *same* turn-record fields the rule reads (pre state,
 pre-turn ceiling, post state, overload), so the two cannot disagree: a why names its mode first
-("prerequisite-blocked: …") and then the reasons, in the order the update applies them (§4.6–§4.10).
+("prereq-blocked: …") and then the reasons, in the order the update applies them (§4.6–§4.10).
 Other facts of the turn that did not decide the mode are added after a semicolon ("the turn was
 also overloaded (η 0.79)"). IUs with no mode (not mentioned this turn) get a reason too.
 
@@ -24,13 +24,10 @@ from knowsim_core.engine.rules import NodeTurn
 from knowsim_core.engine.signals import TeachingQuality
 from knowsim_core.engine.state import IUState
 
-MODE_WORDS: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "redundant",
-    FailureMode.PREREQ_BLOCKED: "prerequisite-blocked",
-    FailureMode.EFFECTIVE: "effective",
-    FailureMode.OVERLOAD_WASTED: "overload-wasted",
-    FailureMode.UNDER_ABSORBED: "under-absorbed",
-}
+# the mode's one spelling (FailureMode.title, as the badges' legend, the charts and the CLI print
+# it), in lower case at the head of a reason ("prerequisite-blocked" here beside "PREREQ-BLOCKED"
+# there read as two modes, issue 34)
+MODE_WORDS: dict[FailureMode, str] = {m: m.title.lower() for m in FailureMode}
 # What each mode means in general (a chart's hover); a turn's own reason comes from :func:`why_of`.
 MODE_MEANING: dict[FailureMode, str] = {
     FailureMode.REDUNDANT: "already known well before this turn",

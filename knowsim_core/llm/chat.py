@@ -121,7 +121,7 @@ class ChatModel:
         check_base_url(self.base_url, ref.id)  # a malformed URL is one line now, not a traceback mid-run
         if ref.provider != "compat" and not self.settings.api_key(ref.provider):
             var = f"{ref.provider.upper()}_API_KEY"
-            raise ConfigError(f"{ref.id}: no API key; set {var} or type the key in the sidebar")
+            raise ConfigError(f"{ref.id}: no API key; set {var} (in the app, the sidebar takes a key too)")
 
     @property
     def id(self) -> str:

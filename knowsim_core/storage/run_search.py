@@ -342,6 +342,23 @@ class RunSearch:
                 f"COALESCE(SUM({_TYPED_SQL}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
+    def mixed_versions(self, *, status: str = "finished", **filters: Any) -> dict[str, list[int]]:
+        """``{question id: its graph version numbers}`` for the questions whose runs in the
+        :meth:`facts` population (same filters) span more than one version of their graph — what
+        pooling mixes. Runs of different questions on v1 and v3 are each on their question's one
+        graph: nothing to warn about (a population-wide list of versions did, issue 34)."""
+        if status not in STATUS_CHOICES:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        where, args = self._facts_where(status=status, **filters)
+        with self._conn.db() as db:
+            rows = db.execute(
+                "SELECT DISTINCT r.question_id, g.version FROM runs r JOIN graph_versions g ON g.id = r.graph_version_id"
+                f"{where} ORDER BY r.question_id, g.version", args).fetchall()
+        out: dict[str, list[int]] = {}
+        for qid, version in rows:
+            out.setdefault(qid, []).append(version)
+        return {q: v for q, v in out.items() if len(v) > 1}
+
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         """(assistant, user, extractor, turns, tokens in, tokens out) of recent runs that used any of
         ``agent_ids`` and spent tokens — what a batch estimate averages over."""

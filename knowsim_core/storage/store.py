@@ -232,6 +232,9 @@ class Store:
     def population_mix(self, **filters: Any) -> tuple[list[int], int, int]:
         return self.search.population_mix(**filters)
 
+    def mixed_graph_versions(self, **filters: Any) -> dict[str, list[int]]:
+        return self.search.mixed_versions(**filters)
+
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         return self.search.token_totals(agent_ids, limit=limit)
 

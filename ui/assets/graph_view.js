@@ -129,7 +129,14 @@ function build(vis, box, info, d, setStateValue) {
   net.once("afterDrawing", () => {
     net.fit({ animation: false });
     // never shrink labels below the minimum: zoom back in and let the view pan instead
-    if (d.minScale && net.getScale() < d.minScale) net.moveTo({ scale: d.minScale, animation: false });
+    if (d.minScale && net.getScale() < d.minScale) {
+      if (d.compact) { net.moveTo({ scale: d.minScale, animation: false }); return; }
+      // a graph fitted into a fixed height: keep the roots (top row) in view, the lower rows pan
+      const top = Math.min(...d.nodes.map((n) => n[5]));
+      const x = net.getViewPosition().x;
+      net.moveTo({ scale: d.minScale, position: { x, y: top - 40 / d.minScale + box.clientHeight / 2 / d.minScale },
+                   animation: false });
+    }
   });
   return g;
 }
