@@ -70,10 +70,10 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                                  help="which version of each question's graph the batch plays on (fixed when it starts)")
     tag = c2.text_input("Tag", key="batch_tag", placeholder="generated when empty")
     try:
-        argv = bv.batch_argv(questions=chosen_q, levels=levels, assistants=assistants, user=user, extractor=extractor,
-                             seeds=seeds, max_turns=max_turns, concurrency=concurrency, tag=tag or bv.new_tag(),
-                             graph_version=graph_version)
-        spec, est = bv.preview(db, argv)
+        req = bv.request(questions=chosen_q, levels=levels, assistants=assistants, user=user, extractor=extractor,
+                         seeds=seeds, max_turns=max_turns, concurrency=concurrency, tag=tag or bv.new_tag(),
+                         graph_version=graph_version)
+        spec, est = bv.preview(db, req)
     except KnowSimError as exc:
         st.error(str(exc))
     else:
@@ -82,12 +82,12 @@ with st.expander("New batch", expanded=not bv.launches(path)):
             f"{q} v{played[v]}" for q, v in list(zip(spec.questions, spec.graph_version_ids))[:6])
             + (f" and {len(spec.questions) - 6} more" if len(spec.questions) > 6 else "")]))
         if st.button("Launch", type="primary", key="batch_launch"):
-            final_tag = argv[argv.index("--tag") + 1]
+            final_tag = req.tag
             if db.get_batch(final_tag) is not None:
                 st.error(f"A batch tagged {final_tag!r} exists; choose another tag or resume it below.")
             else:
                 try:
-                    bv.launch(path, argv, final_tag)
+                    bv.launch(path, req.argv(), final_tag)
                 except KnowSimError as exc:  # one line, never a traceback; nothing left running unseen
                     st.error(str(exc))
                 else:

@@ -117,15 +117,15 @@ def test_the_form_refuses_an_empty_matrix_and_the_log_tail_keeps_the_last_redraw
     from knowsim_core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="at least one question"):
-        bv.batch_argv(questions=[], levels=["novice"], assistants=["offline/adaptive"], user="offline/knowsim",
-                      extractor="offline/lexical", seeds=1, max_turns=None, concurrency=4, tag="t")
+        bv.request(questions=[], levels=["novice"], assistants=["offline/adaptive"], user="offline/knowsim",
+                   extractor="offline/lexical", seeds=1, max_turns=None, concurrency=4, tag="t")
     log = tmp_path / "t.log"
     log.write_text("batch t: 2 to run\n\r[#...] 0/2 runs\r[##..] 1/2 runs\r[####] 2/2 runs\n2 of 2 runs finished\n")
     rec = bv.Launch("t", 1, "", ("batch", "--questions", "q", "--concurrency", "8", "--tag", "t"), str(log), 0.0)
     assert bv.log_tail(rec) == ["batch t: 2 to run", "[####] 2/2 runs", "2 of 2 runs finished"]
     assert bv.resume_argv(rec) == ["batch", "--resume", "t", "--concurrency", "8"]
-    auto = bv.batch_argv(questions=["q"], levels=["novice"], assistants=["offline/adaptive"], user="offline/knowsim",
-                         extractor="offline/lexical", seeds=1, max_turns=None, concurrency=0, tag="t")
+    auto = bv.request(questions=["q"], levels=["novice"], assistants=["offline/adaptive"], user="offline/knowsim",
+                      extractor="offline/lexical", seeds=1, max_turns=None, concurrency=0, tag="t").argv()
     assert "--concurrency" not in auto and "--workers" not in auto  # the command picks: a process per core
     rec = bv.Launch("t", 1, "", tuple(auto), str(log), 0.0)
     assert bv.resume_argv(rec) == ["batch", "--resume", "t"]

@@ -55,8 +55,8 @@ def test_the_page_helpers_refuse_a_traversing_tag_before_any_path_is_built(tmp_p
     with pytest.raises(ConfigError, match="is not a batch tag"):
         bv.launch(db, ["batch", "--questions", "all"], "../../../outside/TRAVERSE1")
     with pytest.raises(ConfigError, match="is not a batch tag"):
-        bv.batch_argv(questions=["q"], levels=["novice"], assistants=["offline/simple"], user="u", extractor="e",
-                      seeds=1, max_turns=None, concurrency=0, tag="../x")
+        bv.request(questions=["q"], levels=["novice"], assistants=["offline/simple"], user="u", extractor="e",
+                   seeds=1, max_turns=None, concurrency=0, tag="../x")
     assert list(tmp_path.rglob("*")) == [tmp_path / "deep"] or not (tmp_path / "outside").exists()
     assert not (tmp_path / "outside").exists()
 

@@ -10,15 +10,16 @@ database (the runs of the tag by status; the matrix stored under the tag gives t
 from the process.
 
 **Tags are names, not paths.** The tag names the launch record and the log file, so it is checked
-(:func:`~knowsim_core.batch.plan.check_tag`: letters, digits, ``-_.``, at most 64) before any path
+(:func:`~knowsim_core.text.tags.check_batch_tag`: letters, digits, ``-_.``, at most 64) before any path
 is built from it, and a record read back is believed only if its tag is valid and its log lies in
 the launches folder. A launch that fails (the folder cannot be written, the process cannot start)
 is one :class:`~knowsim_core.errors.StorageError` line for the page; if the process started but its
 record could not be written, the process is stopped — the page never leaves a batch it cannot see.
 
-The matrix and estimate go through the CLI's own argument parser, :func:`~knowsim_core.commands.batch.plan`
-and :func:`~knowsim_core.batch.plan.estimate_stored`, so what the page shows is what the command
-will run.
+The form becomes a :class:`~knowsim_core.batch.service.BatchRequest`, the batch service's request
+the command line builds too: the preview is the service's (:func:`~knowsim_core.batch.service.preview`)
+and the process launched runs the request's own command line (:meth:`BatchRequest.argv`), so what
+the page shows is what the command will run, and the page never spells or parses CLI arguments.
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from knowsim_core.batch.plan import BatchSpec, Estimate, check_tag, estimate_stored, plan
+from knowsim_core.batch import service as batch_service
+from knowsim_core.batch.plan import BatchSpec, Estimate
+from knowsim_core.batch.service import BatchRequest
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage.liveness import pid_alive, process_start
+from knowsim_core.text.tags import check_batch_tag, new_batch_tag
 
 ROOT = Path(__file__).resolve().parent.parent
 STATUSES = ("finished", "running", "interrupted", "failed")
@@ -61,44 +65,31 @@ def launches_dir(db: Path) -> Path:
     return db.parent / f"{db.stem}.batches"
 
 
-def batch_argv(*, questions: list[str], levels: list[str], assistants: list[str], user: str, extractor: str,
-               seeds: int, max_turns: int | None, concurrency: int, tag: str,
-               graph_version: int | None = None) -> list[str]:
-    """The ``batch`` arguments the form describes (the page runs exactly these)."""
+def request(*, questions: list[str], levels: list[str], assistants: list[str], user: str, extractor: str,
+            seeds: int, max_turns: int | None, concurrency: int, tag: str,
+            graph_version: int | None = None) -> BatchRequest:
+    """The batch service's request the form describes (``max_turns`` / ``concurrency`` 0 or None:
+    the preset's / the command's own default — a process per core for offline-only matrices).
+
+    Raises:
+        ConfigError: an empty matrix or a bad tag.
+    """
     if not questions or not levels or not assistants:
         raise ConfigError("choose at least one question, one level and one assistant")
-    argv = ["batch", "--questions", ",".join(questions), "--levels", ",".join(levels),
-            "--assistants", ",".join(assistants), "--user", user, "--extractor", extractor,
-            "--seeds", str(int(seeds))]
-    if concurrency:  # 0: the command's own default (a process per core for offline-only matrices)
-        argv += ["--concurrency", str(int(concurrency))]
-    if max_turns:
-        argv += ["--max-turns", str(int(max_turns))]
-    if graph_version:  # None: each question's newest (the command says which in its first lines)
-        argv += ["--graph-version", str(int(graph_version))]
-    return argv + ["--tag", check_tag(tag.strip(), what="Tag")] if tag.strip() else argv
+    req = BatchRequest(questions=",".join(questions), levels=",".join(levels), assistants=",".join(assistants),
+                       user=user, extractor=extractor, seeds=int(seeds), max_turns=int(max_turns or 0) or None,
+                       concurrency=int(concurrency or 0) or None, graph_version=graph_version or None,
+                       tag=check_batch_tag(tag.strip(), what="Tag") if tag.strip() else None)
+    req.check()
+    return req
 
 
-def _spec_args(argv: list[str]) -> dict[str, Any]:
-    """The keyword arguments of :func:`knowsim_core.batch.plan.plan` that ``batch argv`` names."""
-    flags = {"--questions": "questions", "--levels": "levels", "--assistants": "assistants", "--user": "user",
-             "--extractor": "extractor", "--seeds": "seeds", "--max-turns": "max_turns",
-             "--graph-version": "graph_version"}
-    out: dict[str, Any] = {}
-    for flag, value in zip(argv[1::2], argv[2::2]):
-        if flag in flags:
-            out[flags[flag]] = int(value) if flag in ("--seeds", "--max-turns", "--graph-version") else value
-    return out
+def preview(store: Any, req: BatchRequest) -> tuple[BatchSpec, Estimate]:
+    """The matrix and estimate of ``req`` — the batch service's, which the command prints too."""
+    return batch_service.preview(store, req)
 
 
-def preview(store: Any, argv: list[str]) -> tuple[BatchSpec, Estimate]:
-    """The matrix and estimate of ``batch argv`` — the same functions the command prints from."""
-    spec = plan(store, **_spec_args(argv))
-    return spec, estimate_stored(store, spec, len(spec.cells()))
-
-
-def new_tag() -> str:
-    return f"b{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(2).hex()}"
+new_tag = new_batch_tag
 
 
 def launch(db: Path, argv: list[str], tag: str) -> Launch:
@@ -109,7 +100,7 @@ def launch(db: Path, argv: list[str], tag: str) -> Launch:
         StorageError: the launches folder, the log or the record cannot be written, or the process
             cannot start — one line; a process that started without its record is stopped again.
     """
-    check_tag(tag, what="Tag")
+    check_batch_tag(tag, what="Tag")
     folder = launches_dir(db)
     log = folder / f"{tag}.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
@@ -143,7 +134,7 @@ def launches(db: Path) -> list[Launch]:
     for f in folder.glob("*.json"):
         try:
             d = json.loads(f.read_text())
-            rec = Launch(check_tag(d["tag"]), int(d["pid"]), d["start"], tuple(d["argv"]), d["log"],
+            rec = Launch(check_batch_tag(d["tag"]), int(d["pid"]), d["start"], tuple(d["argv"]), d["log"],
                          float(d["started_at"]))
             if Path(rec.log).parent.resolve() != folder.resolve():
                 continue
@@ -222,12 +213,7 @@ def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
     done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
     if not counts["cells"]:
         return 0.0, "Starting the batch: planning its conversations…" if live else "No conversation was planned."
-    # "done" counts what has ended; say how, or "2 / 360 done" read as two finished runs beside a
-    # summary saying "0 done, 2 interrupted" (issue 34)
-    ended = [f"{counts[s]} {s}" for s in ("finished", "failed", "interrupted")
-             if counts[s] and not (s == "interrupted" and live)]
-    how = f" ({', '.join(ended)})" if ended and ended != [f"{done} finished"] else ""
-    return done / counts["cells"], f"{done} / {counts['cells']} conversations done{how}"
+    return done / counts["cells"], f"{done} / {counts['cells']} conversations done"
 
 
 def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
@@ -242,11 +228,9 @@ def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 def resume_argv(rec: Launch) -> list[str]:
     """``batch --resume TAG`` with the launch's concurrency."""
-    argv = ["batch", "--resume", rec.tag]
-    if "--concurrency" in rec.argv:
-        argv += ["--concurrency", rec.argv[rec.argv.index("--concurrency") + 1]]
-    return argv
+    given = rec.argv[rec.argv.index("--concurrency") + 1] if "--concurrency" in rec.argv[:-1] else ""
+    return BatchRequest(concurrency=int(given) if given.isdigit() else None).resume_argv(rec.tag)
 
 
-__all__ = ["Launch", "alive", "batch_argv", "elsewhere", "launch", "launches", "launches_dir", "log_tail", "new_tag",
-           "playing_elsewhere", "preview", "progress", "resume_argv", "stop"]
+__all__ = ["Launch", "alive", "elsewhere", "launch", "launches", "launches_dir", "log_tail", "new_tag",
+           "playing_elsewhere", "preview", "progress", "request", "resume_argv", "stop"]

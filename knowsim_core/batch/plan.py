@@ -16,7 +16,6 @@ and named as unpriced.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
@@ -25,29 +24,16 @@ from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, preset as get_pre
 from knowsim_core.errors import ConfigError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question
 from knowsim_core.storage import Store
+from knowsim_core.text.tags import MAX_BATCH_TAG, check_batch_tag
 
 # (input, output) tokens per call when no earlier run of the agents is stored: a KnowSim extractor
 # prompt carries the graph and the conversation so far; a user or assistant turn is a paragraph.
 DEFAULT_TOKENS_PER_CALL = (2000, 300)
 AGENT_KINDS = ("assistant", "user", "extractor")
-MAX_TAG = 64
-# A tag names a batch in the database and, on the Batch page, its launch record and log file: so
-# it is a plain file-name-safe word — never a path, a control character or 100 KB of text.
-_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-def check_tag(tag: str, *, what: str = "--tag") -> str:
-    """``tag`` if it is a valid batch tag: letters, digits, ``-``, ``_`` and ``.``, starting with a
-    letter or digit, at most :data:`MAX_TAG` characters.
-
-    Raises:
-        ConfigError: one line naming the rule (and a short, printable quote of the bad value).
-    """
-    if isinstance(tag, str) and len(tag) <= MAX_TAG and _TAG.fullmatch(tag):
-        return tag
-    shown = repr(tag[:40]) + ("…" if len(tag) > 40 else "") if isinstance(tag, str) else repr(tag)
-    raise ConfigError(f"{what}: {shown} is not a batch tag; use 1–{MAX_TAG} letters, digits, '-', '_' or '.', "
-                      "starting with a letter or digit")
+# A batch tag's rule and its generator have one owner, knowsim_core.text.tags (re-exported here
+# for the callers that already import them from the batch's plan).
+MAX_TAG = MAX_BATCH_TAG
+check_tag = check_batch_tag
 
 
 def needs_model(agent_id: str) -> bool:

@@ -13,7 +13,8 @@ limits hold across every conversation because the Gate is per endpoint, not per 
 SDKs retry a 429 with their own backoff inside the call: that thread sleeps holding one slot of
 that endpoint's Gate, which slows that endpoint only — other endpoints and the scheduler go on.
 
-**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`.
+**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`. Both run under one
+scheduler loop, :func:`run_loop`, which only the lanes (threads or processes) tell apart.
 
 **Stopping.** :class:`Control` is what the signal handler flips. The first SIGINT/SIGTERM stops
 starting conversations; each one in flight finishes its current turn and is marked
@@ -31,7 +32,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from knowsim_core.batch.plan import Cell
 from knowsim_core.errors import KnowSimError, SessionError
@@ -310,49 +311,117 @@ def admit(pending: list[tuple[Cell, str]], in_flight: Callable[[], int], limit: 
         yield cell, resume_id
 
 
+# ---------------------------------------------------------------------- the one loop
+class Lanes(Protocol):
+    """Where a batch's conversations run: threads in this process (:class:`ThreadLanes`) or worker
+    processes (:class:`knowsim_core.batch.workers.ProcessLanes`). :func:`run_loop` is the one
+    scheduler over either; a lane set only starts cells, hands back their outcomes and stops."""
+
+    counted_turns: bool  # whether the tally saw every turn (threads) or only each conversation's end
+
+    def in_flight(self) -> int: ...
+    def submit(self, cell: Cell, resume_id: str) -> None: ...
+    def outcomes(self, timeout: float) -> list[Outcome]: ...  # those ended since, waiting up to timeout
+    def stop(self) -> None: ...  # no new turn after the current one, in every lane
+    def force(self) -> list[Outcome]: ...  # stop at once: the outcomes of what was still in flight
+    def close(self, forced: bool) -> None: ...
+
+
+def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control: Control, tally: Tally,
+             budget: Budget, tick: Callable[[], None] = lambda: None,
+             on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
+    """Play ``todo`` on ``lanes``, at most ``limit`` in flight; returns (outcomes, forced).
+
+    The rules, the same whatever the lanes: :func:`admit` decides what starts (limit, stop, budget);
+    a stop request drops what has not started and lets those in flight end their turn; a second one
+    abandons them at once; the first "disk is full" failure stops the batch like a stop request."""
+    pending = list(reversed(todo))
+    outcomes: list[Outcome] = []
+    forced = False
+    try:
+        while pending or lanes.in_flight():
+            for cell, resume_id in admit(pending, lanes.in_flight, limit, control=control, tally=tally,
+                                         budget=budget):
+                lanes.submit(cell, resume_id)
+            if control.stop.is_set():
+                lanes.stop()
+                pending.clear()
+            if control.force.is_set():
+                forced = True
+                outcomes += lanes.force()
+                break
+            for out in lanes.outcomes(POLL_S if lanes.in_flight() else 0.0):
+                if out.status == "failed" and is_disk_full(out.error):
+                    control.full(out.error)
+                    lanes.stop()
+                tally.end(out, counted_turns=lanes.counted_turns)
+                outcomes.append(out)
+                on_outcome(out)
+            tick()
+    finally:
+        lanes.close(forced or control.force.is_set())
+    return outcomes, forced
+
+
 # ---------------------------------------------------------------------- threads
+class ThreadLanes:
+    """One daemon thread per conversation in this process (model-bound batches). Daemon: a forced
+    stop returns without waiting for a thread stuck in a model call. The threads read
+    ``control.stop`` themselves, so :meth:`stop` has nothing to pass on."""
+
+    counted_turns = True
+
+    def __init__(self, store: Store, *, tag: str, control: Control, tally: Tally,
+                 llm: Callable[[Store, int], Any] | None):
+        self.store, self.tag, self.control, self.tally, self.llm = store, tag, control, tally, llm
+        self.results: queue.Queue[Outcome] = queue.Queue()
+        self.running: dict[int, str] = {}  # cell index -> run id ("" until created)
+
+    def in_flight(self) -> int:
+        return len(self.running)
+
+    def submit(self, cell: Cell, resume_id: str) -> None:
+        self.running[cell.index] = ""
+        threading.Thread(target=self._work, args=(cell, resume_id), daemon=True, name=f"cell-{cell.index}").start()
+
+    def _work(self, cell: Cell, resume_id: str) -> None:
+        def started(rid: str) -> None:
+            self.running[cell.index] = rid
+
+        self.results.put(run_cell(self.store, cell, tag=self.tag, stop=self.control.stop, llm=self.llm,
+                                  resume_id=resume_id, on_start=started,
+                                  on_turn=lambda rec: self.tally.turn(cell.index, rec)))
+
+    def outcomes(self, timeout: float) -> list[Outcome]:
+        out = []
+        try:
+            out.append(self.results.get(timeout=timeout) if timeout > 0 else self.results.get_nowait())
+            while True:
+                out.append(self.results.get_nowait())
+        except queue.Empty:
+            pass
+        for o in out:
+            self.running.pop(o.index, None)
+        return out
+
+    def stop(self) -> None:
+        pass  # every thread watches control.stop
+
+    def force(self) -> list[Outcome]:
+        return [_abandon(self.store, index, rid) for index, rid in list(self.running.items())]
+
+    def close(self, forced: bool) -> None:
+        pass
+
+
 def run_threads(store: Store, todo: list[tuple[Cell, str]], *, concurrency: int, tag: str, control: Control,
                 tally: Tally, budget: Budget, llm: Callable[[Store, int], Any] | None,
                 tick: Callable[[], None] = lambda: None,
                 on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
     """Up to ``concurrency`` conversations at once in this process; returns (outcomes, forced)."""
-    pending = list(reversed(todo))
-    results: queue.Queue[Outcome] = queue.Queue()
-    running: dict[int, str] = {}  # cell index -> run id ("" until created)
-    outcomes: list[Outcome] = []
-
-    def work(cell: Cell, resume_id: str) -> None:
-        def started(rid: str) -> None:
-            running[cell.index] = rid
-
-        results.put(run_cell(store, cell, tag=tag, stop=control.stop, llm=llm, resume_id=resume_id,
-                             on_start=started, on_turn=lambda rec: tally.turn(cell.index, rec)))
-
-    while pending or running:
-        for cell, resume_id in admit(pending, lambda: len(running), concurrency, control=control, tally=tally,
-                                     budget=budget):
-            running[cell.index] = ""
-            # daemon: a forced stop returns without waiting for a thread stuck in a model call
-            threading.Thread(target=work, args=(cell, resume_id), daemon=True, name=f"cell-{cell.index}").start()
-        try:
-            out = results.get(timeout=POLL_S)
-        except queue.Empty:
-            out = None
-        if out is not None:
-            running.pop(out.index, None)
-            if out.status == "failed" and is_disk_full(out.error):
-                control.full(out.error)
-            tally.end(out, counted_turns=True)
-            outcomes.append(out)
-            on_outcome(out)
-        if control.force.is_set():
-            for index, rid in list(running.items()):
-                outcomes.append(_abandon(store, index, rid))
-            return outcomes, True
-        if control.stop.is_set():
-            pending.clear()
-        tick()
-    return outcomes, False
+    lanes = ThreadLanes(store, tag=tag, control=control, tally=tally, llm=llm)
+    return run_loop(lanes, todo, limit=concurrency, control=control, tally=tally, budget=budget, tick=tick,
+                    on_outcome=on_outcome)
 
 
 def _abandon(store: Store, index: int, run_id: str) -> Outcome:
@@ -365,4 +434,5 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     return Outcome(index, "interrupted" if run_id else "not started", run_id)
 
 
-__all__ = ["Budget", "Control", "LLMSetup", "Outcome", "STOP_ERROR", "Tally", "admit", "is_disk_full", "run_cell", "run_threads", "signals_stop"]
+__all__ = ["Budget", "Control", "LLMSetup", "Lanes", "Outcome", "STOP_ERROR", "Tally", "ThreadLanes", "admit",
+           "is_disk_full", "run_cell", "run_loop", "run_threads", "signals_stop"]

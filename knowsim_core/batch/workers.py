@@ -5,8 +5,8 @@ SIGTERM — the parent decides — and a watchdog thread in each exits the worke
 gone (``os.getppid()`` changes when the parent dies, even by SIGKILL) or when the parent asks for an
 immediate stop. The parent keeps at most K jobs submitted, so a stop never leaves a queue to drain.
 
-The scheduling, budget and stop rules are those of :func:`knowsim_core.batch.schedule.run_threads`;
-only the unit of work differs (a process instead of a thread).
+The scheduling, budget and stop rules are :func:`knowsim_core.batch.schedule.run_loop`'s, the one
+loop threads use too; only the lanes differ (:class:`ProcessLanes`: a process instead of a thread).
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Callable
 
 from knowsim_core.batch.plan import Cell
-from knowsim_core.batch.schedule import (POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, admit, is_disk_full,
-                                         run_cell)
+from knowsim_core.batch.schedule import POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, run_cell, run_loop
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import Store
 
@@ -72,48 +71,61 @@ def _worker_job(cell: Cell, tag: str, resume_id: str) -> Outcome:
         _WORKER["run_id"] = ""
 
 
+class ProcessLanes:
+    """One conversation per worker process, at most ``workers`` submitted at a time (the lanes of
+    :func:`~knowsim_core.batch.schedule.run_loop`). The workers see the parent's stop requests
+    through two process-shared events; they report spending only with each outcome."""
+
+    counted_turns = False
+
+    def __init__(self, store: Store, *, workers: int, tag: str, llm: Any):
+        ctx = multiprocessing.get_context()
+        self.store, self.tag = store, tag
+        self.stop_event, self.force_event = ctx.Event(), ctx.Event()
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                                        initargs=(self.stop_event, self.force_event, os.getpid(), str(store.path),
+                                                  llm))
+        self.running: dict[Any, Cell] = {}
+
+    def in_flight(self) -> int:
+        return len(self.running)
+
+    def submit(self, cell: Cell, resume_id: str) -> None:
+        self.running[self.pool.submit(_worker_job, cell, self.tag, resume_id)] = cell
+
+    def outcomes(self, timeout: float) -> list[Outcome]:
+        if not self.running:
+            return []
+        done, _ = wait(list(self.running), timeout=timeout, return_when=FIRST_COMPLETED)
+        out = []
+        for fut in done:
+            self.running.pop(fut)
+            out.append(fut.result())
+        return out
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def force(self) -> list[Outcome]:
+        self.force_event.set()  # each worker's watchdog marks its run interrupted and exits
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        _wait_for_workers()
+        self.store.mark_dead_runs()  # anything a worker could not mark itself
+        abandoned = [Outcome(cell.index, "interrupted") for cell in self.running.values()]
+        self.running.clear()
+        return abandoned
+
+    def close(self, forced: bool) -> None:
+        self.pool.shutdown(wait=not forced, cancel_futures=True)
+
+
 def run_processes(store: Store, todo: list[tuple[Cell, str]], *, workers: int, tag: str, control: Control,
                   tally: Tally, budget: Budget, llm: Any, tick: Callable[[], None] = lambda: None,
                   on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
     """One conversation per worker process, at most ``workers`` submitted at a time."""
-    ctx = multiprocessing.get_context()
-    stop, force = ctx.Event(), ctx.Event()
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                               initargs=(stop, force, os.getpid(), str(store.path), llm))
-    pending = list(reversed(todo))
-    running: dict[Any, Cell] = {}
-    outcomes: list[Outcome] = []
-    try:
-        while pending or running:
-            for cell, resume_id in admit(pending, lambda: len(running), workers, control=control, tally=tally,
-                                         budget=budget):
-                running[pool.submit(_worker_job, cell, tag, resume_id)] = cell
-            if control.stop.is_set():
-                stop.set()
-                pending.clear()
-            if control.force.is_set():
-                force.set()
-                break
-            done, _ = wait(list(running), timeout=POLL_S, return_when=FIRST_COMPLETED) if running else ((), ())
-            for fut in done:
-                cell = running.pop(fut)
-                out = fut.result()
-                if out.status == "failed" and is_disk_full(out.error):
-                    control.full(out.error)
-                    stop.set()
-                tally.end(out, counted_turns=False)
-                outcomes.append(out)
-                on_outcome(out)
-            tick()
-    finally:
-        forced = control.force.is_set()
-        pool.shutdown(wait=not forced, cancel_futures=True)
-    if forced:
-        _wait_for_workers()
-        store.mark_dead_runs()  # anything a worker could not mark itself
-        for cell in running.values():
-            outcomes.append(Outcome(cell.index, "interrupted"))
-    return outcomes, forced
+    lanes = ProcessLanes(store, workers=workers, tag=tag, llm=llm)
+    return run_loop(lanes, todo, limit=workers, control=control, tally=tally, budget=budget, tick=tick,
+                    on_outcome=on_outcome)
 
 
 def _wait_for_workers() -> None:
@@ -125,4 +137,4 @@ def _wait_for_workers() -> None:
         p.join(1.0)
 
 
-__all__ = ["run_processes"]
+__all__ = ["ProcessLanes", "run_processes"]

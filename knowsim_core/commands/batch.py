@@ -29,17 +29,14 @@ import os
 import shlex
 import sys
 import tempfile
-import threading
 import time
-import uuid
 from pathlib import Path
 from typing import TextIO
 
-from knowsim_core.batch.plan import BatchSpec, Cell, check_tag, estimate_stored, plan, row_key
-from knowsim_core.batch.workers import run_processes
-from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
+from knowsim_core.batch.plan import BatchSpec, Cell
+from knowsim_core.batch.schedule import Control, Outcome, Tally
+from knowsim_core.batch.service import DEFAULT_CONCURRENCY, BatchJob, BatchRequest, prepare
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
-from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
 from knowsim_core.storage import Store, default_path
 from knowsim_core.commands.runs import add_db_argument, int_in
@@ -47,7 +44,6 @@ from knowsim_core.commands.runs import add_db_argument, int_in
 NAME = "batch"
 HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
 BAR_WIDTH = 30
-DEFAULT_CONCURRENCY = 16
 EXIT_INTERRUPTED = 130
 
 
@@ -92,26 +88,12 @@ def usd(text: str) -> float:
     return value
 
 
-def _todo(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int, set[int]]:
-    """The cells still to run (with the stored run to continue, if any), how many are finished,
-    how many another live process is still playing (opening the store marked dead writers' runs
-    ``interrupted``, so a ``running`` run here has a live writer; it is left alone; so is a cell a
-    live process has claimed), and the pids of those processes. Each cell is claimed again when it
-    starts (:meth:`Store.claim_cell`): this list is only what to try."""
-    holders = store.cell_holders(tag)
-    finished, busy, resumable = set(), set(), {}
-    for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
-        if row.status == "finished":
-            finished.add(row_key(row))
-        elif row.status == "running":
-            busy.add(row_key(row))
-        else:  # interrupted or failed: continue the newest from its last completed turn
-            resumable[row_key(row)] = row.id
-    cells = spec.cells()
-    busy |= {c.key for c in cells if c.index in holders}
-    todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
-    return (todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells),
-            set(holders.values()))
+def request(args: argparse.Namespace) -> BatchRequest:
+    """The batch service's request from the parsed command line."""
+    return BatchRequest(questions=args.questions, levels=args.levels, assistants=args.assistants, seeds=args.seeds,
+                        user=args.user, extractor=args.extractor, preset=args.preset, max_turns=args.max_turns,
+                        concurrency=args.concurrency, workers=args.workers, tag=args.tag, resume=args.resume,
+                        max_cost=args.max_cost, graph_version=args.graph_version)
 
 
 def _mix(store: Store, spec: BatchSpec) -> str:
@@ -132,35 +114,9 @@ def _mix(store: Store, spec: BatchSpec) -> str:
             f" · graph versions: {graphs}")
 
 
-def _check_modes(args: argparse.Namespace) -> None:
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError(f"--workers must be at least 1, got {args.workers}")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.workers is not None and args.workers > 1 and args.concurrency is not None:
-        raise ConfigError("choose --concurrency N (conversations in flight, for model-bound batches) "
-                          "or --workers K (processes, for CPU-bound offline matrices), not both")
-    if args.max_cost is not None and args.max_cost < 0:
-        raise ConfigError(f"--max-cost must be 0 or more USD, got {args.max_cost}")
-
-
-def _modes(args: argparse.Namespace, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
-    """(worker processes, conversations in flight per process) for this batch: what was asked, else
-    a process per core (at most one per conversation) for offline agents only, else threads."""
-    if args.workers is not None or args.concurrency is not None:
-        return args.workers or 1, args.concurrency or DEFAULT_CONCURRENCY
-    if spec.llm_agents():
-        return 1, DEFAULT_CONCURRENCY
-    return max(1, min(os.cpu_count() or 1, n_todo)), 1
-
-
-def _resume_command(args: argparse.Namespace, tag: str, db: str) -> str:
-    parts = [Path(sys.executable).name, "-m", "knowsim_core", "batch", "--resume", tag, "--db", db]
-    if args.workers is not None:
-        parts += ["--workers", str(args.workers)]
-    elif args.concurrency:
-        parts += ["--concurrency", str(args.concurrency)]
-    return shlex.join(parts)
+def _resume_command(req: BatchRequest, tag: str, db: str) -> str:
+    batch, flag, tag_, *mode = req.resume_argv(tag)
+    return shlex.join([Path(sys.executable).name, "-m", "knowsim_core", batch, flag, tag_, "--db", db, *mode])
 
 
 class Progress:
@@ -201,63 +157,36 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    _check_modes(args)
-    if args.tag is not None:
-        check_tag(args.tag)
-    if args.resume is not None:
-        check_tag(args.resume, what="--resume")
+    req = request(args)
+    req.check()
     try:
         if args.dry_run and not (Path(args.db).expanduser() if args.db else default_path()).exists():
             with tempfile.TemporaryDirectory() as tmp:  # a dry run never creates the database
-                args.db = str(Path(tmp) / "dry-run.db")
-                return _run(args)
-        return _run(args)
+                return _run(args, req, str(Path(tmp) / "dry-run.db"))
+        return _run(args, req, args.db)
     except KeyboardInterrupt:  # before the batch's own handler is installed: nothing has started
         print("stopped before the batch started; nothing was run", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-def _run(args: argparse.Namespace) -> int:
-    store = Store(args.db)
+def _run(args: argparse.Namespace, req: BatchRequest, db: str | None) -> int:
+    store = Store(db)
     info = sys.stderr if args.json else sys.stdout
-    if args.resume:
-        if args.questions is not None or args.tag or args.graph_version is not None:
-            raise ConfigError("--resume TAG continues the stored matrix of that batch; drop --questions / --tag "
-                              "/ --graph-version")
-        data = store.get_batch(args.resume)
-        if data is None:
-            raise StorageError(f"no batch tagged {args.resume!r} in {store.path}; `runs --batch TAG` lists a batch's runs")
-        tag, spec = args.resume, BatchSpec.from_data(data)
-    else:
-        spec = plan(store, questions=args.questions, levels=args.levels, assistants=args.assistants,
-                    seeds=args.seeds, user=args.user, extractor=args.extractor, preset=args.preset,
-                    max_turns=args.max_turns, graph_version=args.graph_version)
-        tag = args.tag or f"b{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:4]}"
-        if store.get_batch(tag) is not None:
-            raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
-    todo, skipped, busy, pids = _todo(store, spec, tag) if args.resume else ([(c, "") for c in spec.cells()], 0, 0, set())
-    if args.resume and not todo and busy:
-        raise StorageError(f"batch {tag}: every unfinished cell is being played by another process "
-                           f"(pid {', '.join(map(str, sorted(pids))) or '?'}); nothing left to run here")
-    est = estimate_stored(store, spec, len(todo))
-    workers, concurrency = _modes(args, spec, len(todo))
-    mode = f"{workers} worker processes" if workers > 1 else f"up to {concurrency} at once"
-    print(f"batch {tag}: {len(todo)} to run ({mode})" + (f", {skipped} already finished" if skipped else "")
-          + (f", {busy} still being played by another process (left alone)" if busy else ""),
-          file=sys.stdout if args.dry_run else info)
-    for line in [_mix(store, spec), *est.lines()]:
-        print(line, file=sys.stdout if args.dry_run else info)
-    if args.max_cost is not None and est.unpriced:
+    prep = prepare(store, req)
+    todo, skipped, busy, est = prep.todo, prep.skipped, prep.busy, prep.estimate
+    out = sys.stdout if args.dry_run else info
+    print(f"batch {prep.tag}: {len(todo)} to run ({prep.mode()})" + (f", {skipped} already finished" if skipped else "")
+          + (f", {busy} still being played by another process (left alone)" if busy else ""), file=out)
+    for line in [_mix(store, prep.spec), *est.lines()]:
+        print(line, file=out)
+    if req.max_cost is not None and est.unpriced:
         print(f"note: --max-cost cannot limit {', '.join(est.unpriced)} (not in the price table; add it with "
-              "KNOWSIM_LLM_PRICES)", file=sys.stdout if args.dry_run else info)
+              "KNOWSIM_LLM_PRICES)", file=out)
     if args.dry_run:
         return 0
-    if not args.resume:
-        store.save_batch(tag, spec.to_data())
+    job = BatchJob.start(store, prep)
     info.flush()
-    control, tally = Control(), Tally(len(todo))
-    budget = Budget(args.max_cost, est.per_conversation_usd)
-    llm = LLMSetup(concurrency) if spec.llm_agents() else None
+    control, tally = job.control, job.tally
     progress = Progress(tally, len(todo))
     noted = []
 
@@ -268,25 +197,17 @@ def _run(args: argparse.Namespace) -> int:
                   "(Ctrl-C again to stop at once)", file=sys.stderr, flush=True)
         progress.tick()
 
-    with signals_stop(control):
-        if workers > 1:
-            outcomes, forced = run_processes(store, todo, workers=workers, tag=tag, control=control, tally=tally,
-                                             budget=budget, llm=llm, tick=tick,
-                                             on_outcome=progress.finished_one)
-        else:
-            outcomes, forced = run_threads(store, todo, concurrency=concurrency, tag=tag, control=control,
-                                           tally=tally, budget=budget, llm=llm, tick=tick,
-                                           on_outcome=progress.finished_one)
+    outcomes = job.play(tick=tick, on_outcome=progress.finished_one)
     progress.close()
-    code = _report(args, store, tag, todo, outcomes, control, tally)
-    if forced and threading.active_count() > 1:  # threads stuck in a model call: do not wait for them
+    code = _report(args, req, store, prep.tag, todo, outcomes, control, tally)
+    if job.threads_left_behind():  # threads stuck in a model call: do not wait for them
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     return code
 
 
-def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[Cell, str]], outcomes: list[Outcome],
+def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str, todo: list[tuple[Cell, str]], outcomes: list[Outcome],
             control: Control, tally: Tally) -> int:
     cells = {c.index: c for c, _ in todo}
     by_status: dict[str, int] = {}
@@ -308,7 +229,7 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
     if control.disk_full:  # one line, not one per cell: every further cell would fail the same way
         print(f"stopped: the disk is full ({control.disk_full}); {finished} done, {failed} failed, "
               f"{interrupted} interrupted, {not_started} not started. Free some space, then continue with: "
-              f"{_resume_command(args, tag, db)}", file=sys.stderr)
+              f"{_resume_command(req, tag, db)}", file=sys.stderr)
         return 1
     stopped = (control.stop.is_set() or control.budget_hit) and (interrupted or not_started)
     if not stopped:
@@ -322,8 +243,8 @@ def _report(args: argparse.Namespace, store: Store, tag: str, todo: list[tuple[C
     why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
     print(f"{why}: {finished} done, {interrupted} interrupted, {not_started} not started"
           f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent); "
-          f"continue with: {_resume_command(args, tag, db)}", file=sys.stderr)
+          f"continue with: {_resume_command(req, tag, db)}", file=sys.stderr)
     return EXIT_INTERRUPTED if control.signalled else 1
 
 
-__all__ = ["plan", "run"]
+__all__ = ["request", "run"]

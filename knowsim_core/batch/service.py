@@ -1,0 +1,253 @@
+"""The batch service: what a batch request means, decided once for the command line and the Batch page.
+
+A :class:`BatchRequest` is the request in plain values (the command line builds it from its
+arguments, the Batch page from its form). The service owns everything between the request and the
+scheduler: the checks of the modes and tags, resuming a stored batch (its matrix, the cells still to
+run, those another process holds) or planning a new one under a given or generated tag, the
+estimate, the choice between worker processes and threads, the budget and the LLM settings, and the
+signal handling while it plays (:class:`BatchJob`). What it never does is print or exit: the
+``batch`` command keeps its argument parsing, its progress line, its summary and its exit codes.
+
+The Batch page runs a batch as a background ``batch`` process (it must outlive the browser tab);
+:meth:`BatchRequest.argv` is the one place a request is spelled as that command line, and
+:func:`preview` is what the page shows before it launches — the matrix and estimate the command
+will print.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from knowsim_core.batch.plan import BatchSpec, Cell, Estimate, estimate_stored, plan, row_key
+from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
+from knowsim_core.batch.workers import run_processes
+from knowsim_core.engine.config import DEFAULT_PRESET
+from knowsim_core.errors import ConfigError, StorageError
+from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
+from knowsim_core.storage import Store
+from knowsim_core.text.tags import check_batch_tag, new_batch_tag
+
+DEFAULT_CONCURRENCY = 16
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """A batch as asked for: the matrix in the command's spellings (``all`` / ``offline`` / comma
+    lists), how to run it, and under which tag — or ``resume``, the tag of a stored batch to continue."""
+
+    questions: str | None = None
+    levels: str = "all"
+    assistants: str = "offline"
+    seeds: int = 1
+    user: str = DEFAULT_USER
+    extractor: str = DEFAULT_EXTRACTOR
+    preset: str = DEFAULT_PRESET
+    max_turns: int | None = None
+    concurrency: int | None = None  # conversations in flight per process (threads)
+    workers: int | None = None  # worker processes
+    tag: str | None = None
+    resume: str | None = None
+    max_cost: float | None = None
+    graph_version: int | None = None  # the graph version number every question plays on (None: each one's newest)
+
+    def check(self) -> None:
+        """Refuse contradictory modes and bad tags before anything is opened.
+
+        Raises:
+            ConfigError: one line.
+        """
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"--workers must be at least 1, got {self.workers}")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.workers is not None and self.workers > 1 and self.concurrency is not None:
+            raise ConfigError("choose --concurrency N (conversations in flight, for model-bound batches) "
+                              "or --workers K (processes, for CPU-bound offline matrices), not both")
+        if self.max_cost is not None and self.max_cost < 0:
+            raise ConfigError(f"--max-cost must be 0 or more USD, got {self.max_cost}")
+        if self.tag is not None:
+            check_batch_tag(self.tag)
+        if self.resume is not None:
+            check_batch_tag(self.resume, what="--resume")
+
+    def argv(self) -> list[str]:
+        """The ``batch`` command line that runs this request (without ``--db``)."""
+        if self.resume is not None:
+            return self.resume_argv(self.resume)
+        argv = ["batch", "--questions", self.questions or "", "--levels", self.levels, "--assistants",
+                self.assistants, "--user", self.user, "--extractor", self.extractor, "--seeds", str(int(self.seeds))]
+        if self.preset != DEFAULT_PRESET:
+            argv += ["--preset", self.preset]
+        if self.workers is not None:
+            argv += ["--workers", str(int(self.workers))]
+        if self.concurrency is not None:
+            argv += ["--concurrency", str(int(self.concurrency))]
+        if self.max_turns is not None:
+            argv += ["--max-turns", str(int(self.max_turns))]
+        if self.max_cost is not None:
+            argv += ["--max-cost", repr(float(self.max_cost))]
+        if self.graph_version is not None:
+            argv += ["--graph-version", str(int(self.graph_version))]
+        return argv + (["--tag", self.tag] if self.tag else [])
+
+    def resume_argv(self, tag: str) -> list[str]:
+        """``batch --resume TAG`` with this request's way of running (worker processes or threads)."""
+        argv = ["batch", "--resume", tag]
+        if self.workers is not None:
+            argv += ["--workers", str(int(self.workers))]
+        elif self.concurrency:
+            argv += ["--concurrency", str(int(self.concurrency))]
+        return argv
+
+
+@dataclass
+class Prepared:
+    """A batch ready to play: its tag and matrix, the cells to run (with the stored run each one
+    continues, if any), how many are finished or held elsewhere, the estimate and the mode."""
+
+    request: BatchRequest
+    tag: str
+    spec: BatchSpec
+    todo: list[tuple[Cell, str]]
+    skipped: int  # cells already finished (a resume)
+    busy: int  # cells another live process is playing (left alone)
+    estimate: Estimate
+    workers: int
+    concurrency: int
+
+    @property
+    def resumed(self) -> bool:
+        return self.request.resume is not None
+
+    def mode(self) -> str:
+        return f"{self.workers} worker processes" if self.workers > 1 else f"up to {self.concurrency} at once"
+
+
+def _matrix(store: Store, req: BatchRequest) -> tuple[str | None, BatchSpec]:
+    """The stored matrix of ``req.resume`` (with its tag), or a new plan (tag None: not chosen yet)."""
+    if req.resume:
+        if req.questions is not None or req.tag or req.graph_version is not None:
+            raise ConfigError("--resume TAG continues the stored matrix of that batch; drop --questions / --tag "
+                              "/ --graph-version")
+        data = store.get_batch(req.resume)
+        if data is None:
+            raise StorageError(f"no batch tagged {req.resume!r} in {store.path}; `runs --batch TAG` lists a batch's runs")
+        return req.resume, BatchSpec.from_data(data)
+    return None, plan(store, questions=req.questions, levels=req.levels, assistants=req.assistants, seeds=req.seeds,
+                      user=req.user, extractor=req.extractor, preset=req.preset, max_turns=req.max_turns,
+                      graph_version=req.graph_version)
+
+
+def preview(store: Store, req: BatchRequest) -> tuple[BatchSpec, Estimate]:
+    """The matrix and estimate of a new batch (the Batch page's preview; nothing is written)."""
+    _, spec = _matrix(store, req)
+    return spec, estimate_stored(store, spec, len(spec.cells()))
+
+
+def prepare(store: Store, req: BatchRequest) -> Prepared:
+    """Everything decided before a batch plays; nothing is written (a dry run stops here).
+
+    Raises:
+        ConfigError: a bad request or matrix.
+        StorageError: no batch to resume, a new tag already taken, or every unfinished cell of the
+            resumed batch held by another process.
+    """
+    tag, spec = _matrix(store, req)
+    if tag is None:
+        tag = req.tag or new_batch_tag()
+        if store.get_batch(tag) is not None:
+            raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
+        todo, skipped, busy, pids = [(c, "") for c in spec.cells()], 0, 0, set()
+    else:
+        todo, skipped, busy, pids = cells_to_run(store, spec, tag)
+        if not todo and busy:
+            raise StorageError(f"batch {tag}: every unfinished cell is being played by another process "
+                               f"(pid {', '.join(map(str, sorted(pids))) or '?'}); nothing left to run here")
+    workers, concurrency = modes(req, spec, len(todo))
+    return Prepared(req, tag, spec, todo, skipped, busy, estimate_stored(store, spec, len(todo)), workers, concurrency)
+
+
+def cells_to_run(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Cell, str]], int, int, set[int]]:
+    """The cells still to run (with the stored run to continue, if any), how many are finished,
+    how many another live process is still playing (opening the store marked dead writers' runs
+    ``interrupted``, so a ``running`` run here has a live writer; it is left alone; so is a cell a
+    live process has claimed), and the pids of those processes. Each cell is claimed again when it
+    starts (:meth:`Store.claim_cell`): this list is only what to try."""
+    holders = store.cell_holders(tag)
+    finished, busy, resumable = set(), set(), {}
+    for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
+        if row.status == "finished":
+            finished.add(row_key(row))
+        elif row.status == "running":
+            busy.add(row_key(row))
+        else:  # interrupted or failed: continue the newest from its last completed turn
+            resumable[row_key(row)] = row.id
+    cells = spec.cells()
+    busy |= {c.key for c in cells if c.index in holders}
+    todo = [(c, resumable.get(c.key, "")) for c in cells if c.key not in finished | busy]
+    return (todo, sum(c.key in finished for c in cells), sum(c.key in busy and c.key not in finished for c in cells),
+            set(holders.values()))
+
+
+def modes(req: BatchRequest, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
+    """(worker processes, conversations in flight per process): what was asked, else a process per
+    core (at most one per conversation) for offline agents only (threads would share one core under
+    the GIL), else ``DEFAULT_CONCURRENCY`` threads for a matrix with a model in it."""
+    if req.workers is not None or req.concurrency is not None:
+        return req.workers or 1, req.concurrency or DEFAULT_CONCURRENCY
+    if spec.llm_agents():
+        return 1, DEFAULT_CONCURRENCY
+    return max(1, min(os.cpu_count() or 1, n_todo)), 1
+
+
+@dataclass
+class BatchJob:
+    """A prepared batch being played: its matrix stored under its tag (a new batch), and the stop
+    control, tally and budget its caller can watch (progress line, page)."""
+
+    store: Store
+    prepared: Prepared
+    control: Control = field(default_factory=Control)
+    tally: Tally = field(init=False)
+    outcomes: list[Outcome] = field(default_factory=list)
+    forced: bool = False
+
+    def __post_init__(self) -> None:
+        self.tally = Tally(len(self.prepared.todo))
+
+    @classmethod
+    def start(cls, store: Store, prepared: Prepared) -> "BatchJob":
+        """Store a new batch's matrix under its tag (so it can be resumed) and return the job."""
+        if not prepared.resumed:
+            store.save_batch(prepared.tag, prepared.spec.to_data())
+        return cls(store, prepared)
+
+    def play(self, *, tick: Callable[[], None] = lambda: None,
+             on_outcome: Callable[[Outcome], None] = lambda o: None) -> list[Outcome]:
+        """Run the cells to run, in worker processes or threads, with SIGINT / SIGTERM stopping
+        cleanly (a second one at once); returns the outcomes."""
+        p = self.prepared
+        budget = Budget(p.request.max_cost, p.estimate.per_conversation_usd)
+        llm = LLMSetup(p.concurrency) if p.spec.llm_agents() else None
+        with signals_stop(self.control):
+            if p.workers > 1:
+                self.outcomes, self.forced = run_processes(self.store, p.todo, workers=p.workers, tag=p.tag,
+                                                           control=self.control, tally=self.tally, budget=budget,
+                                                           llm=llm, tick=tick, on_outcome=on_outcome)
+            else:
+                self.outcomes, self.forced = run_threads(self.store, p.todo, concurrency=p.concurrency, tag=p.tag,
+                                                         control=self.control, tally=self.tally, budget=budget,
+                                                         llm=llm, tick=tick, on_outcome=on_outcome)
+        return self.outcomes
+
+    def threads_left_behind(self) -> bool:
+        """A forced stop returned while conversation threads were stuck in a model call: the process
+        should exit at once rather than wait for them (``os._exit`` in the command)."""
+        return self.forced and threading.active_count() > 1
+
+
+__all__ = ["BatchJob", "BatchRequest", "DEFAULT_CONCURRENCY", "Prepared", "cells_to_run", "modes", "prepare",
+           "preview"]
