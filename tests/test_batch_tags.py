@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from knowsim_core.batch.plan import MAX_TAG, check_tag
+from knowsim_core.text.tags import MAX_BATCH_TAG as MAX_TAG, check_batch_tag as check_tag
 from knowsim_core.cli import main
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage import Store

@@ -24,18 +24,11 @@ from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, preset as get_pre
 from knowsim_core.errors import ConfigError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question
 from knowsim_core.storage import Store
-from knowsim_core.text.tags import MAX_BATCH_TAG, check_batch_tag
 
 # (input, output) tokens per call when no earlier run of the agents is stored: a KnowSim extractor
 # prompt carries the graph and the conversation so far; a user or assistant turn is a paragraph.
 DEFAULT_TOKENS_PER_CALL = (2000, 300)
 AGENT_KINDS = ("assistant", "user", "extractor")
-# A batch tag's rule and its generator have one owner, knowsim_core.text.tags (re-exported here
-# for the callers that already import them from the batch's plan).
-MAX_TAG = MAX_BATCH_TAG
-check_tag = check_batch_tag
-
-
 def needs_model(agent_id: str) -> bool:
     """Does this agent call a model (settings, cost)? The registry's :class:`AgentSpec` answers."""
     return registry.spec_of(agent_id).needs_model
@@ -217,7 +210,7 @@ def estimate_stored(store: Any, spec: BatchSpec, conversations: int) -> Estimate
     return estimate(spec, conversations, prices=prices, history=store.token_totals(spec.llm_agents()))
 
 
-__all__ = ["BatchSpec", "Cell", "Estimate", "MAX_TAG", "check_tag", "estimate", "estimate_stored", "model_name", "row_key",
+__all__ = ["BatchSpec", "Cell", "Estimate", "estimate", "estimate_stored", "model_name", "row_key",
            "tokens_per_call"]
 
 

@@ -1,14 +1,15 @@
-"""Tags: the one owner of what a tag may be and of how a batch's tag is made.
+"""Batch tags: the one owner of what a batch tag may be and of how one is made.
 
-Two different things are called a tag, and each has one rule here:
+A **batch tag** names a batch in the database and, on the Batch page, its launch record and its
+log file — so it is a plain file-name-safe word (letters, digits, ``-_.``, starting with a letter
+or digit, at most :data:`MAX_BATCH_TAG` characters), never a path, a control character or 100 KB
+of text. A bad one is the caller's input: :class:`~knowsim_core.errors.ConfigError`.
 
-* a **batch tag** names a batch in the database and, on the Batch page, its launch record and its
-  log file — so it is a plain file-name-safe word (letters, digits, ``-_.``, starting with a letter
-  or digit, at most :data:`MAX_BATCH_TAG` characters), never a path, a control character or 100 KB
-  of text. A bad one is the caller's input: :class:`~knowsim_core.errors.ConfigError`.
-* a **run tag** is a researcher's label on one run (``run --tag``, Saved runs): free text, stripped,
-  at most :data:`MAX_RUN_TAG` characters, no comma (the list separator) and no control character.
-  A bad one is refused where runs are filed: :class:`~knowsim_core.errors.StorageError`.
+A **run tag** is another thing: a researcher's free-text label on one run (``run --tag``, Saved
+runs; at most 40 characters, no comma), checked where runs are filed,
+:func:`knowsim_core.storage.runs.check_tag`. The two rules differ on purpose (a batch tag becomes a
+file name, a run tag never does); what was wrong was two functions of one name with different
+limits — the batch one is now :func:`check_batch_tag`, and only here.
 
 :func:`new_batch_tag` is the only place a batch tag is generated (the command line and the Batch
 page both used to spell their own).
@@ -20,10 +21,9 @@ import os
 import re
 import time
 
-from knowsim_core.errors import ConfigError, StorageError
+from knowsim_core.errors import ConfigError
 
 MAX_BATCH_TAG = 64
-MAX_RUN_TAG = 40
 _BATCH_TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -40,26 +40,10 @@ def check_batch_tag(tag: str, *, what: str = "--tag") -> str:
                       "starting with a letter or digit")
 
 
-def check_run_tag(tag: str) -> str:
-    """A researcher's run tag, stripped.
-
-    Raises:
-        StorageError: empty, longer than :data:`MAX_RUN_TAG`, or holding a comma or a control character.
-    """
-    t = (tag or "").strip()
-    if not t:
-        raise StorageError("a tag cannot be empty; type a word such as 'baseline' or 'ablation-2'")
-    if len(t) > MAX_RUN_TAG:
-        raise StorageError(f"tag {t[:20]!r}… is {len(t)} characters; at most {MAX_RUN_TAG}")
-    if any(ord(c) < 32 or c == "," for c in t):
-        raise StorageError(f"tag {t!r} holds a comma or a control character; use letters, digits, - or _")
-    return t
-
-
 def new_batch_tag() -> str:
     """A fresh batch tag: ``b<date>-<time>-<4 hex>`` (local time; the hex keeps two batches started
     in the same second apart). Always passes :func:`check_batch_tag`."""
     return f"b{time.strftime('%Y%m%d-%H%M%S')}-{os.urandom(2).hex()}"
 
 
-__all__ = ["MAX_BATCH_TAG", "MAX_RUN_TAG", "check_batch_tag", "check_run_tag", "new_batch_tag"]
+__all__ = ["MAX_BATCH_TAG", "check_batch_tag", "new_batch_tag"]
