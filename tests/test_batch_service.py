@@ -98,7 +98,7 @@ REQUESTS = [
     MATRIX,
     BatchRequest(questions="all", levels="all", assistants="offline", seeds=3, preset="paper-text", workers=2, tag="x.1"),
     BatchRequest(questions="q1,q2", levels="novice", assistants="openai/gpt-4o-mini", concurrency=8, max_cost=2.5,
-                 user="offline/knowsim", extractor="offline/lexical", max_turns=12),
+                 user="offline/knowsim", extractor="offline/lexical", max_turns=12, graph_version=2),
     BatchRequest(resume="night-1", workers=3),
     BatchRequest(resume="night-2", concurrency=4),
 ]
