@@ -17,7 +17,7 @@ import argparse
 import pytest
 
 from knowsim_core.batch import plan as batch_plan
-from knowsim_core.batch.schedule import Budget, Control, Tally, ThreadLanes, run_loop
+from knowsim_core.batch.schedule import Budget, Control, Outcome, Tally, ThreadLanes, run_loop
 from knowsim_core.batch.service import BatchJob, BatchRequest, prepare, preview
 from knowsim_core.batch.workers import ProcessLanes
 from knowsim_core.commands import batch as batch_command
@@ -131,3 +131,56 @@ def test_batch_tags_have_one_rule_and_one_generator():
     assert all(check_batch_tag(t) == t for t in tags)
     with pytest.raises(ConfigError, match="Tag: '../x' is not a batch tag"):
         check_batch_tag("../x", what="Tag")
+
+
+class _ScriptedLanes:
+    """Lanes whose conversations end only when the test says so (the loop's own rules under test)."""
+
+    counted_turns = True
+
+    def __init__(self):
+        self.running, self.ready, self.stopped, self.closed = {}, [], False, None
+
+    def in_flight(self):
+        return len(self.running)
+
+    def submit(self, cell, resume_id):
+        self.running[cell.index] = cell
+
+    def outcomes(self, timeout):
+        out, self.ready = self.ready, []
+        for o in out:
+            self.running.pop(o.index)
+        return out
+
+    def stop(self):
+        self.stopped = True
+
+    def force(self):
+        abandoned = [Outcome(i, "interrupted") for i in self.running]
+        self.running.clear()
+        return abandoned
+
+    def close(self, forced):
+        self.closed = forced
+
+
+def test_a_forced_stop_keeps_the_outcome_of_a_conversation_that_ended_meanwhile(tmp_path):
+    """Second Ctrl-C while cell 0 has just finished and cell 1 is still playing: cell 0 stays
+    finished (and counted), cell 1 is abandoned as interrupted, the rest never start."""
+    store = Store(tmp_path / "s.db")
+    store.seed_samples()
+    todo = prepare(store, MATRIX).todo
+    lanes, control, tally = _ScriptedLanes(), Control(), Tally(len(todo))
+
+    def tick():
+        if not lanes.ready:
+            lanes.ready.append(Outcome(todo[0][0].index, "finished"))
+            control.request()
+            control.request()  # the second one: at once
+
+    outcomes, forced = run_loop(lanes, todo, limit=2, control=control, tally=tally, budget=Budget(None, 0.0),
+                                tick=tick)
+    assert forced and lanes.stopped and lanes.closed is True
+    assert [(o.index, o.status) for o in outcomes] == [(todo[0][0].index, "finished"), (todo[1][0].index, "interrupted")]
+    assert tally.done == 1 and tally.finished_costs == [0.0]

@@ -338,6 +338,16 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
     pending = list(reversed(todo))
     outcomes: list[Outcome] = []
     forced = False
+
+    def ended(timeout: float) -> None:
+        for out in lanes.outcomes(timeout):
+            if out.status == "failed" and is_disk_full(out.error):
+                control.full(out.error)
+                lanes.stop()
+            tally.end(out, counted_turns=lanes.counted_turns)
+            outcomes.append(out)
+            on_outcome(out)
+
     try:
         while pending or lanes.in_flight():
             for cell, resume_id in admit(pending, lanes.in_flight, limit, control=control, tally=tally,
@@ -348,15 +358,10 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
                 pending.clear()
             if control.force.is_set():
                 forced = True
+                ended(0.0)  # those that ended meanwhile keep their own outcome
                 outcomes += lanes.force()
                 break
-            for out in lanes.outcomes(POLL_S if lanes.in_flight() else 0.0):
-                if out.status == "failed" and is_disk_full(out.error):
-                    control.full(out.error)
-                    lanes.stop()
-                tally.end(out, counted_turns=lanes.counted_turns)
-                outcomes.append(out)
-                on_outcome(out)
+            ended(POLL_S if lanes.in_flight() else 0.0)
             tick()
     finally:
         lanes.close(forced or control.force.is_set())
