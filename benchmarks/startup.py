@@ -2,17 +2,20 @@
 importing the storage layer costs (with ``-X importtime``, the interpreter's documented import timer).
 
 Why it exists: sqlite-utils imports pandas whenever it is installed (Streamlit brings it) to
-recognise DataFrame values, which the Studio never stores. The storage layer used to hide pandas
-from that import with a ``sys.modules`` entry; it now imports sqlite-utils plainly, and this script
-says what that costs every command (run it on the commit before and after to compare).
+recognise DataFrame values, which the Studio never stores; the storage layer keeps pandas out of
+that import (knowsim_core/storage/connection.py), and the command line imports only the chosen
+command (knowsim_core/cli.py). ``--against DIR`` times another checkout's ``runs`` alternately with
+this one's (e.g. the commit before: ``git archive REV | tar -x -C DIR``) and prints the ratio, which
+a busy machine distorts far less than either time; the load average is printed beside them.
 
-Usage: ``python benchmarks/startup.py [--repeat 7]``.
+Usage: ``python benchmarks/startup.py [--repeat 7] [--against DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -24,11 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _wall(argv: list[str], repeat: int) -> float:
+def _wall(argv: list[str], repeat: int, cwd: Path = ROOT) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        subprocess.run(argv, cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -49,18 +52,30 @@ def _import_ms(module: str, *, hide_pandas: bool = False) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--against", type=Path, help="another checkout whose `runs` is timed alternately with this one's")
     args = ap.parse_args()
+    load = os.getloadavg()
+    other: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "studio.db")
         cmd = [sys.executable, "-m", "knowsim_core", "runs", "--db", db]
         subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)  # create and seed the file once
-        wall = _wall(cmd, args.repeat)
+        ours: list[float] = []
+        for _ in range(args.repeat):  # alternately, so both see the same machine
+            ours.append(_wall(cmd, 1))
+            if args.against:
+                other.append(_wall(cmd, 1, cwd=args.against.resolve()))
+        wall = statistics.median(ours)
     bare = _wall([sys.executable, "-c", "pass"], args.repeat)
     with_pandas = statistics.median(_import_ms("knowsim_core.storage") for _ in range(args.repeat))
     without = statistics.median(_import_ms("knowsim_core.storage", hide_pandas=True) for _ in range(args.repeat))
     print(json.dumps({"runs_command_s": round(wall, 3), "python_alone_s": round(bare, 3),
                       "import_storage_ms": round(with_pandas, 1),
                       "import_storage_ms_if_pandas_were_absent": round(without, 1),
+                      **({"runs_command_s_against": round(statistics.median(other), 3),
+                          "ratio_against_over_this": round(statistics.median(other) / wall, 2),
+                          "ratios": sorted(round(o / w, 2) for o, w in zip(other, ours))} if other else {}),
+                      "load_average_before": [round(x, 2) for x in load],
                       "repeat": args.repeat}, indent=1))
 
 

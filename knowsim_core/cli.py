@@ -28,14 +28,35 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.text.redact import redact
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_modules() -> dict[str, str]:
+    """Command name → module name, from the file names in ``commands/`` without importing them:
+    ``extract_graph.py`` is ``extract-graph``, ``import_.py`` (a keyword) is ``import``. Each module's
+    ``NAME`` follows the rule (tests/test_cli_startup.py checks it)."""
+    return {info.name.rstrip("_").replace("_", "-"): info.name
+            for info in pkgutil.iter_modules(commands.__path__)}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, importing only the command ``argv`` names.
+
+    A command module imports what the command needs (storage, the agents, evaluation, matplotlib…);
+    importing all of them for one command was most of a short command's start-up. When ``argv``
+    starts with a known command, the other commands get a bare placeholder (argparse never reads
+    it); help, a missing or an unknown command imports them all, so the listing and the "invalid
+    choice" message are whole.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m knowsim_core",
         description="KnowSim Studio: simulate, replay, store and export KnowSim conversations.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        mod = importlib.import_module(f"{commands.__name__}.{info.name}")
+    modules = command_modules()
+    chosen = argv[0] if argv and argv[0] in modules else None
+    for name in sorted(modules):
+        if chosen is not None and name != chosen:
+            sub.add_parser(name)
+            continue
+        mod = importlib.import_module(f"{commands.__name__}.{modules[name]}")
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
@@ -73,7 +94,8 @@ class _SafeStream:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     raw = getattr(sys.modules[args._run.__module__], "RAW_OUTPUT", False) and not sys.stdout.isatty()
     saved = sys.stdout, sys.stderr
     if not raw:  # data piped to a file (export) stays byte for byte; everything else is cleaned

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import threading
 import zlib
 from contextlib import contextmanager
@@ -33,10 +34,32 @@ from typing import Any, Iterator
 from knowsim_core.errors import FormatError, StorageError
 
 
-# sqlite-utils imports pandas whenever it is installed (Streamlit brings it), to recognise DataFrame
-# values the Studio never stores; that is part of every command's start-up (benchmarks/startup.py
-# measures it). There is no documented way to skip it, so the import is plain.
-from sqlite_utils import Database
+
+def _import_sqlite_utils() -> Any:
+    """``sqlite_utils.Database``, without pandas unless this process already has it.
+
+    sqlite-utils tries ``importlib.import_module("pandas")`` when it is imported and carries on
+    with ``pd = None`` on ``ImportError`` — the path it takes wherever pandas is not installed —
+    only to map ``pandas.Timestamp`` to a TEXT column; the Studio never stores a pandas value.
+    Streamlit installs pandas, so every command paid ~0.5 s of start-up for it
+    (benchmarks/startup.py). A ``None`` entry in ``sys.modules`` is Python's documented way to make
+    an import raise ``ModuleNotFoundError`` (the language reference, "The module cache"); it is
+    set only for the time sqlite-utils takes to import and removed at once, so a later
+    ``import pandas`` gets the real package. Where pandas or Streamlit is already loaded (the app)
+    the import is plain: nothing is saved there, and other threads may be importing pandas.
+    """
+    if "pandas" in sys.modules or "streamlit" in sys.modules or "sqlite_utils" in sys.modules:
+        from sqlite_utils import Database as database
+        return database
+    sys.modules["pandas"] = None  # type: ignore[assignment]
+    try:
+        from sqlite_utils import Database as database
+    finally:
+        del sys.modules["pandas"]
+    return database
+
+
+Database = _import_sqlite_utils()
 
 DEFAULT_DB = Path("~/.knowsim/studio.db")
 ENV_DB = "KNOWSIM_DB"
