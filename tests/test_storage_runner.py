@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from knowsim_core.errors import ConfigError, ProviderError, StorageError
+from knowsim_core.services import runner
 from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.formats.samples import get_sample
 from knowsim_core.engine.state import initial_state
@@ -24,15 +25,55 @@ def store(seeded_store) -> Store:
 
 
 def test_every_step_is_stored_before_it_returns(store):
+    """step() on its own (the app's way) writes each turn before returning."""
     live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
     assert store.get_run_row(live.run_id).status == "running"
     seen = []
-    run = live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.get_run_row(live.run_id).turns)))
+    while not live.done:
+        seen.append((live.step().turn, store.get_run_row(live.run_id).turns))
     assert seen == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
     row = store.get_run_row(live.run_id)
     assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 5)
-    assert store.load_run(live.run_id) == run
+    assert store.load_run(live.run_id) == live.run
     assert row.graph_version_id == store.latest_graph_version(Q).id
+
+
+def test_run_to_end_writes_an_offline_conversation_a_few_turns_at_a_time(store, monkeypatch):
+    """Issue 32: one transaction per turn was a quarter of an offline batch; the old code wrote
+    every turn on its own (seen would be (1, 1), (2, 2), …)."""
+    monkeypatch.setattr(runner, "BUFFER_TURNS", 2)
+    monkeypatch.setattr(runner, "BUFFER_SECONDS", 3600.0)  # a slow machine must not flush early
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
+    seen = []
+    run = live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.get_run_row(live.run_id).turns)))
+    assert seen == [(1, 0), (2, 2), (3, 2), (4, 4), (5, 5)]  # the 5th with the close, in one transaction
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 5)
+    assert store.load_run(live.run_id) == run
+    reference = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
+    while not reference.done:
+        reference.step()
+    assert store.get_run_row(reference.run_id).kg == row.kg  # the same metrics as turn-by-turn writes
+
+
+def test_a_buffered_turn_waits_no_longer_than_the_time_bound(store, monkeypatch):
+    monkeypatch.setattr(runner, "BUFFER_SECONDS", 0.0)
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=3, **AGENTS)
+    seen = []
+    live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.get_run_row(live.run_id).turns)))
+    assert seen == [(1, 1), (2, 2), (3, 3)]
+
+
+def test_interrupting_a_buffered_run_keeps_its_turns(store):
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=6, **AGENTS)
+    live.buffered = True
+    live.step()
+    live.step()
+    assert store.get_run_row(live.run_id).turns == 0
+    live.interrupt("stopped by the batch")
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns, row.error) == ("interrupted", 2, "stopped by the batch")
+    assert store.load_run(live.run_id).turns == live.run.turns
 
 
 def test_initial_state_precedence(store):

@@ -164,12 +164,13 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
         out.status, out.error = "failed", str(exc)
         return out
     out.run_id = live.run_id
+    live.buffered = True  # an offline conversation's turns go to the database a few at a time
     if on_start is not None:
         on_start(live.run_id)
     try:
         while not live.done:
             if stop.is_set():
-                store.finish_run(live.run_id, status="interrupted", error=STOP_ERROR)
+                live.interrupt(STOP_ERROR)  # with the turns still buffered
                 out.status = "interrupted"
                 break
             try:

@@ -15,6 +15,7 @@ session went away is marked ``interrupted`` once it lapses. Command-line runs ho
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, Callable, Mapping
 
@@ -27,6 +28,7 @@ from knowsim_core.engine.session import STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USE
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
+from knowsim_core.storage.runs import Closing
 
 DEFAULT_USER = "offline/knowsim"
 DEFAULT_EXTRACTOR = "offline/lexical"
@@ -62,14 +64,36 @@ def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
     return registry.resolve(kind, agent_id)
 
 
-class LiveRun:
-    """A stored run being played: ``step()`` plays and saves one turn."""
+# An offline conversation's turns are written a few at a time (one transaction for several):
+# a transaction per turn was a quarter of an offline batch's time. A turn waits at most this many
+# turns or seconds in memory; a crash loses only what an offline agent replays identically on resume
+# (the per-turn seeds come from the run's seed). Turns of model-calling agents, and of the app's
+# leased runs, are written before step() returns, as before.
+BUFFER_TURNS = 16
+BUFFER_SECONDS = 0.5
 
-    def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False):
+
+class LiveRun:
+    """A stored run being played: ``step()`` plays and saves one turn.
+
+    ``buffered`` (set by the caller that plays a whole conversation: :meth:`run_to_end`, a batch)
+    lets an offline conversation's turns wait in memory (up to :data:`BUFFER_TURNS` /
+    :data:`BUFFER_SECONDS`) and go to the database with the next ones, the last of them in the same
+    transaction that closes the run. Every way out of :meth:`step` writes them first, and so do
+    :meth:`flush` and :meth:`interrupt`.
+    """
+
+    def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
         self.store = store
         self.sim = sim
         self.run_id = run_id
         self.leased = leased  # the app's runs: renew the lease before each step
+        self.buffered = False
+        self._offline = not any(registry.spec_of(agent_id).needs_model for agent_id in sim.run.adapter.values())
+        self._pending: list[TurnRecord] = []
+        self._since = 0.0
+        self._clock = clock
 
     @property
     def run(self) -> RunRecord:
@@ -80,7 +104,7 @@ class LiveRun:
         return self.sim.done
 
     def step(self) -> TurnRecord:
-        """Play the next turn and store it (one transaction); a finished run is closed.
+        """Play the next turn and store it (with the turns still buffered); a finished run is closed.
 
         Raises:
             ProviderError: a model call failed; the run is marked ``failed`` with the message and
@@ -94,36 +118,65 @@ class LiveRun:
                 f"run {self.run_id} is no longer running in this session (it was idle too long and was "
                 "marked interrupted); resume it to play on"
             )
-        try:
-            rec = self.sim.step()
-        except ProviderError as exc:  # the calls billed before it count in the run's cost (exc.spent)
-            self.store.finish_run(self.run_id, status="failed", stop_reason=None, error=str(exc), spent=exc.spent)
-            raise
-        except SessionError as exc:
-            if self.sim.done:  # an empty message ended the conversation
-                self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
-                                      record=self.sim.run, spent=exc.spent)
-            raise
-        except KeyboardInterrupt:
-            self.store.finish_run(self.run_id, status="interrupted", error="stopped by the user")
-            raise
-        except Exception as exc:  # a bug in an agent: keep the evidence, then surface it
-            self.store.finish_run(self.run_id, status="failed", error=f"{type(exc).__name__}: {exc}")
-            raise
-        self.store.append_turn(self.run_id, rec)
-        if self.sim.done:
-            self.store.finish_run(self.run_id, status="finished", stop_reason=self.sim.run.stop_reason,
-                                      record=self.sim.run)
+        with self.store.pinned():  # one connection for the step's writes
+            try:
+                rec = self.sim.step()
+            except ProviderError as exc:  # the calls billed before it count in the run's cost (exc.spent)
+                self._write(self._closing("failed", str(exc), spent=exc.spent))
+                raise
+            except SessionError as exc:  # an empty message ends the conversation (done), else it is the caller's
+                self._write(self._closing("finished", spent=exc.spent) if self.sim.done else None)
+                raise
+            except KeyboardInterrupt:
+                self._write(self._closing("interrupted", "stopped by the user"))
+                raise
+            except Exception as exc:  # a bug in an agent: keep the evidence, then surface it
+                self._write(self._closing("failed", f"{type(exc).__name__}: {exc}"))
+                raise
+            if not self._pending:
+                self._since = self._clock()
+            self._pending.append(rec)
+            if self.sim.done:
+                self._write(self._closing("finished"))
+            elif not (self.buffered and self._offline and not self.leased) or (
+                    len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS):
+                self._write(None)
         return rec
+
+    def flush(self) -> None:
+        """Write the turns still buffered (nothing when none are)."""
+        self._write(None)
+
+    def interrupt(self, error: str) -> None:
+        """Close the run as ``interrupted`` (a batch's stop), with the turns still buffered."""
+        self._write(self._closing("interrupted", error))
+
+    def _closing(self, status: str, error: str = "", *, spent: Any = ()) -> Closing:
+        stop = self.sim.run.stop_reason if status == "finished" else None
+        # the run so far: its metrics need no reading back
+        return Closing(status, stop, error, self.sim.run, tuple(spent or ()))
+
+    def _write(self, close: Closing | None) -> None:
+        if not self._pending and close is None:
+            return
+        turns, self._pending = self._pending, []
+        with self.store.pinned():  # the close reads the turns written in the same transaction
+            self.store.runs.append_turns(self.run_id, turns, close=close)
 
     def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:
         """Step until the run ends; an agent's empty message ends it quietly (it is recorded).
 
-        The turns share one connection (each still its own transaction): a conversation is a long
-        series of small writes, and opening a connection per turn cost more than the write.
+        The turns share one connection, and an offline conversation's turns are written a few at a
+        time (:attr:`buffered`): a conversation is a long series of small writes, and opening a
+        connection or a transaction per turn cost more than the write.
         """
-        with self.store.pinned():
-            return self._run_to_end(progress)
+        self.buffered = True
+        try:
+            with self.store.pinned():
+                return self._run_to_end(progress)
+        finally:
+            self.buffered = False
+            self.flush()
 
     def _run_to_end(self, progress: Callable[[TurnRecord], None] | None) -> RunRecord:
         while not self.done:
@@ -136,7 +189,6 @@ class LiveRun:
             if progress is not None:
                 progress(rec)
         return self.run
-
 
 def start_run(
     store: Store,
@@ -172,35 +224,36 @@ def start_run(
         raise ConfigError("level 'custom' needs the initial state to start from")
     if level not in LEVELS and level != CUSTOM_LEVEL:
         raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)} or custom")
-    q = store.get_question(question_id)
-    if graph_version_id is not None:
-        gv = store.get_graph_version(graph_version_id)
-        if gv.question_id != question_id:
-            raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
-    else:
-        gv = store.latest_graph_version(question_id)
-        if gv is None:
-            raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
-    params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
-    graph = gv.graph
-    if initial_state is None:
-        cached = store.get_initial_state(question_id, level)
-        if cached is not None and set(cached) == set(graph.index.labels):
-            initial_state = cached
-    elif set(initial_state) != set(graph.index.labels):
-        raise ConfigError("the given initial state does not name exactly the IUs of this graph")
-    agents = build_agents(store, {"assistant": assistant_id, "user": user_id, "extractor": extractor_id}, settings)
-    sim = Simulation(
-        material=QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain),
-        **agents,
-        params=params,
-        level=level,
-        stop_mode=stop_mode,
-    )
-    s0 = sim.reset(seed=seed, initial=initial_state)
-    run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
-    sim.reset(seed=seed, initial=s0, run_id=run_id)
-    return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
+    with store.pinned():  # one connection for the setup's reads and the run's creation
+        q = store.get_question(question_id)
+        if graph_version_id is not None:
+            gv = store.get_graph_version(graph_version_id)
+            if gv.question_id != question_id:
+                raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
+        else:
+            gv = store.latest_graph_version(question_id)
+            if gv is None:
+                raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
+        params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
+        graph = gv.graph
+        if initial_state is None:
+            cached = store.get_initial_state(question_id, level)
+            if cached is not None and set(cached) == set(graph.index.labels):
+                initial_state = cached
+        elif set(initial_state) != set(graph.index.labels):
+            raise ConfigError("the given initial state does not name exactly the IUs of this graph")
+        agents = build_agents(store, {"assistant": assistant_id, "user": user_id, "extractor": extractor_id}, settings)
+        sim = Simulation(
+            material=QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain),
+            **agents,
+            params=params,
+            level=level,
+            stop_mode=stop_mode,
+        )
+        s0 = sim.reset(seed=seed, initial=initial_state)
+        run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
+        sim.reset(seed=seed, initial=s0, run_id=run_id)
+        return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
 
 
 def _stop_reason_of(run: RunRecord) -> str | None:
@@ -231,25 +284,26 @@ def resume_run(
         StorageError: unknown run, a finished run, an imported recording, a run another live
             process is still writing, or one that moved on while this resume was preparing.
     """
-    row = store.get_run_row(run_id)
-    if row.status == "finished":  # the cheap early answer; reopen_run decides under the write lock
-        raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
-    run = store.load_run(run_id)
-    if not run.domain:  # stored before runs recorded their domain: the question still knows it
-        run = replace(run, domain=store.get_question(run.question_id).domain)
-    adapters = run.adapter
-    try:
-        agents = build_agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
-    except KeyError as exc:
-        raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
-    store.reopen_run(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
-    sim = Simulation.resume(run, **agents)
-    live = LiveRun(store, sim, run_id, leased=lease_seconds is not None)
-    stop = _stop_reason_of(run)
-    if stop is not None:  # the writer died between its last turn and closing the run
-        sim.end(stop)
-        store.finish_run(run_id, status="finished", stop_reason=stop)
-    return live
+    with store.pinned():  # one connection for the checks, the load and the claim
+        row = store.get_run_row(run_id)
+        if row.status == "finished":  # the cheap early answer; reopen_run decides under the write lock
+            raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
+        run = store.load_run(run_id)
+        if not run.domain:  # stored before runs recorded their domain: the question still knows it
+            run = replace(run, domain=store.get_question(run.question_id).domain)
+        adapters = run.adapter
+        try:
+            agents = build_agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
+        except KeyError as exc:
+            raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
+        store.reopen_run(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
+        sim = Simulation.resume(run, **agents)
+        live = LiveRun(store, sim, run_id, leased=lease_seconds is not None)
+        stop = _stop_reason_of(run)
+        if stop is not None:  # the writer died between its last turn and closing the run
+            sim.end(stop)
+            store.finish_run(run_id, status="finished", stop_reason=stop)
+        return live
 
 
 __all__ = ["LiveRun", "start_run", "resume_run"]
