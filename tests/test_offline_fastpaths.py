@@ -135,17 +135,25 @@ def test_read_user_sentence_facts_equal_the_plain_reading(turns):
         assert reading._sentence_facts(graph, user) == tuple(plain)
 
 
-def test_char_cosines_remembered_equal_fresh_and_the_textbook_cosine(turns):
+def test_char_cosines_remembered_equal_fresh_and_scikit_learns_tfidf(turns):
+    """The n-gram cosines equal scikit-learn's ``TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5),
+    sublinear_tf=True)`` fitted on the graph's IU texts, fed the content words. The hand-written
+    numpy path stays in the agents: importing scikit-learn's text module costs ~11 times numpy's
+    import in every batch worker, and its ``transform`` of one short text 3–6 times the path's time
+    (issue 32's measurements); this test is what ties the two together."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     for graph, user, assistant in turns[:20]:
         prof = _fresh(graph)
-        _, idf, _ = prof._char_index()
-        units = {n.id: ot._unit(ot._ngram_tf(f"{n.concept} {n.concept} {n.description}"), idf) for n in graph.nodes}
-        for text in (assistant, user):
+        vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), lowercase=False, sublinear_tf=True,
+                              preprocessor=lambda t: " ".join(w for w in ot.words(t)
+                                                              if w not in ot.STOPWORDS and w not in ot.META_WORDS))
+        ius = vec.fit_transform([f"{n.concept} {n.concept} {n.description}" for n in graph.nodes])
+        reference = (vec.transform([assistant, user]) @ ius.T).toarray()
+        for text, row in zip((assistant, user), reference):
             got = profiles_for(graph).char_cosines(text)
             assert got == prof.char_cosines(text)
-            vec = ot._unit(ot._ngram_tf(text), idf)
-            for iu, unit in units.items():
-                ref = sum(w * unit.get(g, 0.0) for g, w in vec.items())
+            for iu, ref in zip((n.id for n in graph.nodes), row):
                 assert got.get(iu, 0.0) == pytest.approx(ref, abs=1e-12)
 
 
