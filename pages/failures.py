@@ -10,17 +10,14 @@ Clicking a bar, a heatmap cell or a table cell opens that run and turn on the Si
 import streamlit as st
 
 from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
-from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from ui import failure_views as fv
 from ui import share
 from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
 from ui.paper_check import paper_check_tab
-from ui.questions import question_label
-from ui import links
-from ui.run_list import ORIGIN_LABELS
-from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
+from ui import links, run_list
+from knowsim_core.storage.run_filter import RunFilter
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
 
@@ -38,7 +35,9 @@ st.title("Failure modes")
 db = store()
 # a link with any cross-run filter (/failures?batch=TAG, the Batch page's "Failure modes of this
 # batch") opens on "Across runs"; ?run=ID on "One run"
-ACROSS_PARAMS = ("batch", "question", "level", "assistant", "preset", "status", "tag", "gv", "source", "origin")
+FM_FIELDS = ("question_id", "level", "assistant", "preset", "batch_tag", "tag", "graph_version", "kind", "origin",
+             "rated", "correctness")
+ACROSS_PARAMS = ("status", "version", *(RunFilter.param(f) for f in FM_FIELDS))
 across = any(k in st.query_params for k in ACROSS_PARAMS) and "run" not in st.query_params
 one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
 
@@ -72,43 +71,18 @@ with one:
                 open_in_simulate(rid, int(p["x"]))
 
 with many:
-    qrows = db.list_questions()  # grouped by kind, samples first
-    qlabel = {q.id: question_label(q) for q in qrows}
-
-    def linked(col, label, options, *, key, param, fmt=None, cast=str, help=None):
-        """A filter that is also ``?param=`` in the URL (deep link; a reload keeps it)."""
-        links.from_url(key, param, [None, *options], cast=cast)
-        value = col.selectbox(label, [None, *options], key=key, help=help,
-                              format_func=lambda v: "all" if v is None else (fmt(v) if fmt else str(v)))
-        links.to_url(key, param, value)
-        return value
-
-    c1, c2, c3, c4, c5, c6 = st.columns(6)
-    q = linked(c1, "Question", list(qlabel), key="fm_q", param="question", fmt=lambda v: qlabel.get(v, v))
-    lv = linked(c2, "Level", list(LEVELS), key="fm_level", param="level")
-    asst = linked(c3, "Assistant", db.run_values("assistant"), key="fm_asst", param="assistant")
-    pre = linked(c4, "Preset", db.run_values("preset"), key="fm_preset", param="preset")
+    # the bar Saved runs uses (ui.run_list.filter_bar: one RunFilter, its URL and SQL), with the fields
+    # a cross-run figure is cut by; every filter is applied in the query, before the limit
+    run_filter = run_list.filter_bar(db, prefix="fm", fields=FM_FIELDS)
+    c_status = st.columns(5)[0]
     links.from_url("fm_status", "status", list(STATUS_CHOICES))
-    status = c5.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
-                          help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
-                               "at turn 1 would pull every mean down.")
+    status = c_status.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
+                                help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
+                                     "at turn 1 would pull every mean down.")
     links.to_url("fm_status", "status", status, default="finished")
-    # every filter is applied in the query, before the limit (one more row says whether it bit)
-    batch = linked(c6, "Batch", db.run_values("batch_tag"), key="fm_batch", param="batch",
-                   help="only the runs of one `batch --tag NAME`")
-    c7, c8, c9, c10 = st.columns(4)
-    tag = linked(c7, "Tag", db.all_run_tags(), key="fm_tag", param="tag", help="runs you filed under a tag")
-    gv = linked(c8, "Graph version", db.run_graph_version_numbers(), key="fm_gv", param="gv", cast=int,
-                fmt=lambda v: f"v{v}", help="runs on one version number of their question's graph: "
-                                            "v1 and v3 are different graphs")
-    kind = linked(c9, "Source", list(QUESTION_KINDS), key="fm_kind", param="source", fmt=KIND_LABELS.get)
-    origin = linked(c10, "Origin", list(ORIGIN_LABELS), key="fm_origin", param="origin", fmt=ORIGIN_LABELS.get,
-                    help="forks and typed runs are not what the agents would have done on their own")
-    facts = db.run_facts(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch,
-                         tag=tag, graph_version=gv, kind=kind, origin=origin, limit=fv.FACTS_LIMIT + 1)
+    facts = db.run_facts(status=status, limit=fv.FACTS_LIMIT + 1, **run_filter.keywords())
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
-    population = dict(question_id=q, level=lv, assistant=asst, preset=pre, status=status, batch_tag=batch, tag=tag,
-                      graph_version=gv, kind=kind, origin=origin)
+    population = dict(status=status, **run_filter.keywords())
     _, forks, typed = db.population_mix(**population)
     mixed = []
     if several := db.mixed_graph_versions(**population):  # per question: v1 of one and v3 of another do not mix

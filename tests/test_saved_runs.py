@@ -141,7 +141,7 @@ def test_home_batch_link_opens_saved_runs_on_that_batch(db):
 
 def test_failure_modes_across_runs_filter_by_batch(db):
     at = _open(FAILURES)
-    assert at.selectbox(key="fm_batch").options == ["all", "sweep-a"]
+    assert at.selectbox(key="fm_batch").options == ["all", "(no batch)", "sweep-a"]  # issue 32: "no batch" too
     at.selectbox(key="fm_status").set_value("all").run()
     assert any(c.value.startswith("7 runs") for c in at.caption)
     at.selectbox(key="fm_batch").set_value("sweep-a").run()

@@ -20,6 +20,7 @@ from knowsim_core.formats import csv_export, reference_export, studio
 from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
 from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
+from knowsim_core.storage.run_filter import NO_BATCH_URL, RunFilter
 from ui import links
 from ui.questions import question_label
 from ui.safe_text import inline_markdown
@@ -33,7 +34,6 @@ BAD_STATUSES = ("failed", "interrupted")
 
 ALL = None  # the "all" choice of every dropdown
 NO_BATCH = ""  # the group of runs made one by one (no batch tag), as "Group by batch" lists it
-NO_BATCH_URL = "-"  # ?batch=- names it in a link ("" is dropped from the URL; a batch tag never is "-")
 FIND_COLUMNS = ("assistant", "user", "extractor", "preset", "batch_tag", "question_id")
 
 
@@ -71,61 +71,98 @@ def _linked_toggle(col, label: str, *, key: str, param: str, help: str | None = 
     return value
 
 
-def filters(store) -> dict[str, Any]:
-    """The filter widgets; returns keyword arguments for ``Store.list_runs``/``count_runs``.
+# The filters a bar can show, in this order, with their widget key suffix and label: the widget key is
+# f"{prefix}_{suffix}" (runs_q, fm_q …) and the URL parameter is RunFilter's (one owner: run_filter.py).
+BAR_FIELDS = {
+    "question_id": ("q", "Question"), "level": ("level", "Level"), "assistant": ("asst", "Assistant"),
+    "user": ("user", "User"), "extractor": ("extractor", "Extractor"), "preset": ("preset", "Preset"),
+    "batch_tag": ("batch", "Batch"), "seed": ("seed", "Seed"), "find": ("find", "Find in ids"),
+    "text": ("text", "Search transcripts"), "tag": ("tag", "Tag"), "kind": ("kind", "Source"),
+    "origin": ("origin", "Origin"), "graph_version": ("gv", "Graph version"), "rated": ("rated", "Rating"),
+    "correctness": ("correctness", "Person's answer"),
+}
+_HELP = {
+    "batch_tag": "runs made by `python -m knowsim_core batch --tag NAME`; (no batch): runs made one by one",
+    "find": "part of a run id, or of an assistant, user, extractor, preset, batch or question id",
+    "text": "every word must occur in the run's messages",
+    "tag": "your tags (add them below, or `run --tag`); a batch's tag works too",
+    "kind": "the kind of question: samples, the paper's set, real conversations, yours",
+    "origin": "forks of another run, runs where a person typed one side, or agents only",
+    "rated": "the rating a run's metadata holds (a person's rating of a real conversation)",
+    "correctness": "the correctness of the person's final answer, as their conversation file states it",
+}
 
-    Each dropdown offers the values the database holds (``SELECT DISTINCT`` in SQL); "Find in
-    ids" is a contains-search over the run id and the agent, preset, batch and question ids, so
-    typing "comprehensive" finds ``offline/comprehensive`` and "938e" finds run ``938e…``. Every
-    filter is also a URL parameter (``/runs?batch=TAG&gv=2``; ``batch=-`` for the runs of no batch,
-    ``question=Q&version=2`` for one question's graph version): a deep link, and a reload keeps it.
+
+def filter_bar(store, *, prefix: str, fields: tuple[str, ...] = tuple(BAR_FIELDS), per_row: int = 5) -> RunFilter:
+    """The run filters as widgets, each a deep link, five to a row; returns the :class:`RunFilter`.
+
+    Used by Saved runs (``prefix="runs"``, every field) and Failure modes (``prefix="fm"``). The URL
+    parameters, their parsing (``?batch=-``: the runs of no batch) and the SQL are
+    :class:`RunFilter`'s. Each dropdown offers the values the database holds (``SELECT DISTINCT``);
+    "Find in ids" is a contains-search over the run id and the agent, preset, batch and question ids.
+    With one question chosen, Graph version picks among that question's versions by name
+    (``question=Q&version=2``); otherwise it is a version number across questions (``gv=2``).
+    The Person's answer filter shows only when some run holds one.
     """
-    c1, c2, c3, c4, c5 = st.columns([2, 1, 2, 2, 2])
-    questions = store.list_questions()  # grouped by kind, samples first
-    q = _linked(c1, "Question", [q.id for q in questions], key="runs_q", param="question",
-                labels={q.id: question_label(q) for q in questions})
-    lv = _linked(c2, "Level", list(LEVELS), key="runs_level", param="level")
-    asst = _linked(c3, "Assistant", store.run_values("assistant"), key="runs_asst", param="assistant")
-    user = _linked(c4, "User", store.run_values("user"), key="runs_user", param="user")
-    extractor = _linked(c5, "Extractor", store.run_values("extractor"), key="runs_extractor", param="extractor")
-    c6, c7, c8, c9, c10 = st.columns([2, 2, 1, 2, 2])
-    pre = _linked(c6, "Preset", store.run_values("preset"), key="runs_preset", param="preset")
-    batch = _linked(c7, "Batch", [NO_BATCH, *store.run_values("batch_tag")], key="runs_batch", param="batch",
-                    labels={NO_BATCH: "(no batch)"}, cast=lambda raw: NO_BATCH if raw == NO_BATCH_URL else raw,
-                    url=lambda v: NO_BATCH_URL if v == NO_BATCH else v,
-                    help="runs made by `python -m knowsim_core batch --tag NAME`; (no batch): runs made one by one")
-    seed = _linked(c8, "Seed", store.run_values("seed"), key="runs_seed", param="seed", cast=int)
-    find = _linked_text(c9, "Find in ids", key="runs_find", param="find", placeholder="e.g. 938e or comprehensive",
-                        help="part of a run id, or of an assistant, user, extractor, preset, batch or question id")
-    text = _linked_text(c10, "Search transcripts", key="runs_text", param="search", placeholder="words in any message",
-                        help="every word must occur in the run's messages")
-    correct = None
-    judged = store.run_values("correctness")
-    if judged:  # human runs with a stated correctness (imported conversations)
-        correct = _linked(st.columns([2, 6])[0], "Person's answer", judged, key="runs_correctness", param="answer",
-                          help="the correctness of the person's final answer, as their conversation file states it")
-    c11, c12, c13, c14, c15 = st.columns([2, 2, 2, 2, 2])
-    tag = _linked(c11, "Tag", store.all_run_tags(), key="runs_tag", param="tag",
-                  help="your tags (add them below, or `run --tag`); a batch's tag works too")
-    kind = _linked(c12, "Source", list(QUESTION_KINDS), key="runs_kind", param="source", labels=KIND_LABELS,
-                   help="the kind of question: samples, the paper's set, real conversations, yours")
-    origin = _linked(c13, "Origin", list(ORIGIN_LABELS), key="runs_origin", param="origin", labels=ORIGIN_LABELS,
-                     help="forks of another run, runs where a person typed one side, or agents only")
-    version, gv = None, None
-    if q is not None:  # one question: pick among its versions by name
-        found = {v.version: v for v in store.graph_versions(q)}
-        picked = _linked(c14, "Graph version", list(found), key="runs_graph_version", param="version", cast=int,
+    values: dict[str, Any] = {}
+    shown = [f for f in fields if f != "correctness" or store.run_values("correctness")]
+    cols: list = []
+    for name in shown:
+        if not cols:
+            cols = list(st.columns(per_row))
+        col = cols.pop(0)
+        values[name] = _bar_widget(store, col, name, prefix, values)
+    version_id = values.pop("graph_version_id", None)
+    batch = values.pop("batch_tag", None)
+    text_values = {k: (v.strip() or None) if isinstance(v, str) else v for k, v in values.items()}
+    return RunFilter(**text_values, batch_tag=batch if batch not in (None, NO_BATCH) else None,
+                     no_batch=batch == NO_BATCH, graph_version_id=version_id)
+
+
+def _bar_widget(store, col, name: str, prefix: str, values: dict[str, Any]) -> Any:
+    suffix, label = BAR_FIELDS[name]
+    key, param, help_text = f"{prefix}_{suffix}", RunFilter.param(name), _HELP.get(name)
+
+    def cast(raw: str) -> Any:
+        return RunFilter.parse_param(name, raw)
+
+    if name in ("find", "text"):
+        return _linked_text(col, label, key=key, param=param, help=help_text,
+                            placeholder="e.g. 938e or comprehensive" if name == "find" else "words in any message")
+    if name == "question_id":
+        questions = store.list_questions()  # grouped by kind, samples first
+        return _linked(col, label, [q.id for q in questions], key=key, param=param,
+                       labels={q.id: question_label(q) for q in questions})
+    if name == "batch_tag":
+        return _linked(col, label, [NO_BATCH, *store.run_values("batch_tag")], key=key, param=param,
+                       labels={NO_BATCH: "(no batch)"}, help=help_text,
+                       cast=lambda raw: NO_BATCH if raw.strip() == NO_BATCH_URL else raw,
+                       url=lambda v: NO_BATCH_URL if v == NO_BATCH else v)
+    if name == "graph_version" and values.get("question_id") is not None:
+        found = {v.version: v for v in store.graph_versions(values["question_id"])}
+        picked = _linked(col, label, list(found), key=f"{prefix}_graph_version", param="version", cast=int,
                          labels={n: f"v{n}" + (f" · {v.note}" if v.note else "") for n, v in found.items()},
                          help="only runs simulated on this version of the question's IU graph")
-        version = found[picked].id if picked in found else None
-    else:  # across questions: by version number
+        values["graph_version_id"] = found[picked].id if picked in found else None
+        return None
+    if name == "graph_version":
         if "version" in st.query_params:  # the per-question choice leaves with its question
             del st.query_params["version"]
-        gv = _linked(c14, "Graph version", _version_numbers(store), key="runs_gv", param="gv", cast=int,
-                     labels={n: f"v{n}" for n in _version_numbers(store)},
-                     help="the version number of each run's question graph: do not pool v1 with v3")
-    rated = _linked(c15, "Rating", list(RATED_LABELS), key="runs_rated", param="rated", labels=RATED_LABELS,
-                    help="the rating a run's metadata holds (a person's rating of a real conversation)")
+        numbers = store.run_graph_version_numbers()
+        return _linked(col, label, numbers, key=key, param=param, cast=cast, labels={n: f"v{n}" for n in numbers},
+                       help="the version number of each run's question graph: do not pool v1 with v3")
+    options, labels = {
+        "level": (list(LEVELS), None), "kind": (list(QUESTION_KINDS), KIND_LABELS),
+        "origin": (list(ORIGIN_LABELS), ORIGIN_LABELS), "rated": (list(RATED_LABELS), RATED_LABELS),
+        "tag": (store.all_run_tags(), None),
+    }.get(name) or (store.run_values(name), None)
+    return _linked(col, label, options, key=key, param=param, cast=cast, labels=labels, help=help_text)
+
+
+def filters(store) -> dict[str, Any]:
+    """Saved runs' filters: the :func:`filter_bar` (every field) and the list's own choices —
+    failed / interrupted only, group by batch, order. Returns ``{"filter": RunFilter, ...}``."""
+    run_filter = filter_bar(store, prefix="runs")
     c16, c17, c18 = st.columns([1, 1, 1])
     bad = _linked_toggle(c16, "Failed / interrupted only", key="runs_bad", param="bad")
     group = _linked_toggle(c17, "Group by batch", key="runs_group", param="group",
@@ -133,33 +170,15 @@ def filters(store) -> dict[str, Any]:
     links.from_url("runs_order", "order", list(ORDER_LABELS))
     order = c18.selectbox("Order", list(ORDER_LABELS), key="runs_order")
     links.to_url("runs_order", "order", order, default=next(iter(ORDER_LABELS)))
-    return {
-        "question_id": q, "level": lv, "assistant": asst, "user": user, "extractor": extractor, "preset": pre,
-        "batch_tag": batch if batch != NO_BATCH else None, "no_batch": batch == NO_BATCH, "seed": seed,
-        "find": find.strip() or None, "text": text.strip() or None, "bad_only": bad, "group": group,
-        "tag": tag, "kind": kind, "origin": origin, "graph_version": gv, "graph_version_id": version, "rated": rated,
-        "order": ORDER_LABELS[order],
-        "correctness": correct,
-    }
-
-
-def _version_numbers(store) -> list[int]:
-    """The graph version numbers any stored run used (v1, v2, … across questions)."""
-    return store.run_graph_version_numbers()
+    return {"filter": run_filter, "bad_only": bad, "group": group, "order": ORDER_LABELS[order]}
 
 
 def query(f: dict[str, Any]) -> dict[str, Any]:
     """The filters as ``Store.list_runs`` keywords (every one applied in SQL, before the page's LIMIT)."""
-    base = {k: f.get(k) for k in ("question_id", "level", "assistant", "user", "extractor", "preset", "batch_tag",
-                                  "seed", "text", "tag", "kind", "origin", "graph_version", "graph_version_id", "rated",
-                                  "correctness")}
-    if f.get("no_batch"):
-        base["no_batch"] = True
-    if f.get("find"):
-        base["find"] = f["find"]
+    run_filter: RunFilter = f["filter"]
     if f.get("bad_only"):
-        base["status"] = BAD_STATUSES
-    return base
+        run_filter = run_filter.replace(status=BAD_STATUSES)
+    return run_filter.keywords()
 
 
 def fetch(store, f: dict[str, Any], *, page: int) -> tuple[list, int]:

@@ -19,8 +19,7 @@ from knowsim_core.evaluation.analysis import METRIC_KEYS, SPREAD, STATUS_CHOICES
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.evaluation.figures import figure_format, latex_table, write_mode_figure
 from knowsim_core.commands.runs import add_db_argument, open_store
-from knowsim_core.storage.questions import QUESTION_KINDS
-from knowsim_core.storage.run_search import ORIGINS
+from knowsim_core.storage.run_filter import RunFilter
 
 NAME = "failures"
 HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across stored runs"
@@ -28,19 +27,7 @@ HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across sto
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)
-    p.add_argument("--question", metavar="ID", help="only runs of this question")
-    p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
-    p.add_argument("--assistant", metavar="ID", help="only this assistant id")
-    p.add_argument("--preset", metavar="NAME", help="only runs with this rule preset")
-    p.add_argument("--batch", metavar="TAG", help="only the runs of `batch --tag TAG` (the page's Batch filter)")
-    p.add_argument("--tag", metavar="TAG", help="only runs filed under TAG (`run --tag`, Saved runs) or of batch TAG")
-    p.add_argument("--graph-version", type=int, metavar="N",
-                   help="only runs simulated on version N of their question's graph (do not pool v1 with v3)")
-    p.add_argument("--source", choices=QUESTION_KINDS, metavar="KIND",
-                   help=f"only runs of one kind of question: {', '.join(QUESTION_KINDS)}")
-    p.add_argument("--origin", choices=ORIGINS, help="forked: forks of another run; typed: a side typed by a "
-                                                     "person in the Studio; recorded: a recorded conversation read; "
-                                                     "agents: none of these")
+    RunFilter.add_arguments(p)
     p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
                    help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
     out = p.add_mutually_exclusive_group()
@@ -59,9 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.figure:
         figure_format(args.figure)  # a bad suffix fails before any work
     store = open_store(args)
-    facts = store.run_facts(question_id=args.question, level=args.level, assistant=args.assistant,
-                            preset=args.preset, status=args.status, batch_tag=args.batch, tag=args.tag,
-                            graph_version=args.graph_version, kind=args.source, origin=args.origin)
+    facts = store.run_facts(status=args.status, **RunFilter.from_args(args).keywords())
     summary = level_summary(facts)
     if args.figure:
         size = write_mode_figure(summary, args.figure)

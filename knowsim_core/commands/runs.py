@@ -14,6 +14,7 @@ from typing import Callable
 
 from knowsim_core.text.redact import redact_urls
 from knowsim_core.storage import ENV_DB, Store
+from knowsim_core.storage.run_filter import RUN_STATUSES, RunFilter
 
 NAME = "runs"
 HELP = "list the runs stored in the database"
@@ -55,15 +56,8 @@ def open_store(args: argparse.Namespace) -> Store:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of run objects")
-    p.add_argument("--status", choices=("running", "finished", "failed", "interrupted"), help="only this status")
-    p.add_argument("--question", metavar="ID", help="only runs of this question")
-    p.add_argument("--level", metavar="LEVEL", help="only this knowledge level")
-    p.add_argument("--assistant", metavar="ID", help="only this assistant id")
-    p.add_argument("--search", metavar="TEXT", help="full-text search in the transcripts (all words)")
-    p.add_argument("--batch", metavar="TAG", help="only runs of the batch with this tag")
-    p.add_argument("--tag", metavar="TAG", help="only runs filed under TAG (`run --tag`, Saved runs) or of batch TAG")
-    p.add_argument("--graph-version", type=int_in(1, 1_000_000), metavar="N",
-                   help="only runs on version N of their question's graph")
+    p.add_argument("--status", choices=RUN_STATUSES, help="only this status")
+    RunFilter.add_arguments(p)
     p.add_argument("--limit", type=int_in(1, 1_000_000), default=200, metavar="N", help="at most N runs (default 200)")
 
 
@@ -73,8 +67,7 @@ def _fmt(v: float | None, spec: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     store = open_store(args)
-    filters = dict(question_id=args.question, level=args.level, assistant=args.assistant, status=args.status,
-                   text=args.search, batch_tag=args.batch, tag=args.tag, graph_version=args.graph_version)
+    filters = RunFilter.from_args(args, status=args.status or ()).keywords()
     rows = store.list_runs(**filters, limit=args.limit)
     rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from knowsim_core.engine.facts import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
-from knowsim_core.engine.records import HUMAN_ID, RECORDED_PREFIX
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now
+from knowsim_core.storage.run_filter import (  # noqa: F401 — where_clause and its words live with RunFilter
+    CONTAINS, EXACT, ORIGINS, RATED, TYPED_SQL, RunFilter, where_clause,
+)
 from knowsim_core.storage.runs import MODE_COLUMNS, Runs
 
 ORDERS = {
@@ -27,9 +29,6 @@ ORDERS = {
     "rating_desc": "r.rating IS NULL, r.rating DESC, r.created DESC",  # unrated runs last either way
     "rating_asc": "r.rating IS NULL, r.rating ASC, r.created DESC",
 }
-EXACT = ("question_id", "level", "assistant", "user", "extractor", "preset", "seed", "status",
-         "graph_version_id", "batch_tag", "correctness")
-CONTAINS = ("question_id", "assistant", "user", "extractor", "preset", "batch_tag")  # contains-search
 VALUE_COLUMNS = ("assistant", "user", "extractor", "preset", "level", "question_id", "seed", "batch_tag",
                  "correctness")
 
@@ -85,99 +84,6 @@ _SELECT = (
     "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag, r.rating, r.correctness "
     "FROM runs r JOIN questions q ON q.id = r.question_id"
 )
-
-
-def _fts_query(text: str) -> str:
-    """User text as an FTS5 query: every word quoted (no syntax errors), all must occur."""
-    words = [w.replace('"', '""') for w in text.replace("\x00", " ").split()]
-    return " ".join(f'"{w}"' for w in words if w)
-
-
-def _like(fragment: str) -> str:
-    return "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-# a fork of another run / a side typed in the Studio by a person / a recorded conversation read (a real
-# one's user is a person too, but nobody typed it here) / agents only
-ORIGINS = ("forked", "typed", "recorded", "agents")
-_RECORDED_SQL = f"(r.assistant LIKE '{RECORDED_PREFIX}%' OR r.user LIKE '{RECORDED_PREFIX}%')"
-_TYPED_SQL = f"((r.assistant = '{HUMAN_ID}' OR r.user = '{HUMAN_ID}') AND NOT {_RECORDED_SQL})"
-RATED = ("rated", "unrated")
-
-
-def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None = None, find: str | None = None,
-                 tag: str | None = None, graph_version: int | None = None, kind: str | None = None,
-                 origin: str | None = None, rating_min: float | None = None, rated: str | None = None,
-                 no_batch: bool = False, **exact: Any) -> tuple[str, list[Any]]:
-    """``WHERE`` over ``runs r``: every condition given must hold.
-
-    ``exact``: column values (a sequence means any of them; ``seed`` 0 is a value, None is "no
-    filter"); ``contains``: a fragment per column; ``find``: a fragment in any of the
-    :data:`CONTAINS` id columns ("comprehensive" finds ``offline/comprehensive``); ``text``:
-    words that must all occur in the run's transcript (FTS5). ``tag``: one of the researcher's
-    tags (or the batch tag); ``graph_version``: the version *number* of the question's graph (v1,
-    v3 — across questions); ``kind``: the question's kind (sample / paper / real / yours);
-    ``origin``: one of :data:`ORIGINS`; ``rating_min``/``rated``: the rating the run's metadata
-    holds (a person's rating of a real conversation); ``no_batch``: only runs of no batch.
-    """
-    where, args = [], []
-    if no_batch:  # the runs made one by one
-        where.append("r.batch_tag IS NULL")
-    if tag:
-        where.append("(r.id IN (SELECT run_id FROM run_tags WHERE tag = ?) OR r.batch_tag = ?)")
-        args += [tag, tag]
-    if graph_version is not None:
-        where.append("r.graph_version_id IN (SELECT id FROM graph_versions WHERE version = ?)")
-        args.append(int(graph_version))
-    if kind:
-        where.append("r.question_id IN (SELECT id FROM questions WHERE kind = ?)")
-        args.append(kind)
-    if origin:
-        if origin not in ORIGINS:
-            raise StorageError(f"unknown run origin {origin!r}; expected one of {', '.join(ORIGINS)}")
-        where.append({"forked": "r.forked_from IS NOT NULL", "typed": _TYPED_SQL, "recorded": _RECORDED_SQL,
-                      "agents": f"r.forked_from IS NULL AND NOT {_TYPED_SQL} AND NOT {_RECORDED_SQL}"}[origin])
-    if rated:
-        if rated not in RATED:
-            raise StorageError(f"unknown rating filter {rated!r}; expected one of {', '.join(RATED)}")
-        where.append("r.rating IS NOT NULL" if rated == "rated" else "r.rating IS NULL")
-    if rating_min is not None:
-        where.append("r.rating >= ?")
-        args.append(float(rating_min))
-    for col, value in exact.items():
-        if col not in EXACT:
-            raise StorageError(f"runs cannot be filtered by {col!r}; expected one of {', '.join(EXACT)}")
-        if isinstance(value, (tuple, list)):
-            if value:
-                where.append(f"r.{col} IN ({', '.join('?' * len(value))})")
-                args += list(value)
-        elif value is not None and value != "":
-            where.append(f"r.{col} = ?")
-            args.append(value)
-    for col, fragment in (contains or {}).items():
-        if col not in CONTAINS:
-            raise StorageError(f"runs cannot be searched by {col!r}; expected one of {', '.join(CONTAINS)}")
-        if fragment and fragment.strip():
-            where.append(f"r.{col} LIKE ? ESCAPE '\\'")
-            args.append(_like(fragment.strip()))
-    if find and find.strip():  # the run's own id too: "938e" finds run 938e…
-        where.append("(" + " OR ".join(f"r.{c} LIKE ? ESCAPE '\\'" for c in ("id", *CONTAINS)) + ")")
-        args += [_like(find.strip())] * (len(CONTAINS) + 1)
-    query = _fts_query(text or "")
-    if query:
-        # indexed turns through FTS5; turns of runs still open (not indexed until they close, see
-        # migration 0005) by substring: every word in the user's or the assistant's message
-        words = [w for w in (text or "").replace("\x00", " ").split() if w]
-        pending = " AND ".join("(t.user_message LIKE ? ESCAPE '\\' OR t.assistant_message LIKE ? ESCAPE '\\')"
-                               for _ in words)
-        where.append(
-            "(r.id IN (SELECT t.run_id FROM turns_fts f JOIN turns t ON t.rowid = f.rowid WHERE turns_fts MATCH ?)"
-            f" OR r.id IN (SELECT t.run_id FROM turns_unindexed u JOIN turns t ON t.rowid = u.turn_rowid WHERE {pending}))"
-        )
-        args.append(query)
-        for w in words:
-            args += [_like(w)] * 2
-    return (" WHERE " + " AND ".join(where) if where else ""), args
 
 
 class RunSearch:
@@ -260,14 +166,11 @@ class RunSearch:
         entries.sort(key=lambda e: e.last if isinstance(e, BatchGroup) else e.created, reverse=True)
         return entries[:limit]
 
-    def facts(
-        self, *, question_id: str | None = None, level: str | None = None, assistant: str | None = None,
-        preset: str | None = None, status: str = "finished", limit: int | None = None, batch_tag: str | None = None,
-        tag: str | None = None, graph_version: int | None = None, kind: str | None = None, origin: str | None = None,
-    ) -> list[RunFacts]:
+    def facts(self, *, status: str = "finished", limit: int | None = None, **filters: Any) -> list[RunFacts]:
         """The population of the cross-run views (Failure modes page, ``failures`` command).
 
-        Runs with at least one turn that match every filter, newest first. ``status`` is one of
+        Runs with at least one turn that match every filter (:func:`where_clause` keywords, e.g.
+        ``RunFilter.keywords()``), newest first. ``status`` is one of
         :data:`~knowsim_core.evaluation.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
         turn 1 is not averaged with finished ones unless asked). Every filter is applied in SQL
         before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
@@ -275,9 +178,7 @@ class RunSearch:
         """
         if status not in STATUS_CHOICES:
             raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
-        where, args = self._facts_where(question_id=question_id, level=level, assistant=assistant, preset=preset,
-                                        status=status, batch_tag=batch_tag, tag=tag, graph_version=graph_version,
-                                        kind=kind, origin=origin)
+        where, args = self._facts_where(status=status, **filters)
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
         sql = (
@@ -339,7 +240,7 @@ class RunSearch:
                 f"{where} ORDER BY g.version", args)]
             forks, typed = db.execute(
                 "SELECT COALESCE(SUM(r.forked_from IS NOT NULL), 0), "
-                f"COALESCE(SUM({_TYPED_SQL}), 0) FROM runs r{where}", args).fetchone()
+                f"COALESCE(SUM({TYPED_SQL}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
     def mixed_versions(self, *, status: str = "finished", **filters: Any) -> dict[str, list[int]]:
