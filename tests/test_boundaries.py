@@ -87,7 +87,60 @@ def _private_imports(path: Path) -> list[str]:
     return out
 
 
+def _is_module(dotted: str, root: Path = ROOT) -> bool:
+    path = root.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _private_reach_ins(path: Path, root: Path = ROOT) -> list[str]:
+    """``module._name`` where ``module`` is one of ours bound by an import (``import a.b as m``,
+    ``from a import b``): the reach-in the ``from X import _name`` check does not see."""
+    tree = ast.parse(path.read_text())
+    modules: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in ("knowsim_core", "ui"):
+                    modules[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] in ("knowsim_core", "ui"):
+            for a in node.names:
+                if _is_module(f"{node.module}.{a.name}", root):
+                    modules[a.asname or a.name] = f"{node.module}.{a.name}"
+    return [f"{path.relative_to(root)}:{node.lineno}: {modules[node.value.id]}.{node.attr}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+            and node.attr.startswith("_") and not node.attr.startswith("__")]
+
+
+def _files(root: Path = ROOT) -> list[Path]:
+    return [*(root / "knowsim_core").rglob("*.py"), *(root / "ui").rglob("*.py"), *(root / "pages").glob("*.py"),
+            root / "app.py"]
+
+
 def test_no_module_imports_another_modules_private_names():
-    files = [*PKG.rglob("*.py"), *(ROOT / "ui").rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]
-    offenders = [hit for p in files for hit in _private_imports(p)]
+    offenders = [hit for p in _files() for hit in _private_imports(p)]
     assert offenders == []
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """Issue 32: seven reach-ins (``_llm._LLMAgent``, ``ot._PROFILE_CACHE`` …) passed the import check."""
+    offenders = [hit for p in _files() for hit in _private_reach_ins(p)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("planted", [
+    "from knowsim_core.text import profiles as ot\nx = ot._PROFILE_CACHE\n",
+    "import knowsim_core.agents.llm as m\nclass A(m._Anything): pass\n",
+    "from knowsim_core.storage import runs\nruns._insert_row\n",
+])
+def test_a_planted_reach_in_is_found(tmp_path, planted):
+    (tmp_path / "knowsim_core" / "text").mkdir(parents=True)
+    for rel in ("knowsim_core/__init__.py", "knowsim_core/text/__init__.py", "knowsim_core/text/profiles.py",
+                "knowsim_core/agents/__init__.py", "knowsim_core/agents/llm.py", "knowsim_core/storage/__init__.py",
+                "knowsim_core/storage/runs.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "planted.py").write_text(planted)
+    assert len(_private_reach_ins(tmp_path / "pages" / "planted.py", tmp_path)) == 1

@@ -40,7 +40,7 @@ GRAPH_MAX_TOKENS = 8000
 JUDGE_MAX_TOKENS = 1000
 
 
-class _LLMAgent:
+class LLMAgent:
     kind = ""
     prompt_version = ""
     default_temperature: float | None = 0.0
@@ -72,7 +72,7 @@ class _LLMAgent:
         }
 
 
-class LLMAssistant(_LLMAgent):
+class LLMAssistant(LLMAgent):
     """The evaluated assistant: a strategy's system prompt + the visible conversation."""
 
     kind = "assistant"
@@ -95,7 +95,7 @@ class LLMAssistant(_LLMAgent):
         return {**super().describe(), "strategy": self.strategy}
 
 
-class LLMUser(_LLMAgent):
+class LLMUser(LLMAgent):
     """The KnowSim simulated user (spec §9): JSON thought / message / attempt_verify / terminate."""
 
     kind = "user"
@@ -131,7 +131,7 @@ class LLMUser(_LLMAgent):
                 "universal_guidance": self.universal_guidance}
 
 
-class LLMExtractor(_LLMAgent):
+class LLMExtractor(LLMAgent):
     """Phase-B labels for every IU; malformed output retried at a higher temperature, then flagged."""
 
     kind = "extractor"
@@ -179,7 +179,7 @@ def _lenient_entries(text: str):
         return ()
 
 
-class LLMGraphExtractor(_LLMAgent):
+class LLMGraphExtractor(LLMAgent):
     """Question + reference answer → IU graph, validated; one repair request when it is not usable.
 
     After each call ``last_usage`` holds the calls' usage and ``last_notes`` the problems that
@@ -220,7 +220,7 @@ class LLMGraphExtractor(_LLMAgent):
         return graph
 
 
-class LLMJudge(_LLMAgent):
+class LLMJudge(LLMAgent):
     """Interaction quality (IQ, 1–10) of a whole run, from its transcript."""
 
     kind = "judge"
@@ -243,7 +243,7 @@ _CLASSES = {
     "graph_extractor": LLMGraphExtractor,
     "judge": LLMJudge,
 }
-_COMMON = {"settings", "cache", "temperature", "max_tokens"}
+COMMON_OPTIONS = {"settings", "cache", "temperature", "max_tokens"}
 _EXTRA = {"user": {"honour_terminate", "universal_guidance"}}
 
 
@@ -263,7 +263,7 @@ def make_agent(provider: str, kind: str, model_spec: str, **kw: Any) -> Any:
         ConfigError: an unknown option, provider or strategy, an empty model name, a missing key
             or base URL — each with what to set.
     """
-    allowed = _COMMON | _EXTRA.get(kind, set())
+    allowed = COMMON_OPTIONS | _EXTRA.get(kind, set())
     unknown = sorted(set(kw) - allowed)
     if unknown:
         raise ConfigError(f"{kind} {provider}/{model_spec}: unknown option(s) {', '.join(unknown)}; "

@@ -21,7 +21,7 @@ class ActOut(BaseModel):
     act: Literal["math_answer", "not_understanding", "seek_information", "off_topic", "acknowledge"]
 
 
-class LLMActTagger(_llm._LLMAgent):
+class LLMActTagger(_llm.LLMAgent):
     kind = "act_tagger"
     prompt_version = p.PROMPT_VERSION
     default_temperature = p.TEMPERATURE

@@ -50,7 +50,7 @@ def level_from_state(ctx: UserContext) -> str:
     return "novice" if known < 1 / 3 else "intermediate" if known < 2 / 3 else "advanced"
 
 
-class BaselineLLMUser(_llm._LLMAgent):
+class BaselineLLMUser(_llm.LLMAgent):
     """One of the paper's baseline users, backed by any configured LLM."""
 
     kind = "user"
@@ -106,10 +106,10 @@ def make_user(provider: str, model_spec: str, **kw: Any) -> Any:
     head, sep, method = model_spec.rpartition(":")
     if not (sep and method in p.METHODS):
         return _llm.make_agent(provider, "user", model_spec, **kw)
-    unknown = sorted(set(kw) - _llm._COMMON - {"level"})
+    unknown = sorted(set(kw) - _llm.COMMON_OPTIONS - {"level"})
     if unknown:
         raise ConfigError(f"user {provider}/{model_spec}: unknown option(s) {', '.join(unknown)}; "
-                          f"accepted: {', '.join(sorted(_llm._COMMON | {'level'}))}")
+                          f"accepted: {', '.join(sorted(_llm.COMMON_OPTIONS | {'level'}))}")
     return BaselineLLMUser(ModelRef.parse(provider, head), method=method, **kw)
 
 

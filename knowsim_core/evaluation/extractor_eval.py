@@ -348,6 +348,4 @@ class text_rule_flipped:
 def _clear_text_caches() -> None:
     from knowsim_core.text import profiles as ot
 
-    ot._content_stems.cache_clear()
-    ot._ngram_tf.cache_clear()
-    ot._PROFILE_CACHE.clear()
+    ot.clear_caches()

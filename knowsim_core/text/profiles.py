@@ -377,6 +377,19 @@ _PROFILE_CACHE_SIZE = 16
 _CONTENT_KEYS: dict[int, tuple[IUGraph, str]] = {}  # id(graph) → (that graph, its content hash)
 
 
+def clear_caches() -> None:
+    """Forget everything derived from the text rules (:data:`STOPWORDS`, :data:`META_WORDS`,
+    :data:`SYNONYMS`, :data:`FRACTIONS_AS_DECIMALS`): the per-word and per-text memos and every
+    graph's profiles. Whoever changes a rule calls it (the extractor evaluation's ablation does);
+    the per-word memo of :func:`_content_word` included — clearing only the per-text one left a
+    flipped stopword read the old way."""
+    _content_stems.cache_clear()
+    _content_word.cache_clear()
+    _ngram_tf.cache_clear()
+    _PROFILE_CACHE.clear()
+    _CONTENT_KEYS.clear()
+
+
 def graph_content_key(graph: IUGraph) -> str:
     """sha256 of the graph's whole content (its JSON): equal graphs share one key."""
     return hashlib.sha256(graph.model_dump_json().encode()).hexdigest()
