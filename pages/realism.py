@@ -12,7 +12,7 @@ import streamlit as st
 from knowsim_core.evaluation import realism
 from knowsim_core.errors import KnowSimError
 from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
-from knowsim_core.agents.registry import spec_of
+from knowsim_core.agents.registry import parse_id, spec_of
 from ui.frame import ensure_frame
 from ui.nav import store
 from ui.realism_view import level_figure, level_series
@@ -35,7 +35,7 @@ if not rows:
 
 options = [uid for uid in agent_ids("user") if not spec_of(uid).human]  # a person is what is scored, not a simulator
 llm_ids = [uid for uid in options if spec_of(uid).needs_model]
-models = [uid for uid in llm_ids if uid.rpartition(":")[2] not in BASELINE_METHODS]
+models = [uid for uid in llm_ids if not parse_id(uid).method]
 options += [b for uid in models for b in (f"{uid}:{m}" for m in BASELINE_METHODS) if b not in options]  # the paper's
 # LLM baselines on every configured model, once each
 if not llm_ids:

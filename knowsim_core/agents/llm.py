@@ -250,9 +250,9 @@ _EXTRA = {"user": {"honour_terminate", "universal_guidance"}}
 def split_strategy(spec: str) -> tuple[str, str]:
     """``gpt-4o:socratic`` → (``gpt-4o``, ``socratic``); a suffix that is no strategy stays in the
     model name (``llama3:8b``)."""
-    head, sep, tail = spec.rpartition(":")
-    if sep and tail in p_assistant.STRATEGIES:
-        return head, tail
+    parts = registry.parse_id(f"_/{spec}")
+    if parts.strategy:  # the URL of a compat id stays: m:socratic@http://h/v1 → (m@http://h/v1, socratic)
+        return parts.model_spec, parts.strategy
     return spec, p_assistant.DEFAULT_STRATEGY
 
 

@@ -103,14 +103,14 @@ class BaselineLLMUser(_llm.LLMAgent):
 
 def make_user(provider: str, model_spec: str, **kw: Any) -> Any:
     """``<model>:<method>`` → a baseline user; any other spec → the KnowSim LLM user."""
-    head, sep, method = model_spec.rpartition(":")
-    if not (sep and method in p.METHODS):
+    parts = registry.parse_id(f"{provider}/{model_spec}")
+    if not parts.method:
         return _llm.make_agent(provider, "user", model_spec, **kw)
     unknown = sorted(set(kw) - _llm.COMMON_OPTIONS - {"level"})
     if unknown:
         raise ConfigError(f"user {provider}/{model_spec}: unknown option(s) {', '.join(unknown)}; "
                           f"accepted: {', '.join(sorted(_llm.COMMON_OPTIONS | {'level'}))}")
-    return BaselineLLMUser(ModelRef.parse(provider, head), method=method, **kw)
+    return BaselineLLMUser(ModelRef.parse(provider, parts.model_spec), method=parts.method, **kw)
 
 
 for _provider in PROVIDERS:

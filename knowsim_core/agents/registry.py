@@ -90,19 +90,48 @@ _EXACT: dict[tuple[str, str], Entry] = {}
 _PREFIX: dict[tuple[str, str], Entry] = {}
 
 
-def _model_name(rest: str) -> str:
-    """The model a provider-relative spec calls: ``gpt-4o:socratic`` → ``gpt-4o``,
-    ``gpt-4o-mini:zs-cot`` → ``gpt-4o-mini`` (a baseline user's method), ``llama3:8b@http://h/v1``
-    → ``llama3:8b`` (a suffix that is neither a strategy nor a method stays in the name).
+@dataclass(frozen=True, slots=True)
+class AgentId:
+    """An agent id's parts: ``<provider>/<model>[:<strategy>|:<method>][@<base_url>]``.
 
-    Batch pricing looks the result up in the price table: a method left on the name priced a
-    baseline-user batch as "not in the price table", $0."""
+    ``compat/llama3:8b:socratic@http://h:8080/v1`` → provider ``compat``, model ``llama3:8b``, strategy
+    ``socratic``, url ``http://h:8080/v1``. A suffix that is neither an assistant's strategy
+    (``prompts/assistant.STRATEGIES``) nor a baseline user's method (``prompts/baseline_user.METHODS``)
+    stays in the model name (``llama3:8b``). The one parser of ids: pricing, the LLM agents, the
+    baseline users, the batch planner and the pages ask it (parsing by hand in 7–8 places priced a
+    baseline-user batch at $0 and dropped the strategy of a compat id with a URL).
+    """
+
+    provider: str
+    model: str
+    strategy: str = ""
+    method: str = ""
+    url: str = ""
+
+    @property
+    def model_spec(self) -> str:
+        """The model with its base URL and without the strategy or method (what ``ModelRef.parse`` reads)."""
+        return f"{self.model}@{self.url}" if self.url else self.model
+
+
+def parse_id(agent_id: str) -> AgentId:
+    """The parts of ``agent_id`` (an id without a ``/`` is all provider: ``human``)."""
     from knowsim_core.prompts.assistant import STRATEGIES  # tiny; the strategies an assistant id may name
     from knowsim_core.prompts.baseline_user import METHODS  # the :zs / :zs-cot / :zs-cot-prof users
 
-    spec = rest.partition("@")[0]
-    head, sep, tail = spec.rpartition(":")
-    return head if sep and (tail in STRATEGIES or tail in METHODS) else spec
+    provider, sep, rest = agent_id.partition("/")
+    if not sep:
+        return AgentId(agent_id, "")
+    name, at, url = rest.partition("@")
+    head, colon, tail = name.rpartition(":")
+    strategy = tail if colon and tail in STRATEGIES else ""
+    method = tail if colon and tail in METHODS and not strategy else ""
+    return AgentId(provider, head if strategy or method else name, strategy, method, url if at else "")
+
+
+def _model_name(rest: str) -> str:
+    """The model a provider-relative spec calls (batch pricing looks it up in the price table)."""
+    return parse_id(f"_/{rest}").model
 
 
 def spec_of(agent_id: str) -> AgentSpec:

@@ -274,7 +274,7 @@ def plan(
                                   + ("a person types it" if agent.human else "it is a recording"))
             if not agent.needs_model:
                 registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
-            elif "," in agent_id.partition("@")[2]:
+            elif "," in registry.parse_id(agent_id).url:
                 raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "
                                   "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
     if not questions or not levels or not assistants:
