@@ -309,43 +309,39 @@ TEXT_RULES = ("+ on/off/exactly as content words", "+ fix -> constrain synonyms"
               "+ math framing words in META_WORDS", "- META_WORDS", "+ math SYNONYMS")
 
 
+def flipped_rules(name: str) -> Any:
+    """The shipped :class:`~knowsim_core.text.profiles.TextRules` with one of :data:`TEXT_RULES` flipped."""
+    from dataclasses import replace
+
+    from knowsim_core.text.profiles import DEFAULT_RULES as base
+
+    if name not in TEXT_RULES:
+        raise ValueError(f"expected one of {TEXT_RULES}, got {name!r}")
+    return [
+        lambda: replace(base, stopwords=base.stopwords - {"on", "off", "exactly"}),
+        lambda: replace(base, synonyms={**base.synonyms, "fix": "constrain", "forc": "constrain",
+                                        "constraint": "constrain", "restrict": "constrain"}),
+        lambda: replace(base, fractions_as_decimals=not base.fractions_as_decimals),
+        lambda: replace(base, meta_words=base.meta_words | OLD_MATH_FRAMING),
+        lambda: replace(base, meta_words=frozenset()),
+        lambda: replace(base, synonyms={**base.synonyms, **OLD_SYNONYMS}),
+    ][TEXT_RULES.index(name)]()
+
+
 class text_rule_flipped:
-    """Context manager: run with one of :data:`TEXT_RULES` flipped (caches cleared both ways)."""
+    """Context manager: read text with one of :data:`TEXT_RULES` flipped (:func:`flipped_rules` under
+    ``profiles.rules_applied``: no module global changes, and the caches are keyed by the rules)."""
 
     def __init__(self, name: str):
-        if name not in TEXT_RULES:
-            raise ValueError(f"expected one of {TEXT_RULES}, got {name!r}")
+        self.rules = flipped_rules(name)
         self.name = name
 
     def __enter__(self):
-        from knowsim_core.text import profiles as ot
+        from knowsim_core.text.profiles import rules_applied
 
-        self.saved = (ot.STOPWORDS, ot.SYNONYMS, ot.FRACTIONS_AS_DECIMALS, ot.META_WORDS)
-        i = TEXT_RULES.index(self.name)
-        if i == 0:
-            ot.STOPWORDS = ot.STOPWORDS - {"on", "off", "exactly"}
-        elif i == 1:
-            ot.SYNONYMS = {**ot.SYNONYMS, "fix": "constrain", "forc": "constrain", "constraint": "constrain",
-                           "restrict": "constrain"}
-        elif i == 2:
-            ot.FRACTIONS_AS_DECIMALS = not ot.FRACTIONS_AS_DECIMALS
-        elif i == 3:
-            ot.META_WORDS = ot.META_WORDS | OLD_MATH_FRAMING
-        elif i == 4:
-            ot.META_WORDS = frozenset()
-        else:
-            ot.SYNONYMS = {**ot.SYNONYMS, **OLD_SYNONYMS}
-        _clear_text_caches()
+        self._applied = rules_applied(self.rules)
+        self._applied.__enter__()
         return self
 
     def __exit__(self, *exc):
-        from knowsim_core.text import profiles as ot
-
-        ot.STOPWORDS, ot.SYNONYMS, ot.FRACTIONS_AS_DECIMALS, ot.META_WORDS = self.saved
-        _clear_text_caches()
-
-
-def _clear_text_caches() -> None:
-    from knowsim_core.text import profiles as ot
-
-    ot.clear_caches()
+        return self._applied.__exit__(*exc)

@@ -16,10 +16,13 @@ import hashlib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from itertools import chain
-from typing import Any, Callable, Iterable
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -90,20 +93,66 @@ def words(text: str) -> list[str]:
 # Synonyms folded onto one stem before matching. Empty: the math synonyms tried before
 # ("pick" -> "choose", "times" -> "multiply", "chance" -> "probability", ...) did not help out of
 # sample (benchmarks/extractor_eval.py --ablation); the hook stays for general ones that would.
-SYNONYMS: dict[str, str] = {}
+SYNONYMS: Mapping[str, str] = MappingProxyType({})
 FRACTIONS_AS_DECIMALS = False  # 1/10 -> 0.1: no out-of-sample gain (extractor_eval --ablation); switchable
+
+
+@dataclass(frozen=True, eq=False)
+class TextRules:
+    """The rules that turn text into content stems, as one frozen value (the defaults are what ships).
+
+    Nothing reassigns this module's constants: a caller that reads text another way (the extractor
+    evaluation's ablation) builds a TextRules and runs under :func:`rules_applied`. Every cache of
+    derived text is keyed by the rules in force (by identity: equal rules built twice are two keys,
+    never a stale one), so switching rules needs no clearing.
+    """
+
+    stopwords: frozenset[str] = STOPWORDS
+    meta_words: frozenset[str] = META_WORDS
+    synonyms: Mapping[str, str] = field(default_factory=lambda: dict(SYNONYMS))
+    fractions_as_decimals: bool = FRACTIONS_AS_DECIMALS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stopwords", frozenset(self.stopwords))
+        object.__setattr__(self, "meta_words", frozenset(self.meta_words))
+        object.__setattr__(self, "synonyms", MappingProxyType(dict(self.synonyms)))
+
+    def left_out(self, word: str) -> bool:
+        """A stopword or a framing word: no content stem and no character n-grams."""
+        return word in self.stopwords or word in self.meta_words
+
+
+DEFAULT_RULES = TextRules()
+_ACTIVE: ContextVar[TextRules] = ContextVar("knowsim_text_rules", default=DEFAULT_RULES)
+
+
+def active_rules() -> TextRules:
+    """The rules text is read with here (this thread / context): :data:`DEFAULT_RULES` unless
+    :func:`rules_applied` says otherwise."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def rules_applied(rules: TextRules) -> Iterator[TextRules]:
+    """Read text with ``rules`` inside the block (this thread / context only; nothing global changes)."""
+    token = _ACTIVE.set(rules)
+    try:
+        yield rules
+    finally:
+        _ACTIVE.reset(token)
 _BINOM = re.compile(r"\\binom\{\s*(\w+)\s*\}\{\s*(\w+)\s*\}|\bC\(\s*(\w+)\s*,\s*(\w+)\s*\)|\b(\w+)\s+choose\s+(\w+)")
 _FRACTION = re.compile(r"\b(\d+)\s*/\s*(\d+)\b")
 
 
-def formula_tokens(text: str) -> list[str]:
+def formula_tokens(text: str, rules: TextRules | None = None) -> list[str]:
     """Notation-independent tokens: C(6,3), \\binom{6}{3} and "6 choose 3" all give ``binom:6,3``
-    (and, when :data:`FRACTIONS_AS_DECIMALS` is on, 1/10 also gives 0.1)."""
+    (and, when the rules' ``fractions_as_decimals`` is on, 1/10 also gives 0.1)."""
+    rules = rules or _ACTIVE.get()
     out = []
     for m in _BINOM.finditer(text):
         a, b = [g for g in m.groups() if g is not None][:2]
         out.append(f"binom:{a.lower()},{b.lower()}")
-    for m in _FRACTION.finditer(text) if FRACTIONS_AS_DECIMALS else ():
+    for m in _FRACTION.finditer(text) if rules.fractions_as_decimals else ():
         num, den = int(m.group(1)), int(m.group(2))
         if den:
             out.append(f"{num / den:g}")
@@ -112,24 +161,24 @@ def formula_tokens(text: str) -> list[str]:
 
 def content_stems(text: str) -> tuple[str, ...]:
     """Stems of the non-stopword tokens of ``text``, in order (numbers kept), plus formula tokens."""
-    return _content_stems(text)
+    return _content_stems(text, _ACTIVE.get())
 
 
 @lru_cache(maxsize=16384)
-def _content_stems(text: str) -> tuple[str, ...]:
-    out = [c for c in map(_content_word, words(text)) if c]
-    out.extend(formula_tokens(text))
+def _content_stems(text: str, rules: TextRules) -> tuple[str, ...]:
+    out = [c for c in (_content_word(w, rules) for w in words(text)) if c]
+    out.extend(formula_tokens(text, rules))
     return tuple(out)
 
 
 @lru_cache(maxsize=65536)
-def _content_word(w: str) -> str:
+def _content_word(w: str, rules: TextRules) -> str:
     """The stem one word contributes to :func:`content_stems` ("" for a stopword): words recur
-    across texts far more than texts do, so the per-word work is remembered per word."""
-    if w in STOPWORDS or w in META_WORDS or (len(w) < 2 and not w.isdigit()):
+    across texts far more than texts do, so the per-word work is remembered per word and rules."""
+    if rules.left_out(w) or (len(w) < 2 and not w.isdigit()):
         return ""
     st = stem(w)
-    return SYNONYMS.get(w, SYNONYMS.get(st, st))
+    return rules.synonyms.get(w, rules.synonyms.get(st, st))
 
 
 def sentences(text: str) -> list[str]:
@@ -152,8 +201,9 @@ class Profile:
 class IUProfiles:
     """TF-IDF term profiles of every IU of one graph, and coverage scores against text."""
 
-    def __init__(self, graph: IUGraph):
+    def __init__(self, graph: IUGraph, rules: TextRules | None = None):
         self.graph = graph
+        self.rules = rules or _ACTIVE.get()
         self.memo: dict = {}  # per-graph results of the agents (e.g. labels of a message)
         self._char_memo: dict[str, dict[str, float]] = {}  # text → char_cosines (scripted prose repeats sentences)
         self._char_idx: tuple[list[str], dict[str, float], tuple[Callable[[str], Any], Any, Any]] | None = None
@@ -258,7 +308,8 @@ class IUProfiles:
         matrix of the IUs' unit-length TF-IDF vectors)), built once per graph."""
         index = self._char_idx
         if index is None:
-            docs = {n.id: _ngram_tf(f"{n.concept} {n.concept} {n.description}") for n in self.graph.nodes}
+            rules = self.rules
+            docs = {n.id: _ngram_tf(f"{n.concept} {n.concept} {n.description}", rules) for n in self.graph.nodes}
             idf = smooth_idf(docs.values())
             ids = list(docs)
             row_of = {g: r for r, g in enumerate(idf)}
@@ -271,7 +322,7 @@ class IUProfiles:
 
             @lru_cache(maxsize=_WORD_ROWS_SIZE)
             def rows_of(word: str) -> Any:
-                if word in STOPWORDS or word in META_WORDS:  # the words _ngram_tf leaves out
+                if rules.left_out(word):  # the words _ngram_tf leaves out
                     return none
                 return np.array([row_of[g] for g in _word_ngrams(word) if g in row_of], dtype=np.intp)
 
@@ -286,11 +337,10 @@ class IUProfiles:
 
 
 @lru_cache(maxsize=4096)
-def _ngram_tf(text: str) -> dict[str, int]:
+def _ngram_tf(text: str, rules: TextRules) -> dict[str, int]:
     """Counts of the character 3–5-grams (with word-boundary spaces) of ``text``'s content words."""
     # Counter counts in C; its keys keep first-occurrence order, as the plain loop's did
-    return dict(Counter(chain.from_iterable(
-        _word_ngrams(w) for w in words(text) if w not in STOPWORDS and w not in META_WORDS)))
+    return dict(Counter(chain.from_iterable(_word_ngrams(w) for w in words(text) if not rules.left_out(w))))
 
 
 @lru_cache(maxsize=32768)
@@ -372,17 +422,14 @@ def _stemmed(text: str) -> list[str]:
 _CHAR_MEMO_SIZE = 2048
 _WORD_ROWS_SIZE = 16384  # per graph: word → its n-gram rows (a question's vocabulary is a few thousand words)
 MEMO_SIZE = 2048
-_PROFILE_CACHE: dict[str, IUProfiles] = {}  # graph content hash → profiles (clearing it resets every memo)
+_PROFILE_CACHE: dict[tuple[str, TextRules], IUProfiles] = {}  # (graph content hash, rules) → profiles
 _PROFILE_CACHE_SIZE = 16
 _CONTENT_KEYS: dict[int, tuple[IUGraph, str]] = {}  # id(graph) → (that graph, its content hash)
 
 
 def clear_caches() -> None:
-    """Forget everything derived from the text rules (:data:`STOPWORDS`, :data:`META_WORDS`,
-    :data:`SYNONYMS`, :data:`FRACTIONS_AS_DECIMALS`): the per-word and per-text memos and every
-    graph's profiles. Whoever changes a rule calls it (the extractor evaluation's ablation does);
-    the per-word memo of :func:`_content_word` included — clearing only the per-text one left a
-    flipped stopword read the old way."""
+    """Forget every memo of text read (per word, per text, n-grams) and every graph's profiles, to
+    give their memory back. Switching :class:`TextRules` needs no clearing: the caches are keyed by them."""
     _content_stems.cache_clear()
     _content_word.cache_clear()
     _ngram_tf.cache_clear()
@@ -410,11 +457,13 @@ def profiles_for(graph: IUGraph) -> IUProfiles:
         if len(_CONTENT_KEYS) >= _PROFILE_CACHE_SIZE:
             _CONTENT_KEYS.pop(next(iter(_CONTENT_KEYS)))
         entry = _CONTENT_KEYS[id(graph)] = (graph, graph_content_key(graph))
-    prof = _PROFILE_CACHE.get(entry[1])
+    rules = _ACTIVE.get()
+    key = (entry[1], rules)
+    prof = _PROFILE_CACHE.get(key)
     if prof is None:
         if len(_PROFILE_CACHE) >= _PROFILE_CACHE_SIZE:
             _PROFILE_CACHE.pop(next(iter(_PROFILE_CACHE)))
-        prof = _PROFILE_CACHE[entry[1]] = IUProfiles(graph)
+        prof = _PROFILE_CACHE[key] = IUProfiles(graph, rules)
     return prof
 
 
