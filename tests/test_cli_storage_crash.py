@@ -53,9 +53,13 @@ def wait_until_writers_dead(db_path: Path, timeout: float = 30.0) -> None:
 
 
 def _well_into_a_run(store: Store) -> bool:
+    """Some runs finished and one is open. An offline conversation's turns reach the database a few
+    at a time (services/runner.py BUFFER_TURNS / BUFFER_SECONDS; issue 32), usually all with the
+    close, so an open run may show no turn yet: what a kill may lose is only what an offline run
+    replays identically on resume (checked below)."""
     if store.count_runs(status="finished") < 4:
         return False
-    return any(0 < r.turns < 14 for r in store.list_runs(status="running", limit=10))
+    return store.count_runs(status="running") > 0
 
 
 def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
