@@ -39,7 +39,8 @@ def test_a_compat_id_with_a_url_keeps_its_strategy():
     assert registry.spec_of("compat/m:socratic@http://127.0.0.1:9/v1").model == "m"  # pricing agrees
 
 
-_HAND_PARSER = re.compile(r"""\.r?partition\(\s*["'][:@]["']\s*\)|\.r?split\(\s*["'][:@]["']""")
+# an id's ":suffix" / "@url" taken apart by hand (an IU label's "IU1: concept" split is not an id)
+_HAND_PARSER = re.compile(r"""\.r?partition\(\s*["'][:@]["']\s*\)|\.r?split\(\s*["']@["']""")
 
 
 def _hand_parsers(root: Path) -> list[str]:
