@@ -101,8 +101,32 @@ def loro_floors() -> dict[str, dict[str, float]]:
     return out
 
 
+def expert_floor() -> dict[str, float]:
+    """The shipped lexical weights (fitted on MathQA only) on the hand-labelled ExpertQA turns
+    (tests/data/expert_tq_labels.json): teaching-quality macro-F1 and its floor, resampled by turn."""
+    from knowsim_core.evaluation import extractor_eval as ev
+
+    expert = ev.load_hand_labelled(str(ROOT / "tests" / "data" / "expert_tq_labels.json"),
+                                   str(REFERENCE / "examples" / "expertqa_baseline_zero-shot-cot_novice.json"),
+                                   str(REFERENCE / "iu_cache" / "expertqa.json"))
+    math = ev.load_turns(str(REFERENCE / "examples" / "mathqa_structured_adaptive_novice.json"),
+                         str(REFERENCE / "iu_cache" / "math.json"))
+    labeller = ev.shipped(math)
+    gold, pred, turn = [], [], []
+    for t in expert:
+        got = labeller(t)
+        for iu, q, _ in t.recorded:
+            gold.append(q)
+            pred.append(got.get(iu, ("not_mentioned", "none"))[0])
+            turn.append((t.record, t.turn))
+
+    def metric(g, p):
+        return ev.agreement(list(zip(g, p)), ev.QUALITIES)["macro_f1"]
+    return {"labels": len(gold), "macro_f1": metric(gold, pred), "floor": bootstrap_floor(gold, pred, metric, groups=turn)}
+
+
 def main() -> None:
-    result = {"acts": acts_floors(), "lexical_loro": loro_floors()}
+    result = {"acts": acts_floors(), "lexical_loro": loro_floors(), "lexical_expert": expert_floor()}
     print(json.dumps(result, indent=1))
     write_log("floors", result, seeds=[SEED],
               split="acts: held-out odd conversations and second-problem turns; extractor: pooled "
