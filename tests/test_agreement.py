@@ -380,10 +380,7 @@ def test_the_shared_conversations_on_both_parts(tmp_path, capsys):
     B 17 / 35): reply length oriented as stated (shorter is liked) is 0.69, as strong as KnowSim's score
     and not distinguishable from it; IUs moved up and reply length do not replicate across the parts;
     the 13 thumbs down come from 6 conversations and 4 tutors, 10 of them phi-3."""
-    if not ANNOTATIONS.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("../shared/realworld is required under CI")
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
     db = str(tmp_path / "a.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     capsys.readouterr()
