@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.evaluation import extractor_eval as ev  # noqa: E402
 
 REF = Path(__file__).resolve().parent.parent.parent / "shared" / "reference"
@@ -29,6 +30,17 @@ def line(name: str, res: dict) -> str:
     folds = " ".join(f"{r}:{f(s, 'teaching_quality')}/{f(s, 'user_attempt_type')}" for r, s in res["folds"].items())
     return (f"{name:<28} in-sample TQ {f(res['in_sample'], 'teaching_quality')} AT {f(res['in_sample'], 'user_attempt_type')}"
             f" | LORO TQ {f(res['loro'], 'teaching_quality')} AT {f(res['loro'], 'user_attempt_type')} | folds {folds}")
+
+
+def macro(res: dict) -> dict:
+    """The macro-F1s of one protocol result, for the log."""
+    def two(stats):
+        return {k: stats[k]["macro_f1"] for k in ("teaching_quality", "user_attempt_type")}
+    return {"in_sample": two(res["in_sample"]), "loro": two(res["loro"]),
+            "folds": {r: two(st) for r, st in res["folds"].items()}}
+
+
+SPLIT = "in-sample and leave-one-recording-out (fitted per fold) over the shared MathQA recordings"
 
 
 def per_class(name: str, stats: dict) -> str:
@@ -114,19 +126,25 @@ def main() -> None:
         return
     if args.ablation:
         from knowsim_core.agents.lexical import TQ_FEATURES
-        print(line("all features", ev.protocol(turns, ev.lexical())))
+        rows: dict[str, dict] = {}
+
+        def show(name: str, res: dict) -> None:
+            rows[name] = macro(res)
+            print(line(name, res))
+        show("all features", ev.protocol(turns, ev.lexical()))
         for f in TQ_FEATURES[1:]:
-            print(line(f"- {f}", ev.protocol(turns, ev.lexical(drop=[f]))))
+            show(f"- {f}", ev.protocol(turns, ev.lexical(drop=[f])))
         from knowsim_core.agents import lexical
         lexical.RUBRIC_FLOOR = False
-        print(line("- rubric floor (spec §9)", ev.protocol(turns, ev.lexical())))
+        show("- rubric floor (spec §9)", ev.protocol(turns, ev.lexical()))
         lexical.RUBRIC_FLOOR = True
         for name in ev.TEXT_RULES:
             with ev.text_rule_flipped(name):
-                print(line(f"text rule {name}", ev.protocol(turns, ev.lexical())))
+                show(f"text rule {name}", ev.protocol(turns, ev.lexical()))
         for name, features in RELATIVE.items():
             with relative(features):
-                print(line(name, ev.protocol(turns, ev.lexical())))
+                show(name, ev.protocol(turns, ev.lexical()))
+        write_log("extractor_eval_ablation", rows, split=SPLIT, extra={"runs": args.runs})
         return
     results = {name: ev.protocol(turns, m) for name, m in ev.METHODS.items()}
     results["lexical (shipped weights)"] = ev.protocol(turns, ev.shipped)
@@ -135,6 +153,9 @@ def main() -> None:
     print("\nper-class F1, leave-one-recording-out (pooled):")
     for name, res in results.items():
         print(per_class(name, res["loro"]))
+    write_log("extractor_eval", {name: {**macro(res), "loro_per_class": {
+        k: res["loro"][k]["f1"] for k in ("teaching_quality", "user_attempt_type")}} for name, res in results.items()},
+        split=SPLIT, extra={"runs": args.runs})
 
 
 if __name__ == "__main__":

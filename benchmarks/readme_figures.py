@@ -1,17 +1,27 @@
 """Every deterministic figure the README quotes, regenerated as JSON: the extractor table (in-sample
-and leave-one-recording-out), the dialogue-act tagger table and the turn-level realism table.
+and leave-one-recording-out), the dialogue-act tagger table and the turn-level realism table —
+printed and written to ``benchmarks/logs/readme_figures.json`` (``benchmarks/_log.py``).
 
-tests/test_readme_figures.py checks that README.md quotes these numbers (rounded as the README
-prints them), so a change that moves a figure fails until the README says so. Speed figures are
-not here: they depend on the machine (``benchmarks/engine.py``, ``offline.py``, ``realism.py``).
+tests/test_readme_figures.py checks that README.md quotes the logged numbers (rounded as the README
+prints them) and that the log is what this script computes now, so a change that moves a figure
+fails until the log and the README say so.
 
-Usage: ``python benchmarks/readme_figures.py [--only extractor,acts,realism]`` (needs ../shared).
+Every other README figure comes from a benchmark's log through a marker placed just before the
+number: ``<!--fig:LOG:KEY-->0.63`` is figure ``KEY`` (dotted path) of ``benchmarks/logs/LOG.json``,
+printed with the decimals (and thousands commas) written in the README. ``--write-readme`` rewrites
+every marked number from the logs; the test fails on any marked number that differs from its log
+and on a marker whose log or key does not exist.
+
+Usage: ``python benchmarks/readme_figures.py [--only extractor,acts,realism] [--no-log]``
+(needs ../shared); ``python benchmarks/readme_figures.py --write-readme`` (no computing: the
+marked numbers from the logs as they are).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +29,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+from benchmarks._log import LOG_DIR, figure, read_log, write_log  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 REFERENCE = SHARED / "reference"
@@ -83,11 +95,87 @@ def figures(only: tuple[str, ...] = tuple(SECTIONS)) -> dict[str, Any]:
     return {name: SECTIONS[name]() for name in only}
 
 
+# ---------------------------------------------------------------------- README markers
+README = ROOT / "README.md"
+MARKER = re.compile(r"<!--fig:(?P<log>[\w-]+):(?P<key>[\w.\-/]+)-->(?P<value>-?\d[\d,]*(?:\.\d+)?)")
+
+
+def formatted(value: Any, like: str) -> str:
+    """``value`` printed as ``like`` is: its decimals, with thousands commas if it has any."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"not a number: {value!r}")
+    decimals = len(like.partition(".")[2])
+    return f"{value:,.{decimals}f}" if "," in like else f"{value:.{decimals}f}"
+
+
+def marked(text: str, log_dir: Path = LOG_DIR) -> list[tuple[str, str, str, str | None]]:
+    """Each marker of ``text``: (log, key, the number written, the number its log gives — or None
+    with the reason in the key's place when the log or the key is missing)."""
+    logs: dict[str, Any] = {}
+    out = []
+    for m in MARKER.finditer(text):
+        name, key, written = m["log"], m["key"], m["value"]
+        try:
+            if name not in logs:
+                logs[name] = read_log(name, log_dir)
+            out.append((name, key, written, formatted(figure(logs[name], key), written)))
+        except (FileNotFoundError, KeyError, IndexError, ValueError, TypeError):
+            out.append((name, key, written, None))
+    return out
+
+
+def drifts(text: str, log_dir: Path = LOG_DIR) -> list[str]:
+    """Every marked number that differs from its log, or whose log/key is missing (one line each)."""
+    problems = []
+    for name, key, written, logged in marked(text, log_dir):
+        if logged is None:
+            problems.append(f"{name}:{key}: README says {written}, but the log has no such figure")
+        elif logged != written:
+            problems.append(f"{name}:{key}: README says {written}, the log says {logged}")
+    return problems
+
+
+def rewrite(text: str, log_dir: Path = LOG_DIR) -> str:
+    """``text`` with every marked number replaced by its log's (a missing figure is left as it is)."""
+    logs: dict[str, Any] = {}
+
+    def one(m: re.Match) -> str:
+        try:
+            if m["log"] not in logs:
+                logs[m["log"]] = read_log(m["log"], log_dir)
+            value = formatted(figure(logs[m["log"]], m["key"]), m["value"])
+        except (FileNotFoundError, KeyError, IndexError, ValueError, TypeError):
+            return m[0]
+        return m[0][: m.start("value") - m.start()] + value
+
+    return MARKER.sub(one, text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    ap.add_argument("--no-log", action="store_true", help="print only; do not write benchmarks/logs/readme_figures.json")
+    ap.add_argument("--write-readme", action="store_true",
+                    help="rewrite README.md's marked numbers from the logs (computes nothing)")
     args = ap.parse_args()
-    print(json.dumps(figures(tuple(s for s in args.only.split(",") if s)), indent=1, ensure_ascii=False))
+    if args.write_readme:
+        text = README.read_text(encoding="utf-8")
+        new = rewrite(text)
+        README.write_text(new, encoding="utf-8")
+        left = drifts(new)
+        print(f"README: {sum(a != b for a, b in zip(text.splitlines(), new.splitlines()))} lines rewritten; "
+              f"{len(MARKER.findall(new))} marked figures" + (f"; not in any log: {left}" if left else ""))
+        return
+    only = tuple(s for s in args.only.split(",") if s)
+    result = figures(only)
+    print(json.dumps(result, indent=1, ensure_ascii=False))
+    if not args.no_log:
+        if only != tuple(SECTIONS):
+            raise SystemExit("--only prints a part; the log holds every section (use --no-log with --only)")
+        write_log("readme_figures", result, seeds=None,
+                  split="extractor: in-sample and leave-one-recording-out over the two shared MathQA recordings; "
+                        "acts: even/odd/second-problem parts of tests/data/act_labels.json; "
+                        "realism: development/held-out halves of the 25 shared conversations")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.evaluation.replay import replay_html  # noqa: E402
 from knowsim_core.formats.replay_html import ASSETS  # noqa: E402
 from knowsim_core.services.runner import start_run  # noqa: E402
@@ -36,6 +37,7 @@ def main() -> int:
         store = Store(Path(tmp) / "size.db")
         store.seed_samples()
         largest = (0, "")
+        sizes: dict[str, dict[str, int]] = {}
         for q in store.list_questions():
             live = start_run(store, question_id=q.id, level="novice", assistant_id="offline/comprehensive", seed=1,
                              max_turns=args.turns)
@@ -43,6 +45,8 @@ def main() -> int:
             run = store.load_run(live.run_id)
             page = replay_html(store, [live.run_id]).encode("utf-8")
             largest = max(largest, (len(run.graph.nodes), q.id))
+            sizes[q.id] = {"ius": len(run.graph.nodes), "turns": len(run.turns), "bytes": len(page),
+                           "gzip": len(gzip.compress(page))}
             print(f"{q.id:<34} {len(run.graph.nodes):>4} {len(run.turns):>5} {len(page):>9,} {len(gzip.compress(page)):>8,}")
         ids = []
         for level in ("novice", "advanced"):
@@ -52,6 +56,14 @@ def main() -> int:
             ids.append(live.run_id)
         page = replay_html(store, ids).encode("utf-8")
         print(f"pair novice vs advanced of {largest[1]}: {len(page):,} bytes, gzip {len(gzip.compress(page)):,}")
+    kb = [v["bytes"] / 1000 for v in sizes.values()]
+    gz = [v["gzip"] / 1000 for v in sizes.values()]
+    write_log("replay_size", {
+        "fixed_bytes": fixed, "per_question": sizes,
+        "kb_min": min(kb), "kb_max": max(kb), "gzip_kb_min": min(gz), "gzip_kb_max": max(gz),
+        "pair": {"question": largest[1], "kb": len(page) / 1000, "gzip_kb": len(gzip.compress(page)) / 1000},
+    }, seeds=[1], split="every sample question; novice learner, offline/comprehensive, seed 1",
+        extra={"turns": args.turns})
     return 0
 
 

@@ -14,10 +14,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 reqs=requirements.txt
 [ "$want" = test ] && reqs=requirements-dev.txt
-stamp="$VENV/.installed-$(sha1sum requirements*.txt | sha1sum | cut -c1-12)-$want"
+stamp="$VENV/.installed-$(sha1sum requirements*.txt constraints.txt | sha1sum | cut -c1-12)-$want"
 if [ ! -f "$stamp" ]; then
-  echo "[setup] installing $reqs"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$reqs"
+  echo "[setup] installing $reqs at the versions pinned in constraints.txt"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r "$reqs"
   touch "$stamp"
 fi
 

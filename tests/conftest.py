@@ -15,11 +15,18 @@ ARENA_ANNOTATIONS = (SHARED_DIR / "realworld" / "simulatorarena_math"
                      / "math_tutoring_annotations_redacted_for_benchmarking.json")
 
 
+def in_ci(environ=os.environ) -> bool:
+    """True when ``CI`` is set to anything but an explicit no (unset, "", "0", "false", "no", "off"):
+    ``CI=true``, ``CI=1`` and ``CI=yes`` all mean CI. The one place a test asks (a copy tested
+    ``== "true"``, so ``CI=1`` skipped silently)."""
+    return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def require_shared(path: Path) -> Path:
     """``path`` under ../shared; a test that needs it skips with a message when it is absent, and
-    fails under CI (``CI`` set, as CI runs ``make test``), where a silent skip would hide it."""
+    fails under CI (:func:`in_ci`, as CI runs ``make test``), where a silent skip would hide it."""
     if not path.exists():
-        if os.environ.get("CI"):
+        if in_ci():
             pytest.fail(f"CI needs the shared data at {path} (../shared beside the checkout)")
         pytest.skip(f"shared data not found at {path} (put ../shared beside the checkout to run this)")
     return path
@@ -55,6 +62,14 @@ def expert_graphs(reference_dir):
 def db_path(tmp_path) -> Path:
     """A fresh database path for one test."""
     return tmp_path / "studio.db"
+
+
+@pytest.fixture()
+def db(db_path, monkeypatch) -> Path:
+    """A fresh database path that the app (AppTest) opens too: ``KNOWSIM_DB`` points at it. A test
+    module may override ``db`` with its own populated store (written once here, not per file)."""
+    monkeypatch.setenv("KNOWSIM_DB", str(db_path))
+    return db_path
 
 
 @pytest.fixture()

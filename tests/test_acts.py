@@ -19,11 +19,12 @@ from tests.conftest import ARENA_ANNOTATIONS, require_shared
 ROOT = Path(__file__).resolve().parent.parent
 ANNOTATIONS = ARENA_ANNOTATIONS
 LABELS = json.loads((ROOT / "tests" / "data" / "act_labels.json").read_text())
-# Measured when the rules were frozen: held-out macro-F1 0.843 on the odd conversations' problem-1
-# turns (87 turns) and 0.711 on the second-problem turns of every conversation (77 turns, labelled
-# after the rules were frozen); the floors leave a margin of 0.08 for small, general edits.
-HELD_OUT = {"odd": 0.843, "second-problem": 0.711}
-MARGIN = 0.08
+# Floors by the protocol of benchmarks/floors.py, fixed before the figures were read: the 2.5th
+# percentile of a 2,000-resample turn bootstrap of each held-out macro-F1 (seed 0), rounded down —
+# the margin is the interval's, not picked (it was "measured minus 0.08" on labels that were not
+# blind). Held-out figures then: odd 0.843 (87 turns), second-problem 0.711 (77 turns). The values
+# equal benchmarks/logs/floors.json (test_the_floors_are_the_protocol_s).
+FLOORS = {"odd": 0.703, "second-problem": 0.51}
 
 
 def _split(part: str) -> tuple[list[str], list[str]]:
@@ -39,14 +40,23 @@ def test_the_label_file_holds_no_message_text():
     assert set(LABELS) == {"about", "conversations", "labels"}
 
 
-@pytest.mark.parametrize("part", sorted(HELD_OUT))
+def test_the_floors_are_the_protocol_s():
+    """The floors are benchmarks/floors.py's output as logged, not typed by hand."""
+    logged = json.loads((ROOT / "benchmarks" / "logs" / "floors.json").read_text())["figures"]["acts"]
+    assert FLOORS == {part: logged[part]["floor"] for part in FLOORS}
+
+
+@pytest.mark.parametrize("part", sorted(FLOORS))
 def test_held_out_agreement_beats_the_floor_and_the_majority_baseline(part):
+    """Held-out macro-F1 at or above its bootstrap floor and the majority baseline below 0.2.
+    Planted fault: dropping the "stuck -> not understanding" rule of ``acts.tag`` takes the odd part
+    to 0.618, below its floor 0.703."""
     gold, pred = _split(part)
     assert len(gold) >= 60
     f1 = acts.macro_f1(gold, pred)
     majority = acts.macro_f1(gold, [acts.MATH_ANSWER] * len(gold))
     assert majority < 0.2
-    assert f1 >= HELD_OUT[part] - MARGIN, f"{part}: held-out macro-F1 {f1:.3f}"
+    assert f1 >= FLOORS[part], f"{part}: held-out macro-F1 {f1:.3f}"
     assert acts.accuracy(gold, pred) > sum(g == acts.MATH_ANSWER for g in gold) / len(gold)
 
 

@@ -4,7 +4,6 @@ scipy / scikit-learn, the per-turn score, the sign agreement, and the command en
 from __future__ import annotations
 
 import json
-import os
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +16,7 @@ from knowsim_core.evaluation import scoring
 from knowsim_core.evaluation.agreement import CLIFFS_MIN, Conversation, sign_agreement, turn_score
 from knowsim_core.services.importing import import_path
 from knowsim_core.storage import Store
+from tests.conftest import require_shared
 
 ANNOTATIONS = (Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
                / "math_tutoring_annotations_redacted_for_benchmarking.json")
@@ -151,10 +151,7 @@ def test_a_pair_with_equal_mean_ratings_takes_its_direction_from_cliffs_delta():
 
 # ---------------------------------------------------------------------- the command, end to end
 def test_agreement_on_the_shared_conversations_through_the_command_line(tmp_path, capsys):
-    if not ANNOTATIONS.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("../shared/realworld is required under CI")
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
     db = str(tmp_path / "a.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     capsys.readouterr()
@@ -383,10 +380,7 @@ def test_the_shared_conversations_on_both_parts(tmp_path, capsys):
     B 17 / 35): reply length oriented as stated (shorter is liked) is 0.69, as strong as KnowSim's score
     and not distinguishable from it; IUs moved up and reply length do not replicate across the parts;
     the 13 thumbs down come from 6 conversations and 4 tutors, 10 of them phi-3."""
-    if not ANNOTATIONS.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("../shared/realworld is required under CI")
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
     db = str(tmp_path / "a.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     capsys.readouterr()

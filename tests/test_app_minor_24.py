@@ -151,6 +151,14 @@ def test_deleting_an_iu_says_which_edges_went_with_it_and_which_iu_it_orphaned(s
     assert result.notes[0] == (f"Deleting {target} also deletes its {len(edges)} edge{'s' if len(edges) != 1 else ''}: "
                                f"{', '.join(edges)}.")
     assert child in result.notes[1] and "no prerequisite" in result.notes[1]
+    # the graph itself, not only the note: the IU and every edge touching it are gone, the rest kept
+    # (planted fault: apply_edits writing the notes but keeping the deleted IU's edges fails here)
+    assert result.graph is not None and not result.problems
+    assert target not in {n.id for n in result.graph.nodes}
+    assert {n.id for n in result.graph.nodes} == {n.id for n in g.nodes} - {target}
+    assert [(e.from_, e.to) for e in result.graph.edges] == [
+        (e.from_, e.to) for e in g.edges if target not in (e.from_, e.to)]
+    assert target not in result.graph.index.prereqs.get(child, ())
 
 
 def test_a_batch_that_has_not_planned_yet_says_starting_not_zero_of_zero():

@@ -23,13 +23,6 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HOME, QUESTIONS, SIMULATE = "pages/home.py", "pages/questions.py", "pages/simulate.py"
 
 
-@pytest.fixture()
-def db(tmp_path, monkeypatch):
-    path = tmp_path / "studio.db"
-    monkeypatch.setenv("KNOWSIM_DB", str(path))
-    return path
-
-
 def app(page: str | None = None, **query: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for k, v in query.items():

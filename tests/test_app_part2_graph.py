@@ -13,12 +13,7 @@ PAGE = "../pages/graph.py"
 QID = "sample_lava_lamps"
 
 
-@pytest.fixture()
-def db(seeded_store):
-    return seeded_store
-
-
-def _open(db, qid: str = QID) -> AppTest:
+def _open(seeded_store, qid: str = QID) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=30)
     at.query_params["question"] = qid
     at.run()
@@ -26,8 +21,8 @@ def _open(db, qid: str = QID) -> AppTest:
     return at
 
 
-def _keys(db, qid: str = QID) -> tuple[str, str, int]:
-    v = db.latest_graph_version(qid)
+def _keys(seeded_store, qid: str = QID) -> tuple[str, str, int]:
+    v = seeded_store.latest_graph_version(qid)
     return f"nodes_{v.id}_0", f"edges_{v.id}_0", v.id
 
 
@@ -35,9 +30,9 @@ def _save_button(at: AppTest):
     return next(b for b in at.button if b.label == "Save as new version")
 
 
-def test_page_renders_the_sample_graph_tables(db):
-    at = _open(db)
-    g = db.latest_graph_version(QID).graph
+def test_page_renders_the_sample_graph_tables(seeded_store):
+    at = _open(seeded_store)
+    g = seeded_store.latest_graph_version(QID).graph
     frames = at.dataframe
     assert len(frames) == 2
     nodes = frames[0].value
@@ -46,22 +41,22 @@ def test_page_renders_the_sample_graph_tables(db):
     assert not at.error
 
 
-def test_an_edit_that_closes_a_cycle_is_refused_with_the_cycle_named(db):
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
-    edge = db.latest_graph_version(QID).graph.edges[0]
+def test_an_edit_that_closes_a_cycle_is_refused_with_the_cycle_named(seeded_store):
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
+    edge = seeded_store.latest_graph_version(QID).graph.edges[0]
     at.session_state[ekey] = {"edited_rows": {}, "added_rows": [{"from": edge.to, "to": edge.from_}], "deleted_rows": []}
     at.run()
     errors = [e.value for e in at.error]
     assert any("cycle" in e and edge.from_ in e and edge.to in e for e in errors), errors
     assert _save_button(at).disabled
-    assert len(db.graph_versions(QID)) == 1
+    assert len(seeded_store.graph_versions(QID)) == 1
 
 
-def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(db):
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
-    g = db.latest_graph_version(QID).graph
+def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(seeded_store):
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
+    g = seeded_store.latest_graph_version(QID).graph
     first = g.nodes[0]
     at.session_state[nkey] = {"edited_rows": {0: {"description": "Wax melts when heated from below."}},
                               "added_rows": [], "deleted_rows": []}
@@ -69,7 +64,7 @@ def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(db):
     assert not at.error and not _save_button(at).disabled
     at.text_input[0].input("clarified IU description")
     _save_button(at).click().run()
-    versions = db.graph_versions(QID)
+    versions = seeded_store.graph_versions(QID)
     assert [v.version for v in versions] == [1, 2]
     assert versions[1].note == "clarified IU description" and versions[1].parent_id == vid
     assert versions[1].graph.node(first.id).description == "Wax melts when heated from below."
@@ -79,26 +74,26 @@ def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(db):
     assert any("1 IU changed" in m.value for m in at.markdown)
 
 
-def test_an_inherited_cycle_does_not_block_and_can_be_fixed(db):
-    g = db.latest_graph_version(QID).graph
+def test_an_inherited_cycle_does_not_block_and_can_be_fixed(seeded_store):
+    g = seeded_store.latest_graph_version(QID).graph
     e = g.edges[0]
     cyclic = g.model_copy(update={"edges": g.edges + (IUEdge(from_=e.to, to=e.from_),)})
-    db.add_graph_version(QID, cyclic, note="as extracted (cyclic)", author="llm")
-    at = _open(db)
+    seeded_store.add_graph_version(QID, cyclic, note="as extracted (cyclic)", author="llm")
+    at = _open(seeded_store)
     assert any("prerequisite cycles" in w.value for w in at.warning)
-    nkey, ekey, vid = _keys(db)
+    nkey, ekey, vid = _keys(seeded_store)
     # deleting the closing edge (the last row) removes the cycle; the save is allowed
     at.session_state[ekey] = {"edited_rows": {}, "added_rows": [], "deleted_rows": [len(cyclic.edges) - 1]}
     at.run()
     assert not at.error and not _save_button(at).disabled
     _save_button(at).click().run()
-    assert db.latest_graph_version(QID).graph.cycles() == []
+    assert seeded_store.latest_graph_version(QID).graph.cycles() == []
 
 
-def test_large_level_jump_warns_with_a_bridging_suggestion(db):
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
-    g = db.latest_graph_version(QID).graph
+def test_large_level_jump_warns_with_a_bridging_suggestion(seeded_store):
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
+    g = seeded_store.latest_graph_version(QID).graph
     hi = max(g.nodes, key=lambda n: n.abstraction_level)
     lo = min(g.nodes, key=lambda n: n.abstraction_level)
     assert hi.abstraction_level - lo.abstraction_level > 0.35
@@ -109,9 +104,9 @@ def test_large_level_jump_warns_with_a_bridging_suggestion(db):
     assert not at.error and not _save_button(at).disabled
 
 
-def test_a_new_iu_is_added_and_its_missing_level_is_named(db):
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
+def test_a_new_iu_is_added_and_its_missing_level_is_named(seeded_store):
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
     at.session_state[nkey] = {"edited_rows": {}, "deleted_rows": [],
                               "added_rows": [{"id": "IUX", "concept": "bridge", "description": "a bridging idea"}]}
     at.run()
@@ -136,7 +131,7 @@ def test_bad_imports_give_a_clear_message(payload, expected):
         parse_graph_file(payload, name="upload.json")
 
 
-def test_html_in_every_text_field_is_refused_and_nothing_is_stored(db):
+def test_html_in_every_text_field_is_refused_and_nothing_is_stored(seeded_store):
     from knowsim_core.errors import FormatError
     from ui.graph_editor import parse_graph_file
 
@@ -145,11 +140,11 @@ def test_html_in_every_text_field_is_refused_and_nothing_is_stored(db):
             "nodes": [{"id": f"IU{i}{evil}", "concept": evil, "abstraction_level": 0.5, "description": evil}
                       for i in range(2)],
             "edges": [{"from": f"IU0{evil}", "to": f"IU1{evil}", "reason": evil}]}
-    before = [(v.id, v.graph) for v in db.graph_versions(QID)]
+    before = [(v.id, v.graph) for v in seeded_store.graph_versions(QID)]
     with pytest.raises(FormatError, match="HTML or script markup") as info:
         parse_graph_file(json.dumps(data).encode(), name="evil.json")
     assert "concept" in str(info.value) and "description" in str(info.value)
-    assert [(v.id, v.graph) for v in db.graph_versions(QID)] == before
+    assert [(v.id, v.graph) for v in seeded_store.graph_versions(QID)] == before
 
 
 # ---------------------------------------------------------------------- issue 14
@@ -164,8 +159,8 @@ def _columns(at: AppTest, which: int) -> dict:
     return json.loads(at.dataframe[which].proto.columns)
 
 
-def test_edge_endpoints_are_listed_as_people_count(db):
-    at = _open(db)
+def test_edge_endpoints_are_listed_as_people_count(seeded_store):
+    at = _open(seeded_store)
     cols = _columns(at, 1)
     expected = [f"IU{i}" for i in range(1, 15)]  # the sample has IU1…IU14: a string sort gives IU1, IU10, …
     assert cols["from"]["type_config"]["options"] == expected
@@ -179,12 +174,12 @@ def test_natural_key_orders_numbers_inside_ids():
     assert sorted(ids, key=natural_key) == ["A", "IU1", "IU2", "IU2b", "IU10", "IU14"]
 
 
-def test_a_half_filled_edge_row_is_named_not_held_back(db):
-    at = _open(db)
+def test_a_half_filled_edge_row_is_named_not_held_back(seeded_store):
+    at = _open(seeded_store)
     # a required column makes the browser hold a new row back until it is complete, silently
     assert not any(c.get("required") for c in _columns(at, 1).values())
     assert not any(c.get("required") for c in _columns(at, 0).values())
-    nkey, ekey, vid = _keys(db)
+    nkey, ekey, vid = _keys(seeded_store)
     at.session_state[ekey] = {"edited_rows": {}, "deleted_rows": [], "added_rows": [{"from": "IU3"}]}
     at.run()
     errors = [e.value for e in at.error]
@@ -192,9 +187,9 @@ def test_a_half_filled_edge_row_is_named_not_held_back(db):
     assert _save_button(at).disabled
 
 
-def test_a_half_filled_iu_row_names_what_it_lacks(db):
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
+def test_a_half_filled_iu_row_names_what_it_lacks(seeded_store):
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
     at.session_state[nkey] = {"edited_rows": {}, "deleted_rows": [],
                               "added_rows": [{"id": "IU15", "abstraction_level": 0.4}]}
     at.run()
@@ -202,10 +197,10 @@ def test_a_half_filled_iu_row_names_what_it_lacks(db):
     assert any("new IU row 1 is incomplete: fill in concept and description" in e for e in errors), errors
 
 
-def test_the_graph_draws_unsaved_edges_and_rings_the_cycle_they_make(db):
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
-    g = db.latest_graph_version(QID).graph
+def test_the_graph_draws_unsaved_edges_and_rings_the_cycle_they_make(seeded_store):
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
+    g = seeded_store.latest_graph_version(QID).graph
     e = g.edges[0]
     before = _graph_payload(at)
     assert [e.to, e.from_] not in before["edges"] and before["marked"] == [] and before["changed"] == []
@@ -218,10 +213,10 @@ def test_the_graph_draws_unsaved_edges_and_rings_the_cycle_they_make(db):
     assert _save_button(at).disabled  # still refused: the picture shows what the error says
 
 
-def test_clicking_an_iu_opens_its_editor_and_saves_a_version(db):
-    at = _open(db)
-    g = db.latest_graph_version(QID).graph
-    vid = db.latest_graph_version(QID).id
+def test_clicking_an_iu_opens_its_editor_and_saves_a_version(seeded_store):
+    at = _open(seeded_store)
+    g = seeded_store.latest_graph_version(QID).graph
+    vid = seeded_store.latest_graph_version(QID).id
     node = g.nodes[2]
     at.session_state[f"graph_view_{vid}"] = {"selected": node.id}  # what a click in the browser sends
     at.run()
@@ -231,18 +226,18 @@ def test_clicking_an_iu_opens_its_editor_and_saves_a_version(db):
     next(t for t in at.text_area if t.label == "Description").input("Rewritten after a click on the graph.")
     next(b for b in at.button if b.label == f"Save {node.id} as a new version").click().run()
     assert not at.exception, [x.value for x in at.exception]
-    latest = db.latest_graph_version(QID)
+    latest = seeded_store.latest_graph_version(QID)
     assert latest.version == 2 and latest.note == f"edited {node.id}"
     assert latest.graph.node(node.id).description == "Rewritten after a click on the graph."
 
 
-def test_history_diff_is_word_level_highlighted_and_escaped(db):
-    g = db.latest_graph_version(QID).graph
+def test_history_diff_is_word_level_highlighted_and_escaped(seeded_store):
+    g = seeded_store.latest_graph_version(QID).graph
     first = g.nodes[0]
     long_tail = " and it keeps going well past sixty characters so nothing may be cut off"
     new_text = first.description + long_tail + " <b>bold?</b>"
-    db.add_graph_version(QID, g.with_node(first.model_copy(update={"description": new_text})), note="longer", author="t")
-    at = _open(db)
+    seeded_store.add_graph_version(QID, g.with_node(first.model_copy(update={"description": new_text})), note="longer", author="t")
+    at = _open(seeded_store)
     html_md = next(m.value for m in at.markdown if 'class="ks-diff"' in m.value)
     assert f"IU {first.id} · description" in html_md
     # only the new words are highlighted; the shared start is plain text, the whole text is there
@@ -252,10 +247,10 @@ def test_history_diff_is_word_level_highlighted_and_escaped(db):
     assert "&lt;b&gt;bold?&lt;/b&gt;" in html_md and "<b>bold?</b>" not in html_md
 
 
-def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(db):
+def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(seeded_store):
     from ui.graph_editor import apply_edits, preview
 
-    base = db.latest_graph_version(QID).graph
+    base = seeded_store.latest_graph_version(QID).graph
     # a new row repeating IU1's id and one without an id: the tables name both problems; the
     # picture (whose nodes need unique ids) leaves them out and still draws the rest
     result = apply_edits(base, {"edited_rows": {}, "deleted_rows": [], "added_rows": [
@@ -267,11 +262,11 @@ def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(db):
     assert shown.cycle_ids == () and shown.new_edges == ()
 
 
-def test_a_refused_id_or_overlong_text_is_shown_as_an_error_not_a_traceback(db):
+def test_a_refused_id_or_overlong_text_is_shown_as_an_error_not_a_traceback(seeded_store):
     """The field validators raised pydantic's ValidationError out of the page (a traceback)."""
-    at = _open(db)
-    nkey, ekey, vid = _keys(db)
-    first = db.latest_graph_version(QID).graph.nodes[0]
+    at = _open(seeded_store)
+    nkey, ekey, vid = _keys(seeded_store)
+    first = seeded_store.latest_graph_version(QID).graph.nodes[0]
     at.session_state[nkey] = {"edited_rows": {0: {"id": "IU\u200b9"}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -282,12 +277,12 @@ def test_a_refused_id_or_overlong_text_is_shown_as_an_error_not_a_traceback(db):
     assert not at.exception, [e.value for e in at.exception]
     assert any("description is 20,001 characters; at most 20,000" in e.value for e in at.error)
     assert _save_button(at).disabled
-    assert len(db.graph_versions(QID)) == 1
+    assert len(seeded_store.graph_versions(QID)) == 1
 
 
-def test_the_iu_panel_refuses_an_overlong_description_in_one_line(db):
-    at = _open(db)
-    v = db.latest_graph_version(QID)
+def test_the_iu_panel_refuses_an_overlong_description_in_one_line(seeded_store):
+    at = _open(seeded_store)
+    v = seeded_store.latest_graph_version(QID)
     node = v.graph.nodes[2]
     at.session_state[f"graph_view_{v.id}"] = {"selected": node.id}
     at.run()
@@ -295,4 +290,4 @@ def test_the_iu_panel_refuses_an_overlong_description_in_one_line(db):
     next(b for b in at.button if b.label == f"Save {node.id} as a new version").click().run()
     assert not at.exception, [x.value for x in at.exception]
     assert any(e.value.startswith(f"Not saved: {node.id}: description is 20,001 characters") for e in at.error)
-    assert len(db.graph_versions(QID)) == 1
+    assert len(seeded_store.graph_versions(QID)) == 1

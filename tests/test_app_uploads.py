@@ -91,10 +91,23 @@ def test_a_wrong_type_names_the_field_as_the_cli_does(seeded_store, edit, field)
 
 
 def test_a_good_graph_file_still_imports(seeded_store):
+    """Uploading a good file previews it (nothing stored yet); Save stores it as the question's new
+    version, equal to the file — checked in the store, not only by the success message. Planted
+    faults: Save not calling ``save_version``, or storing the old graph, fail on the version count
+    and the stored graph; storing on upload (before Save) fails the first count."""
     data = _graph(seeded_store)
     data["nodes"][0]["concept"] += " (renamed)"
+    versions = len(seeded_store.graph_versions(QID))
+    old_vid = seeded_store.latest_graph_version(QID).id
     at = _upload_graph(seeded_store, "good.json", json.dumps(data).encode())
     assert not at.error and any("good.json" in s.value for s in at.success)
+    assert len(seeded_store.graph_versions(QID)) == versions  # a preview: not stored before Save
+    at.button(key=f"import_save_{old_vid}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(seeded_store.graph_versions(QID)) == versions + 1
+    stored = seeded_store.latest_graph_version(QID).graph
+    assert stored.to_data() == graph_from_data(data, "good.json").to_data()
+    assert stored.nodes[0].concept.endswith(" (renamed)")
 
 
 # ---------------------------------------------------------------------- run uploads

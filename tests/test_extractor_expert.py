@@ -22,11 +22,12 @@ LABELS = Path(__file__).resolve().parent / "data" / "expert_tq_labels.json"
 # Measured with `python benchmarks/extractor_eval.py --expert-labels tests/data/expert_tq_labels.json`
 # (151 labels, 9 turns of 2 conversations): shipped weights macro-F1 0.672 (per class: well_explained
 # 0.545, shallow 0.585, not_mentioned 0.885); keyword baseline 0.489; math-majority baseline 0.282.
-# Floor = figure - 0.05. The set is small (a turn bootstrap puts 90 % of resamples between 0.52 and
-# 0.81; expertqa_001 alone 0.80, expertqa_002 alone 0.41), so the floor guards against regressions,
-# it does not promise 0.67 on every expert conversation.
+# Floor by the protocol of benchmarks/floors.py (was "figure - 0.05"): the 2.5th percentile of a
+# 2,000-resample bootstrap over the 9 turns (seed 0), rounded down, = 0.482 — the set is small
+# (expertqa_001 alone 0.80, expertqa_002 alone 0.41), so the floor guards against regressions, it
+# does not promise 0.67 on every expert conversation. It equals benchmarks/logs/floors.json.
 EXPERT_TQ = 0.672
-EXPERT_TQ_FLOOR = EXPERT_TQ - 0.05
+EXPERT_TQ_FLOOR = 0.482
 KEYWORD_TQ = 0.489
 
 
@@ -63,7 +64,16 @@ def test_every_turn_labels_every_iu_of_its_graph(expert):
         assert t.assistant and t.user  # messages read from ../shared, not stored here
 
 
+def test_the_expert_floor_is_the_protocol_s():
+    logged = json.loads((Path(__file__).resolve().parent.parent / "benchmarks" / "logs" / "floors.json")
+                        .read_text())["figures"]["lexical_expert"]
+    assert EXPERT_TQ_FLOOR == logged["floor"] and round(logged["macro_f1"], 3) == EXPERT_TQ
+
+
 def test_out_of_domain_floor_and_baselines(results):
+    """Planted fault: the shipped "well" bias set to -99 (nothing well explained) fails here — on
+    the shipped weights no longer being the refit ones; its macro-F1 alone stays above the
+    bootstrap floor 0.482, which is as wide as 9 turns make it."""
     lex = results["shipped"]
     assert lex["n"] == 151
     assert lex["macro_f1"] >= EXPERT_TQ_FLOOR

@@ -5,7 +5,6 @@ Synthetic files are built here from scratch; the shared release (../shared/realw
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,14 @@ from knowsim_core.formats.realworld import CONCEPTS_NAME, derived_id
 from knowsim_core.services.importing import import_path
 from knowsim_core.services.reading import has_reading
 from knowsim_core.storage import SCHEMA_VERSION, Store
+from tests.conftest import require_shared
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
 ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
 
 
 def _shared_or_skip() -> None:
-    if not ANNOTATIONS.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("../shared/realworld is required under CI")
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
 
 
 def _record(pid=7, worker="w-1", **kw) -> dict:

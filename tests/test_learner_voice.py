@@ -22,7 +22,6 @@ on the same turns: see the tests at the end of this file.
 
 from __future__ import annotations
 
-import os
 import random
 import statistics
 from pathlib import Path
@@ -37,6 +36,7 @@ from knowsim_core.engine.ports import Message, UserContext
 from knowsim_core.engine.state import IUState, initial_state
 from knowsim_core.evaluation import acts
 from knowsim_core.formats.samples import get_sample
+from tests.conftest import require_shared
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
 ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
@@ -182,10 +182,7 @@ def test_a_sampled_learner_writes_with_its_own_levels_profile(level):
 # ---------------------------------------------------------------------- held-out half of the real conversations
 @pytest.fixture(scope="module")
 def held_out(tmp_path_factory):
-    if not ANNOTATIONS.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the shared real conversations at {ARENA}")
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
     from knowsim_core.evaluation.realism import score
     from knowsim_core.services.importing import import_path
     from knowsim_core.storage import Store

@@ -346,15 +346,22 @@ def test_concurrency_limit_holds_for_batches(llm_server):
 
 
 def test_requests_per_minute_spaces_calls(llm_server):
+    """KNOWSIM_LLM_RPM=120 spaces calls 0.5 s apart: three calls after a warm-up span at least two
+    intervals (the first may go at once when the warm-up took longer than one interval, which is
+    why the old ``>= 0.25`` for three calls at 0.1 s failed at 0.244 s on a busy machine: only two
+    intervals are promised). A lower bound on time cannot fail because the machine is slow. Planted
+    fault: ``Gate`` ignoring ``rpm`` (interval 0) makes three loopback calls take ~0.03 s (< 0.3 s
+    at load 6), far below 1.0 s."""
     import time
 
     llm_server.reply = lambda req: "ok"
-    m = model(llm_server, "compat", name="rpm-model", KNOWSIM_LLM_RPM="600")  # one call per 0.1 s
+    m = model(llm_server, "compat", name="rpm-model", KNOWSIM_LLM_RPM="120")  # one call per 0.5 s
     m.complete(as_messages("s", user="warm-up"))
     start = time.perf_counter()
     for i in range(3):
         m.complete(as_messages("s", user=f"q{i}"))
-    assert time.perf_counter() - start >= 0.25
+    assert time.perf_counter() - start >= 2 * 0.5
+    assert len(llm_server.requests) == 4
 
 
 def test_sdks_are_imported_lazily_inside_functions():

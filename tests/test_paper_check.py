@@ -22,7 +22,6 @@ The adaptive × novice cell against the four recordings: shares within 8 points 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from knowsim_core.evaluation.paper import (
     BENCHMARK, CO_TOLERANCE, FIG6_SHARES, PAPER_POPULATION, SHARE_TOLERANCE, TABLE4_CO, check_rows, level_checks,
     population, recorded_novice_adaptive,
 )
+from tests.conftest import require_shared
 
 REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld"
 
@@ -130,10 +130,7 @@ def test_the_recordings_stop_turns_are_compared_1_based():
 
 
 def test_the_reply_shape_constants_are_what_the_shared_data_measures(reference_dir):
-    if not REALWORLD.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the real conversations at {REALWORLD}")
-        pytest.skip(f"real conversations not found at {REALWORLD}")
+    require_shared(REALWORLD)
     from knowsim_core.agents import tutor_shapes
     from knowsim_core.evaluation.paper_matrix import measure_reply_shapes
 

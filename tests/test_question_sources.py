@@ -3,7 +3,6 @@ pickers that list samples first and select one group at a time (issue 24, item 1
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from knowsim_core.storage import Store
 from knowsim_core.storage.migrations import legacy_kind
 from knowsim_core.storage.questions import QUESTION_KINDS
 from knowsim_core.text.titles import clip, concept_title, short_title
+from tests.conftest import require_shared
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
 ANNOTATIONS = ARENA / "math_tutoring_annotations_redacted_for_benchmarking.json"
@@ -73,11 +73,7 @@ def test_an_unknown_kind_is_refused_in_one_line(seeded_store):
 
 @pytest.fixture()
 def arena() -> Path:
-    if not ANNOTATIONS.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs the real conversations at {ARENA}")
-        pytest.skip(f"the real conversations are not at {ARENA}")
-    return ANNOTATIONS
+    return require_shared(ANNOTATIONS)
 
 
 def test_imported_real_conversations_are_their_own_kind_with_titles_not_greetings(tmp_path, arena):

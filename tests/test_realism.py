@@ -236,8 +236,7 @@ def test_a_sampled_start_reads_every_conversation_from_the_levels_sampler(report
 
 
 def test_the_table_prints_the_floor_the_start_and_both_halves(tmp_path, capsys):
-    if not ANNOTATIONS.exists():
-        pytest.skip("../shared/realworld is not present")
+    require_shared(ANNOTATIONS)
     db = str(tmp_path / "t.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
     capsys.readouterr()

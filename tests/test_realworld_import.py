@@ -302,5 +302,11 @@ def test_hostile_jsonl_lines_are_refused_in_one_line(tmp_path, text, expected):
     ({**CONV, "rating": "great"}, r"line 1: field rating: input should be a valid number, got 'great'"),
 ])
 def test_malformed_jsonl_is_refused(tmp_path, line, expected):
-    with pytest.raises(FormatError, match=r"conversations\.jsonl: " + expected):
-        import_path(Store(tmp_path / "k.db"), _jsonl(tmp_path, [line]))
+    """A good conversation then a malformed one: refused with the second line's message, and the
+    store stays empty — no question, no run (the good first line is not kept either). Planted
+    fault: importing line by line, committing each, keeps the first conversation and fails here."""
+    store = Store(tmp_path / "k.db")
+    good = {**CONV, "id": "tutor-0"}
+    with pytest.raises(FormatError, match=r"conversations\.jsonl: " + expected.replace("line 1", "line 2")):
+        import_path(store, _jsonl(tmp_path, [good, line]))
+    assert store.list_questions() == [] and store.list_runs() == []

@@ -58,22 +58,39 @@ def loro(paths):
     return {name: ev.protocol(turns, method) for name, method in ev.METHODS.items()}
 
 
-# Floors from the leave-one-recording-out protocol (benchmarks/extractor_eval.py), each the LORO
-# figure minus a 0.05 margin: teaching quality LORO macro-F1 0.532 -> 0.482; attempt type 0.369 ->
-# 0.319. In-sample figures (0.557 / 0.369) are not used as floors.
-LORO_TQ_FLOOR = 0.532 - 0.05
-LORO_AT_FLOOR = 0.369 - 0.05
-LORO_FOLD_FLOOR = 0.475 - 0.05  # each held-out recording alone: the worse fold (math_003) scores 0.475
+# Floors by the protocol of benchmarks/floors.py, fixed before the figures were read: the 2.5th
+# percentile of a 2,000-resample bootstrap (by turn, seed 0) of each pooled leave-one-recording-out
+# macro-F1 and of each held-out recording's, rounded down. They were "the LORO figure minus 0.05",
+# though the text rules were chosen by that same LORO figure; the margin is now the interval's.
+# Figures then: TQ 0.532, AT 0.369, math_003 0.475, math_004 0.594. The values equal
+# benchmarks/logs/floors.json (test_the_loro_floors_are_the_protocol_s).
+LORO_TQ_FLOOR = 0.473
+LORO_AT_FLOOR = 0.307
+LORO_FOLD_FLOORS = {"math_003": 0.4, "math_004": 0.506}
+
+
+def test_the_loro_floors_are_the_protocol_s():
+    """The floors are benchmarks/floors.py's output as logged, not typed by hand."""
+    from tests.conftest import ROOT
+
+    logged = json.loads((ROOT / "benchmarks" / "logs" / "floors.json").read_text())["figures"]["lexical_loro"]
+    assert (LORO_TQ_FLOOR, LORO_AT_FLOOR) == (logged["teaching_quality"]["floor"], logged["user_attempt_type"]["floor"])
+    assert LORO_FOLD_FLOORS == {r: logged[f"teaching_quality:{r}"]["floor"] for r in LORO_FOLD_FLOORS}
 
 
 def test_out_of_sample_agreement_floor_and_baselines(loro):
+    """Pooled and per-recording held-out macro-F1 at or above the bootstrap floors, and above both
+    baselines. Planted fault: the lexical method without its five similarity features
+    (message_rank, sentence_word_rank, best_sentence_word_cosine, concept_name_cover,
+    description_cover) puts math_004 at 0.505, below its floor 0.506 (dropping one to three of them
+    stays above: the floors are the sample's noise, not a tripwire)."""
     lex, kw, maj = loro["lexical"], loro["keyword"], loro["majority"]
     assert lex["loro"]["teaching_quality"]["macro_f1"] >= LORO_TQ_FLOOR
     assert lex["loro"]["user_attempt_type"]["macro_f1"] >= LORO_AT_FLOOR
     # every held-out recording on its own, and the model must beat both baselines out of sample
     assert set(lex["folds"]) == {"math_003", "math_004"}
     for r, stats in lex["folds"].items():
-        assert stats["teaching_quality"]["macro_f1"] >= LORO_FOLD_FLOOR, r
+        assert stats["teaching_quality"]["macro_f1"] >= LORO_FOLD_FLOORS[r], r
     for base in (kw, maj):
         assert lex["loro"]["teaching_quality"]["macro_f1"] > base["loro"]["teaching_quality"]["macro_f1"] + 0.1
     assert lex["loro"]["user_attempt_type"]["macro_f1"] > maj["loro"]["user_attempt_type"]["macro_f1"]

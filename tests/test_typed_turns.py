@@ -26,12 +26,9 @@ QUESTION = "sample_lava_lamps"
 
 
 @pytest.fixture()
-def db(tmp_path, monkeypatch):
-    path = tmp_path / "studio.db"
-    monkeypatch.setenv("KNOWSIM_DB", str(path))
-    store = Store(path)
-    store.seed_samples()
-    return path
+def db(seeded_store) -> Path:
+    """The path of a database with the sample questions (conftest's seeded_store), which the app opens."""
+    return seeded_store.path
 
 
 def teaching_reply(graph) -> str:

@@ -13,7 +13,7 @@ from typing import NamedTuple, Sequence
 
 from knowsim_core.engine.config import RuleParams
 from knowsim_core.engine.failures import FailureMode, classify
-from knowsim_core.engine.graph import IUGraph
+from knowsim_core.engine.graph import IUGraph, UpdateStep
 from knowsim_core.engine.signals import AttemptType, IUSignal, TeachingQuality
 from knowsim_core.engine.state import STATES, IUState, KnowledgeState, LabelState
 
@@ -124,6 +124,25 @@ def efficiency(load: float, tau: int, params: RuleParams) -> float:
     return 1.0 / (1.0 + x**params.sigmoid_power)
 
 
+@dataclass(frozen=True, slots=True)
+class TurnLoad:
+    """The load side of one turn (spec §4.3–§4.5): what the update and the quantities both use."""
+
+    comprehension: float  # Σ mention weights (int 0 when nothing is mentioned, as the reference)
+    attempt: float  # Σ reasoning / articulation weights
+    tau: int  # overload threshold τ
+    eta: float  # turn efficiency η (§4.4)
+    n_keep: int  # mentioned IUs that keep η under the hinge (§4.5)
+
+    @property
+    def total(self) -> float:
+        return self.comprehension + self.attempt
+
+    @property
+    def overload(self) -> bool:
+        return self.total >= self.tau
+
+
 def apply_turn(
     graph: IUGraph,
     pre: KnowledgeState,
@@ -132,203 +151,222 @@ def apply_turn(
     tau: int,
     params: RuleParams,
 ) -> TurnOutcome:
-    """One turn of the KnowSim update (spec §4.3–§4.11, §7)."""
+    """One turn of the KnowSim update (spec §4.3–§4.11, §7), in four steps: the states entering the
+    turn, the turn's load and efficiency, the per-IU update in depth order, and the quantities."""
     idx = graph.index
-    ws, wr, wa = params.mention_weights, params.reasoning_weights, params.articulation_weight
-
     pre_items = pre.as_dict()
-    pre_s: dict[str, int] = {}
-    prior_carry: dict[str, float] = {}
-    for v, label in zip(idx.ids, idx.labels):
-        entry = pre_items.get(label)
-        if entry is None:
-            pre_s[v], prior_carry[v] = _U, 0.0
-        else:
-            pre_s[v] = int(entry.state)
-            prior_carry[v] = 0.0 if entry.carry is None else entry.carry
-
-    mentioned: list[IUSignal] = []
-    by_id: dict[str, IUSignal] = {}
-    for s in signals:
-        if s.id is not None:
-            by_id[s.id] = s
-            if s.teaching_quality != _NOT_MENTIONED:
-                mentioned.append(s)
-
-    # §4.3 load: advanceable mentions, then review mentions, then every attempt
-    comprehension = 0
-    for s in mentioned:
-        st = pre_s.get(s.id, _U)
-        if st != _K:
-            comprehension += ws[st]
-    for s in mentioned:
-        if pre_s.get(s.id, _U) == _K:
-            comprehension += ws[_K]
-    attempt = 0.0
-    for s in signals:
-        if s.attempt is _REASONING:
-            attempt += wr[pre_s.get(s.id, _U) if s.id is not None else _U]
-        elif s.attempt is _ARTICULATION:
-            attempt += wa
-    load = comprehension + attempt
-    overload = load >= tau
-    eta = efficiency(load, tau, params)
-
-    # §4.5 hinge: the neediest n_keep mentioned IUs keep η, the rest get the tail share
-    n_keep = params.n_keep(len(idx.ids))
-    hinge: dict[str, float] = {}
-    if eta < 1.0 and params.hinge:
-        depth, index_of = idx.depth, idx.index_of
-        ranked = sorted(
-            mentioned,
-            key=lambda s: (-ws[pre_s.get(s.id, _U)], depth.get(s.id, 0), index_of.get(s.id, 0)),
-        )
-        for r, s in enumerate(ranked):
-            hinge[s.id] = eta * (1.0 if r < n_keep else params.hinge_tail)
+    pre_state, prior_carry = _entering_states(graph, pre_items)
+    mentioned, signal_of = _mentions(signals)
+    load = _turn_load(graph, mentioned, signals, pre_state, tau=tau, params=params)
+    hinge = _hinge(graph, mentioned, pre_state, load, params)
 
     # §4.6–§4.10 update in depth order with the cascading ceiling
-    live = dict(pre_s)
-    pre_turn_ceiling = params.ceiling_source != "live"
-    reset_on_step = params.reset_carry_on_transition
-    dropoff = eta < 1.0
+    post_state = dict(pre_state)  # filled in as the update goes: the "live" states of the cascade
+    ceiling_pre: dict[str, int] = {}
     out: dict[str, LabelState] = dict(pre_items)
-    ceil_pre: dict[str, int] = {}
     by_position: list[NodeTurn | None] = [None] * len(idx.ids)
     for step in idx.plan:
-        v, label, prereqs = step.id, step.label, step.prerequisites
-        prev = pre_s[v]
-        if step.dangling:  # a prerequisite that is no node is unaware
-            cp = ceil = _S
-        elif not prereqs:
-            cp = ceil = _K
-        else:  # §4.7 minimum rule: the weakest prerequisite, before the turn and (cascading) now
-            cp = _CEILING_OF_MIN[min(pre_s[p] for p in prereqs)]
-            ceil = cp if pre_turn_ceiling else _CEILING_OF_MIN[min(live[p] for p in prereqs)]
-        ceil_pre[v] = cp
-        sig = by_id.get(v)
-        tq = sig.teaching_quality if sig is not None else _NOT_MENTIONED
-        if tq == _NOT_MENTIONED or (tq == _SHALLOW and prev != _U):
-            proposed = prev
-        else:
-            proposed = max(prev, min(prev + 1, ceil))
-        prior = prior_carry[v]
-        e = None
-        if dropoff and proposed > prev:
-            e = hinge.get(v, eta)
-            total = prior + (proposed - prev) * e
-            steps = int(total)
-            new = min(prev + steps, _K)
-            carry = max(0.0, total - steps)
-            if reset_on_step and steps > 0:
-                carry = 0.0
-        else:
-            new, carry = proposed, 0.0
-        if new < prev:  # §4.10 guard; unreachable under §4.8
-            new = prev
-        live[v] = new
-        new_state = STATES[new]
-        reasoning = sig.reasoning if sig is not None else None
-        out[label] = LabelState(state=new_state, carry=carry, evidence=reasoning or "")
-        by_position[step.position] = NodeTurn(
-            id=v, label=label, pre=STATES[prev], ceiling_pre=STATES[cp], ceiling=STATES[ceil], quality=tq,
-            attempt=sig.attempt if sig is not None else AttemptType.NONE, proposed=STATES[proposed],
-            efficiency=e, prior_carry=prior, post=new_state, carry=carry,
-        )
+        node = _update_node(step, pre_state, post_state, prior_carry, signal_of.get(step.id), load, hinge, params)
+        ceiling_pre[step.id] = int(node.ceiling_pre)
+        post_state[step.id] = int(node.post)
+        signal = signal_of.get(step.id)
+        reasoning = signal.reasoning if signal is not None else None
+        out[step.label] = LabelState(state=node.post, carry=node.carry, evidence=reasoning or "")
+        by_position[step.position] = node
 
-    post_state = KnowledgeState(out)
-    nodes = tuple(by_position)
-    quantities = _quantities(
-        graph, mentioned, by_id, pre_s, live, ceil_pre, comprehension, attempt, load, tau,
-        overload, eta, n_keep,
+    quantities = _quantities(graph, mentioned=mentioned, signal_of=signal_of, pre_state=pre_state,
+                             post_state=post_state, ceiling_pre=ceiling_pre, load=load)
+    modes = classify(mentioned, pre_state, post_state, ceiling_pre, load.overload)
+    return TurnOutcome(KnowledgeState(out), tuple(by_position), quantities, modes)
+
+
+def _entering_states(graph: IUGraph, pre_items: dict[str, LabelState]) -> tuple[dict[str, int], dict[str, float]]:
+    """State (0-3) and carried-over fraction of every IU entering the turn, by IU id (an IU the
+    state does not list is unaware with no carry)."""
+    state: dict[str, int] = {}
+    carry: dict[str, float] = {}
+    for iu_id, label in zip(graph.index.ids, graph.index.labels):
+        entry = pre_items.get(label)
+        if entry is None:
+            state[iu_id], carry[iu_id] = _U, 0.0
+        else:
+            state[iu_id] = int(entry.state)
+            carry[iu_id] = 0.0 if entry.carry is None else entry.carry
+    return state, carry
+
+
+def _mentions(signals: Sequence[IUSignal]) -> tuple[list[IUSignal], dict[str, IUSignal]]:
+    """The signals that mention an IU (in signal order, repeats kept) and the last signal per IU id."""
+    mentioned: list[IUSignal] = []
+    signal_of: dict[str, IUSignal] = {}
+    for signal in signals:
+        if signal.id is not None:
+            signal_of[signal.id] = signal
+            if signal.teaching_quality != _NOT_MENTIONED:
+                mentioned.append(signal)
+    return mentioned, signal_of
+
+
+def _turn_load(graph: IUGraph, mentioned: list[IUSignal], signals: Sequence[IUSignal], pre_state: dict[str, int],
+               *, tau: int, params: RuleParams) -> TurnLoad:
+    """§4.3 load — advanceable mentions, then review mentions, then every attempt (the float sums
+    in that order) — §4.4 efficiency and §4.5's n_keep."""
+    mention_weight = params.mention_weights
+    comprehension = 0
+    for signal in mentioned:
+        state = pre_state.get(signal.id, _U)
+        if state != _K:
+            comprehension += mention_weight[state]
+    for signal in mentioned:
+        if pre_state.get(signal.id, _U) == _K:
+            comprehension += mention_weight[_K]
+    attempt = 0.0
+    for signal in signals:
+        if signal.attempt is _REASONING:
+            attempt += params.reasoning_weights[pre_state.get(signal.id, _U) if signal.id is not None else _U]
+        elif signal.attempt is _ARTICULATION:
+            attempt += params.articulation_weight
+    return TurnLoad(comprehension=comprehension, attempt=attempt, tau=tau,
+                    eta=efficiency(comprehension + attempt, tau, params), n_keep=params.n_keep(len(graph.index.ids)))
+
+
+def _hinge(graph: IUGraph, mentioned: list[IUSignal], pre_state: dict[str, int], load: TurnLoad,
+           params: RuleParams) -> dict[str, float]:
+    """§4.5 hinge: the neediest ``n_keep`` mentioned IUs keep η, the rest get the tail share (empty
+    when η is 1 or the hinge is off)."""
+    if not (load.eta < 1.0 and params.hinge):
+        return {}
+    depth, index_of, weight = graph.index.depth, graph.index.index_of, params.mention_weights
+    ranked = sorted(
+        mentioned,
+        key=lambda signal: (-weight[pre_state.get(signal.id, _U)], depth.get(signal.id, 0), index_of.get(signal.id, 0)),
     )
-    modes = classify(mentioned, pre_s, live, ceil_pre, overload)
-    return TurnOutcome(post_state, nodes, quantities, modes)
+    return {signal.id: load.eta * (1.0 if rank < load.n_keep else params.hinge_tail)
+            for rank, signal in enumerate(ranked)}
+
+
+def _update_node(step: UpdateStep, pre_state: dict[str, int], live: dict[str, int], prior_carry: dict[str, float],
+                 signal: IUSignal | None, load: TurnLoad, hinge: dict[str, float], params: RuleParams) -> NodeTurn:
+    """§4.6–§4.10 for one IU: its ceiling (minimum rule, §4.7), the proposed step (§4.8), the
+    efficiency dropoff with carry (§4.9) and the no-regression guard (§4.10). ``live`` holds the
+    states updated so far this turn (the cascading ceiling reads it)."""
+    iu_id, prereqs = step.id, step.prerequisites
+    before = pre_state[iu_id]
+    if step.dangling:  # a prerequisite that is no node is unaware
+        ceiling_pre = ceiling = _S
+    elif not prereqs:
+        ceiling_pre = ceiling = _K
+    else:  # §4.7 minimum rule: the weakest prerequisite, before the turn and (cascading) now
+        ceiling_pre = _CEILING_OF_MIN[min(pre_state[p] for p in prereqs)]
+        ceiling = ceiling_pre if params.ceiling_source != "live" else _CEILING_OF_MIN[min(live[p] for p in prereqs)]
+    quality = signal.teaching_quality if signal is not None else _NOT_MENTIONED
+    if quality == _NOT_MENTIONED or (quality == _SHALLOW and before != _U):
+        proposed = before
+    else:
+        proposed = max(before, min(before + 1, ceiling))
+    prior = prior_carry[iu_id]
+    share = None
+    if load.eta < 1.0 and proposed > before:
+        share = hinge.get(iu_id, load.eta)
+        total = prior + (proposed - before) * share
+        steps = int(total)
+        after = min(before + steps, _K)
+        carry = max(0.0, total - steps)
+        if params.reset_carry_on_transition and steps > 0:
+            carry = 0.0
+    else:
+        after, carry = proposed, 0.0
+    if after < before:  # §4.10 guard; unreachable under §4.8
+        after = before
+    return NodeTurn(
+        id=iu_id, label=step.label, pre=STATES[before], ceiling_pre=STATES[ceiling_pre], ceiling=STATES[ceiling],
+        quality=quality, attempt=signal.attempt if signal is not None else AttemptType.NONE,
+        proposed=STATES[proposed], efficiency=share, prior_carry=prior, post=STATES[after], carry=carry,
+    )
 
 
 def _quantities(
     graph: IUGraph,
+    *,
     mentioned: list[IUSignal],
-    by_id: dict[str, IUSignal],
-    pre_s: dict[str, int],
-    post_s: dict[str, int],
-    ceil_pre: dict[str, int],
-    comprehension: float,
-    attempt: float,
-    load: float,
-    tau: int,
-    overload: bool,
-    eta: float,
-    n_keep: int,
+    signal_of: dict[str, IUSignal],
+    pre_state: dict[str, int],
+    post_state: dict[str, int],
+    ceiling_pre: dict[str, int],
+    load: TurnLoad,
 ) -> TurnQuantities:
+    """The per-turn quantities of §4.11 from the states before and after the turn (keyword-only:
+    three state maps of the same type cannot be swapped silently)."""
     idx = graph.index
-    allowed = {s.id for s in mentioned}
+    allowed = {signal.id for signal in mentioned}
     n_up = zpd = 0
     gain = 0.0
-    for v in idx.ids:
-        before = pre_s[v]
-        if before != _K and ceil_pre[v] >= _P:
+    for iu_id in idx.ids:
+        before = pre_state[iu_id]
+        if before != _K and ceiling_pre[iu_id] >= _P:
             zpd += 1
-        if v in allowed and post_s[v] > before:
+        if iu_id in allowed and post_state[iu_id] > before:
             n_up += 1
-            gain += post_s[v] - before
+            gain += post_state[iu_id] - before
     prereqs = idx.prereqs
     ic_num = new_ius = disallowed = absorbed = absorbed_code = familiar = 0
-    for s in mentioned:
-        v = s.id
-        st = pre_s.get(v, _U)
-        c = ceil_pre.get(v, _K)
-        rose = v in post_s and post_s[v] > st  # only graph ids have a post state
-        if c >= _P and st != _K:
+    for signal in mentioned:
+        iu_id = signal.id
+        before = pre_state.get(iu_id, _U)
+        ceiling = ceiling_pre.get(iu_id, _K)
+        rose = iu_id in post_state and post_state[iu_id] > before  # only graph ids have a post state
+        if ceiling >= _P and before != _K:
             ic_num += 1
             if rose:
                 absorbed += 1
-        if rose and helper_ceiling_of([pre_s.get(p, _U) for p in prereqs.get(v, ())]) >= _P:
+        if rose and helper_ceiling_of([pre_state.get(p, _U) for p in prereqs.get(iu_id, ())]) >= _P:
             absorbed_code += 1
-        if st <= _S:
+        if before <= _S:
             new_ius += 1
-            if c < _P:
+            if ceiling < _P:
                 disallowed += 1
-        elif v in post_s:  # st >= _P
+        elif iu_id in post_state:  # before >= _P
             familiar += 1
     novel = 0
-    for v in dict.fromkeys(s.id for s in mentioned):
-        if v in post_s and pre_s[v] == _U:
-            p = post_s[v]
-            if p in (_S, _P) or (p == _K and by_id[v].attempt is _REASONING):
+    for iu_id in dict.fromkeys(signal.id for signal in mentioned):
+        if iu_id in post_state and pre_state[iu_id] == _U:
+            after = post_state[iu_id]
+            if after in (_S, _P) or (after == _K and signal_of[iu_id].attempt is _REASONING):
                 novel += 1
-    n_e = len(mentioned)
-    familiarity = familiar / n_e if n_e else 0.0
-    novelty = novel / n_e if n_e else 0.0
-    density = overall_density(graph, post_s)
+    n_mentions = len(mentioned)
+    familiarity = familiar / n_mentions if n_mentions else 0.0
+    novelty = novel / n_mentions if n_mentions else 0.0
+    density = overall_density(graph, post_state)
     explained = tuple(
-        idx.label_of[v]
-        for v in idx.update_order
-        if v in by_id and by_id[v].teaching_quality == _WELL
+        idx.label_of[iu_id]
+        for iu_id in idx.update_order
+        if iu_id in signal_of and signal_of[iu_id].teaching_quality == _WELL
     )
+    total = load.total
     return TurnQuantities(
-        comprehension_load=comprehension,
-        attempt_load=attempt,
-        effective_load=load,
-        overload_threshold=tau,
-        overload=overload,
-        efficiency=eta,
-        n_keep=n_keep,
+        comprehension_load=load.comprehension,
+        attempt_load=load.attempt,
+        effective_load=total,
+        overload_threshold=load.tau,
+        overload=load.overload,
+        efficiency=load.eta,
+        n_keep=load.n_keep,
         n_upward_transitions=n_up,
         absorbed_gain=gain,
         ic_numerator=ic_num,
-        ic_denominator=n_e,
+        ic_denominator=n_mentions,
         zpd_size=zpd,
         new_ius=new_ius,
         disallowed=disallowed,
-        perceived_overload_turn=max(0, load - tau) / load if load else 0.0,
+        perceived_overload_turn=max(0, total - load.tau) / total if total else 0.0,
         familiarity_term=familiarity,
         novelty_term=novelty,
-        engagement=familiarity * novelty if n_e else 0.0,
+        engagement=familiarity * novelty if n_mentions else 0.0,
         absorbed_numerator=absorbed,
         absorbed_numerator_code=absorbed_code,
         overall_density=density,
         articulation_mode=articulation_mode(density),
-        gap_sum=_gap_sum(graph, allowed, post_s),
+        gap_sum=_gap_sum(graph, allowed, post_state),
         explained=explained,
     )
 

@@ -107,8 +107,9 @@ def page(browser):
     context.close()
 
 
-def wait_idle(page, timeout: float = 30_000) -> None:
-    """Connected and not running a script (after the debounce of some widgets)."""
+def wait_idle(page, timeout: float = 120_000) -> None:
+    """Connected and not running a script (after the debounce of some widgets). The timeout only
+    stops a hang: a script run takes seconds on a busy 2-core machine (30 s was hit under load)."""
     page.wait_for_selector('[data-testid="stApp"][data-test-connection-state="CONNECTED"]', timeout=timeout)
     page.wait_for_timeout(250)
     page.wait_for_selector('[data-test-script-state="notRunning"]', timeout=timeout)

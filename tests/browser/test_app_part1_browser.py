@@ -157,6 +157,14 @@ def _assert_no_script_ran(page) -> None:
 
 
 def test_play_advances_on_its_own_and_pause_stops_it(studio, page):
+    """Play advances turn by turn with no click; Pause stops it. Waits on the page's state (the
+    turn in the address, the Play/Pause label), never on a fixed wall time: it timed out at 20 s
+    on a busy machine and passed alone. Timeouts here only stop a hang. How long "stopped" is
+    watched for comes from the page's own pace: three of the ticks measured while it played (at
+    least 2.5 s, two ticks at the default speed on an idle machine). Planted fault: a Pause that
+    leaves the ticking fragment running fails the last turn check."""
+    import time
+
     store = Store(studio.db)
     store.seed_samples()
     live = start_run(store, question_id="sample_herd_immunity", level="novice", assistant_id="offline/simple",
@@ -166,13 +174,17 @@ def test_play_advances_on_its_own_and_pause_stops_it(studio, page):
     wait_idle(page)
     play = page.locator(".st-key-sim_play button")  # by key: a role-name match on "Play" also finds "Export replay"
     play.filter(has_text="Play").first.click()
-    page.wait_for_function("() => Number(new URLSearchParams(location.search).get('turn')) >= 2", timeout=20_000)
+    turn_at_least = "n => Number(new URLSearchParams(location.search).get('turn')) >= n"
+    page.wait_for_function(turn_at_least, arg=1, timeout=180_000)
+    first_tick = time.monotonic()
+    page.wait_for_function(turn_at_least, arg=2, timeout=180_000)
+    tick = time.monotonic() - first_tick
     # Play/Pause lives outside the ticking fragment, so one click is enough while it plays
     play.filter(has_text="Pause").first.click()
-    play.filter(has_text="Play").first.wait_for(timeout=10_000)
+    play.filter(has_text="Play").first.wait_for(timeout=180_000)
     wait_idle(page)
     stopped = int(query(page)["turn"])
-    page.wait_for_timeout(2500)  # more than two ticks at the default speed
+    page.wait_for_timeout(max(2500, 3 * tick * 1000))  # three ticks at the pace the page just showed
     assert int(query(page)["turn"]) == stopped
     run = store.load_run(live.run_id)
     assert len(run.turns) >= stopped  # every played turn was stored

@@ -277,13 +277,17 @@ class FakeLLMServer:
         if f.trickle_head:
             head = (f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
                     f"content-length: {len(data)}\r\n\r\n").encode()
+            written = 0
             try:
                 for i in range(len(head + data)):
                     h.wfile.write((head + data)[i:i + 1])
                     h.wfile.flush()
+                    written += 1
                     time.sleep(f.trickle)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+            finally:
+                f.sent.append(written)  # head and body bytes here
             h.close_connection = True
             return
         try:
