@@ -159,6 +159,9 @@ class LLMExtractor(_LLMAgent):
                 entries = _lenient_entries(exc.text)  # spec §3.1 normalisation accepts more than the schema
                 if not entries:
                     problems.append(f"attempt {attempt}: {exc}")
+                    if exc.cut:  # cut at the reply cap under an enforced schema: a retry would be cut again
+                        temps = temps[:attempt]
+                        break
             except ProviderError as exc:  # the earlier attempts were billed: the error carries them
                 exc.add_spent(usages)
                 raise

@@ -215,7 +215,7 @@ class ChatModel:
                 f"{' after one repair request' if repaired else ''} ({error}); "
                 + ("raise this role's reply cap (KNOWSIM_LLM_MAX_TOKENS)" if not repaired
                    else "try another model or KNOWSIM_LLM_STRUCTURED=json"),
-                provider=self.ref.provider, text=redact(raw.text, self._secrets()), usage=usage,
+                provider=self.ref.provider, text=redact(raw.text, self._secrets()), usage=usage, cut=not repaired,
             ) from None
         if self.cache is not None:
             self.cache.cache_put(key, json.dumps(

@@ -50,7 +50,7 @@ import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from knowsim_core.errors import ConfigError
 
@@ -148,11 +148,12 @@ def running(path: str | os.PathLike[str] | None = None) -> LocalServer | None:
 
 
 # ---------------------------------------------------------------------- what the launcher needs
-def check_build() -> None:
-    """Raises LocalModelError, saying what to install, when llama-cpp-python (with its server) is missing."""
-    if importlib.util.find_spec("llama_cpp") is None:
+def check_build(find_spec: Callable[[str], Any] = importlib.util.find_spec) -> None:
+    """Raises LocalModelError, saying what to install, when llama-cpp-python (with its server) is missing.
+    ``find_spec``: how a module is looked for (:func:`importlib.util.find_spec`)."""
+    if find_spec("llama_cpp") is None:
         raise LocalModelError(f"the llama.cpp build is missing (llama-cpp-python is not installed): {INSTALL_HINT}")
-    missing = [m for m in SERVER_MODULES[1:] if importlib.util.find_spec(m) is None]
+    missing = [m for m in SERVER_MODULES[1:] if find_spec(m) is None]
     if missing:
         raise LocalModelError("llama-cpp-python is installed without its server (missing "
                               f"{', '.join(missing)}): pip install 'llama-cpp-python[server]' — {INSTALL_HINT}")
