@@ -280,3 +280,20 @@ def test_the_app_offers_the_running_local_model_for_all_three_roles_labelled(llm
     for key, wanted in (("setup_assistant", f"{base}:adaptive"), ("setup_user", base), ("setup_extractor", base)):
         labels = [o for o in at.selectbox(key=key).options if o.startswith(wanted + " — ")]
         assert labels and "small local model" in labels[0], at.selectbox(key=key).options
+
+
+def test_the_local_server_gets_the_schema_as_a_grammar_only(llm_server, tmp_path):
+    """Elsewhere JSON mode with a schema also carries the schema as an instruction (a server may
+    ignore the ``schema`` key); the local server enforces it, so its prompts stay ~400 tokens shorter."""
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_CACHE": "0"})
+    with FakeLLMServer() as other_server:
+        sent = {}
+        for name, srv in (("local", llm_server), ("other", other_server)):
+            srv.reply = lambda req: '{"a": 1, "b": "x"}'
+            srv.push(Fault(status=500, message=LLAMA_CPP_500))
+            m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{srv.openai_url}"), settings=s)
+            m.complete(as_messages("system text", user="q"), json_schema=Pair)
+            sent[name] = srv.requests[1]
+    assert sent["local"].system == "system text" and sent["local"].body["response_format"]["schema"]
+    assert '"required": ["a", "b"]' in sent["other"].system and sent["other"].body["response_format"]["schema"]

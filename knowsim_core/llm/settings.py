@@ -284,7 +284,7 @@ class LLMSettings:
             "requests_per_minute": self.requests_per_minute,
             "cache_enabled": self.cache_enabled,
             "structured": self.structured,
-            **({"max_tokens": dict(self.max_tokens)} if self.max_tokens else {}),
+            **({"max_tokens_by_role": dict(self.max_tokens)} if self.max_tokens else {}),
             **({"context_tokens": self.context_tokens} if self.context_tokens else {}),
         }
 
