@@ -48,12 +48,21 @@ PERF = re.compile(r"llama_perf_context_print:\s+(prompt eval|eval|total) time =\
 DEFAULT_QUESTIONS = "sample_theatre_seats_series,sample_power_remainder_mod13"
 
 
-def write_log(name: str, data: dict) -> Path:
-    """``benchmarks/logs/<name>-<UTC time>.json``."""
+try:
+    from benchmarks._log import write_log as _shared_write_log  # main's one-log-per-benchmark helper
+except ImportError:  # a checkout from before benchmarks/_log.py
+    _shared_write_log = None
+
+
+def write_log(name: str, data: dict, extra: dict) -> Path:
+    """``benchmarks/logs/<name>.json`` through ``benchmarks/_log.py`` when it exists, else a plain
+    ``benchmarks/logs/<name>-<UTC time>.json``."""
+    if _shared_write_log is not None:
+        return _shared_write_log(name, data, seeds=[1], split="sample questions given by --questions", extra=extra)
     out = ROOT / "benchmarks" / "logs"
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
-    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    path.write_text(json.dumps({**data, "extra": extra}, indent=1), encoding="utf-8")
     return path
 
 
@@ -142,15 +151,14 @@ def main() -> int:
         "effective_generation_tokens_per_s": rate(
             sum(b.get("eval_tokens", 0) for b in blocks),
             sum(b["total_ms"] - b["prompt_ms"] for b in blocks)),
-        "generations": blocks,
         "by_role": by_role,
         "seconds_per_turn": [t["seconds"] for t in turns],
         "extractor_schema_valid_share": (round(sum(t["extractor_valid"] for t in turns) / len(turns), 3)
                                          if turns else None),
-        "turns": turns, "calls": calls, "provider_failures": failures,
+        "provider_failures": failures,
     }
-    path = write_log("local_model", result)
-    print(json.dumps({k: v for k, v in result.items() if k not in ("generations", "calls", "turns")}, indent=1))
+    path = write_log("local_model", result, {"generations": blocks, "turns": turns, "calls": calls})
+    print(json.dumps(result, indent=1))
     print(f"log: {path}")
     return 0
 

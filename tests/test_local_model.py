@@ -4,9 +4,11 @@ Started by the launcher `make local-model` uses (:mod:`knowsim_core.llm.local_se
 its own pid. A 270M pretrained model writes anything, so the assertions are what must hold whatever it
 writes: the run is stored, finished or stopped with a stated reason; every stored turn is a record the
 engine accepted; each extractor reply was schema-valid or counted as failed (refused) with its
-reason; `explain` and `failures` agree on the run; a resume after a SIGKILL does not repeat a finished
-turn; calls record tokens and time, at price 0. Mixed setups: offline tutor + local learner + offline
-extractor, local tutor + offline learner + offline extractor.
+reason; `explain` and `failures` agree on the run; calls record tokens and time, at price 0. Mixed
+setups: offline tutor + local learner + offline extractor; local tutor + offline learner + offline
+extractor, killed by SIGKILL during turn 2 and resumed — the finished turn is not played again. (The
+kill is done on the mixed setup because with the local extractor a first-turn extraction failure ends
+the run — seen in CI — and the kill would then never happen.)
 
 The question is a small one made here (4 IUs, same form as the samples): the extractor writes one
 JSON entry per IU under a grammar, at ~0.3–1.5 s per token on this 2-core machine (measured by
@@ -157,46 +159,51 @@ def check_explain_agrees_with_failures(db: Path, run_id: str, store: Store) -> N
         assert round(share * counted) == modes.get(mode, 0), (mode, share, modes)
 
 
-def test_a_real_model_plays_every_role_and_a_killed_run_resumes_without_repeating_a_turn(local, db):
-    ids = local.server.agent_ids()
+def test_a_real_model_plays_every_role(local, db):
+    """Tutor, learner and extractor all the local model, 2 turns at most (an extractor failure ends the
+    run after turn 1: phase_b_empty, stated)."""
+    p = cli(run_args(local.server.agent_ids()), cli_env(local, db))
+    assert p.returncode in (0, 2), p.stderr  # 2: a provider error, stated in one line and stored
+    if p.returncode == 2:
+        assert p.stderr.strip().splitlines()[-1].startswith("error: ")
+    check_stored_run(db, Store(db).list_runs()[0].id, set(ROLES))
+
+
+def test_a_run_killed_mid_turn_resumes_without_repeating_a_finished_turn(local, db):
+    """The local tutor with the offline learner and extractor (cheap turns, so turn 2 surely starts):
+    SIGKILL while turn 2 waits on the model, then ``run --resume``."""
+    ids = {"assistant": local.server.agent_ids()["assistant"], "user": "offline/knowsim",
+           "extractor": "offline/lexical"}
     env = cli_env(local, db)
     proc = subprocess.Popen([sys.executable, "-m", "knowsim_core", *run_args(ids)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     store = Store(db)
     try:
-        while proc.poll() is None:  # wait for turn 1 to be stored (or the run to end before it)
+        while proc.poll() is None:  # wait until turn 1 is stored
             rows = store.list_runs()
             if rows and rows[0].turns >= 1:
                 break
-            time.sleep(1)
-        killed = proc.poll() is None
-        if killed:
-            proc.send_signal(signal.SIGKILL)  # mid turn 2: no clean-up, the run is left "running"
-        out, err = proc.communicate(timeout=60)
+            time.sleep(0.5)
+        assert proc.poll() is None, proc.communicate()  # turn 2 is being played
+        proc.send_signal(signal.SIGKILL)  # no clean-up: the run is left "running" by a dead process
+        proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     run_id = store.list_runs()[0].id
     first = store.load_run(run_id).turns
-    if killed:
-        assert len(first) == 1
-        p = cli(["run", "--resume", run_id], env)
-        assert p.returncode in (0, 2), p.stderr  # 2: a provider error, stated in one line and stored
-        if p.returncode == 2:
-            assert p.stderr.strip().splitlines()[-1].startswith("error: ")
-        again = store.load_run(run_id).turns
-        assert again[0] == first[0]  # the finished turn was not played again
-        assert len(again) <= 2
-    else:
-        assert proc.returncode in (0, 2), err
-    check_stored_run(db, run_id, set(ROLES))
-
-
-@pytest.mark.parametrize("local_roles", [{"user"}, {"assistant"}], ids=["local-learner", "local-tutor"])
-def test_mixed_setups_with_one_local_role(local, db, local_roles):
-    ids = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
-    ids.update({r: local.server.agent_ids()[r] for r in local_roles})
-    p = cli([*run_args(ids), "--max-turns", "1"], cli_env(local, db))  # one turn: CI time (the 2-turn run is above)
+    assert len(first) == 1 and store.get_run_row(run_id).status == "running"
+    p = cli(["run", "--resume", run_id], env)
     assert p.returncode in (0, 2), p.stderr
-    run_id = Store(db).list_runs()[0].id
-    check_stored_run(db, run_id, local_roles)
+    again = store.load_run(run_id).turns
+    assert again[0] == first[0]  # the finished turn was not played again
+    if p.returncode == 0:
+        assert [t.turn for t in again] == [1, 2]
+    check_stored_run(db, run_id, {"assistant"})
+
+
+def test_offline_tutor_with_the_local_learner(local, db):
+    ids = {"assistant": "offline/adaptive", "user": local.server.agent_ids()["user"], "extractor": "offline/lexical"}
+    p = cli([*run_args(ids), "--max-turns", "1"], cli_env(local, db))  # one turn: CI time
+    assert p.returncode in (0, 2), p.stderr
+    check_stored_run(db, Store(db).list_runs()[0].id, {"user"})
