@@ -297,3 +297,19 @@ def test_the_local_server_gets_the_schema_as_a_grammar_only(llm_server, tmp_path
             sent[name] = srv.requests[1]
     assert sent["local"].system == "system text" and sent["local"].body["response_format"]["schema"]
     assert '"required": ["a", "b"]' in sent["other"].system and sent["other"].body["response_format"]["schema"]
+
+
+def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, tmp_path, monkeypatch):
+    """Seen in the benchmark: a 13-IU extractor call ran past the deadline and was retried — while
+    the single-slot server went on generating the abandoned request, so the retry queued behind it
+    (another 1,000 s). A hosted or other server's timeout is still retried."""
+    from knowsim_core.llm import chat
+
+    monkeypatch.setattr(chat, "local_timeout_s", lambda: 0.5)
+    llm_server.push(Fault(delay=1.5), Fault(delay=1.5))
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_TIMEOUT": "0.5", "KNOWSIM_LLM_CACHE": "0"})
+    m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{llm_server.openai_url}"), settings=s)
+    with pytest.raises(ProviderCallError, match="still generating the abandoned request") as err:
+        m.complete(as_messages("s", user="q"))
+    assert err.value.reason == "timeout" and len(llm_server.requests) == 1

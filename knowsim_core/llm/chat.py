@@ -141,7 +141,7 @@ class ChatModel:
         self.local = self.settings.is_local(self.base_url)
         if self.local:  # one request at a time (the server has no parallel slots) with a deadline for ~2 tokens/s
             self.settings = replace(self.settings, max_concurrency=1,
-                                    timeout_s=max(self.settings.timeout_s, LOCAL_TIMEOUT_S))
+                                    timeout_s=max(self.settings.timeout_s, local_timeout_s()))
 
     @property
     def id(self) -> str:
@@ -352,6 +352,10 @@ class ChatModel:
                 wait, why_not = retry_after(exc, retries)
                 if mode != "text" and _names_response_format(exc):  # a refusal, not a passing fault
                     wait, why_not = None, "the server refuses this response_format"
+                elif self.local and (getattr(exc, "reason", "") == "timeout"
+                                     or type(exc).__name__ == "APITimeoutError"):
+                    # the local server keeps generating the abandoned request: a retry would queue behind it
+                    wait, why_not = None, "the local server is still generating the abandoned request"
                 if wait is None or retries >= s.max_retries:
                     raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
                                     timeout_s=s.timeout_s, retries=retries, secrets=self._secrets(),
@@ -411,6 +415,11 @@ class ChatModel:
             d["price"] = ("0: a local model, no per-token price" if self.local
                           else "0: not in the price table (set KNOWSIM_LLM_PRICES)")
         return d
+
+
+def local_timeout_s() -> float:
+    """The deadline of one request to the local model (a floor over KNOWSIM_LLM_TIMEOUT)."""
+    return LOCAL_TIMEOUT_S
 
 
 def _names_response_format(exc: BaseException) -> bool:
