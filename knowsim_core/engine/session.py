@@ -314,6 +314,8 @@ class Simulation:
             user_thought=u.thought, extractor_failed=failed, usage=u.usage + a.usage + ex.usage,
             user_done=bool(u.terminate),
         )
+        if failed and ex.error:  # why: kept with the turn (the note above says only that it failed)
+            rec = replace(rec, notes=(*rec.notes, f"extractor: {ex.error}"))
         stop = None
         if failed:
             stop = STOP_EXTRACTOR

@@ -4,7 +4,17 @@
 and one :class:`~knowsim_core.engine.records.Usage` (tokens, latency, cost — summed over a repair call).
 Structured output goes: cache → schema request (or JSON mode) → validation → one repair request
 → :class:`MalformedOutputError`. With ``structured="auto"`` a server that rejects the schema
-request (400/422, common on local servers) is switched to JSON mode for the rest of the process.
+request (400/422, common on local servers — llama-cpp-python answers it with a 500 that names
+``response_format``, which is not retried) is asked in the JSON-mode-with-a-schema dialect
+(``{"type": "json_object", "schema": …}``: llama-cpp-python turns it into a grammar, so even a 270M
+model's reply parses), and a server that rejects that too gets plain JSON mode — each for the rest
+of the process. A reply that the server cut at ``max_tokens`` under such a grammar is not sent back
+for repair (the same cap would cut it again).
+
+Before a request to a server whose context is known (the local model, or ``KNOWSIM_LLM_CONTEXT``)
+the prompt is counted — by the server's tokenizer when it has one (llama-cpp-python's
+``/extras/tokenize/count``), else estimated — and refused with one clear line when it and the
+reply cap do not fit.
 """
 
 from __future__ import annotations
@@ -13,6 +23,8 @@ import json
 import re
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Sequence
@@ -27,7 +39,7 @@ from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, red
 from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_secrets
 from knowsim_core.llm.jsontext import validate_reply
 from knowsim_core.llm.providers import BadReply, RawReply, call, check_base_url, gate_for, get_client, sdk_errors
-from knowsim_core.llm.settings import PROVIDERS, LLMSettings
+from knowsim_core.llm.settings import LOCAL_TIMEOUT_S, PROVIDERS, LLMSettings
 
 JSON_INSTRUCTION = (
     "Reply with one JSON object only — no prose, no code fences — that matches this JSON schema:\n{schema}"
@@ -36,7 +48,11 @@ REPAIR_INSTRUCTION = (
     "Your previous reply could not be used: {error}. Reply again with only the corrected JSON object, "
     "complete, matching the schema you were given."
 )
-_JSON_ONLY_ENDPOINTS: set[tuple[str, str, str]] = set()  # endpoints found to reject schema requests
+# endpoints found to reject schema requests -> the structured mode that works there
+_FALLBACK_MODES: dict[tuple[str, str, str], str] = {}
+_TOKENIZERS: dict[str, bool] = {}  # base URL -> whether it has llama-cpp-python's tokenize endpoint
+CHARS_PER_TOKEN_ESTIMATE = 3.0  # when the server cannot count: conservative (English runs ~4 per token)
+MESSAGE_OVERHEAD_TOKENS = 6  # the chat template's turn markers, per message
 _DEFAULT_SAMPLING_ENDPOINTS: set[tuple[str, str, str]] = set()  # models that reject temperature / seed
 _MODE_LOCK = threading.Lock()
 # How servers word "this model takes no temperature / seed" (OpenAI's reasoning models: "Unsupported
@@ -122,6 +138,10 @@ class ChatModel:
         if ref.provider != "compat" and not self.settings.api_key(ref.provider):
             var = f"{ref.provider.upper()}_API_KEY"
             raise ConfigError(f"{ref.id}: no API key; set {var} (in the app, the sidebar takes a key too)")
+        self.local = self.settings.is_local(self.base_url)
+        if self.local:  # one request at a time (the server has no parallel slots) with a deadline for ~2 tokens/s
+            self.settings = replace(self.settings, max_concurrency=1,
+                                    timeout_s=max(self.settings.timeout_s, local_timeout_s()))
 
     @property
     def id(self) -> str:
@@ -156,22 +176,30 @@ class ChatModel:
         if hit is not None:
             return hit
         mode = self._mode(json_schema)
-        sent = self._with_instruction(messages, schema) if mode == "json" else messages
+        sent = self._sent(messages, schema, mode)
+        self.check_context(sent, max_tokens, role)
         get_client(self.ref.provider, base_url=self.base_url, settings=self.settings)  # SDK import: not latency
         started = time.perf_counter()
         raws: list[RawReply] = []
-        try:
-            raw = self._send(sent, json_schema, mode, temperature, max_tokens, seed)
-        except ProviderCallError as exc:
-            if not (mode == "schema" and self.settings.structured == "auto" and exc.reason == "bad_request"):
-                raise
-            with _MODE_LOCK:  # the server does not take schema requests: JSON mode from now on
-                _JSON_ONLY_ENDPOINTS.add((self.ref.provider, self.base_url, self.ref.model))
-            mode, sent = "json", self._with_instruction(messages, schema)
-            raw = self._send(sent, json_schema, mode, temperature, max_tokens, seed)
+        while True:
+            try:
+                raw = self._send(sent, json_schema, mode, temperature, max_tokens, seed)
+                break
+            except ProviderCallError as exc:
+                nxt = self._fallback(mode, exc)
+                if nxt is None:
+                    raise
+                with _MODE_LOCK:  # the server does not take this kind of request: the next one from now on
+                    _FALLBACK_MODES[(self.ref.provider, self.base_url, self.ref.model)] = nxt
+                mode = nxt
+                sent = self._sent(messages, schema, mode)
         raws.append(raw)
         parsed, error = self._validate(raw, json_schema)
-        if error:
+        repaired = False
+        if error and mode == "json_schema_object" and raw.finish == "length":
+            error += "; not sent back for repair: the server enforced the schema, and the same cap would cut it again"
+        elif error:
+            repaired = True
             repair = [*sent, {"role": "assistant", "content": raw.text or "(empty)"},
                       {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)}]
             try:
@@ -184,9 +212,11 @@ class ChatModel:
         usage = self._usage(raws, role, time.perf_counter() - started)
         if error:
             raise MalformedOutputError(
-                f"{self.id}: the reply did not match the expected JSON after one repair request ({error}); "
-                "try another model or KNOWSIM_LLM_STRUCTURED=json",
-                provider=self.ref.provider, text=redact(raw.text, self._secrets()), usage=usage,
+                f"{self.id}: the reply did not match the expected JSON"
+                f"{' after one repair request' if repaired else ''} ({error}); "
+                + ("raise this role's reply cap (KNOWSIM_LLM_MAX_TOKENS)" if not repaired
+                   else "try another model or KNOWSIM_LLM_STRUCTURED=json"),
+                provider=self.ref.provider, text=redact(raw.text, self._secrets()), usage=usage, cut=not repaired,
             ) from None
         if self.cache is not None:
             self.cache.cache_put(key, json.dumps(
@@ -201,9 +231,72 @@ class ChatModel:
             return "text"
         if self.settings.structured == "json":
             return "json"
-        if (self.ref.provider, self.base_url, self.ref.model) in _JSON_ONLY_ENDPOINTS and self.settings.structured == "auto":
-            return "json"
+        if self.settings.structured == "auto":
+            return _FALLBACK_MODES.get((self.ref.provider, self.base_url, self.ref.model), "schema")
         return "schema"
+
+    def _fallback(self, mode: str, exc: ProviderCallError) -> str | None:
+        """The structured mode to try after ``exc`` refused ``mode``, or None (the error stands)."""
+        if self.settings.structured != "auto" or not _refuses_format(exc):
+            return None
+        if mode == "schema":
+            return "json" if self.ref.provider == "anthropic" else "json_schema_object"
+        if mode == "json_schema_object" and exc.reason == "bad_request":
+            return "json"
+        return None
+
+    # ------------------------------------------------------------------ context
+    def context(self) -> int:
+        """The server's context in tokens when known (local model, KNOWSIM_LLM_CONTEXT), else 0."""
+        return self.settings.context_for(self.ref.provider, self.base_url)
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> tuple[int, bool]:
+        """(prompt tokens, counted?) — counted by the server's tokenizer when it has one
+        (llama-cpp-python's ``/extras/tokenize/count``), else estimated from the characters
+        (:data:`CHARS_PER_TOKEN_ESTIMATE`); both plus the turn markers of each message."""
+        text = "\n".join(m["content"] for m in messages)
+        overhead = MESSAGE_OVERHEAD_TOKENS * len(messages)
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        if _TOKENIZERS.get(root, True):
+            req = urllib.request.Request(f"{root}/extras/tokenize/count", json.dumps({"input": text}).encode(),
+                                         {"content-type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=self.settings.timeout_s) as r:
+                    count = json.loads(r.read(1 << 16)).get("count")
+                if isinstance(count, int) and count >= 0:
+                    _TOKENIZERS[root] = True
+                    return count + overhead, True
+            except (urllib.error.URLError, OSError, ValueError, AttributeError):
+                pass
+            _TOKENIZERS[root] = False  # no such endpoint: estimate from now on
+        return int(len(text) / CHARS_PER_TOKEN_ESTIMATE) + overhead, False
+
+    def check_context(self, messages: list[dict[str, str]], max_tokens: int | None, role: str = "") -> int:
+        """Raise a one-line ProviderCallError (reason ``context``) when the prompt and the reply cap
+        do not fit the server's context; return the prompt's tokens (0 when the context is unknown)."""
+        ctx = self.context()
+        if not ctx:
+            return 0
+        tokens, counted = self.count_tokens(messages)
+        reply = max_tokens or 0
+        if tokens + reply > ctx:
+            how = "counted by the server" if counted else "estimated"
+            raise ProviderCallError(
+                f"{self.id}: the {role or 'request'}'s prompt is {tokens:,} tokens ({how}) and its reply may take "
+                f"{reply:,}, over the server's context of {ctx:,} tokens — this question's graph (with the "
+                "conversation so far) is too big for this model's context: start the server with a larger one "
+                "(make local-model N_CTX=16384) or lower the reply cap (KNOWSIM_LLM_MAX_TOKENS)",
+                provider=self.ref.provider, reason="context",
+            )
+        return tokens
+
+    def _sent(self, messages: list[dict[str, str]], schema: dict[str, Any] | None, mode: str) -> list[dict[str, str]]:
+        """The messages as sent in ``mode``: JSON modes carry the schema as an instruction too — except
+        to the local server, whose grammar enforces it (the instruction cost ~400 prompt tokens a call,
+        ~30 s at the prompt speed seen on this machine, and a pretrained 270M model does not read it)."""
+        if mode == "json" or (mode == "json_schema_object" and not self.local):
+            return self._with_instruction(messages, schema)
+        return messages
 
     @staticmethod
     def _with_instruction(messages: list[dict[str, str]], schema: dict[str, Any] | None) -> list[dict[str, str]]:
@@ -257,6 +350,12 @@ class ChatModel:
                 return _redacted(raw, self._secrets())
             except errors as exc:
                 wait, why_not = retry_after(exc, retries)
+                if mode != "text" and _names_response_format(exc):  # a refusal, not a passing fault
+                    wait, why_not = None, "the server refuses this response_format"
+                elif self.local and (getattr(exc, "reason", "") == "timeout"
+                                     or type(exc).__name__ == "APITimeoutError"):
+                    # the local server keeps generating the abandoned request: a retry would queue behind it
+                    wait, why_not = None, "the local server is still generating the abandoned request"
                 if wait is None or retries >= s.max_retries:
                     raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
                                     timeout_s=s.timeout_s, retries=retries, secrets=self._secrets(),
@@ -309,7 +408,32 @@ class ChatModel:
             d["sampling"] = "model default (the model rejects temperature and seed)"
         if self.ref.provider == "compat":
             d["base_url"] = redact(redact_url(self.base_url), self._secrets())
+        if self.local:
+            d["local_model"] = self.settings.local.label  # type: ignore[union-attr]
+            d["context_tokens"] = self.context()
+        if self.settings.prices.price(self.ref.model) is None:
+            d["price"] = ("0: a local model, no per-token price" if self.local
+                          else "0: not in the price table (set KNOWSIM_LLM_PRICES)")
         return d
+
+
+def local_timeout_s() -> float:
+    """The deadline of one request to the local model (a floor over KNOWSIM_LLM_TIMEOUT)."""
+    return LOCAL_TIMEOUT_S
+
+
+def _names_response_format(exc: BaseException) -> bool:
+    """A 5xx whose message names ``response_format``: llama-cpp-python's answer to a request format it
+    does not take (a validation error it reports as 500) — the same request fails the same way again."""
+    status = getattr(exc, "status_code", None)
+    if not (isinstance(status, int) and status >= 500):
+        return False
+    return "response_format" in f"{getattr(exc, 'body', '')} {getattr(exc, 'message', '')}"
+
+
+def _refuses_format(exc: ProviderCallError) -> bool:
+    """The call failed because the server does not take the structured-output request."""
+    return exc.reason == "bad_request" or (exc.reason == "server" and "response_format" in str(exc))
 
 
 def _redacted(raw: RawReply, secrets: tuple[str, ...]) -> RawReply:

@@ -81,12 +81,13 @@ class MalformedOutputError(ProviderError):
     ``text`` is the last reply (redacted), so a caller can try a more lenient reading.
     """
 
-    def __init__(self, message: str, *, provider: str, text: str, usage: Any = None):
+    def __init__(self, message: str, *, provider: str, text: str, usage: Any = None, cut: bool = False):
         super().__init__(message)
         self.provider = provider
         self.text = text
         self.usage = usage  # records.Usage of the failed calls (they were still billed)
         self.spent = (usage,) if usage is not None else ()  # counted in the run's cost if nothing catches this
+        self.cut = cut  # the server enforced the schema and the reply hit max_tokens: asking again cuts it again
 
 
 def _detail(exc: Exception, secrets: Iterable[str]) -> str:

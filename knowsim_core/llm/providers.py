@@ -203,7 +203,8 @@ def call(
     deadline_s: float,
 ) -> RawReply:
     """One request, bounded in size (``max_bytes``) and time (``deadline_s`` for all of it).
-    ``mode``: "schema" (structured output), "json" (JSON mode) or "text".
+    ``mode``: "schema" (structured output), "json_schema_object" (JSON mode with a schema: the
+    grammar-constrained dialect of llama-cpp-python), "json" (JSON mode) or "text".
 
     Raises:
         BadReply: a 200 whose body cannot be used (see the module docstring).
@@ -306,6 +307,10 @@ def _chat_request(provider: str, *, model: str, messages: list[dict[str, str]],
         kw["response_format"] = chat_response_format(schema_model)
     elif mode == "json":
         kw["response_format"] = {"type": "json_object"}
+    elif mode == "json_schema_object" and schema_model is not None:
+        # llama-cpp-python's (and Anyscale's) dialect: JSON mode constrained by a schema (a grammar)
+        schema = chat_response_format(schema_model)["json_schema"]["schema"]
+        kw["response_format"] = {"type": "json_object", "schema": schema}
     return kw
 
 

@@ -17,6 +17,9 @@ Variables (same names in the environment and in secrets)::
     KNOWSIM_LLM_MAX_REPLY_BYTES (a reply body larger than this is refused; default 4 MiB), KNOWSIM_LLM_CACHE (1/0),
     KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
     KNOWSIM_LLM_STRUCTURED (auto | schema | json),
+    KNOWSIM_LLM_MAX_TOKENS (per role: "assistant=300,user=200,extractor=1500"; a bare number for every role),
+    KNOWSIM_LLM_CONTEXT (the compatible server's context in tokens: prompts that do not fit are refused),
+    KNOWSIM_LOCAL_MODEL_FILE (where `make local-model` records its running server; ~/.knowsim/local-model.json),
     KNOWSIM_OPENAI_MODELS, KNOWSIM_ANTHROPIC_MODELS, KNOWSIM_COMPAT_MODELS (comma lists),
     KNOWSIM_LLM_PRICES (JSON {"model": [usd_per_1M_input, usd_per_1M_output]})
 """
@@ -29,11 +32,14 @@ import importlib.util
 import json
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
 from knowsim_core.text.redact import redact_url, url_secrets
+
+if TYPE_CHECKING:  # imported lazily at run time: `python -m knowsim_core.llm.local_server` runs that module
+    from knowsim_core.llm.local_server import LocalServer
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -53,6 +59,14 @@ DEFAULT_MODELS: dict[str, tuple[str, ...]] = {
     "compat": (),  # whatever the local server serves; the user types the name
 }
 ASSISTANT_STRATEGIES: tuple[str, ...] = ("adaptive", "simple", "comprehensive", "socratic")
+ROLES: tuple[str, ...] = ("assistant", "user", "extractor", "graph_extractor", "judge", "act_tagger")
+# A small model on a busy CPU writes a few tokens per second: replies are capped per role, so one
+# call takes minutes at most (the extractor writes one entry per IU, ~60 tokens each with bounded strings).
+LOCAL_MAX_TOKENS: dict[str, int] = {"assistant": 160, "user": 120, "extractor": 1200, "graph_extractor": 2000,
+                                    "judge": 200, "act_tagger": 40}
+# The deadline of one request to the local model: a 13-IU extractor call (3,500 prompt tokens, 1,200
+# generated under the grammar) took 1,000 s on this 2-core machine under load.
+LOCAL_TIMEOUT_S = 1800.0
 
 
 _EMPTY = SecretStr("")
@@ -79,6 +93,9 @@ class LLMSettings:
     models: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_MODELS))
     prices: PriceTable = field(default_factory=lambda: PriceTable(DEFAULT_PRICES))
     key_sources: Mapping[str, str] = field(default_factory=dict)  # provider -> "env" / "secrets" / "session"
+    max_tokens: Mapping[str, int] = field(default_factory=dict)  # role -> reply cap (KNOWSIM_LLM_MAX_TOKENS)
+    context_tokens: int = 0  # the compatible server's context (KNOWSIM_LLM_CONTEXT); 0 = unknown, not checked
+    local: "LocalServer | None" = None  # the server `make local-model` runs, when it is up
 
     def __post_init__(self) -> None:
         for name in ("openai_api_key", "anthropic_api_key", "compat_api_key"):
@@ -95,6 +112,12 @@ class LLMSettings:
             raise ConfigError(f"KNOWSIM_LLM_MAX_CONCURRENCY must be at least 1, got {self.max_concurrency}")
         if self.requests_per_minute < 0:
             raise ConfigError(f"KNOWSIM_LLM_RPM must be 0 (unlimited) or positive, got {self.requests_per_minute}")
+        if self.context_tokens < 0:
+            raise ConfigError(f"KNOWSIM_LLM_CONTEXT must be a number of tokens (0 = unknown), got {self.context_tokens}")
+        bad = {r: n for r, n in self.max_tokens.items() if r not in ROLES or not isinstance(n, int) or n < 1}
+        if bad:
+            raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: roles are {', '.join(ROLES)} with a positive number each, "
+                              f"got {bad}")
         if self.structured not in STRUCTURED_MODES:
             raise ConfigError(
                 f"KNOWSIM_LLM_STRUCTURED must be one of {', '.join(STRUCTURED_MODES)}, got {self.structured!r}"
@@ -143,6 +166,7 @@ class LLMSettings:
             "KNOWSIM_LLM_MAX_REPLY_BYTES": ("max_reply_bytes", int),
             "KNOWSIM_LLM_MAX_CONCURRENCY": ("max_concurrency", int),
             "KNOWSIM_LLM_RPM": ("requests_per_minute", float),
+            "KNOWSIM_LLM_CONTEXT": ("context_tokens", int),
         }
         for var, (attr, conv) in numbers.items():
             if merged.get(var):
@@ -154,6 +178,11 @@ class LLMSettings:
             kw["cache_enabled"] = merged["KNOWSIM_LLM_CACHE"].lower() not in ("0", "false", "no", "off")
         if merged.get("KNOWSIM_LLM_STRUCTURED"):
             kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
+        if merged.get("KNOWSIM_LLM_MAX_TOKENS"):
+            kw["max_tokens"] = parse_max_tokens(merged["KNOWSIM_LLM_MAX_TOKENS"])
+        from knowsim_core.llm.local_server import running  # reads one small file; no network call
+
+        kw["local"] = running(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
         models = dict(DEFAULT_MODELS)
         for provider in PROVIDERS:
             var = f"KNOWSIM_{provider.upper()}_MODELS"
@@ -195,6 +224,23 @@ class LLMSettings:
             raise ConfigError(f"unknown LLM setting in {sorted(changes)}: {exc}") from None
 
     # ------------------------------------------------------------------ lookups
+    def is_local(self, base_url: str) -> bool:
+        """Whether ``base_url`` is the server `make local-model` runs (recorded, its process alive)."""
+        return self.local is not None and base_url.rstrip("/") == self.local.url
+
+    def max_tokens_for(self, role: str, base_url: str = "") -> int | None:
+        """The reply cap of ``role``: KNOWSIM_LLM_MAX_TOKENS, else the local model's cap when
+        ``base_url`` is the local server, else None (the agent's own default)."""
+        if role in self.max_tokens:
+            return self.max_tokens[role]
+        return LOCAL_MAX_TOKENS.get(role) if self.is_local(base_url) else None
+
+    def context_for(self, provider: str, base_url: str) -> int:
+        """The context (tokens) prompts are checked against before sending; 0 = unknown."""
+        if self.is_local(base_url):
+            return self.local.n_ctx  # type: ignore[union-attr]
+        return self.context_tokens if provider == "compat" else 0
+
     def api_key(self, provider: str) -> str:
         """The key for a provider (revealed; use only to build a client)."""
         return getattr(self, f"{provider}_api_key").get_secret_value()
@@ -240,7 +286,28 @@ class LLMSettings:
             "requests_per_minute": self.requests_per_minute,
             "cache_enabled": self.cache_enabled,
             "structured": self.structured,
+            **({"max_tokens_by_role": dict(self.max_tokens)} if self.max_tokens else {}),
+            **({"context_tokens": self.context_tokens} if self.context_tokens else {}),
         }
+
+
+def parse_max_tokens(text: str) -> dict[str, int]:
+    """``"assistant=300,extractor=1500"`` (or one number for every role) → {role: tokens}.
+
+    Raises:
+        ConfigError: an unknown role or a value that is not a positive whole number.
+    """
+    text = text.strip()
+    if text.isdigit():
+        return {r: int(text) for r in ROLES}
+    out: dict[str, int] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        role, sep, value = (x.strip() for x in part.partition("="))
+        if not sep or role not in ROLES or not value.isdigit() or int(value) < 1:
+            raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: cannot read {part!r}; write e.g. "
+                              f"assistant=300,user=200,extractor=1500 (roles: {', '.join(ROLES)})")
+        out[role] = int(value)
+    return out
 
 
 def _safe_mapping(secrets: Any) -> dict[str, Any]:
@@ -278,7 +345,11 @@ def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
             continue
         if provider == "compat":
             url = settings.compat_base_url
-            if url:
+            if settings.local is not None:
+                loc = settings.local
+                extra = f"; also {redact_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
+                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
+            elif url:
                 shown = ", ".join(redact_url(u) for u in settings.compat_base_urls())
                 out.append(ProviderStatus(provider, True, f"OpenAI-compatible server at {shown}"))
             else:
@@ -310,7 +381,10 @@ def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
     for provider in PROVIDERS:
         if provider not in ok:
             continue
-        for model in settings.models.get(provider, ()):
+        models = [m for m in settings.models.get(provider, ()) if provider != "compat" or settings.compat_base_url]
+        if provider == "compat" and settings.local is not None:
+            models.insert(0, settings.local.agent_model)  # the local model first, its address in the id
+        for model in models:
             base = f"{provider}/{model}"
             kinds["assistant"].extend(f"{base}:{s}" for s in ASSISTANT_STRATEGIES)
             for kind in ("user", "extractor", "graph_extractor", "judge"):

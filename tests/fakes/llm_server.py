@@ -14,6 +14,9 @@ non-JSON 200); ``huge=N`` pads the reply to N bytes and streams it in 64 KB chun
 seconds (with ``trickle_head=True`` the status line and headers too); ``cut=N`` declares the whole body but sends N bytes and closes (a truncated 200);
 ``echo_auth=True`` puts the ``Authorization`` header it received into the reply text.
 
+``tokenizer=True`` adds llama-cpp-python's ``POST /extras/tokenize/count`` (a word count of its
+``input``; each call is appended to ``token_counts``), which the LLM layer uses to measure prompts.
+
 ``latency`` (seconds) delays every answer, like a model's generation time; ``in_flight`` and
 ``peak_in_flight`` count the requests being answered at once (what concurrency tests and
 ``benchmarks/llm_batch.py`` assert on and report).
@@ -139,6 +142,8 @@ class FakeLLMServer:
     reply: Callable[[Request], "str | Reply"] | None = None
     requests: list[Request] = field(default_factory=list)
     latency: float = 0.0  # seconds before every answer (on top of a Fault's delay)
+    tokenizer: bool = False  # answer POST /extras/tokenize/count like llama-cpp-python's server
+    token_counts: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._script: deque[Fault] = deque()
@@ -218,6 +223,11 @@ class FakeLLMServer:
     def _answer(self, h: BaseHTTPRequestHandler) -> None:
         n = int(h.headers.get("content-length") or 0)
         raw = h.rfile.read(n)
+        if self.tokenizer and h.path.rstrip("/") == "/extras/tokenize/count":
+            count = len(str(json.loads(raw or b"{}").get("input", "")).split())
+            with self._lock:
+                self.token_counts.append(count)
+            return self._send(h, 200, {"count": count})
         wire = "openai" if h.path.rstrip("/").endswith("/chat/completions") else (
             "anthropic" if h.path.rstrip("/").endswith("/messages") else "")
         if not wire:

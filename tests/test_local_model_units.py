@@ -1,0 +1,315 @@
+"""The local-model path without the model: the launcher's checks, the prompt-size check, per-role reply
+caps, the local server's ids and price, and each error the real server (llama-cpp-python 0.3.36 with
+Gemma 3 270M) showed, reproduced against the stand-in server ``tests/fakes/llm_server.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+import pytest
+from pydantic import BaseModel
+
+from knowsim_core.agents import registry
+from knowsim_core.engine.config import preset
+from knowsim_core.engine.session import Simulation
+from knowsim_core.errors import ProviderError
+from knowsim_core.formats.samples import get_sample
+from knowsim_core.llm import LLMSettings, ProviderCallError, as_messages
+from knowsim_core.llm.chat import ChatModel, ModelRef
+from knowsim_core.llm.local_server import (
+    GEMMA_TOKENIZER_CONFIG, LocalModelError, LocalServer, check_build, find_model, free_port, main, running,
+)
+from knowsim_core.llm.settings import LOCAL_MAX_TOKENS, llm_agent_ids, parse_max_tokens, provider_status
+from knowsim_core.errors import ConfigError
+from knowsim_core.services.runner import resume_run, start_run
+from knowsim_core.storage import Store
+from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply, llm_server  # noqa: F401
+
+QID = "sample_theatre_seats_series"
+# what llama-cpp-python 0.3.36 answers to a Chat Completions json_schema response_format (seen here)
+LLAMA_CPP_500 = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                 "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
+
+
+class Pair(BaseModel):
+    a: int
+    b: str
+
+
+def settings(srv, **env) -> LLMSettings:
+    return LLMSettings.from_sources(env={"KNOWSIM_COMPAT_BASE_URL": srv.openai_url, "KNOWSIM_LLM_CACHE": "0",
+                                         "KNOWSIM_LOCAL_MODEL_FILE": "/nonexistent/local.json", **env})
+
+
+def record(tmp_path, url: str, *, pid: int | None = None, n_ctx: int = 8192):
+    path = tmp_path / "local-model.json"
+    path.write_text(json.dumps({"url": url, "model": "gemma3-270m", "n_ctx": n_ctx,
+                                "pid": os.getpid() if pid is None else pid, "threads": 2}))
+    return path
+
+
+# ---------------------------------------------------------------------- the launcher
+def test_free_port_is_one_nothing_listens_on():
+    port = free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # would raise if something held it
+
+
+def test_a_missing_model_file_is_refused_with_what_to_do(tmp_path, capsys):
+    with pytest.raises(LocalModelError, match=r"no model file at .*nothing\.gguf"):
+        find_model(tmp_path / "nothing.gguf")
+    try:
+        check_build()
+    except LocalModelError:
+        pytest.skip("llama-cpp-python is not installed here (requirements-local.txt)")
+    assert main(["--model", str(tmp_path / "nothing.gguf"), "--record", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: no model file at")
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("absent, words", [
+    ("llama_cpp", "the llama.cpp build is missing"),
+    ("uvicorn", "installed without its server (missing uvicorn)"),
+])
+def test_a_missing_build_says_what_to_install(absent, words):
+    def find(name):
+        return None if name == absent else object()
+
+    with pytest.raises(LocalModelError) as err:
+        check_build(find)
+    assert words in str(err.value) and "requirements-local.txt" in str(err.value) and "cmake" in str(err.value)
+
+
+def test_the_record_counts_only_while_its_process_lives(tmp_path):
+    alive = running(record(tmp_path, "http://127.0.0.1:9/v1"))
+    assert alive == LocalServer("http://127.0.0.1:9/v1", "gemma3-270m", 8192, os.getpid(), 2)
+    dead = 2 ** 22 + 12345  # beyond pid_max: no such process
+    assert running(record(tmp_path, "http://127.0.0.1:9/v1", pid=dead)) is None
+    (tmp_path / "local-model.json").write_text("{not json")
+    assert running(tmp_path / "local-model.json") is None
+
+
+def test_the_chat_template_keeps_the_system_prompt():
+    """llama-cpp-python's built-in ``gemma`` format drops system messages (every Studio prompt is
+    there); the launcher's template folds them into the first user turn, as Gemma's own does."""
+    sandbox = pytest.importorskip("jinja2.sandbox")  # the template engine llama-cpp-python renders it with
+    template = sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True).from_string(
+        GEMMA_TOKENIZER_CONFIG["chat_template"])
+    msgs = [{"role": "system", "content": "You are a tutor."}, {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "2+2?"},
+            {"role": "assistant", "content": ""}]  # llama-cpp-python appends the empty generation turn
+    out = template.render(messages=msgs, bos_token="<bos>", eos_token="<end_of_turn>")
+    assert out == ("<bos><start_of_turn>user\nYou are a tutor.\n\nHi<end_of_turn>\n"
+                   "<start_of_turn>model\nHello!<end_of_turn>\n<start_of_turn>user\n2+2?<end_of_turn>\n"
+                   "<start_of_turn>model\n")
+
+
+# ---------------------------------------------------------------------- settings: caps, ids, price
+def test_max_tokens_per_role_are_read_and_checked():
+    assert parse_max_tokens("assistant=300, extractor=1500") == {"assistant": 300, "extractor": 1500}
+    assert parse_max_tokens("64")["judge"] == 64
+    for bad in ("tutor=3", "user=0", "user=ten", "user"):
+        with pytest.raises(ConfigError, match="KNOWSIM_LLM_MAX_TOKENS"):
+            parse_max_tokens(bad)
+
+
+def test_max_tokens_per_role_reach_the_requests(llm_server):
+    """Old behaviour: every role sent its built-in cap (3000 / 1000 / 8000) whatever was configured."""
+    replies = KnowSimReplies()
+    llm_server.reply = replies
+    kw = {"settings": settings(llm_server, KNOWSIM_LLM_MAX_TOKENS="assistant=111,user=77,extractor=333")}
+    ids = {"assistant": "compat/m:adaptive", "user": "compat/m", "extractor": "compat/m"}
+    sim = Simulation(material=get_sample(QID).material, params=preset(max_turns=1),
+                     **{k: registry.resolve(k, v, **kw) for k, v in ids.items()})
+    sim.reset(seed=1)
+    sim.run_to_end()
+    sent = {replies.role_of(r): r.body.get("max_tokens") for r in llm_server.requests}
+    assert sent == {"assistant": 111, "user": 77, "extractor": 333}
+
+
+def test_the_local_server_is_offered_for_every_role_with_its_caps_and_no_price(llm_server, tmp_path):
+    rec = record(tmp_path, llm_server.openai_url)
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(rec)})
+    compat = {p.name: p for p in provider_status(s)}["compat"]
+    assert compat.available and "small local model" in compat.detail
+    ids = llm_agent_ids(s)
+    base = f"compat/gemma3-270m@{llm_server.openai_url}"
+    assert ids["user"][0] == base and ids["extractor"][0] == base and ids["assistant"][0] == f"{base}:adaptive"
+    agent = registry.resolve("extractor", base, settings=s)
+    assert agent.max_tokens == LOCAL_MAX_TOKENS["extractor"]
+    d = agent.describe()
+    assert d["price"].startswith("0: a local model") and "small local model" in d["local_model"]
+    assert d["context_tokens"] == 8192 and d["max_concurrency"] == 1
+    # a dead server's record offers nothing
+    gone = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, "x", pid=2 ** 22 + 7))})
+    assert not any(i.startswith("compat/") for v in llm_agent_ids(gone).values() for i in v)
+
+
+# ---------------------------------------------------------------------- prompt size against the context
+@pytest.mark.parametrize("counted", [True, False], ids=["server-tokenizer", "estimate"])
+def test_a_prompt_too_big_for_the_context_is_refused_before_sending(llm_server, counted):
+    llm_server.tokenizer = counted
+    m = ChatModel(ModelRef.parse("compat", "m"), settings=settings(llm_server, KNOWSIM_LLM_CONTEXT="600"))
+    big = as_messages("rules " * 300, user="the graph " * 200)
+    with pytest.raises(ProviderCallError) as err:
+        m.complete(big, max_tokens=100, role="extractor")
+    msg = str(err.value)
+    assert err.value.reason == "context" and "\n" not in msg
+    assert ("counted by the server" if counted else "estimated") in msg
+    assert "over the server's context of 600 tokens" in msg and "too big for this model's context" in msg
+    assert not llm_server.requests  # nothing was sent to the model
+    assert bool(llm_server.token_counts) == counted
+    small = m.complete(as_messages("s", user="short"), max_tokens=100, role="user")  # fits: sent
+    assert small.text == "short" and len(llm_server.requests) == 1
+
+
+def test_a_graph_too_big_for_the_context_fails_the_run_in_one_line_and_it_resumes(llm_server, tmp_path):
+    llm_server.reply = KnowSimReplies()
+    llm_server.tokenizer = True
+    store = Store(tmp_path / "s.db")
+    store.seed_samples()
+    ids = dict(assistant_id="offline/adaptive", user_id="offline/knowsim", extractor_id="compat/m")
+    tight = {"settings": settings(llm_server, KNOWSIM_LLM_CONTEXT="700"), "cache": None}
+    live = start_run(store, question_id=QID, level="novice", seed=1, max_turns=2, settings=tight, **ids)
+    with pytest.raises(ProviderError, match="too big for this model's context"):
+        live.step()
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("failed", 0) and "\n" not in row.error
+    roomy = {"settings": settings(llm_server, KNOWSIM_LLM_CONTEXT="32000"), "cache": None}
+    final = resume_run(store, live.run_id, settings=roomy).run_to_end()
+    assert final.stop_reason == "max_turns" and len(final.turns) == 2
+
+
+# ---------------------------------------------------------------------- what the real server did
+def test_a_500_naming_response_format_switches_to_json_with_a_schema_without_retrying(llm_server):
+    """llama-cpp-python answers a json_schema request with HTTP 500 (a validation error). Old code
+    retried the 500 twice and failed the run ("server error 500 … try again later")."""
+    llm_server.reply = lambda req: '{"a": 1, "b": "x"}'
+    llm_server.push(Fault(status=500, message=LLAMA_CPP_500))
+    m = ChatModel(ModelRef.parse("compat", "llama-cpp-500"), settings=settings(llm_server))
+    assert m.complete(as_messages("s", user="q"), json_schema=Pair).parsed == Pair(a=1, b="x")
+    first, second = llm_server.requests
+    assert first.schema is not None
+    assert second.body["response_format"]["type"] == "json_object"
+    assert second.body["response_format"]["schema"]["required"] == ["a", "b"]  # the grammar's schema
+    m.complete(as_messages("s", user="again"), json_schema=Pair)  # remembered: no 500 again
+    assert llm_server.requests[2].body["response_format"]["type"] == "json_object"
+
+
+def test_a_server_refusing_json_with_a_schema_too_gets_plain_json_mode(llm_server):
+    llm_server.reply = lambda req: '{"a": 2, "b": "y"}'
+    llm_server.push(Fault(status=400, message="json_schema is not supported"),
+                    Fault(status=400, message="unknown field response_format.schema"))
+    m = ChatModel(ModelRef.parse("compat", "strict-json-only"), settings=settings(llm_server))
+    assert m.complete(as_messages("s", user="q"), json_schema=Pair).parsed == Pair(a=2, b="y")
+    assert [r.body["response_format"] for r in llm_server.requests[1:]] == [
+        {"type": "json_object", "schema": llm_server.requests[1].body["response_format"]["schema"]},
+        {"type": "json_object"}]
+
+
+def test_an_ordinary_500_is_still_retried(llm_server):
+    llm_server.reply = lambda req: '{"a": 3, "b": "z"}'
+    llm_server.push(Fault(status=500, message="llama_decode returned -1"))
+    m = ChatModel(ModelRef.parse("compat", "flaky"), settings=settings(llm_server))
+    assert m.complete(as_messages("s", user="q"), json_schema=Pair).parsed == Pair(a=3, b="z")
+    assert [r.schema is not None for r in llm_server.requests] == [True, True]
+
+
+def test_json_cut_at_the_cap_under_a_grammar_is_not_repaired_nor_retried(llm_server):
+    """A 270M model fills a string until max_tokens: under the server's grammar the reply is then
+    valid JSON up to the cut. Old behaviour: one repair request, then two extractor retries at 0.4 —
+    six capped generations (minutes each on this machine) for the same cut."""
+    llm_server.reply = lambda req: Reply('{"iu_analysis": [{"id": "IU1", "concept": "sequences sequences',
+                                         finish="length")
+    llm_server.push(Fault(status=500, message=LLAMA_CPP_500))
+    agent = registry.resolve("extractor", "compat/cut-model", settings=settings(llm_server))
+    sim = Simulation(material=get_sample(QID).material, params=preset(max_turns=2),
+                     assistant=registry.resolve("assistant", "offline/adaptive"),
+                     user=registry.resolve("user", "offline/knowsim"), extractor=agent)
+    sim.reset(seed=1)
+    run = sim.run_to_end()
+    assert len(llm_server.requests) == 2  # the refused schema request + one capped reply
+    turn = run.turns[0]
+    assert run.stop_reason == "phase_b_empty" and turn.extractor_failed
+    why = [n for n in turn.notes if n.startswith("extractor: ")]
+    assert why and "after 1 attempts" in why[0] and "not sent back for repair" in why[0]
+    assert "KNOWSIM_LLM_MAX_TOKENS" in why[0]
+
+
+def test_a_cut_reply_in_plain_json_mode_still_gets_its_repair_request(llm_server):
+    llm_server.reply = lambda req: Reply('{"a": 1, "b": "x"}' if len(llm_server.requests) > 1 else '{"a": 1,',
+                                         finish="length" if len(llm_server.requests) == 1 else "stop")
+    m = ChatModel(ModelRef.parse("compat", "m"), settings=settings(llm_server, KNOWSIM_LLM_STRUCTURED="json"))
+    assert m.complete(as_messages("s", user="q"), json_schema=Pair).parsed == Pair(a=1, b="x")
+    assert len(llm_server.requests) == 2
+
+
+def test_a_server_500_mid_run_is_one_line_and_the_run_resumes(llm_server, tmp_path):
+    llm_server.reply = KnowSimReplies()
+    store = Store(tmp_path / "s.db")
+    store.seed_samples()
+    kw = {"settings": settings(llm_server, KNOWSIM_LLM_MAX_RETRIES="1"), "cache": None}
+    live = start_run(store, question_id=QID, level="novice", assistant_id="compat/m", user_id="compat/m",
+                     extractor_id="offline/lexical", seed=1, max_turns=2, settings=kw)
+    live.step()
+    llm_server.push(Fault(status=500, message="llama_decode returned -3"), Fault(status=500))
+    with pytest.raises(ProviderError, match="server error 500 after 1 retry"):
+        live.step()
+    row = store.get_run_row(live.run_id)
+    assert (row.status, row.turns) == ("failed", 1) and "\n" not in row.error
+    final = resume_run(store, live.run_id, settings=kw).run_to_end()
+    assert [t.turn for t in final.turns] == [1, 2]
+
+
+# ---------------------------------------------------------------------- the app's selectors
+def test_the_app_offers_the_running_local_model_for_all_three_roles_labelled(llm_server, tmp_path, monkeypatch):
+    """With `make local-model` running (its record names a live process), the Simulate page's three
+    selectors offer its ids, labelled as a small local model, with no KNOWSIM_COMPAT_* set."""
+    from tests.test_app_llm import simulate_page
+
+    for k in list(os.environ):
+        if k.startswith(("KNOWSIM_", "OPENAI_", "ANTHROPIC_")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "studio.db"))
+    monkeypatch.setenv("KNOWSIM_LOCAL_MODEL_FILE", str(record(tmp_path, llm_server.openai_url)))
+    at = simulate_page()
+    base = f"compat/gemma3-270m@{llm_server.openai_url}"
+    for key, wanted in (("setup_assistant", f"{base}:adaptive"), ("setup_user", base), ("setup_extractor", base)):
+        labels = [o for o in at.selectbox(key=key).options if o.startswith(wanted + " — ")]
+        assert labels and "small local model" in labels[0], at.selectbox(key=key).options
+
+
+def test_the_local_server_gets_the_schema_as_a_grammar_only(llm_server, tmp_path):
+    """Elsewhere JSON mode with a schema also carries the schema as an instruction (a server may
+    ignore the ``schema`` key); the local server enforces it, so its prompts stay ~400 tokens shorter."""
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_CACHE": "0"})
+    with FakeLLMServer() as other_server:
+        sent = {}
+        for name, srv in (("local", llm_server), ("other", other_server)):
+            srv.reply = lambda req: '{"a": 1, "b": "x"}'
+            srv.push(Fault(status=500, message=LLAMA_CPP_500))
+            m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{srv.openai_url}"), settings=s)
+            m.complete(as_messages("system text", user="q"), json_schema=Pair)
+            sent[name] = srv.requests[1]
+    assert sent["local"].system == "system text" and sent["local"].body["response_format"]["schema"]
+    assert '"required": ["a", "b"]' in sent["other"].system and sent["other"].body["response_format"]["schema"]
+
+
+def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, tmp_path, monkeypatch):
+    """Seen in the benchmark: a 13-IU extractor call ran past the deadline and was retried — while
+    the single-slot server went on generating the abandoned request, so the retry queued behind it
+    (another 1,000 s). A hosted or other server's timeout is still retried."""
+    from knowsim_core.llm import chat
+
+    monkeypatch.setattr(chat, "local_timeout_s", lambda: 0.5)
+    llm_server.push(Fault(delay=1.5), Fault(delay=1.5))
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_TIMEOUT": "0.5", "KNOWSIM_LLM_CACHE": "0"})
+    m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{llm_server.openai_url}"), settings=s)
+    with pytest.raises(ProviderCallError, match="still generating the abandoned request") as err:
+        m.complete(as_messages("s", user="q"))
+    assert err.value.reason == "timeout" and len(llm_server.requests) == 1
