@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -108,20 +109,58 @@ def level_figures(checks) -> list[dict]:
              "within": c.within()} for c in checks]
 
 
-def readme_table(checks) -> str:
-    """The README's table (section "The offline world against the paper"), from the checks."""
-    def share(c, i):
-        p = c.paper_shares[i]
-        return f"{c.shares[i]:.1f}" + ("" if p is None else f" ({p:.0f})")
+def slug(text: str) -> str:
+    """A figure name as a log key a README marker can address (``"DC (proxy)"`` -> ``dc_proxy``)."""
+    return "_".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def number(text: object) -> float | int | None:
+    """A printed figure as a number (``"10.6"`` -> 10.6, ``"35/60"`` -> 35); None for "—"."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return text
+    m = re.match(r"[+-]?\d+(?:\.\d+)?", str(text).strip())
+    if not m:
+        return None
+    return float(m[0]) if "." in m[0] else int(m[0])
+
+
+def numeric_strategies(rows: list[dict]) -> dict[str, dict]:
+    """``strategy_rows`` keyed ``<strategy>.<level>.<figure slug>`` with numbers (stops: the count,
+    ``stops_of``: the runs), so the README can mark e.g. ``cells.adaptive.novice.dc_strict``."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        cell = {slug(k): number(v) for k, v in r.items() if k not in ("assistant", "level")}
+        cell["stops_of"] = r["n"]
+        out.setdefault(str(r["assistant"]).split("/")[-1], {})[str(r["level"])] = cell
+    return out
+
+
+def numeric_recordings(rows: list[dict]) -> dict[str, dict]:
+    """``recording_rows`` (adaptive x novice beside the four recordings) keyed by figure slug with
+    numbers: ``{"kg": {"offline": 10.67, "recordings": 10.75}, "early_stops": {"offline": 35, ...}}``."""
+    return {slug(r["figure"]): {"offline": number(r["offline"]), "recordings": number(r["recordings"])}
+            for r in rows}
+
+
+def readme_table(checks, half: str = "all") -> str:
+    """The README's table (section "A paper check anyone can run"), from the checks, every measured
+    number marked with its key in ``benchmarks/logs/paper_check.json`` (``levels.<half>.<i>...``)."""
+    def mark(i, key):
+        return f"<!--fig:paper_check:levels.{half}.{i}.{key}-->"
+
+    def share(i, c, j):
+        p = c.paper_shares[j]
+        return mark(i, f"shares.{FAILURE_ORDER[j].title}") + f"{c.shares[j]:.1f}" + ("" if p is None else f" ({p:.0f})")
 
     lines = ["| level | R % | PB % | E % | OW % | UA % | KG | DC proxy / strict | CO | stops, mean turn (1-based) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for c in checks:
-        kg = f"{c.kg:.2f}" + ("" if c.paper_kg is None else f" ({c.paper_kg:.1f})")
-        co = f"{c.co:.3f} ({c.paper_co:.2f})" if c.paper_co is not None else f"{c.co:.3f}"
-        stop = "—" if c.mean_stop_turn is None else f"{c.mean_stop_turn:.1f}"
-        lines.append(f"| {c.level} | " + " | ".join(share(c, i) for i in range(len(FAILURE_ORDER)))
-                     + f" | {kg} | {c.dc_proxy:.3f} / {c.dc:.3f} | {co} | {c.stops}/{c.runs}, {stop} |")
+    for i, c in enumerate(checks):
+        kg = mark(i, "kg") + f"{c.kg:.2f}" + ("" if c.paper_kg is None else f" ({c.paper_kg:.1f})")
+        co = mark(i, "co") + (f"{c.co:.3f} ({c.paper_co:.2f})" if c.paper_co is not None else f"{c.co:.3f}")
+        stop = "—" if c.mean_stop_turn is None else mark(i, "mean_stop_turn_1based") + f"{c.mean_stop_turn:.1f}"
+        lines.append(f"| {c.level} | " + " | ".join(share(i, c, j) for j in range(len(FAILURE_ORDER)))
+                     + f" | {kg} | {mark(i, 'dc_proxy')}{c.dc_proxy:.3f} / {mark(i, 'dc_strict')}{c.dc:.3f} | {co} | "
+                     + f"{mark(i, 'stops')}{c.stops}/{mark(i, 'runs')}{c.runs}, {stop} |")
     return "\n".join(lines)
 
 
@@ -150,6 +189,9 @@ def main() -> None:
         "population": PAPER_POPULATION, "runs": len(outcomes), "wall_s": round(wall, 1),
         "levels": {k: level_figures(level_checks(v)) for k, v in halves.items()},
         "strategies": strategy_rows(outcomes), "recordings": recording_rows(outcomes),
+        # the same two tables as numbers under keys a README marker can address
+        "cells": numeric_strategies(strategy_rows(outcomes)),
+        "adaptive_novice": numeric_recordings(recording_rows(outcomes)),
     }
     write_log("paper_check", figures, seeds=[args.seed], split=SPLIT,
               extra={"tuning_half": sorted(tune_ids), "held_out_half": sorted(q.material.question_id for q in held),

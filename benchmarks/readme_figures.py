@@ -97,7 +97,7 @@ def figures(only: tuple[str, ...] = tuple(SECTIONS)) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- README markers
 README = ROOT / "README.md"
-MARKER = re.compile(r"<!--fig:(?P<log>[\w-]+):(?P<key>[\w.\-/]+)-->(?P<value>-?\d[\d,]*(?:\.\d+)?)")
+MARKER = re.compile(r"<!--fig:(?P<log>[\w-]+):(?P<key>[\w.\-/]+)-->(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?)")
 
 
 def formatted(value: Any, like: str) -> str:
