@@ -112,7 +112,12 @@ def speed_and_figures(path: Path, repeat: int) -> tuple[dict, dict]:
                         for m, e in data["conversations"]["correctness"].items()},
         "pairs": {k: data["pairs"][k] for k in ("n", "agree", "p", "conclusive")},
         "unread": {k: data["unread"][k] for k in ("n", "up", "down")},
-        "seconds": {"best_wall": min(walls), "walls": walls, "cpu": cpus, "goal": GOAL_S},
+        "seconds": {"best_wall": min(walls), "walls": walls, "cpu": cpus, "cpu_min": min(cpus), "cpu_max": max(cpus),
+                    "goal": GOAL_S},
+        # the table's "KnowSim, within a conversation" row per part (README: part A / part B cells)
+        "within_conversation_parts": {p: {s: {**auc(e), "pairs": e.get("pairs"), "conversations": e.get("conversations")}
+                                          for s, e in data["parts"][p].get("within_conversation", {}).items()}
+                                      for p in ("A", "B")},
     }
     return figures, {"split": data["split"]["note"]}
 
