@@ -46,8 +46,8 @@ UNLOGGED = {
     "engine 72 us per turn, ~50x the reference (measures 95-126 us; reference 3.7 ms is quoted)": "engine.py",
     "offline batch conversations/s and start-up seconds": "offline.py / startup.py",
     "Simulate page opens, click -> new graph data 177 ms, 28 KB per step, Home title seconds": "app.py",
-    "Agreement section figures: benchmarks/logs/agreement.json exists, the README numbers are not marked": "agreement.py",
-    "realism pass seconds: benchmarks/logs/realism.json exists, the README numbers are not marked": "realism.py",
+    "Agreement: CPU 5.8-6.1 s, within-conversation per part, 'in 16 conversations', 'n 25, 14 correct' "
+    "(cpu_min/cpu_max and within_conversation_parts are in agreement.py, not yet in the log)": "agreement.py",
     "storage figures (turn write, replay seconds)": "storage.py",
     "documented LLM calls ~1 ms; llm_batch 0.25 s per call": "llm_call.py / llm_batch.py",
     "extractor expert-label figures (ExpertQA macro-F1 vs majority 0.282)": "extractor_eval.py --expert-labels",
