@@ -78,8 +78,9 @@ def relative(features: tuple[str, ...]):
         lexical.tq_features = original
 
 
-def expert(train: list, test: list) -> None:
-    """Out-of-domain table: every method fitted on ``train``, scored on the hand-labelled ``test``."""
+def expert(train: list, test: list) -> dict:
+    """Out-of-domain table: every method fitted on ``train``, scored on the hand-labelled ``test``;
+    returns the figures (per method: macro-F1, accuracy, per-class F1, pairs called mentioned)."""
     from knowsim_core.evaluation.extractor_eval import QUALITIES
 
     res = ev.out_of_domain(train, test)
@@ -96,10 +97,20 @@ def expert(train: list, test: list) -> None:
     for g in QUALITIES:
         print(f"  {g:<15}" + "".join(f"{res['lexical']['matrix'][g][p]:>6}" for p in QUALITIES))
     print("not shipped (fitted on math, checked here; chosen on math LORO, see --ablation):")
+    variants = {}
     for name, features in RELATIVE.items():
         with relative(features):
             stats = ev.out_of_domain(train, test, {"lexical": ev.lexical()})["lexical"]
         print(f"  {name:<38} macro-F1 {stats['macro_f1']:.3f}")
+        variants[name] = stats["macro_f1"]
+    gold = {c: sum(res["lexical"]["matrix"][c].values()) for c in QUALITIES}
+    mentioned = [c for c in QUALITIES if c != "not_mentioned"]
+    return {"pairs": n, "gold": {**gold, "mentioned": sum(gold[c] for c in mentioned)},
+            "methods": {name: {"macro_f1": stats["macro_f1"], "accuracy": stats["accuracy"],
+                               "f1": dict(stats["f1"]),
+                               "called_mentioned": sum(stats["matrix"][g][c] for g in QUALITIES for c in mentioned)}
+                        for name, stats in res.items()},
+            "not_shipped": variants}
 
 
 def main() -> None:
@@ -115,7 +126,11 @@ def main() -> None:
     args = ap.parse_args()
     turns = ev.load_turns(args.runs, args.graphs)
     if args.expert_labels:
-        expert(turns, ev.load_hand_labelled(args.expert_labels, args.expert_runs, args.expert_graphs))
+        figures = expert(turns, ev.load_hand_labelled(args.expert_labels, args.expert_runs, args.expert_graphs))
+        write_log("extractor_eval_expert", figures,
+                  split=f"fitted on {Path(args.runs).name} (MathQA), scored on the hand labels {args.expert_labels} "
+                        f"of {Path(args.expert_runs).name} (out of domain, teaching quality only)",
+                  extra={"runs": args.runs, "expert_runs": args.expert_runs, "labels": args.expert_labels})
         return
     if args.fit:
         m = ev.fit_model(turns)

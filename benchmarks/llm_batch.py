@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies  # noqa: E402
@@ -124,6 +125,7 @@ def main() -> None:
           f"{CALLS_PER_TURN} calls per turn (compat user, assistant, extractor)")
     print(f"{'concurrency':>11}  {'convs':>5}  {'conv/min':>8}  {'max in flight':>13}  {'ideal s':>7}  "
           f"{'actual s':>8}  {'ratio':>5}  {'process CPU ms/turn':>19}")
+    rows: dict[str, dict] = {}
     for c in (int(x) for x in args.concurrency.split(",")):
         n_wanted = max(args.conversations, c)
         with tempfile.TemporaryDirectory() as tmp, FakeLLMServer(latency=args.latency) as srv:
@@ -143,8 +145,17 @@ def main() -> None:
             ideal = math.ceil(n / c) * args.turns * CALLS_PER_TURN * args.latency
             print(f"{c:>11}  {n:>5}  {n / actual * 60:>8.0f}  {srv.peak_in_flight:>13}  {ideal:>7.2f}  "
                   f"{actual:>8.2f}  {ideal / actual:>5.2f}  {cpu / (n * args.turns) * 1000:>19.1f}")
+            rows[str(c)] = {"conversations": n, "per_minute": round(n / actual * 60, 1), "peak_in_flight": srv.peak_in_flight,
+                            "ideal_s": round(ideal, 2), "actual_s": round(actual, 2), "ratio": round(ideal / actual, 2),
+                            "process_cpu_ms_per_turn": round(cpu / (n * args.turns) * 1000, 1)}
     own = own_cpu_per_turn(10, args.turns)
     print(f"Studio's own CPU per turn (3 calls, one thread, no waiting): {own:.1f} ms")
+    # latency_s is the server's configured delay per call (a setting of this run, not a measurement)
+    write_log("llm_batch", {"latency_s": args.latency, "turns": args.turns, "calls_per_turn": CALLS_PER_TURN,
+                            "by_concurrency": rows, "own_cpu_ms_per_turn": round(own, 1)}, seeds=None,
+              split=f"local server at {args.latency} s per call; at least {args.conversations} {args.turns}-turn "
+                    "conversations per concurrency",
+              extra={"concurrency": args.concurrency})
 
 
 if __name__ == "__main__":

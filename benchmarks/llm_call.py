@@ -8,7 +8,8 @@ a warm-up (imports, client, connection). It uses only ``ChatModel.complete``,
 so the same script measures any version of the request path (run it from another checkout to
 compare: ``git worktree add /tmp/old <commit>; python /tmp/old/benchmarks/llm_call.py``).
 
-Usage: ``python benchmarks/llm_call.py [--calls 300] [--providers compat,anthropic]``.
+Usage: ``python benchmarks/llm_call.py [--calls 300] [--providers compat,anthropic]``; writes
+``benchmarks/logs/llm_call.json`` (``<provider>.cpu_ms`` / ``wall_ms``: medians per call).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
+from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.llm import ChatModel, LLMSettings, ModelRef, as_messages  # noqa: E402
 from knowsim_core.llm.schemas import ExtractorOut  # noqa: E402
 SERVER = """
@@ -66,15 +68,20 @@ def main() -> None:
     args = ap.parse_args()
     server = subprocess.Popen([sys.executable, "-c", SERVER.format(root=str(ROOT), reply=REPLY)],
                               stdout=subprocess.PIPE, text=True)
+    figures: dict = {}
     try:
         url = server.stdout.readline().strip()
         for provider in args.providers.split(","):
             cpu, wall = measure(provider, url, args.calls)
+            figures[provider] = {"cpu_ms": round(cpu, 3), "wall_ms": round(wall, 3)}
             print(f"{provider:10s} median per call: {cpu:.2f} ms CPU (this process), {wall:.2f} ms wall "
                   f"({args.calls} calls, reply {len(REPLY):,} bytes)")
     finally:
         server.kill()
         server.wait()
+    write_log("llm_call", figures, seeds=None,
+              split=f"{args.calls} structured calls per provider after 5 warm-up calls, local server, no latency, cache off",
+              extra={"calls": args.calls, "reply_bytes": len(REPLY), "timer": "time.process_time (this process), medians"})
 
 
 if __name__ == "__main__":

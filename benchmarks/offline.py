@@ -8,7 +8,9 @@ database), conversations per second over the command's whole wall time, and over
 the start-up of the same command with ``--dry-run`` (imports, database creation, the sample
 questions' import).
 
-Usage: ``python benchmarks/offline.py [--seeds 1,2] [--workers 2] [--repeat 3] [--no-batch]``.
+Usage: ``python benchmarks/offline.py [--seeds 1,2] [--workers 2] [--repeat 3] [--no-batch]``; writes
+``benchmarks/logs/offline.json`` (``in_process`` and, without ``--no-batch``, ``batch``: the median rate
+over the whole command, start-up included, is ``batch.conversations_per_s_median``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from knowsim_core.agents import registry
+from benchmarks._log import write_log  # noqa: E402
+from knowsim_core.agents import registry  # noqa: E402
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.engine.session import Simulation
 
@@ -53,7 +56,7 @@ class Timed:
             self._totals[self._bucket] += time.perf_counter() - start
 
 
-def batch_figure(n_seeds: int, workers: int, repeat: int = 1) -> None:
+def batch_figure(n_seeds: int, workers: int, repeat: int = 1) -> dict:
     """Time the real ``batch`` command over the whole offline matrix (seeds 1..n) with storage,
     ``repeat`` times (each on a new database); with more than one, the median is printed last."""
 
@@ -71,15 +74,18 @@ def batch_figure(n_seeds: int, workers: int, repeat: int = 1) -> None:
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             return wall, cpu, done.stdout
 
-    rates = []
-    for _ in range(repeat):
-        rates.append(_one_batch(timed, workers))
+    batches = [_one_batch(timed, workers) for _ in range(repeat)]
+    rates = [b["conversations_per_s"] for b in batches]
     if repeat > 1:
         print(f"median of {repeat} batches: {statistics.median(rates):.1f} conversations per second over the whole "
               f"command (each: {', '.join(f'{r:.1f}' for r in rates)})")
+    return {"workers": workers, "seeds": n_seeds, "repeat": repeat,
+            "conversations_per_s_median": round(statistics.median(rates), 1),
+            "startup_s_median": round(statistics.median(b["startup_s"] for b in batches), 2),
+            "batches": batches}
 
 
-def _one_batch(timed, workers: int) -> float:
+def _one_batch(timed, workers: int) -> dict:
     load = os.getloadavg()[0]
     startup, startup_cpu, _ = timed("--dry-run")
     wall, cpu, out = timed("--json")
@@ -95,7 +101,10 @@ def _one_batch(timed, workers: int) -> float:
     print(f"CPU (user + sys, the command and its workers): {cpu:.2f} s, {1000 * (cpu - startup_cpu) / max(1, turns):.2f} "
           f"ms per turn after start-up ({startup_cpu:.2f} s); load average before the run: "
           f"{load:.2f}")
-    return finished / wall
+    return {"conversations": len(rows), "finished": finished, "turns": turns, "wall_s": round(wall, 2),
+            "startup_s": round(startup, 2), "conversations_per_s": round(finished / wall, 1),
+            "conversations_per_s_after_startup": round(finished / max(1e-9, wall - startup), 1),
+            "cpu_s": round(cpu, 2), "load_before": round(load, 2)}
 
 
 def main() -> None:
@@ -135,8 +144,16 @@ def main() -> None:
         f"{k} {1000 * v / turns:.3f}" for k, v in
         (("user", totals["user"]), ("assistant", totals["assistant"]), ("extractor", totals["extractor"]),
          ("rules+records", rules), ("total", wall))))
+    figures: dict = {"in_process": {
+        "conversations": runs, "turns": turns, "wall_s": round(wall, 2), "conversations_per_s": round(runs / wall, 1),
+        "ms_per_turn": {k: round(1000 * v / turns, 3) for k, v in
+                        (("user", totals["user"]), ("assistant", totals["assistant"]),
+                         ("extractor", totals["extractor"]), ("rules_records", rules), ("total", wall))}}}
     if not args.no_batch:
-        batch_figure(len(seeds), args.workers, max(1, args.repeat))
+        figures["batch"] = batch_figure(len(seeds), args.workers, max(1, args.repeat))
+    write_log("offline", figures, seeds=seeds,
+              split=f"every sample question x {len(LEVELS)} levels x {len(ASSISTANTS)} offline assistants",
+              extra={"assistants": list(ASSISTANTS), "workers": args.workers, "repeat": args.repeat})
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ command (knowsim_core/cli.py). ``--against DIR`` times another checkout's ``runs
 this one's (e.g. the commit before: ``git archive REV | tar -x -C DIR``) and prints the ratio, which
 a busy machine distorts far less than either time; the load average is printed beside them.
 
-Usage: ``python benchmarks/startup.py [--repeat 7] [--against DIR]``.
+Usage: ``python benchmarks/startup.py [--repeat 7] [--against DIR]``; writes ``benchmarks/logs/startup.json``
+(the printed figures; the README's "~2x faster than before" is ``ratio_against_over_this`` of a run with
+``--against`` a checkout of the commit before).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._log import write_log  # noqa: E402
 
 
 def _wall(argv: list[str], repeat: int, cwd: Path = ROOT) -> float:
@@ -69,14 +74,17 @@ def main() -> None:
     bare = _wall([sys.executable, "-c", "pass"], args.repeat)
     with_pandas = statistics.median(_import_ms("knowsim_core.storage") for _ in range(args.repeat))
     without = statistics.median(_import_ms("knowsim_core.storage", hide_pandas=True) for _ in range(args.repeat))
-    print(json.dumps({"runs_command_s": round(wall, 3), "python_alone_s": round(bare, 3),
-                      "import_storage_ms": round(with_pandas, 1),
-                      "import_storage_ms_if_pandas_were_absent": round(without, 1),
-                      **({"runs_command_s_against": round(statistics.median(other), 3),
-                          "ratio_against_over_this": round(statistics.median(other) / wall, 2),
-                          "ratios": sorted(round(o / w, 2) for o, w in zip(other, ours))} if other else {}),
-                      "load_average_before": [round(x, 2) for x in load],
-                      "repeat": args.repeat}, indent=1))
+    figures = {"runs_command_s": round(wall, 3), "python_alone_s": round(bare, 3),
+               "import_storage_ms": round(with_pandas, 1),
+               "import_storage_ms_if_pandas_were_absent": round(without, 1),
+               **({"runs_command_s_against": round(statistics.median(other), 3),
+                   "ratio_against_over_this": round(statistics.median(other) / wall, 2),
+                   "ratios": sorted(round(o / w, 2) for o, w in zip(other, ours))} if other else {}),
+               "load_average_before": [round(x, 2) for x in load],
+               "repeat": args.repeat}
+    print(json.dumps(figures, indent=1))
+    write_log("startup", figures, seeds=None, split=f"median of {args.repeat} alternate runs",
+              extra={"against": str(args.against) if args.against else None})
 
 
 if __name__ == "__main__":

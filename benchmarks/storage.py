@@ -9,7 +9,7 @@ pool of real offline runs (every sample question × every offline assistant), sh
 ``BULK_TURNS`` turns each so the build stays well under two minutes (a 15-turn run is
 ~140 KB of JSON, ~35 KB as stored; 10,000 of them would be ~350 MB).
 
-Run: .venv/bin/python benchmarks/storage.py
+Run: .venv/bin/python benchmarks/storage.py (writes ``benchmarks/logs/storage.json``)
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.agents import registry  # noqa: E402
 from knowsim_core.services.runner import start_run  # noqa: E402
 from knowsim_core.formats.samples import load_samples  # noqa: E402
@@ -54,6 +55,7 @@ def timed(fn, repeats: int = REPEATS) -> float:
 
 
 def main() -> None:
+    fig: dict = {}  # what the README may quote, in ms (medians) and KB; written to benchmarks/logs/storage.json
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
         store.seed_samples()
@@ -65,6 +67,9 @@ def main() -> None:
             ).fetchone()[0]
         print(f"one {len(full.turns)}-turn run: {len(full.to_json()) / 1024:.0f} KB of JSON, "
               f"stored in {stored / 1024:.0f} KB (compressed records)")
+        json_bytes = len(full.to_json())
+        fig["one_run"] = {"turns": len(full.turns), "json_kb": round(json_bytes / 1024, 1),
+                          "stored_kb": round(stored / 1024, 1), "stored_share_pct": round(100 * stored / json_bytes, 1)}
 
         # append one turn: a run kept open, its turns appended one transaction each
         per_append = []
@@ -77,7 +82,11 @@ def main() -> None:
         print(f"append one turn (own transaction)    {ms(statistics.median(per_append))}   "
               f"(p90 {ms(sorted(per_append)[int(0.9 * len(per_append))]).strip()}, n={len(per_append)})")
 
+        fig["append_turn_ms"] = {"median": round(1000 * statistics.median(per_append), 2),
+                                 "p90": round(1000 * sorted(per_append)[int(0.9 * len(per_append))], 2),
+                                 "n": len(per_append)}
         saves = [timed(lambda: store.save_run(replace(full, run_id=None)), 1) for _ in range(SAVES)]
+        fig["save_run_ms"] = round(1000 * statistics.median(saves), 2)
         print(f"save a 15-turn run (one transaction) {ms(statistics.median(saves))}   (n={SAVES})")
 
         t = time.perf_counter()
@@ -95,6 +104,9 @@ def main() -> None:
         build = time.perf_counter() - t
         size = (Path(tmp) / "bench.db").stat().st_size / 1e6
         print(f"built {store.count_runs():,} runs ({BULK_TURNS} turns each, {size:.0f} MB) in {build:.1f} s")
+        fig["bulk"] = {"runs": store.count_runs(), "turns_each": BULK_TURNS, "mb": round(size, 1),
+                       "build_s": round(build, 1)}
+        q = fig["queries_ms"] = {}
 
         print(f"count all runs                       {ms(timed(lambda: store.count_runs()))}")
         print(f"list first page (200 runs)           {ms(timed(lambda: store.list_runs(limit=200)))}")
@@ -116,6 +128,18 @@ def main() -> None:
         print(f"batch groups (10 batches)            {ms(timed(lambda: store.batch_groups()))}")
         print(f"Home's recent entries (batches folded) {ms(timed(lambda: store.recent_entries(8))).strip():>7}")
         print(f"load one 15-turn run                 {ms(timed(lambda: store.load_run(full.run_id)))}")
+        for name, fn in (("count_all", lambda: store.count_runs()), ("first_page", lambda: store.list_runs(limit=200)),
+                         ("list_all", lambda: store.list_runs(limit=N_RUNS + 100)),
+                         ("filter_page", lambda: store.list_runs(question_id="sample_lava_lamps", assistant="offline/oracle")),
+                         ("search_page_lamps", lambda: store.list_runs(text="lamps", limit=200)),
+                         ("find_page_sweep", lambda: store.list_runs(find="sweep-3", limit=200)),
+                         ("batch_groups", lambda: store.batch_groups()), ("recent_entries", lambda: store.recent_entries(8)),
+                         ("load_run", lambda: store.load_run(full.run_id))):
+            q[name] = round(1000 * timed(fn), 2)
+    write_log("storage", fig, seeds=None,
+              split=f"sample_lava_lamps x offline/adaptive x novice (one full run); {N_RUNS:,} runs built from every "
+                    f"sample x offline assistant, {BULK_TURNS} turns each",
+              extra={"appends": APPENDS, "saves": SAVES, "repeats": REPEATS, "timer": "time.perf_counter, medians"})
 
 
 if __name__ == "__main__":

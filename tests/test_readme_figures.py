@@ -50,7 +50,6 @@ UNLOGGED = {
     "(cpu_min/cpu_max and within_conversation_parts are in agreement.py, not yet in the log)": "agreement.py",
     "storage figures (turn write, replay seconds)": "storage.py",
     "documented LLM calls ~1 ms; llm_batch 0.25 s per call": "llm_call.py / llm_batch.py",
-    "extractor expert-label figures (ExpertQA macro-F1 vs majority 0.282)": "extractor_eval.py --expert-labels",
 }
 
 
