@@ -96,6 +96,7 @@ def speed_and_figures(path: Path, repeat: int) -> tuple[dict, dict]:
     rep = data["replication"]
     figures = {
         "n": {"turns": v["n"], "up": v["up"], "down": v["down"], "conversations": data["conversations"]["n"],
+              "thumbs_conversations": v["conversations"],  # conversations holding at least one thumb
               "part_A": {"turns": data["parts"]["A"]["votes"]["n"], "conversations": data["parts"]["A"]["conversations"]["n"]},
               "part_B": {"turns": data["parts"]["B"]["votes"]["n"], "conversations": data["parts"]["B"]["conversations"]["n"]}},
         "scores": {s: {"direction": e["direction"], "whole": auc(e), "A": auc(data["parts"]["A"]["votes"]["scores"][s]),
@@ -115,8 +116,8 @@ def speed_and_figures(path: Path, repeat: int) -> tuple[dict, dict]:
         "seconds": {"best_wall": min(walls), "walls": walls, "cpu": cpus, "cpu_min": min(cpus), "cpu_max": max(cpus),
                     "goal": GOAL_S},
         # the table's "KnowSim, within a conversation" row per part (README: part A / part B cells)
-        "within_conversation_parts": {p: {s: {**auc(e), "pairs": e.get("pairs"), "conversations": e.get("conversations")}
-                                          for s, e in data["parts"][p].get("within_conversation", {}).items()}
+        "within_conversation_parts": {p: {s: {**auc(e), "pairs": e["pairs"], "conversations": e["conversations"]}
+                                          for s, e in data["parts"][p]["within_conversation"].items()}
                                       for p in ("A", "B")},
     }
     return figures, {"split": data["split"]["note"]}
