@@ -43,7 +43,12 @@ def test_runs_json_says_how_many_more_and_names_the_version_number(capsys, db_pa
 def test_batch_all_offline_means_the_readme_matrix_and_the_dry_run_shows_it(capsys, db_path):
     """Old: after importing real conversations, the README's `batch --questions all --assistants
     offline` planned their questions too, and the oracle (an upper bound reading the hidden state)
-    as a strategy — 1,575 runs, and the dry run printed only the count."""
+    as a strategy — 1,575 runs, and the dry run printed only the count. Agents a test (or a plug-in)
+    registers under another prefix are in-process too, but `offline` means the offline provider's
+    strategies: with the test fakes registered first, the old filter planned 540 runs, not 360."""
+    from tests.storage_fakes import register_fakes
+
+    register_fakes()
     store = Store(db_path)
     store.seed_samples()
     samples = [q.id for q in store.list_questions()]

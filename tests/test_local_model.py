@@ -33,6 +33,7 @@ import pytest
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.llm.local_server import LocalModelError, check_build, find_model, start
 from knowsim_core.storage import Store
+from tests.conftest import in_ci
 
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]
 
@@ -65,7 +66,7 @@ def local(tmp_path_factory):
         check_build()
         find_model()
     except LocalModelError as exc:
-        if os.environ.get("CI"):
+        if in_ci():
             pytest.fail(f"CI runs the local-model tests: {exc}")
         pytest.skip(str(exc))
     rec = tmp_path_factory.mktemp("local") / "local-model.json"

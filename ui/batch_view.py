@@ -213,7 +213,12 @@ def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
     done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
     if not counts["cells"]:
         return 0.0, "Starting the batch: planning its conversations…" if live else "No conversation was planned."
-    return done / counts["cells"], f"{done} / {counts['cells']} conversations done"
+    # "done" counts what has ended; say how, or "2 / 360 done" read as two finished runs beside a
+    # summary saying "0 done, 2 interrupted" (issue 34)
+    ended = [f"{counts[s]} {s}" for s in ("finished", "failed", "interrupted")
+             if counts[s] and not (s == "interrupted" and live)]
+    how = f" ({', '.join(ended)})" if ended and ended != [f"{done} finished"] else ""
+    return done / counts["cells"], f"{done} / {counts['cells']} conversations done{how}"
 
 
 def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:

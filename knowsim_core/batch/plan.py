@@ -261,9 +261,11 @@ def plan(
     if bad:
         raise ConfigError(f"unknown level {bad[0]!r}; expected all or some of {', '.join(LEVELS)}")
     if assistants == "offline":
-        # the scripted strategies; the oracle reads the hidden state (an upper bound): only when named
+        # the scripted strategies of the offline provider (not every in-process agent: a plug-in or a
+        # test's agent registered under another prefix is played only when named); the oracle reads
+        # the hidden state (an upper bound): only when named
         assistants = [e.id for e in registry.available("assistant")
-                      if e.spec.offline and not getattr(e.factory, "reads_state", False)]
+                      if e.spec.provider == "offline" and not getattr(e.factory, "reads_state", False)]
     else:
         assistants = _split(assistants)
     for kind, ids in (("assistant", assistants), ("user", [user]), ("extractor", [extractor])):

@@ -55,12 +55,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--split: {exc}") from exc
     tags = [t.strip() for t in (args.simulated or "").split(",") if t.strip()]
     if args.simulated is not None:
-        from knowsim_core.batch.plan import check_tag
+        from knowsim_core.text.tags import check_batch_tag
 
         if not tags:
             raise ConfigError("--simulated needs one or more batch tags (TAG[,TAG…]); `runs --batch TAG` lists them")
         for t in tags:  # before the bootstrap: a typo costs nothing
-            check_tag(t, what="--simulated")
+            check_batch_tag(t, what="--simulated")
     a = collect(store, extractor=args.extractor, reading=args.reading, part=args.part, split=split)
     if not a.turns and not a.conversations and not a.unread:
         raise StorageError("nothing to compare: no judged turns and no rated human conversations in the database; "
