@@ -80,7 +80,11 @@ def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export
     path, store, runs = judged_db
     rid = runs[0]
     at = app(SIMULATE, run=rid, turn="2")
-    assert "👎 down · the person in the conversation" in _texts(at)  # c0 turn 2: (0 + 1) % 2 → 👎
+    assert ":material/thumb_down: down · the person in the conversation" in _texts(at)  # c0 turn 2: (0 + 1) % 2 → 👎
+    # issue 34 item 11 on Simulate too: the thumbs and the judge buttons are icons that ship with the
+    # app, not emoji (old: "👎 down ·", "👍 Good reply" — empty boxes in Debian's chromium)
+    shown = _texts(at) + " ".join(b.label for b in at.button)
+    assert not EMOJI.findall(shown), sorted(set(EMOJI.findall(shown)))
     at.text_input(key=f"sim_judge_0_who_{rid}_2").set_value("ana")
     at.text_input(key=f"sim_judge_0_note_{rid}_2").set_value("explains, but too long")
     at.button(key="sim_judge_0_up").click().run()
@@ -158,7 +162,7 @@ def test_a_conversation_without_a_reading_opens_in_simulate_with_its_thumb_and_r
     rid = import_path(Store(path), src).runs[0]
     at = app(SIMULATE, run=rid, turn="1")
     text = _texts(at)
-    assert "👎 down · the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text
+    assert ":material/thumb_down: down · the person in the conversation" in text and "no KnowSim reading: the conversation names no concepts" in text
 
 
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]")  # 👍 👎 ⛔ ⚠ ✅ …

@@ -38,12 +38,13 @@ def judgment_line(j: Judgment) -> str:
 
     The name and the note are stored text (a Studio JSON import brings them from anywhere), so they
     go through :func:`~ui.safe_text.inline_markdown`: a ``![](http://tracker)`` note must not load."""
-    thumb = "👍 up ·" if j.liked else "👎 down ·"
+    # Streamlit's material icons ship with the app; Debian's chromium has no emoji font (issue 34)
+    thumb = ":material/thumb_up: up ·" if j.liked else ":material/thumb_down: down ·"
     who = inline_markdown(" ".join((j.who or "?").split()))
     whose = "the person in the conversation" if j.source == "person" else f"researcher **{who}**"
     when = f" ({j.created[:16].replace('T', ' ')})" if j.created and j.source == "researcher" else ""
     match = {"prefix": " — voted while the reply was still streaming (its text is a prefix of the reply)",
-             "mismatch": " — ⚠ the voted text is not this reply's; left out of agreement"}.get(j.match, "")
+             "mismatch": " — :material/warning: the voted text is not this reply's; left out of agreement"}.get(j.match, "")
     note = f": “{inline_markdown(' '.join(j.note.split()))}”" if j.note else ""
     return f"{thumb} {whose}{when}{note}{match}"
 
@@ -65,7 +66,7 @@ def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
     who = st.session_state.get(WHO_KEY) or _default_name()
     mine = next((j for j in judgments if j.source == "researcher" and j.who == who), None)
     with row.popover("Judge this reply", icon=":material/thumbs_up_down:",
-                     help="Your 👍/👎 on the tutor's reply in this turn; counted by Agreement beside the people's"):
+                     help="Your thumb up or down on the tutor's reply in this turn; counted by Agreement beside the people's"):
         # keyed by run and turn: one key per side let a note typed on turn 2 stay in the box on
         # turn 3 and be saved with turn 3's vote, and a turn's own stored note was never shown
         name = st.text_input("Your name", value=who, key=f"{key}_who_{run_id}_{turn}", max_chars=200)
@@ -73,9 +74,9 @@ def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
                              max_chars=2000)
         b = st.container(horizontal=True)
         verdict = None
-        if b.button("👍 Good reply", key=f"{key}_up"):
+        if b.button("Good reply", icon=":material/thumb_up:", key=f"{key}_up"):
             verdict = True
-        if b.button("👎 Poor reply", key=f"{key}_down"):
+        if b.button("Poor reply", icon=":material/thumb_down:", key=f"{key}_down"):
             verdict = False
         if mine is not None and b.button("Withdraw mine", key=f"{key}_withdraw"):
             store.remove_judgment(run_id, turn, source="researcher", who=mine.who)

@@ -38,6 +38,6 @@ def test_a_click_on_a_judged_turn_opens_it_in_simulate(page, studio, tmp_path):
     m = re.search(r"run=(\w+)&turn=(\d+)", page.url)
     run_id, turn = m.group(1), int(m.group(2))
     assert (run_id, turn) in judged  # the turn that was clicked is a judged one
-    thumb = "👍 up ·" if judged[(run_id, turn)].liked else "👎 down ·"
+    thumb = "up ·" if judged[(run_id, turn)].liked else "down ·"  # after the icon ligature
     page.get_by_text(f"{thumb} the person in the conversation").first.wait_for(timeout=30_000)
     assert not [u for u in page.requests if not u.startswith(("http://127.0.0.1", "data:", "blob:", "about:"))]
