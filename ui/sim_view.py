@@ -40,7 +40,8 @@ COMPACT_CHART_HEIGHT = 150
 MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 210, 270
 # while the researcher types the next message the compose box takes the right column's top: the
 # messages and the why panel shrink so the three still end above 900 px (issue 34)
-TYPED_MESSAGES_HEIGHT, TYPED_IU_PANEL_HEIGHT = 110, 110
+TYPED_MESSAGES_HEIGHT, TYPED_IU_PANEL_HEIGHT = 100, 96
+TYPED_PREVIEW_HEIGHT = 52  # the learner's next message above the compose box: two lines, then it scrolls
 
 
 PLAYER_FRAGMENT, PLAY_FRAGMENT = "sim_player", "sim_play_controls"
@@ -309,12 +310,15 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
     with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
-                st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
+                # a fixed height that scrolls: the paper-like learner's message runs to three lines or
+                # more, and an unbounded one pushed the why panel below 900 px (issue 34 item 8)
+                with st.container(height=TYPED_PREVIEW_HEIGHT, border=False, key=f"sim_preview{suffix}"):
+                    st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
                 st.error(f"The simulated learner could not write its message: {exc}")
                 return True
         label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
-        st.text_area(label, key=TYPED_KEY + suffix, height=80,
+        st.text_area(label, key=TYPED_KEY + suffix, height=68,
                      placeholder="It goes through the same extractor and rules as an agent's message.")
         attempt = role == "user" and st.checkbox("This message attempts an answer", key=f"sim_typed_attempt{suffix}")
         # never disabled: the box's text reaches the server when it loses focus, i.e. on this very click
