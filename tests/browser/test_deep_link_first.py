@@ -12,7 +12,9 @@ def test_first_request_deep_link_runs_the_frame(browser, tmp_path):
         page = context.new_page()
         page.goto(f"{server.url}/graph?question=sample_lava_lamps")
         wait_idle(page)
-        page.get_by_text("Graph editor", exact=True).wait_for(timeout=30_000)
+        # the page's own title (the navigation link carries the same words since issue 34 item 18)
+        page.get_by_test_id("stHeadingWithActionElements").get_by_text("Graph editor", exact=True).wait_for(
+            timeout=30_000)
         sidebar = page.locator('[data-testid="stSidebar"]')
         # the frame's grouped navigation and sidebar, not Streamlit's legacy page list
         sidebar.get_by_text("Correct & analyse").wait_for(timeout=30_000)
