@@ -115,7 +115,9 @@ def test_a_selected_small_node_keeps_its_state_colour(studio, screen):
     node = next(n for n in live.run.graph.nodes if n.id in known and n.id != "IU1")
     colour = STATE_STYLE[IUState.KNOWS_WELL].colour
     scale = screen.evaluate("() => window.__knowsim.sim_graph_0.network.getScale()")
-    assert scale < 0.6, "the fitted graph draws its nodes small (the case this test is about)"
+    # the fitted graph draws its nodes below their natural size (0.37 when this was written; since
+    # issue 34 item 16 labels never go under 11 px, so the fitted scale is ~0.7 and a tall graph pans)
+    assert scale < 1.0, "the fitted graph draws its nodes small (the case this test is about)"
     share = lambda c, pad=0: screen.evaluate(_COLOUR_SHARE, ["sim_graph_0", node.id, c, pad])
     before = share(colour)
     assert before > 0.2, "an unselected known node is drawn in its state colour"
