@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from knowsim_core.cli import main
+from tests.test_hardening_minor import one_line_error  # one owner of the one-line check
 
 ROOT = Path(__file__).resolve().parent.parent
 QID = "sample_lava_lamps"
@@ -23,15 +24,6 @@ def cli(*argv: str, env: dict | None = None, timeout: float = 120) -> subprocess
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "knowsim_core", *argv], cwd=ROOT, env=e, capture_output=True,
                           text=True, timeout=timeout)
-
-
-def one_line_error(proc: subprocess.CompletedProcess, *words: str) -> str:
-    err = proc.stderr.strip()
-    assert proc.returncode == 2, (proc.returncode, err)
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    for w in words:
-        assert w in err, err
-    return err
 
 
 # ---------------------------------------------------------------------- compare of a run with no turns
