@@ -26,6 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
     ("compat/llama3:8b:socratic@http://h:8080/v1", AgentId("compat", "llama3:8b", strategy="socratic",
                                                            url="http://h:8080/v1")),
     ("compat/m:zs@http://h:8080/v1", AgentId("compat", "m", method="zs", url="http://h:8080/v1")),
+    # the older spelling, which `make local-model` prints and stored runs keep: the strategy after the
+    # URL (the merged parser read ":adaptive" as part of the URL and the run got a 404 at /v1:adaptive)
+    ("compat/gemma@http://127.0.0.1:8080/v1:adaptive", AgentId("compat", "gemma", strategy="adaptive",
+                                                                url="http://127.0.0.1:8080/v1")),
+    ("compat/m@http://h:8080/v1:zs-cot", AgentId("compat", "m", method="zs-cot", url="http://h:8080/v1")),
+    ("compat/m@http://h:8080", AgentId("compat", "m", url="http://h:8080")),  # a port is not a suffix
     ("offline/adaptive", AgentId("offline", "adaptive")),
     ("human", AgentId("human", "")),
 ])

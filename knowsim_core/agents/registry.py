@@ -95,7 +95,8 @@ class AgentId:
     """An agent id's parts: ``<provider>/<model>[:<strategy>|:<method>][@<base_url>]``.
 
     ``compat/llama3:8b:socratic@http://h:8080/v1`` → provider ``compat``, model ``llama3:8b``, strategy
-    ``socratic``, url ``http://h:8080/v1``. A suffix that is neither an assistant's strategy
+    ``socratic``, url ``http://h:8080/v1``; the strategy may also follow the URL
+    (``compat/llama3:8b@http://h:8080/v1:socratic``, the older spelling). A suffix that is neither an assistant's strategy
     (``prompts/assistant.STRATEGIES``) nor a baseline user's method (``prompts/baseline_user.METHODS``)
     stays in the model name (``llama3:8b``). The one parser of ids: pricing, the LLM agents, the
     baseline users, the batch planner and the pages ask it (parsing by hand in 7–8 places priced a
@@ -124,6 +125,13 @@ def parse_id(agent_id: str) -> AgentId:
         return AgentId(agent_id, "")
     name, at, url = rest.partition("@")
     head, colon, tail = name.rpartition(":")
+    if at and not (colon and tail in STRATEGIES + METHODS):
+        # the suffix after the URL (``compat/m@http://h/v1:socratic``), as ids were written before
+        # this parser and as stored runs keep them: a URL never ends in a strategy's name (a port is
+        # digits), so it is the strategy, not part of the URL
+        base, ucolon, utail = url.rpartition(":")
+        if ucolon and utail in STRATEGIES + METHODS and "/" in base:
+            url, head, colon, tail = base, name, ":", utail
     strategy = tail if colon and tail in STRATEGIES else ""
     method = tail if colon and tail in METHODS and not strategy else ""
     return AgentId(provider, head if strategy or method else name, strategy, method, url if at else "")
