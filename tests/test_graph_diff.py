@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode
-from knowsim_core.engine.graph_diff import diff_graphs
+from knowsim_core.presentation.graph_diff import diff_graphs
 
 
 def _graph() -> IUGraph:
@@ -74,7 +74,7 @@ def test_each_node_field_is_compared(field, value):
 
 # ---------------------------------------------------------------------- word level (issue 14)
 def test_word_diff_marks_only_the_words_that_changed():
-    from knowsim_core.engine.graph_diff import WordSpan, word_diff
+    from knowsim_core.presentation.graph_diff import WordSpan, word_diff
 
     spans = word_diff("Wax melts when heated from below by the lamp.", "Wax melts when it is heated from below.")
     assert spans == (
@@ -88,7 +88,7 @@ def test_word_diff_marks_only_the_words_that_changed():
     ("a  b\n c " * 40, "a b c " * 41), ("x" * 300, "x" * 300 + " y"),
 ])
 def test_word_diff_gives_both_texts_back_in_full(old, new):
-    from knowsim_core.engine.graph_diff import word_diff
+    from knowsim_core.presentation.graph_diff import word_diff
 
     spans = word_diff(old, new)
     assert "".join(s.text for s in spans if s.kind != "added") == old

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 from knowsim_core.storage.connection import Database
 
 from knowsim_core.errors import FormatError, StorageError
-from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
@@ -36,9 +36,7 @@ from knowsim_core.storage.questions import graph_json, insert_graph, insert_ques
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")
-MODE_COLUMNS = ("redundant", "prereq_blocked", "effective", "overload_wasted", "under_absorbed")
-_MODES = (FailureMode.REDUNDANT, FailureMode.PREREQ_BLOCKED, FailureMode.EFFECTIVE,
-          FailureMode.OVERLOAD_WASTED, FailureMode.UNDER_ABSORBED)
+MODE_COLUMNS = tuple(m.value for m in FAILURE_ORDER)  # a turn's count per mode: one column named by its key
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +140,7 @@ class Runs:
         row = {"run_id": rid, "turn": turn.turn, "user_message": turn.user_message,
                "assistant_message": turn.assistant_message, "effective_load": q.effective_load,
                "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
-               "n_upward": q.n_upward_transitions, **{c: modes.get(m, 0) for c, m in zip(MODE_COLUMNS, _MODES)},
+               "n_upward": q.n_upward_transitions, **{m.value: modes.get(m, 0) for m in FAILURE_ORDER},
                "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": record}
         rowid = _insert_row(db, "turns", row)
         if defer_search:

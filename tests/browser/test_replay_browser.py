@@ -96,7 +96,7 @@ def test_turn_hash_keys_buttons_and_the_why_text(seeded_store, tmp_path, offline
     # the graph: every IU drawn, coloured by its state after the shown turn
     fills = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('svg g[data-iu]')]
                                .map(g => [g.dataset.iu, g.querySelector('rect').getAttribute('fill')]))""")
-    from knowsim_core.engine.palette import STATE_COLOURS
+    from knowsim_core.vocab import STATE_COLOURS
     assert fills == {n.id: STATE_COLOURS[n.post] for n in run.turns[1].nodes}
     # a shared link opens its turn directly; turn 0 is the start; out of range is clamped
     page.goto(url + "#turn=4")
