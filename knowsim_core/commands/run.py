@@ -12,8 +12,8 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question, resume_run, start_run
 from knowsim_core.engine.state import IUState
 from knowsim_core.storage import Store
-from knowsim_core.storage.runs import check_tag
 from knowsim_core.commands.runs import MAX_SEED, add_db_argument, int_in, open_store
+from knowsim_core.text.tags import check_run_tag
 from knowsim_core.vocab import MODE_LETTER_HEADER
 
 NAME = "run"
@@ -82,7 +82,7 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
 
 def run(args: argparse.Namespace) -> int:
     for tag in args.tag:  # a bad tag is refused before anything is stored (no run left behind)
-        check_tag(tag)
+        check_run_tag(tag)
     store = open_store(args)
     if args.resume:
         live = resume_run(store, args.resume)

@@ -33,6 +33,7 @@ from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
+from knowsim_core.text.tags import check_run_tag
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")
@@ -331,9 +332,11 @@ class Runs:
         """File the run under ``tags`` (a tag it has already is kept once); returns the tags added.
 
         Raises:
-            StorageError: an unknown run, or a tag that is empty, too long or holds control characters.
+            StorageError: an unknown run.
+            ConfigError: a tag that is empty, too long or holds a comma or control characters
+                (:func:`~knowsim_core.text.tags.check_run_tag`).
         """
-        clean = [check_tag(t) for t in tags]
+        clean = [check_run_tag(t) for t in tags]
         with self._conn.write() as db:
             if not db["runs"].count_where("id = ?", [run_id]):
                 raise StorageError(unknown_run(run_id))
@@ -347,21 +350,6 @@ class Runs:
         """Take ``tag`` off the run; False when it did not have it."""
         with self._conn.write() as db:
             return bool(db.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag]).rowcount)
-
-
-MAX_TAG_CHARS = 40
-
-
-def check_tag(tag: str) -> str:
-    """A researcher's tag, stripped; refused in one line when empty, too long or with control characters."""
-    t = (tag or "").strip()
-    if not t:
-        raise StorageError("a tag cannot be empty; type a word such as 'baseline' or 'ablation-2'")
-    if len(t) > MAX_TAG_CHARS:
-        raise StorageError(f"tag {t[:20]!r}… is {len(t)} characters; at most {MAX_TAG_CHARS}")
-    if any(ord(c) < 32 or c == "," for c in t):
-        raise StorageError(f"tag {t!r} holds a comma or a control character; use letters, digits, - or _")
-    return t
 
 
 def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
