@@ -19,13 +19,14 @@ from knowsim_core.vocab import MODE_LETTER_HEADER
 NAME = "run"
 HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
 # the counts column's letters are the failure modes' (the graph badge's, the replay's): R/P/E/O/U
-HEADER = (f"{'turn':>4}  {'load':>6}  {'tau':>3}  {'over':>4}  {'eta':>5}  {'up':>2}  {'U/S/P/K':>9}  "
+STATE_LETTER_HEADER = "/".join(s.short for s in IUState)  # U/S/P/K: IUs per state after the turn
+HEADER = (f"{'turn':>4}  {'load':>6}  {'tau':>3}  {'over':>4}  {'eta':>5}  {'up':>2}  {STATE_LETTER_HEADER:>9}  "
           f"{MODE_LETTER_HEADER:>9}  vote")
 LEGEND = ", ".join(f"{m.letter} {m.title.lower()}" for m in FAILURE_ORDER)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.epilog = f"Columns: U/S/P/K IUs per state after the turn; {MODE_LETTER_HEADER} IUs per failure mode ({LEGEND})."
+    p.epilog = f"Columns: {STATE_LETTER_HEADER} IUs per state after the turn; {MODE_LETTER_HEADER} IUs per failure mode ({LEGEND})."
     p.add_argument("--question", metavar="ID", help="question id (a sample id such as sample_lava_lamps, or an imported one)")
     p.add_argument("--level", choices=LEVELS, help="the simulated learner's knowledge level")
     p.add_argument("--assistant", metavar="ID", help="assistant id, e.g. offline/adaptive or openai/gpt-4o-mini")
