@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode
-from knowsim_core.engine.graph_diff import diff_graphs
+from knowsim_core.presentation.graph_diff import diff_graphs
 
 
 def _graph() -> IUGraph:
@@ -74,7 +74,7 @@ def test_each_node_field_is_compared(field, value):
 
 # ---------------------------------------------------------------------- word level (issue 14)
 def test_word_diff_marks_only_the_words_that_changed():
-    from knowsim_core.engine.graph_diff import WordSpan, word_diff
+    from knowsim_core.presentation.graph_diff import WordSpan, word_diff
 
     spans = word_diff("Wax melts when heated from below by the lamp.", "Wax melts when it is heated from below.")
     assert spans == (
@@ -88,7 +88,7 @@ def test_word_diff_marks_only_the_words_that_changed():
     ("a  b\n c " * 40, "a b c " * 41), ("x" * 300, "x" * 300 + " y"),
 ])
 def test_word_diff_gives_both_texts_back_in_full(old, new):
-    from knowsim_core.engine.graph_diff import word_diff
+    from knowsim_core.presentation.graph_diff import word_diff
 
     spans = word_diff(old, new)
     assert "".join(s.text for s in spans if s.kind != "added") == old
@@ -108,3 +108,21 @@ def test_entries_follow_lines_and_keep_long_text_whole():
     (same, added) = entries[0].spans
     assert same.text == "atoms share electrons" and added.kind == "added" and added.text.endswith("bond, ")
     assert long.strip() in d.lines()[0]  # the plain text is not cut at 60 characters any more
+
+
+def test_an_iu_is_named_once_never_iu_iu3():
+    """Issue 34 item 18: the history read "added IU IU4: …" and "IU IU2 · concept" — the usual ids
+    already say IU. A bare id (``D``) keeps its "IU" word."""
+    g = IUGraph.from_data({"nodes": [
+        {"id": "IU1", "concept": "atoms", "abstraction_level": 0.9, "description": "a"},
+        {"id": "IU2", "concept": "bonds", "abstraction_level": 0.7, "description": "b"},
+    ], "edges": [{"from": "IU1", "to": "IU2"}]})
+    new = (g.with_node(IUNode(id="IU4", concept="ions", abstraction_level=0.5, description="c"))
+           .with_node(g.node("IU2").model_copy(update={"concept": "covalent bonds"})))
+    d = diff_graphs(g, new)
+    text = "\n".join(d.lines() + [e.label for e in d.entries()])
+    assert "IU IU" not in text
+    assert "added IU4: ions" in d.lines() and "IU2: concept bonds → covalent bonds" in d.lines()
+    assert [e.label for e in d.entries()][:2] == ["added IU4", "IU2 · concept"]
+    odd = diff_graphs(g, g.with_node(IUNode(id="D", concept="d", abstraction_level=0.4, description="d")))
+    assert odd.lines() == ["added IU D: d"]

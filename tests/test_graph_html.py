@@ -96,7 +96,7 @@ def test_states_colour_nodes_and_empty_graph_is_refused():
 
 
 def test_the_export_colours_and_names_states_as_the_app_does():
-    """One palette (engine.palette): the HTML export's "unaware" was #bbbbbb where the app drew #D9D9D9."""
+    """One palette (knowsim_core.vocab): the HTML export's "unaware" was #bbbbbb where the app drew #D9D9D9."""
     from knowsim_core.engine.state import IUState
     from ui.theme import STATE_STYLE
 
@@ -106,3 +106,12 @@ def test_the_export_colours_and_names_states_as_the_app_does():
     for i, s in zip(ids, IUState):
         assert nodes[i]["color"] == STATE_STYLE[s].colour
         assert nodes[i]["title"].endswith(f"state: {STATE_STYLE[s].name}")
+
+
+def test_the_export_draws_edges_in_the_apps_edge_colour():
+    """Issue 32: the export drew edges #777777 where the app (and the replay) draw EDGE_COLOUR #8C8C8C."""
+    from knowsim_core.vocab import EDGE_COLOUR
+
+    page = graph_html(load_samples()[0].graph)
+    options = json.loads(re.search(r"var options = (\{.*?\});\n", page).group(1))
+    assert options["edges"]["color"]["color"] == EDGE_COLOUR

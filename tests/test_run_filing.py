@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from knowsim_core.cli import main
-from knowsim_core.errors import StorageError
+from knowsim_core.errors import ConfigError
 from knowsim_core.evaluation.analysis import level_summary
 
 from tests.part2_support import make_run
@@ -52,7 +52,9 @@ def test_tags_are_added_once_removed_and_filtered_on(db):
 
 @pytest.mark.parametrize("tag,msg", [("", "cannot be empty"), ("a,b", "comma"), ("x" * 41, "at most 40")])
 def test_a_bad_tag_is_refused_in_one_line_and_nothing_is_saved(db, tag, msg):
-    with pytest.raises(StorageError, match=msg):
+    """The caller's input, so a ConfigError as a bad batch tag is (it was a StorageError from a second
+    check_tag in storage, issue 32; the rule is text.tags.check_run_tag now)."""
+    with pytest.raises(ConfigError, match=msg):
         db.add_run_tags(db.on_v2, ["good", tag])
     assert db.run_tags([db.on_v2]) == {}
 

@@ -15,10 +15,11 @@ import streamlit as st
 from knowsim_core.evaluation.analysis import (
     METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn, representative_run, shares_by_level,
 )
-from knowsim_core.evaluation.explain import MODE_MEANING, explain_run
+from knowsim_core.evaluation.explain import explain_run
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.graph import natural_key
 from knowsim_core.engine.records import RunRecord
+from knowsim_core.vocab import MODE_MEANING
 from ui.theme import MODE_COLORS
 
 FACTS_LIMIT = 5000  # runs read for the cross-run views (the newest first)

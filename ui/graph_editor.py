@@ -18,7 +18,8 @@ from typing import Any, Mapping
 
 from knowsim_core.errors import FormatError, GraphError
 from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode, GraphIssue, checked, natural_key
-from knowsim_core.engine.graph_diff import GraphDiff
+from knowsim_core.presentation.graph_diff import GraphDiff
+from knowsim_core.vocab import iu_name
 
 NODE_COLUMNS: tuple[str, ...] = ("id", "concept", "abstraction_level", "description")
 EDGE_COLUMNS: tuple[str, ...] = ("from", "to", "reason")
@@ -30,10 +31,8 @@ _MARKUP = re.compile(r"<\s*/?\s*[a-zA-Z!][^>]*>|javascript:|on[a-z]+\s*=", re.IG
 # ---------------------------------------------------------------------- tables
 
 def iu_where(iu_id: Any) -> str:
-    """How a message names an IU: ``IU3`` as it is, a bare ``3`` or ``lava`` as ``IU 3`` / ``IU lava``
-    (``f"IU {id}"`` read "IU IU3" for the usual ids, issue 34)."""
-    text = str(iu_id)
-    return text if text.upper().startswith("IU") else f"IU {text}"
+    """How a message names an IU (the vocabulary's :func:`~knowsim_core.vocab.iu_name`: ``IU3``, ``IU lava``)."""
+    return iu_name(iu_id)
 
 def node_rows(graph: IUGraph) -> list[dict[str, Any]]:
     return [

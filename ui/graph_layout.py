@@ -13,7 +13,7 @@ import json
 from functools import lru_cache
 
 from knowsim_core.engine.graph import IUGraph
-from knowsim_core.engine.layout import layered_positions
+from knowsim_core.presentation.layout import layered_positions
 
 ROW_GAP = 85
 COL_GAP = 165

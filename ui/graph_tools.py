@@ -1,7 +1,7 @@
 """Sections of the Graph page: editor tables + validation + save, history diff, export, import, extract.
 
 Each function draws one section and talks to the store; the logic it relies on lives in
-:mod:`ui.graph_editor` (edits, validation, import checks), :mod:`knowsim_core.engine.graph_diff` and
+:mod:`ui.graph_editor` (edits, validation, import checks), :mod:`knowsim_core.presentation.graph_diff` and
 :mod:`knowsim_core.formats.graph_html`.
 """
 
@@ -15,7 +15,7 @@ from knowsim_core.agents import registry
 from knowsim_core.errors import FormatError, GraphError, KnowSimError
 from knowsim_core.formats.graph_html import graph_html
 from knowsim_core.engine.graph import IUGraph, IUNode, checked
-from knowsim_core.engine.graph_diff import diff_graphs
+from knowsim_core.presentation.graph_diff import diff_graphs
 from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
 from ui.graph_editor import (
     EDGE_COLUMNS, NODE_COLUMNS, EditResult, apply_edits, diff_html, edge_rows, endpoint_options, iu_where, judge, node_rows,

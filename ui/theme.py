@@ -1,19 +1,19 @@
-"""The UI's colours (failure modes, rings, gauge) and the on-screen glossary, defined once.
+"""The UI's colours (failure modes, rings, gauge) and the on-screen glossary.
 
-The four IU-state styles (colour, font, glyph, border) are the core's palette
-(:mod:`knowsim_core.engine.palette`), re-exported here, so the app and the exported HTML graph
-draw a state alike.
+Every colour, state name and failure-mode word is the vocabulary's (:mod:`knowsim_core.vocab`),
+re-exported here for the views, so the app, the exported graph, the replay, the paper figures and
+the command line draw and spell a state or a mode alike.
 """
 
 from __future__ import annotations
 
-# the values live in knowsim_core.engine.palette (the exports, paper figures and explanations use them too)
 from knowsim_core.engine.failures import FailureMode
-from knowsim_core.engine.palette import (  # noqa: F401  (re-exported: the views import them from here)
-    BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER,
-    GAUGE_THRESHOLD, MODE_COLOURS, MODE_FONTS, NEAR_SHARE, SELECTED_COLOUR, STATE_STYLE, StateStyle, state_word,
-)
 from knowsim_core.engine.state import IUState
+from knowsim_core.vocab import (  # noqa: F401  (re-exported: the views import them from here)
+    BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER,
+    GAUGE_THRESHOLD, MODE_COLOURS, MODE_FONTS, MODE_LETTERS, NEAR_SHARE, SELECTED_COLOUR, STATE_STYLE, StateStyle,
+    state_word,
+)
 
 
 def state_name(state: IUState | int) -> str:
@@ -27,28 +27,18 @@ def state_badge(state: IUState | int) -> str:
 
 
 # ---------------------------------------------------------------------- failure modes
-# Five colours from Paul Tol's "muted" scheme (distinguishable under the common colour-vision
-# deficiencies), chosen so that none is one of the state colours above: a failure chart must not
-# say "green" for EFFECTIVE where the graph says "green" for knows well. Charts name every mode in
-# their legend and hover (no fill patterns: Streamlit's plotly.js drops patterned stacked bars, see
-# ui/failure_views.py). Every view that colours a mode (Simulate,
+# Charts name every mode in their legend and hover (no fill patterns: Streamlit's plotly.js drops
+# patterned stacked bars, see ui/failure_views.py). Every view that colours a mode (Simulate,
 # Failure modes, Compare) takes it from here.
-MODE_COLORS: dict[FailureMode, str] = dict(MODE_COLOURS)
-MODE_FONT: dict[FailureMode, str] = dict(MODE_FONTS)
-
-
-# The letter on a failure-mode badge in the graph (a non-colour cue, named in the legend)
-MODE_BADGE: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "R",
-    FailureMode.PREREQ_BLOCKED: "P",
-    FailureMode.EFFECTIVE: "E",
-    FailureMode.OVERLOAD_WASTED: "O",
-    FailureMode.UNDER_ABSORBED: "U",
-}
+MODE_COLORS: dict[FailureMode, str] = MODE_COLOURS
+MODE_FONT: dict[FailureMode, str] = MODE_FONTS
+# The letter on a failure-mode badge in the graph (a non-colour cue, named in the legend): the
+# vocabulary's, the same as the replay's and the ``run`` command's.
+MODE_BADGE: dict[FailureMode, str] = MODE_LETTERS
 
 
 def mode_colour(mode: FailureMode | str) -> str:
-    """The colour of a failure mode (accepts the enum or its value, e.g. ``"prereq_blocked"``)."""
+    """The colour of a failure mode (accepts the enum or its stored key)."""
     return MODE_COLORS[FailureMode(mode)]
 
 

@@ -12,16 +12,21 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question, resume_run, start_run
 from knowsim_core.engine.state import IUState
 from knowsim_core.storage import Store
-from knowsim_core.storage.runs import check_tag
 from knowsim_core.commands.runs import MAX_SEED, add_db_argument, int_in, open_store
+from knowsim_core.text.tags import check_run_tag
+from knowsim_core.vocab import MODE_LETTER_HEADER
 
 NAME = "run"
 HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
-# modes: R redundant, B prereq-blocked, E effective, W overload-wasted, A under-absorbed
-HEADER = f"{'turn':>4}  {'load':>6}  {'tau':>3}  {'over':>4}  {'eta':>5}  {'up':>2}  {'U/S/P/K':>9}  {'R/B/E/W/A':>9}  vote"
+# the counts column's letters are the failure modes' (the graph badge's, the replay's): R/P/E/O/U
+STATE_LETTER_HEADER = "/".join(s.short for s in IUState)  # U/S/P/K: IUs per state after the turn
+HEADER = (f"{'turn':>4}  {'load':>6}  {'tau':>3}  {'over':>4}  {'eta':>5}  {'up':>2}  {STATE_LETTER_HEADER:>9}  "
+          f"{MODE_LETTER_HEADER:>9}  vote")
+LEGEND = ", ".join(f"{m.letter} {m.title.lower()}" for m in FAILURE_ORDER)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.epilog = f"Columns: {STATE_LETTER_HEADER} IUs per state after the turn; {MODE_LETTER_HEADER} IUs per failure mode ({LEGEND})."
     p.add_argument("--question", metavar="ID", help="question id (a sample id such as sample_lava_lamps, or an imported one)")
     p.add_argument("--level", choices=LEVELS, help="the simulated learner's knowledge level")
     p.add_argument("--assistant", metavar="ID", help="assistant id, e.g. offline/adaptive or openai/gpt-4o-mini")
@@ -78,7 +83,7 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
 
 def run(args: argparse.Namespace) -> int:
     for tag in args.tag:  # a bad tag is refused before anything is stored (no run left behind)
-        check_tag(tag)
+        check_run_tag(tag)
     store = open_store(args)
     if args.resume:
         live = resume_run(store, args.resume)

@@ -2,7 +2,8 @@
 the scalars storage keeps, so that storage and the analysis views share one definition.
 
 The population rule lives here too: cross-run figures count **finished** runs unless the caller asks
-for another :data:`STATUS_CHOICES` entry.
+for another :data:`STATUS_CHOICES` entry. The views' words for the metrics and their spread are the
+vocabulary's (:mod:`knowsim_core.vocab`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,7 @@ from typing import Sequence
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.records import RunRecord
 
-METRIC_NAMES: tuple[str, ...] = ("KG", "DC", "CO")
-METRIC_KEYS: dict[str, str] = {"KG": "knowledge_gain", "DC": "delivery_calibration", "CO": "cognitive_overload"}
 STATUS_CHOICES: tuple[str, ...] = ("finished", "all", "unfinished")  # the population of the cross-run views
-SPREAD = "IQR"
-SPREAD_TEXT = "spread = interquartile range (25th–75th percentile) of the runs in the cell, shown where n > 1"
 
 
 @dataclass(frozen=True, slots=True)

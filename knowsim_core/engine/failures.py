@@ -7,28 +7,16 @@ order, first match wins: REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, 
 from __future__ import annotations
 
 from collections import Counter
-from enum import StrEnum
 from typing import TYPE_CHECKING, Iterable, Mapping
+
+# the modes' keys, order and spelling are the vocabulary's (one owner for every view); the rule is here
+from knowsim_core.vocab import FAILURE_ORDER, FailureMode
 
 if TYPE_CHECKING:
     from knowsim_core.engine.signals import IUSignal
 
 _P, _K = 2, 3
 
-
-class FailureMode(StrEnum):
-    REDUNDANT = "redundant"
-    PREREQ_BLOCKED = "prereq_blocked"
-    EFFECTIVE = "effective"
-    OVERLOAD_WASTED = "overload_wasted"
-    UNDER_ABSORBED = "under_absorbed"
-
-    @property
-    def title(self) -> str:
-        return self.value.replace("_", "-").upper()
-
-
-FAILURE_ORDER: tuple[FailureMode, ...] = tuple(FailureMode)
 
 def classify_one(pre: int, ceiling_pre: int, post: int, overload: bool) -> FailureMode:
     """The failure mode of one explained IU, from its pre/post state and pre-turn ceiling."""

@@ -31,6 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from knowsim_core.engine import graph_checks
 from knowsim_core.errors import GraphCycleError, GraphError
+from knowsim_core.vocab import iu_name
 from knowsim_core.engine.graph_checks import (
     ALWAYS_BLOCKING, DELTA_L_MISMATCH_TOLERANCE, DELTA_L_TOLERANCE, MAX_DELTA_L, GraphIssue, Severity,
 )
@@ -89,7 +90,7 @@ def checked(model: type[_Part], where: str, /, **fields: Any) -> _Part:
 
     The field validators (visible ids, bounded text) raise pydantic's ValidationError, which
     callers of the ``with_*`` methods and the graph editor do not expect: they catch GraphError
-    and show its one line. ``where`` names the IU or edge (``"IU IU3"``, ``"new edge row 2"``).
+    and show its one line. ``where`` names the IU or edge (``"IU3"``, ``"new edge row 2"``).
     """
     try:
         return model(**fields)
@@ -388,7 +389,7 @@ class IUGraph(BaseModel):
 
         # checked(): a new id the validators refuse (an invisible character, too long) is a GraphError
         nodes = tuple(
-            checked(IUNode, f"renaming IU {old_id}", id=new_id, concept=n.concept,
+            checked(IUNode, f"renaming {iu_name(old_id)}", id=new_id, concept=n.concept,
                     abstraction_level=n.abstraction_level, description=n.description)
             if n.id == old_id else n
             for n in self.nodes

@@ -24,14 +24,10 @@ from knowsim_core.engine.rules import TurnQuantities, apply_turn, articulation_m
 from knowsim_core.engine.signals import IUSignal, signal_warnings
 from knowsim_core.engine.state import KnowledgeState, initial_state
 from knowsim_core.engine.termination import stop_votes
+from knowsim_core.vocab import (  # the stop reasons' words are the vocabulary's
+    STOP_EMPTY_ASSISTANT, STOP_EMPTY_USER, STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE,
+)
 
-STOP_MAX_TURNS = "max_turns"
-STOP_MASTERY = "mastery"
-STOP_OVERLOAD = "cognitive_overload"
-STOP_EMPTY_USER = "empty_user_message"
-STOP_EMPTY_ASSISTANT = "empty_assistant"
-STOP_EXTRACTOR = "phase_b_empty"
-STOP_USER_DONE = "user_done"  # the simulated user declared the conversation over (a judged end, not a rule vote)
 
 
 def derive_seed(seed: int, turn: int, role: str) -> int:

@@ -14,9 +14,7 @@ from knowsim_core.engine.config import RuleParams
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.rules import TurnQuantities
 from knowsim_core.engine.state import IUState, KnowledgeState
-
-MASTERY = "mastery"
-COGNITIVE_OVERLOAD = "cognitive_overload"
+from knowsim_core.vocab import STOP_MASTERY as MASTERY, STOP_OVERLOAD as COGNITIVE_OVERLOAD
 
 
 @dataclass(frozen=True, slots=True)

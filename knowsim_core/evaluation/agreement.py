@@ -49,7 +49,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.evaluation import scoring
 from knowsim_core.evaluation.agreement_words import (ALPHA, MIN_PAIRS, RESAMPLES, auc_with_ci, read_auc, read_p,
                                                      read_rho, replication, rho_with_ci, versus)
-from knowsim_core.formats.judgments import Judgment
+from knowsim_core.formats.judgments import Judgment, rating_of
 from knowsim_core.services.reading import NO_READING_KEY, has_reading, is_human_reading
 
 METRICS = ("kg", "dc", "co", "iq")
@@ -186,11 +186,6 @@ def _model_of(run: RunRecord) -> str:
     return str(dict(run.meta).get("tutor_model") or run.adapter.get("assistant", "").removeprefix("recorded/"))
 
 
-def _rating_of(meta: dict[str, Any]) -> float | None:
-    rating = meta.get("rating")
-    return float(rating) if isinstance(rating, (int, float)) and not isinstance(rating, bool) else None
-
-
 def collect(store, *, extractor: str | None = None, reading: str = "stored", part: str | None = None,
             split: frozenset[str] | None = None, resamples: int = RESAMPLES) -> Agreement:
     """The judged turns and the rated human readings of ``store`` (``extractor``: only readings by it).
@@ -248,7 +243,7 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
                     run_id=rid, conversation=str(meta.get("conversation", rid)),
                     reason=str(meta.get(NO_READING_KEY) or "the conversation has no IU graph"),
                     up=sum(j.liked for j in people), down=sum(not j.liked for j in people),
-                    rating=_rating_of(meta), correct=correctness(meta.get("correctness")), part=where,
+                    rating=rating_of(meta.get("rating")), correct=correctness(meta.get("correctness")), part=where,
                     level=run.level, model=_model_of(run), question_id=run.question_id))
             elif kept:
                 out.excluded["judgments on runs without a reading"] += len(kept)
@@ -260,7 +255,7 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
             row = rows.get(rid)
             out.conversations.append(Conversation(
                 run_id=rid, conversation=str(meta.get("conversation", rid)), level=run.level, model=model,
-                rating=_rating_of(meta), correct=correctness(meta.get("correctness")),
+                rating=rating_of(meta.get("rating")), correct=correctness(meta.get("correctness")),
                 metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns), part=where,
                 question_id=run.question_id,
             ))

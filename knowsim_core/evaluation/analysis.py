@@ -22,10 +22,13 @@ from typing import Any, Sequence
 
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
-from knowsim_core.engine.facts import (  # noqa: F401  (the views' vocabulary, owned by engine.facts)
-    METRIC_KEYS, METRIC_NAMES, SPREAD, SPREAD_TEXT, STATUS_CHOICES, RunFacts, facts_from_summary, run_facts,
+from knowsim_core.engine.facts import (  # noqa: F401  (the population rule, owned by engine.facts)
+    STATUS_CHOICES, RunFacts, facts_from_summary, run_facts,
 )
 from knowsim_core.engine.records import RunRecord
+from knowsim_core.vocab import (  # noqa: F401  (the views' words for the metrics, owned by the vocabulary)
+    METRIC_KEYS, METRIC_NAMES, SPREAD, SPREAD_TEXT,
+)
 
 # ---------------------------------------------------------------------- one run
 def modes_per_turn(run: RunRecord) -> list[dict[FailureMode, int]]:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from knowsim_core.engine.failures import FailureMode, classify_one
 from knowsim_core.engine.graph import IUGraph
-from knowsim_core.engine.palette import state_word
+from knowsim_core.vocab import state_word
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.rules import NodeTurn
 from knowsim_core.engine.signals import TeachingQuality
@@ -28,14 +28,6 @@ from knowsim_core.engine.state import IUState
 # it), in lower case at the head of a reason ("prerequisite-blocked" here beside "PREREQ-BLOCKED"
 # there read as two modes, issue 34)
 MODE_WORDS: dict[FailureMode, str] = {m: m.title.lower() for m in FailureMode}
-# What each mode means in general (a chart's hover); a turn's own reason comes from :func:`why_of`.
-MODE_MEANING: dict[FailureMode, str] = {
-    FailureMode.REDUNDANT: "already known well before this turn",
-    FailureMode.PREREQ_BLOCKED: "a prerequisite was not yet partially understood, so it could not advance",
-    FailureMode.EFFECTIVE: "it advanced this turn",
-    FailureMode.OVERLOAD_WASTED: "teachable, but the turn was overloaded and it did not advance",
-    FailureMode.UNDER_ABSORBED: "teachable and not overloaded, yet it did not advance (e.g. shallow teaching)",
-}
 _SHALLOW = TeachingQuality.SHALLOW.value
 _NOT_MENTIONED = TeachingQuality.NOT_MENTIONED.value
 

@@ -6,7 +6,7 @@ computation as the number quoted beside it.
 
 The figure is the paper's Fig. 6 style: one 100 % stacked bar per knowledge level, segments in the
 paper's mode order (REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED), in the
-Studio's colour-blind-safe mode palette (:mod:`knowsim_core.engine.palette`), with n (runs) under each
+Studio's colour-blind-safe mode palette (:mod:`knowsim_core.vocab`), with n (runs) under each
 level and the share written on every segment wide enough to hold it, so it reads in greyscale too.
 Sized for one column (3.3 in) with 8 pt text. matplotlib draws it without a browser or display
 (the Agg canvas; SVG and PDF are vector). SVG text stays text (``svg.fonttype = 'none'``), so the
@@ -19,8 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from knowsim_core.engine import palette
-from knowsim_core.engine.facts import METRIC_KEYS, SPREAD
+from knowsim_core import vocab
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.errors import ConfigError
 from knowsim_core.formats.output import write_output
@@ -78,12 +77,12 @@ def mode_figure(summary: Mapping[str, Any], fmt: str) -> bytes:
         left = [0.0] * len(levels)
         for mode in FAILURE_ORDER:
             shares = [float(row["modes"].get(mode.title, 0.0)) for _, row in levels]
-            ax.barh(y, shares, left=left, height=0.62, color=palette.MODE_COLOURS[mode], edgecolor="white",
+            ax.barh(y, shares, left=left, height=0.62, color=vocab.MODE_COLOURS[mode], edgecolor="white",
                     linewidth=0.5, label=mode.title)
             for yi, x0, s in zip(y, left, shares):
                 if s >= MIN_LABEL_SHARE:
                     ax.text(x0 + s / 2, yi, f"{s:.0%}", ha="center", va="center", fontsize=FONT_PT - 1.5,
-                            color=palette.MODE_FONTS[mode])
+                            color=vocab.MODE_FONTS[mode])
             left = [a + b for a, b in zip(left, shares)]
         ax.set_yticks(y, names)
         ax.set_xlim(0, 1)
@@ -172,7 +171,7 @@ def plain_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, caption
 def latex_table(summary: Mapping[str, Any], *, caption: str = "", label: str = "tab:knowsim-levels") -> str:
     """The per-level KG / DC / CO table (booktabs): n runs, each metric's mean and its spread.
 
-    The spread is the interquartile range over the runs of the level (:data:`SPREAD`), in brackets
+    The spread is the interquartile range over the runs of the level (:data:`knowsim_core.vocab.SPREAD`), in brackets
     after the mean, and absent where a level has one run. Needs ``\\usepackage{booktabs}``.
 
     Raises:
@@ -182,9 +181,10 @@ def latex_table(summary: Mapping[str, Any], *, caption: str = "", label: str = "
     caption = tex_escape(caption) if caption else (  # ours is LaTeX already; a caller's text is escaped
         f"Mean knowledge gain (KG), delivery calibration (DC) and cognitive overload (CO) per knowledge level "
         f"over {int(summary.get('runs', 0))} KnowSim runs; $n$ is the number of runs, brackets give the "
-        f"interquartile range ({SPREAD}) where $n > 1$.")
+        f"interquartile range ({vocab.SPREAD}) where $n > 1$.")
     rows = [[tex_escape(lv), str(int(row["runs"])),
-             *(_cell(float(row[METRIC_KEYS[m]]), row["spread"].get(METRIC_KEYS[m]), _PLACES[m]) for m in ("KG", "DC", "CO"))]
+             *(_cell(float(row[vocab.METRIC_KEYS[m]]), row["spread"].get(vocab.METRIC_KEYS[m]), _PLACES[m])
+               for m in vocab.METRIC_NAMES)]
             for lv, row in levels]
     return booktabs(["Level", "$n$", "KG", "DC", "CO"], rows, align="lrrrr", caption=caption, label=label,
                     source="`python -m knowsim_core failures --latex`")

@@ -39,6 +39,7 @@ from typing import Iterable, Sequence
 
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
+from knowsim_core.vocab import STOP_OVERLOAD
 
 # ---------------------------------------------------------------------- the paper's figures
 PAPER_POPULATION = "offline/simple"  # the offline stand-in for the benchmark's simple-prompt tutors
@@ -175,7 +176,7 @@ def outcome_from_facts(f, series: Sequence[tuple[bool, int]]) -> RunOutcome:
     stop = overload_stop(series)
     return RunOutcome(
         question_id=f.question_id, level=f.level, assistant=f.assistant, mode_counts=tuple(f.mode_counts),
-        kg=f.kg, dc=f.dc, co=f.co, stop_turn=stop, stop_reason=None if stop is None else "cognitive_overload",
+        kg=f.kg, dc=f.dc, co=f.co, stop_turn=stop, stop_reason=None if stop is None else STOP_OVERLOAD,
         task=task_of(f.question_id),
     )
 
@@ -261,7 +262,7 @@ def level_checks(outcomes: Iterable[RunOutcome]) -> list[LevelCheck]:
         out.append(LevelCheck(
             level=lv, runs=len(sel), shares=tuple(100.0 * c / total if total else 0.0 for c in counts),
             kg=fmean(r.kg for r in sel), dc=fmean(r.dc for r in sel), co=fmean(r.co for r in sel),
-            stops=len(stopped), overload_stops=sum(1 for r in stopped if r.stop_reason == "cognitive_overload"),
+            stops=len(stopped), overload_stops=sum(1 for r in stopped if r.stop_reason == STOP_OVERLOAD),
             mean_stop_turn=fmean(r.stop_turn + 1 for r in stopped) if stopped else None,  # type: ignore[operator]
             paper_shares=tuple(paper.get(m) for m in FAILURE_ORDER),
             paper_co=TABLE4_CO.get(lv), paper_kg=TABLE4_KG.get(lv),

@@ -18,13 +18,13 @@ import textwrap
 from dataclasses import replace
 from typing import Any, Sequence
 
-from knowsim_core.engine import palette
+from knowsim_core import vocab
 from knowsim_core.engine.failures import FAILURE_ORDER
-from knowsim_core.engine.layout import layered_positions
+from knowsim_core.presentation.layout import layered_positions
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState
 from knowsim_core.errors import FormatError
-from knowsim_core.evaluation.explain import MODE_MEANING, explain_run
+from knowsim_core.evaluation.explain import explain_run
 from knowsim_core.formats.replay_html import render
 from knowsim_core.services.fork import fork_link
 from knowsim_core.text.redact import redact, redact_urls
@@ -115,13 +115,13 @@ def replay_payload(runs: Sequence[dict[str, Any]], *, title: str = "") -> dict[s
         "version": FORMAT_VERSION,
         "title": title or " vs ".join(r["run_id"] for r in runs),
         "runs": list(runs),
-        "states": [{"name": palette.STATE_NAMES[s], "colour": palette.STATE_COLOURS[s],
-                    "font": palette.STATE_FONTS[s], "glyph": palette.STATE_GLYPHS[s]} for s in IUState],
-        "modes": [{"name": m.title, "colour": palette.MODE_COLOURS[m], "font": palette.MODE_FONTS[m],
-                   "meaning": MODE_MEANING[m]} for m in FAILURE_ORDER],
-        "colours": {"changed": palette.CHANGED_COLOUR, "edge": palette.EDGE_COLOUR, "border": palette.BORDER_COLOUR,
-                    "ok": palette.GAUGE_OK, "near": palette.GAUGE_NEAR, "over": palette.GAUGE_OVER,
-                    "bar": palette.GAUGE_BAR, "threshold": palette.GAUGE_THRESHOLD, "near_share": palette.NEAR_SHARE},
+        "states": [{"name": vocab.STATE_WORDS[s], "colour": vocab.STATE_COLOURS[s],
+                    "font": vocab.STATE_FONTS[s], "glyph": vocab.STATE_GLYPHS[s]} for s in IUState],
+        "modes": [{"name": m.title, "letter": m.letter, "colour": vocab.MODE_COLOURS[m], "font": vocab.MODE_FONTS[m],
+                   "meaning": vocab.MODE_MEANING[m]} for m in FAILURE_ORDER],
+        "colours": {"changed": vocab.CHANGED_COLOUR, "edge": vocab.EDGE_COLOUR, "border": vocab.BORDER_COLOUR,
+                    "ok": vocab.GAUGE_OK, "near": vocab.GAUGE_NEAR, "over": vocab.GAUGE_OVER,
+                    "bar": vocab.GAUGE_BAR, "threshold": vocab.GAUGE_THRESHOLD, "near_share": vocab.NEAR_SHARE},
     }
 
 

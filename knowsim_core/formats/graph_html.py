@@ -26,10 +26,10 @@ from typing import Mapping
 
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.graph import IUGraph
-from knowsim_core.engine.palette import STATE_STYLE, UNSTATED_COLOUR
+from knowsim_core.vocab import EDGE_COLOUR, STATE_STYLE, UNSTATED_COLOUR
 
 DEFAULT_HEIGHT_PX = 720
-# The Studio's colours for the four IU states (engine.palette), used when no palette is given.
+# The Studio's colours for the four IU states (knowsim_core.vocab), used when no palette is given.
 DEFAULT_STATE_COLORS: dict[int, str] = {int(s): v.colour for s, v in STATE_STYLE.items()}
 STATE_NAMES: dict[int, str] = {int(s): v.name for s, v in STATE_STYLE.items()}
 # Every reference to an external resource pyvis's template may emit (bootstrap, CDNs).
@@ -127,6 +127,6 @@ _OPTIONS = {
     "layout": {"hierarchical": {"enabled": True, "direction": "UD", "sortMethod": "directed", "levelSeparation": 110}},
     "physics": {"enabled": False},
     "nodes": {"font": {"size": 14}, "widthConstraint": {"maximum": 220}},
-    "edges": {"smooth": {"type": "cubicBezier"}, "color": {"color": "#777777"}},
+    "edges": {"smooth": {"type": "cubicBezier"}, "color": {"color": EDGE_COLOUR}},
     "interaction": {"hover": True, "tooltipDelay": 150},
 }

@@ -15,6 +15,7 @@ itself stays as it was), read back by :func:`judgments_from_data`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal, Optional
 
@@ -78,6 +79,23 @@ def one_per_turn(votes: list[Judgment], counts: dict[str, int]) -> tuple[Judgmen
         counts[f"votes_{kept.match or 'unchecked'}"] += 1  # "": no reply text, nothing checked
         out.append(kept)
     return tuple(sorted(out, key=lambda j: j.turn))
+
+
+def rating_of(value: Any) -> float | None:
+    """A conversation's overall rating (``meta["rating"]``, e.g. SimulatorArena's 1–10) as a number,
+    or None: only a finite int or float counts (not a bool, a string, NaN, ±inf or an int too big for a
+    float).
+
+    The one reading of a rating: storage's ``rating`` column and the agreement statistics both call
+    it (agreement once read NaN and ±inf as ratings where the column refused them, issue 32).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 class JudgmentIn(StrictModel):

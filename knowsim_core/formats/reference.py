@@ -20,6 +20,7 @@ from knowsim_core.engine.signals import normalize_entries
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.formats import schema
 from knowsim_core.formats.jsonio import parse_json, read_json, read_text
+from knowsim_core.vocab import STOP_MAX_TURNS
 
 TASK_KEYS = {"competition_math": "math", "math": "math", "expertqa": "expertqa"}
 
@@ -218,6 +219,6 @@ def run_from_reference(
             ("extractor", f"{RECORDED_PREFIX}labels"),
         ),
         turns=tuple(turns),
-        stop_reason=m.stop_reason or "max_turns",
+        stop_reason=m.stop_reason or STOP_MAX_TURNS,
         meta=(("source", "reference-run"), ("task", m.task or "")),
     )

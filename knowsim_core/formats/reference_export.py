@@ -17,6 +17,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.rules import TurnQuantities
 from knowsim_core.engine.metrics import reference_metrics
 from knowsim_core.formats import jsonio
+from knowsim_core.vocab import STOP_MAX_TURNS
 
 TASKS = {"math": "math", "expert": "expertqa", "expertqa": "expertqa"}
 EARLY_STOP_KEYS = (  # spec §6.5: what the reference writes at a virtual early stop
@@ -140,7 +141,7 @@ def to_reference(
         "metrics_at_early_stop": _early_stop_metrics(run, stop, metrics),
         "turns": len(run.turns),
         "over_max": len(run.turns) >= run.params.max_turns,
-        "finished": run.stop_reason is not None and run.stop_reason != "max_turns",
+        "finished": run.stop_reason is not None and run.stop_reason != STOP_MAX_TURNS,
         "conversation": conversation,
         "conversation_history": "".join(lines),
         "knowsim_studio": {

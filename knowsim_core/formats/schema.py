@@ -66,7 +66,7 @@ Level = Literal["novice", "intermediate", "advanced"]
 StateName = Literal["unaware", "struggling", "partial_understanding", "knows_well"]
 StateInt = Annotated[int, Strict(), Field(ge=0, le=3)]
 Attempt = Literal["reasoning", "articulation", "none"]
-Mode = Literal["redundant", "prereq_blocked", "effective", "overload_wasted", "under_absorbed"]
+Mode = Literal[tuple(m.value for m in FailureMode)]  # the vocabulary's keys (one owner), checked by pydantic
 Scalar = Optional[str | Bool | Int | Float]
 
 assert typing.get_args(Level) == LEVELS and typing.get_args(StateName) == STATE_NAMES

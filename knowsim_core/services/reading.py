@@ -20,6 +20,7 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.session import derive_seed, play_turn
 from knowsim_core.engine.signals import IUSignal
 from knowsim_core.engine.state import KnowledgeState
+from knowsim_core.vocab import STOP_END_OF_RECORDING
 
 # A reading rule: adjusts the extractor's labels of one turn from what the reading knows (the turn's
 # context and the labels), e.g. :mod:`.reading_evidence`. None: the extractor's labels as they are.
@@ -27,7 +28,6 @@ Adjust = Callable[[ExtractorContext, tuple[IUSignal, ...]], tuple[IUSignal, ...]
 
 KIND_KEY = "kind"
 HUMAN_READING = "human-reading"
-STOP_END_OF_RECORDING = "end_of_recording"
 NO_READING_KEY = "no_reading"  # meta: why a stored human conversation has no KnowSim reading
 NO_REPLY_NOTE = "no recorded reply (null in the source): the tutor's side of this turn is empty"
 

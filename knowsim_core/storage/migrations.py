@@ -14,7 +14,6 @@ application could share.
 
 from __future__ import annotations
 
-import math
 import shutil
 import sqlite3
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from sqlite_utils import Migrations
 
 from knowsim_core.errors import StorageError
+from knowsim_core.formats.judgments import rating_of
 from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only, unpack
 
 # ---------------------------------------------------------------------- schema
@@ -175,7 +175,7 @@ def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     """(rating, correctness) columns of a run from its meta: a finite number, and a short text
     (``correct`` / ``incorrect`` as the release writes it, ``true``/``false`` for a boolean)."""
     r, c = meta.get("rating"), meta.get("correctness")
-    rating = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) else None
+    rating = rating_of(r)
     if isinstance(c, bool):
         c = "true" if c else "false"
     correctness = str(c).strip().lower()[:40] if c is not None and str(c).strip() else None

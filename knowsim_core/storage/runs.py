@@ -26,19 +26,18 @@ from typing import Any, Callable, Sequence
 from knowsim_core.storage.connection import Database
 
 from knowsim_core.errors import FormatError, StorageError
-from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
 from knowsim_core.storage.liveness import writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
+from knowsim_core.text.tags import check_run_tag
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")
-MODE_COLUMNS = ("redundant", "prereq_blocked", "effective", "overload_wasted", "under_absorbed")
-_MODES = (FailureMode.REDUNDANT, FailureMode.PREREQ_BLOCKED, FailureMode.EFFECTIVE,
-          FailureMode.OVERLOAD_WASTED, FailureMode.UNDER_ABSORBED)
+MODE_COLUMNS = tuple(m.value for m in FAILURE_ORDER)  # a turn's count per mode: one column named by its key
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +141,7 @@ class Runs:
         row = {"run_id": rid, "turn": turn.turn, "user_message": turn.user_message,
                "assistant_message": turn.assistant_message, "effective_load": q.effective_load,
                "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
-               "n_upward": q.n_upward_transitions, **{c: modes.get(m, 0) for c, m in zip(MODE_COLUMNS, _MODES)},
+               "n_upward": q.n_upward_transitions, **{m.value: modes.get(m, 0) for m in FAILURE_ORDER},
                "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": record}
         rowid = _insert_row(db, "turns", row)
         if defer_search:
@@ -333,9 +332,11 @@ class Runs:
         """File the run under ``tags`` (a tag it has already is kept once); returns the tags added.
 
         Raises:
-            StorageError: an unknown run, or a tag that is empty, too long or holds control characters.
+            StorageError: an unknown run.
+            ConfigError: a tag that is empty, too long or holds a comma or control characters
+                (:func:`~knowsim_core.text.tags.check_run_tag`).
         """
-        clean = [check_tag(t) for t in tags]
+        clean = [check_run_tag(t) for t in tags]
         with self._conn.write() as db:
             if not db["runs"].count_where("id = ?", [run_id]):
                 raise StorageError(unknown_run(run_id))
@@ -349,21 +350,6 @@ class Runs:
         """Take ``tag`` off the run; False when it did not have it."""
         with self._conn.write() as db:
             return bool(db.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag]).rowcount)
-
-
-MAX_TAG_CHARS = 40
-
-
-def check_tag(tag: str) -> str:
-    """A researcher's tag, stripped; refused in one line when empty, too long or with control characters."""
-    t = (tag or "").strip()
-    if not t:
-        raise StorageError("a tag cannot be empty; type a word such as 'baseline' or 'ablation-2'")
-    if len(t) > MAX_TAG_CHARS:
-        raise StorageError(f"tag {t[:20]!r}… is {len(t)} characters; at most {MAX_TAG_CHARS}")
-    if any(ord(c) < 32 or c == "," for c in t):
-        raise StorageError(f"tag {t!r} holds a comma or a control character; use letters, digits, - or _")
-    return t
 
 
 def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:

@@ -208,7 +208,7 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
     page.get_by_text("Saved version").wait_for(timeout=30_000)
     versions = store.graph_versions(QID)
     assert len(versions) == before + 1
-    from knowsim_core.engine.graph_diff import diff_graphs
+    from knowsim_core.presentation.graph_diff import diff_graphs
 
     change = diff_graphs(versions[-2].graph, versions[-1].graph).lines()
     assert versions[-1].graph.nodes[0].description == "Edited in the browser.", change

@@ -96,8 +96,18 @@ def test_turn_hash_keys_buttons_and_the_why_text(seeded_store, tmp_path, offline
     # the graph: every IU drawn, coloured by its state after the shown turn
     fills = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('svg g[data-iu]')]
                                .map(g => [g.dataset.iu, g.querySelector('rect').getAttribute('fill')]))""")
-    from knowsim_core.engine.palette import STATE_COLOURS
+    from knowsim_core.vocab import STATE_COLOURS
     assert fills == {n.id: STATE_COLOURS[n.post] for n in run.turns[1].nodes}
+    # each explained IU's badge shows its mode's letter as the vocabulary spells it (the page once took
+    # the first character of whatever name it was sent; the run command printed B/W/A for P/O/U)
+    from knowsim_core.vocab import FAILURE_ORDER, MODE_LETTERS
+    badges = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('section.run svg g[data-iu]')]
+                               .map(g => { const t = g.querySelector('text[font-weight="700"]');
+                                           return [g.dataset.iu, t.getAttribute('visibility') === 'visible'
+                                                                 ? t.textContent : ''] }))""")
+    letter = {m.title: MODE_LETTERS[m] for m in FAILURE_ORDER}
+    assert badges == {iu["id"]: letter[iu["mode"]] if iu["mode"] else "" for iu in whys[2]}
+    assert any(badges.values())
     # a shared link opens its turn directly; turn 0 is the start; out of range is clamped
     page.goto(url + "#turn=4")
     assert shown(page)["rows"] == expected_rows(whys[4]) and page.is_disabled("#next")

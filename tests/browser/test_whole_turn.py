@@ -107,7 +107,7 @@ _COLOUR_SHARE = """([key, id, colour, pad]) => { const g = window.__knowsim[key]
 def test_a_selected_small_node_keeps_its_state_colour(studio, screen):
     """Issue 24 item 15: selecting a node on the (small, fitted) Simulate graph kept the selection
     colour over the whole box; the state colour must stay, and the selection must still show."""
-    from knowsim_core.engine.palette import SELECTED_COLOUR, STATE_STYLE
+    from knowsim_core.vocab import SELECTED_COLOUR, STATE_STYLE
     from knowsim_core.engine.state import IUState
 
     live = open_played_run(studio, screen)

@@ -184,7 +184,7 @@
       if (m) {
         s.modeRect.setAttribute("fill", m.colour);
         s.modeText.setAttribute("fill", m.font);
-        s.modeText.textContent = m.name.charAt(0);
+        s.modeText.textContent = m.letter;  // the vocabulary's letter, from the data (R P E O U)
       }
       s.tip.textContent = id + ": " + s.node.concept + "\n" + s.node.description + "\nstate: " + st.name +
         (iu ? "\n" + iu.why : "");
@@ -260,6 +260,7 @@
     box.appendChild(el("strong", null, "Failure modes (letter on the node):"));
     data.modes.forEach(function (m) {
       var item = el("span", { "class": "item", title: m.meaning });
+      item.appendChild(el("strong", null, m.letter + " "));
       item.appendChild(badge(m.name));
       item.appendChild(document.createTextNode(" " + m.meaning));
       box.appendChild(item);

@@ -15,6 +15,7 @@ from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode
+from knowsim_core.vocab import iu_name
 
 NODE_FIELDS: tuple[str, ...] = ("concept", "abstraction_level", "description")
 EDGE_FIELDS: tuple[str, ...] = ("delta_l", "reason")
@@ -127,10 +128,10 @@ class GraphDiff:
 
     def lines(self) -> list[str]:
         """Every change as one plain sentence, in a stable order (nodes, then edges)."""
-        out = [f"added IU {n.id}: {n.concept}" for n in self.added_nodes]
-        out += [f"removed IU {n.id}: {n.concept}" for n in self.removed_nodes]
+        out = [f"added {iu_name(n.id)}: {n.concept}" for n in self.added_nodes]
+        out += [f"removed {iu_name(n.id)}: {n.concept}" for n in self.removed_nodes]
         for c in self.changed_nodes:
-            out += [f"IU {c.id}: {_field_sentence(f)}" for f in c.changes]
+            out += [f"{iu_name(c.id)}: {_field_sentence(f)}" for f in c.changes]
         out += [f"added edge {a} → {b}" for a, b in self.added_edges]
         out += [f"removed edge {a} → {b}" for a, b in self.removed_edges]
         for c in self.changed_edges:
@@ -144,10 +145,10 @@ class GraphDiff:
 
     def entries(self) -> list[DiffEntry]:
         """The same changes as :meth:`lines`, in the same order, as word spans for highlighting."""
-        out = [DiffEntry(f"added IU {n.id}", (WordSpan("added", _node_text(n)),)) for n in self.added_nodes]
-        out += [DiffEntry(f"removed IU {n.id}", (WordSpan("removed", _node_text(n)),)) for n in self.removed_nodes]
+        out = [DiffEntry(f"added {iu_name(n.id)}", (WordSpan("added", _node_text(n)),)) for n in self.added_nodes]
+        out += [DiffEntry(f"removed {iu_name(n.id)}", (WordSpan("removed", _node_text(n)),)) for n in self.removed_nodes]
         for c in self.changed_nodes:
-            out += [DiffEntry(f"IU {c.id} · {f.field.replace('_', ' ')}", f.words()) for f in c.changes]
+            out += [DiffEntry(f"{iu_name(c.id)} · {f.field.replace('_', ' ')}", f.words()) for f in c.changes]
         out += [DiffEntry("added edge", (WordSpan("added", f"{a} → {b}"),)) for a, b in self.added_edges]
         out += [DiffEntry("removed edge", (WordSpan("removed", f"{a} → {b}"),)) for a, b in self.removed_edges]
         for c in self.changed_edges:
