@@ -64,12 +64,14 @@ class BadReply(Exception):
     """A 200 answer that cannot be used: not JSON, cut short, too large, too slow, or no reply in it.
 
     ``retry``: whether asking again may help (a broken or slow body may; a reply over the size cap
-    will only be as large again)."""
+    will only be as large again). ``billed``: the server answered 200 — the call is billed, but its
+    token counts cannot be read (False only when no status line came before the deadline)."""
 
-    def __init__(self, message: str, *, retry: bool = True, reason: str = "server"):
+    def __init__(self, message: str, *, retry: bool = True, reason: str = "server", billed: bool = True):
         super().__init__(message)
         self.retry = retry
         self.reason = reason
+        self.billed = billed
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ class RawReply:
     output_tokens: int = 0
     finish: str = ""
     parsed: BaseModel | None = None  # set when the SDK's parse API validated the reply
+    unknown_calls: int = 0  # unusable 200s billed before this reply (their tokens cannot be read)
 
 
 def check_base_url(url: str, what: str) -> str:
@@ -375,8 +378,8 @@ def call(
     except Exception:
         # a socket operation was cut at the deadline: the SDK calls it a timeout (or, while it read an
         # error body, a connection error); what happened is one thing, the deadline
-        if _DEADLINE.expired:
-            raise BadReply(f"no answer within {deadline_s:g} s", reason="timeout") from None
+        if _DEADLINE.expired:  # no status line came: nothing says the call was billed
+            raise BadReply(f"no answer within {deadline_s:g} s", reason="timeout", billed=False) from None
         raise
     finally:
         _DEADLINE.at, _DEADLINE.expired = None, False
