@@ -87,3 +87,19 @@ def test_a_recovered_server_is_reached_after_more_timed_out_requests_than_the_po
         assert threading.active_count() <= threads and sockets() <= socks
         srv.clear()
         assert m.complete(MSG).text == "recovered?"  # was: no answer within 1 s (the pool was full)
+
+
+def test_httpcore_errors_become_the_httpx_errors_of_the_same_name():
+    """What the SDKs catch: httpx2's TimeoutException (their timeout error) and its other transport
+    errors (their connection error); errors.broken_answer reads the class names."""
+    import httpcore2
+    import httpx2
+
+    from knowsim_core.llm.providers import _as_httpx_error
+
+    for name in ("ConnectError", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "ReadError",
+                 "WriteError", "RemoteProtocolError", "LocalProtocolError", "UnsupportedProtocol", "ProxyError"):
+        mapped = _as_httpx_error(getattr(httpcore2, name)("boom"))
+        assert type(mapped) is getattr(httpx2, name) and str(mapped) == "boom"
+    assert isinstance(_as_httpx_error(httpcore2.ReadTimeout("t")), httpx2.TimeoutException)
+    assert _as_httpx_error(ValueError("not an HTTP error")) is None

@@ -288,15 +288,17 @@ def _transport() -> Any:
         def handle_request(self, request: Any) -> Any:
             extensions = dict(request.extensions)
             timeouts = dict(extensions.get("timeout") or {})
-            pool, by_deadline = _budget(timeouts.get("pool"), httpcore2.PoolTimeout)
-            extensions["timeout"] = {**timeouts, "pool": pool}  # waiting for a free connection counts too
             url = request.url
-            core = httpcore2.Request(
-                method=request.method,
-                url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
-                headers=request.headers.raw, content=request.stream, extensions=extensions)
+            by_deadline = False
             try:
                 with _Mapped():
+                    pool, by_deadline = _budget(timeouts.get("pool"), httpcore2.PoolTimeout)
+                    extensions["timeout"] = {**timeouts, "pool": pool}  # waiting for a free connection counts too
+                    core = httpcore2.Request(
+                        method=request.method,
+                        url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
+                                          target=url.raw_path),
+                        headers=request.headers.raw, content=request.stream, extensions=extensions)
                     response = self._pool.handle_request(core)
             except httpx2.PoolTimeout:
                 if by_deadline:
