@@ -2,8 +2,8 @@
 
 Plays ``--calls`` structured calls (the extractor's schema, a 10-IU prompt, a ~3 KB JSON reply)
 one after the other against the local wire-format server at no latency, cache off, and reports
-this process's CPU (``time.process_time()``, every thread: the request runs in a thread of its
-own; the server runs in a child process, so its CPU is not counted) and wall time per call, after
+this process's CPU (``time.process_time()``, every thread: older versions ran each request in a
+thread of its own; the server runs in a child process, so its CPU is not counted) and wall time per call, after
 a warm-up (imports, client, connection). It uses only ``ChatModel.complete``,
 so the same script measures any version of the request path (run it from another checkout to
 compare: ``git worktree add /tmp/old <commit>; python /tmp/old/benchmarks/llm_call.py``).

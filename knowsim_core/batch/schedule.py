@@ -65,6 +65,8 @@ class Outcome:
     error: str = ""
     lost_turn_tokens: int = 0  # of the above, billed in a turn that failed (no turn record reported them)
     lost_turn_usd: float = 0.0
+    unknown_calls: int = 0  # billed calls whose tokens could not be read (unusable 200s): in no figure above
+    lost_turn_unknown: int = 0  # of those, in a turn that failed
 
 
 class Control:
@@ -185,6 +187,7 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
                 out.tokens_in += u.input_tokens
                 out.tokens_out += u.output_tokens
                 out.cost_usd += u.cost_usd
+                out.unknown_calls += u.unknown_calls
             if on_turn is not None:
                 on_turn(rec)
         else:
@@ -202,6 +205,8 @@ def _count_lost(out: Outcome, exc: KnowSimError) -> None:
     for u in exc.spent:
         out.lost_turn_tokens += u.input_tokens + u.output_tokens
         out.lost_turn_usd += u.cost_usd
+        out.lost_turn_unknown += u.unknown_calls
+        out.unknown_calls += u.unknown_calls
         out.tokens_in += u.input_tokens
         out.tokens_out += u.output_tokens
         out.cost_usd += u.cost_usd
@@ -219,6 +224,7 @@ class Tally:
     skipped: int = 0  # cells another process finished or holds (claimed there first)
     tokens: int = 0
     cost_usd: float = 0.0
+    unknown_calls: int = 0  # billed calls with unknown tokens (not in tokens or cost_usd)
     started_at: float = field(default_factory=time.monotonic)
     in_flight: dict[int, float] = field(default_factory=dict)  # cell index -> spent so far
     finished_costs: list[float] = field(default_factory=list)
@@ -233,6 +239,7 @@ class Tally:
             spent = sum(u.cost_usd for u in rec.usage)
             self.tokens += sum(u.input_tokens + u.output_tokens for u in rec.usage)
             self.cost_usd += spent
+            self.unknown_calls += sum(u.unknown_calls for u in rec.usage)
             self.in_flight[index] = self.in_flight.get(index, 0.0) + spent
 
     def end(self, out: Outcome, *, counted_turns: bool) -> None:
@@ -241,9 +248,11 @@ class Tally:
             if not counted_turns:  # worker processes report their spending only at the end
                 self.tokens += out.tokens_in + out.tokens_out
                 self.cost_usd += out.cost_usd
+                self.unknown_calls += out.unknown_calls
             else:  # the turns were counted as they came; a failed turn's calls were not
                 self.tokens += out.lost_turn_tokens
                 self.cost_usd += out.lost_turn_usd
+                self.unknown_calls += out.lost_turn_unknown
             if out.status == "finished":
                 self.finished_costs.append(out.cost_usd)
             self.done += out.status in ("finished", "failed", "interrupted", "skipped")

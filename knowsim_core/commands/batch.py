@@ -235,16 +235,22 @@ def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str,
     if not stopped:
         if not args.json:
             print(f"{finished} of {len(todo)} runs finished, stored in {db} (batch {tag}; "
-                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f}){left}")
+                  f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f}{_unknown(tally)}){left}")
         for o in [o for o in outcomes if o.status == "failed"][:10]:
             c = cells[o.index]
             print(f"  failed: {c.question_id} {c.level} {c.assistant_id} seed {c.seed}: {o.error}", file=sys.stderr)
         return 1 if failed else 0
     why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
     print(f"{why}: {finished} done, {interrupted} interrupted, {not_started} not started"
-          f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent); "
+          f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent{_unknown(tally)}); "
           f"continue with: {_resume_command(req, tag, db)}", file=sys.stderr)
     return EXIT_INTERRUPTED if control.signalled else 1
+
+
+def _unknown(tally: Tally) -> str:
+    """The billed calls the cost above cannot include (unusable 200s: their tokens are unknown)."""
+    n = tally.unknown_calls
+    return f" + {n} billed call{'' if n == 1 else 's'} with tokens unknown" if n else ""
 
 
 __all__ = ["request", "run"]

@@ -40,6 +40,9 @@ class Usage:
     latency_ms: float = 0.0
     cost_usd: float = 0.0
     cached: bool = False
+    # calls billed whose token counts could not be read (a 200 whose body was unusable): counted
+    # here, in neither the tokens nor the cost
+    unknown_calls: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,8 @@ class TurnRecord:
             "modes": [[i, m.value] for i, m in self.modes],
             "votes": _dc_data(self.votes),
             "notes": list(self.notes),
-            "usage": [_dc_data(u) for u in self.usage],
+            # unknown_calls is written only when set: records without it read as before
+            "usage": [{k: v for k, v in _dc_data(u).items() if k != "unknown_calls" or v} for u in self.usage],
         }
         if self.user_done:  # written only when set: records without it read as before
             data["user_done"] = True

@@ -181,6 +181,7 @@ class ChatModel:
         get_client(self.ref.provider, base_url=self.base_url, settings=self.settings)  # SDK import: not latency
         started = time.perf_counter()
         raws: list[RawReply] = []
+        unknown = 0  # unusable 200s of a request given up for another structured mode
         while True:
             try:
                 raw = self._send(sent, json_schema, mode, temperature, max_tokens, seed)
@@ -188,12 +189,13 @@ class ChatModel:
             except ProviderCallError as exc:
                 nxt = self._fallback(mode, exc)
                 if nxt is None:
-                    raise
+                    raise self._billed(exc, role, unknown, started) from None
+                unknown += exc.unknown_calls
                 with _MODE_LOCK:  # the server does not take this kind of request: the next one from now on
                     _FALLBACK_MODES[(self.ref.provider, self.base_url, self.ref.model)] = nxt
                 mode = nxt
                 sent = self._sent(messages, schema, mode)
-        raws.append(raw)
+        raws.append(replace(raw, unknown_calls=raw.unknown_calls + unknown) if unknown else raw)
         parsed, error = self._validate(raw, json_schema)
         repaired = False
         if error and mode == "json_schema_object" and raw.finish == "length":
@@ -204,9 +206,8 @@ class ChatModel:
                       {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)}]
             try:
                 raw = self._send(repair, json_schema, mode, temperature, max_tokens, seed)
-            except ProviderError as exc:  # the first reply was billed all the same
-                exc.add_spent((self._usage(raws, role, time.perf_counter() - started),))
-                raise
+            except ProviderCallError as exc:  # the first reply was billed all the same
+                raise self._billed(exc, role, 0, started, raws) from None
             raws.append(raw)
             parsed, error = self._validate(raw, json_schema)
         usage = self._usage(raws, role, time.perf_counter() - started)
@@ -325,7 +326,13 @@ class ChatModel:
                 raise
             with _MODE_LOCK:
                 _DEFAULT_SAMPLING_ENDPOINTS.add(endpoint)
-            return self._send_once(messages, json_schema, mode, None, max_tokens, None)
+            before = exc.unknown_calls
+        try:
+            raw = self._send_once(messages, json_schema, mode, None, max_tokens, None)
+        except ProviderCallError as exc:
+            exc.unknown_calls += before
+            raise
+        return replace(raw, unknown_calls=raw.unknown_calls + before) if before else raw
 
     def sampling_is_default(self) -> bool:
         """True once the model was found to reject ``temperature`` / ``seed`` (they are not sent)."""
@@ -340,6 +347,7 @@ class ChatModel:
         client = get_client(self.ref.provider, base_url=self.base_url, settings=s)
         errors = sdk_errors(self.ref.provider) + (BadReply,)
         retries = 0
+        unknown = 0  # unusable 200s: billed, but their token counts cannot be read
         while True:
             try:
                 with gate_for(self.ref.provider, self.base_url, s):
@@ -347,8 +355,9 @@ class ChatModel:
                                schema_model=json_schema, mode=mode, temperature=temperature,
                                max_tokens=max_tokens, seed=seed, max_bytes=s.max_reply_bytes,
                                deadline_s=s.timeout_s)
-                return _redacted(raw, self._secrets())
+                return _redacted(replace(raw, unknown_calls=unknown) if unknown else raw, self._secrets())
             except errors as exc:
+                unknown += isinstance(exc, BadReply) and exc.billed
                 wait, why_not = retry_after(exc, retries)
                 if mode != "text" and _names_response_format(exc):  # a refusal, not a passing fault
                     wait, why_not = None, "the server refuses this response_format"
@@ -357,9 +366,14 @@ class ChatModel:
                     # the local server keeps generating the abandoned request: a retry would queue behind it
                     wait, why_not = None, "the local server is still generating the abandoned request"
                 if wait is None or retries >= s.max_retries:
-                    raise translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
+                    err = translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
                                     timeout_s=s.timeout_s, retries=retries, secrets=self._secrets(),
-                                    not_retried=why_not) from None
+                                    not_retried=why_not)
+                    if unknown:  # say it: --max-cost cannot price them
+                        err.args = (f"{err}; {unknown} unusable repl{'y' if unknown == 1 else 'ies'} billed, "
+                                    "tokens unknown (counted as calls, in no token or cost figure)",)
+                    err.unknown_calls = unknown
+                    raise err from None
             time.sleep(wait)  # interruptible: Ctrl-C during a backoff stops at once
             retries += 1
 
@@ -375,14 +389,24 @@ class ChatModel:
             truncated = " (the reply was cut off: raise max_tokens)" if raw.finish in ("length", "max_tokens") else ""
             return None, f"{exc}{truncated}"
 
-    def _usage(self, raws: list[RawReply], role: str, seconds: float) -> Usage:
+    def _usage(self, raws: list[RawReply], role: str, seconds: float, unknown: int = 0) -> Usage:
         tin = sum(r.input_tokens for r in raws)
         tout = sum(r.output_tokens for r in raws)
         return Usage(
             role=role, model=self.id, input_tokens=tin, output_tokens=tout,
             latency_ms=round(seconds * 1000.0, 1),
             cost_usd=self.settings.prices.cost(self.ref.model, tin, tout),
+            unknown_calls=unknown + sum(r.unknown_calls for r in raws),
         )
+
+    def _billed(self, exc: ProviderCallError, role: str, unknown: int, started: float,
+                raws: Sequence[RawReply] = ()) -> ProviderCallError:
+        """``exc`` carrying what this call was billed before it failed (``exc.spent``): the replies
+        in ``raws`` and every unusable 200 (tokens unknown: counted as calls, not in the cost)."""
+        unknown += exc.unknown_calls
+        if raws or unknown:
+            exc.add_spent((self._usage(list(raws), role, time.perf_counter() - started, unknown),))
+        return exc
 
     def _from_cache(self, key: str, json_schema: type[BaseModel] | None, role: str) -> ChatResult | None:
         if self.cache is None:

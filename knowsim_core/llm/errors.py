@@ -66,7 +66,10 @@ def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
 
 class ProviderCallError(ProviderError):
     """A failed call. ``reason`` is one of auth, model, rate_limit, timeout, connection, server,
-    bad_request, unexpected; ``status`` the HTTP status when there was one."""
+    bad_request, unexpected; ``status`` the HTTP status when there was one; ``unknown_calls``: the
+    unusable 200s among its attempts (billed, token counts unreadable; also in ``spent``)."""
+
+    unknown_calls: int = 0
 
     def __init__(self, message: str, *, provider: str, reason: str, status: int | None = None):
         super().__init__(message)

@@ -9,12 +9,17 @@ chunk, and a request is *bounded*:
 * **size**: a body larger than ``KNOWSIM_LLM_MAX_REPLY_BYTES`` (declared or as it arrives) is
   refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended); an
   error answer (4xx/5xx), which the SDK reads whole before raising, is cut at
-  :data:`ERROR_BODY_CAP` by the client's transport (:class:`_ErrorBodyCap`) — its message is in
+  :data:`ERROR_BODY_CAP` by the client's transport (:func:`_transport`) — its message is in
   the first lines;
-* **time**: ``KNOWSIM_LLM_TIMEOUT`` is the deadline of the whole request (status line, headers
-  and body): the request runs in a thread the caller waits for with that deadline — a server
-  trickling a byte a second is cut off at the deadline, not kept alive by each read beating the
-  per-read timeout — and Ctrl-C reaches the waiting caller at once;
+* **time**: ``KNOWSIM_LLM_TIMEOUT`` is the deadline of the whole request (connection, status
+  line, headers and body), enforced at every socket operation in the calling thread: the client's
+  network backend (:class:`_DeadlineBackend`) gives each connect, read, write and TLS handshake
+  ``min(its own timeout, the time left)``, so a server trickling a byte a second is cut off at the
+  deadline, not kept alive by each read beating the per-read timeout. The connection it cut is
+  dropped by the HTTP stack (no thread, no socket is left behind: the old request thread, abandoned
+  at the deadline, kept reading a trickled head with its pooled connection — 27 -> 119 threads,
+  100 sockets in 35 s, then a full pool) and a kept-alive connection is reused as before. Ctrl-C
+  reaches a caller waiting on a socket at once (the waits are the interpreter's interruptible ones);
 * **shape**: a 200 whose body is not JSON, is cut short or has no reply in it is a
   :class:`BadReply` — a provider error retried like a 5xx, never a ``JSONDecodeError``.
 
@@ -59,12 +64,14 @@ class BadReply(Exception):
     """A 200 answer that cannot be used: not JSON, cut short, too large, too slow, or no reply in it.
 
     ``retry``: whether asking again may help (a broken or slow body may; a reply over the size cap
-    will only be as large again)."""
+    will only be as large again). ``billed``: the server answered 200 — the call is billed, but its
+    token counts cannot be read (False only when no status line came before the deadline)."""
 
-    def __init__(self, message: str, *, retry: bool = True, reason: str = "server"):
+    def __init__(self, message: str, *, retry: bool = True, reason: str = "server", billed: bool = True):
         super().__init__(message)
         self.retry = retry
         self.reason = reason
+        self.billed = billed
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,7 @@ class RawReply:
     output_tokens: int = 0
     finish: str = ""
     parsed: BaseModel | None = None  # set when the SDK's parse API validated the reply
+    unknown_calls: int = 0  # unusable 200s billed before this reply (their tokens cannot be read)
 
 
 def check_base_url(url: str, what: str) -> str:
@@ -117,42 +125,193 @@ def get_client(provider: str, *, base_url: str, settings: LLMSettings) -> Any:
         return client
 
 
-def _error_body_cap() -> Any:
-    """An HTTP transport (the SDKs' own stack, httpx2) whose 4xx/5xx bodies end after
-    :data:`ERROR_BODY_CAP` bytes. A success body is left whole: :func:`_read_json` reads it under
-    the reply cap, chunk by chunk; an error body the SDK reads itself, whole, before raising."""
-    import httpx2
+class _Deadline(threading.local):
+    """The deadline of the request this thread is making (``time.monotonic()`` seconds), set by
+    :func:`call` for the length of one request; ``expired``: an operation was cut short by it."""
 
-    class _Capped(httpx2.SyncByteStream):
-        def __init__(self, inner: Any, cap: int):
-            self._inner, self._cap = inner, cap
+    at: float | None = None
+    expired: bool = False
 
-        def __iter__(self):
-            left = self._cap
-            for chunk in self._inner:
-                if len(chunk) >= left:
-                    yield chunk[:left]
-                    return
-                left -= len(chunk)
-                yield chunk
 
-        def close(self) -> None:
-            self._inner.close()  # the connection is dropped, never read to the end
+_DEADLINE = _Deadline()
+POOL_MAX_CONNECTIONS = 100  # httpx2.HTTPTransport's defaults, which the clients had before
+POOL_MAX_KEEPALIVE = 20
+POOL_KEEPALIVE_EXPIRY_S = 5.0
+WRITE_SLICE = 64 * 1024  # a request body is written in slices, each under the time then left
 
-    class _ErrorBodyCap(httpx2.BaseTransport):
-        def __init__(self) -> None:
-            self._inner = httpx2.HTTPTransport()
 
-        def handle_request(self, request: Any) -> Any:
-            response = self._inner.handle_request(request)
-            if response.status_code >= 400:
-                response.stream = _Capped(response.stream, ERROR_BODY_CAP)
-            return response
+def _budget(timeout: float | None, timeout_error: type[Exception]) -> tuple[float | None, bool]:
+    """(the timeout of one socket operation, whether the deadline is what bounds it): ``timeout``
+    (the HTTP stack's per-operation one) or the time left until this thread's request deadline,
+    whichever is shorter. Raises ``timeout_error`` at once when the deadline has passed."""
+    at = _DEADLINE.at
+    if at is None:  # no request deadline on this thread (a client used outside call())
+        return timeout, False
+    left = at - time.monotonic()
+    if left <= 0:
+        _DEADLINE.expired = True
+        raise timeout_error("the request's deadline has passed")
+    if timeout is None or left < timeout:
+        return left, True
+    return timeout, False
+
+
+def _network_backend() -> Any:
+    """An ``httpcore2`` network backend (the SDKs' HTTP stack) whose connections and streams keep
+    to the deadline of the request being made on the calling thread (see :func:`_budget`)."""
+    import httpcore2
+
+    def bounded(op: Any, timeout: float | None, timeout_error: type[Exception], *args: Any) -> Any:
+        budget, by_deadline = _budget(timeout, timeout_error)
+        try:
+            return op(*args, budget)
+        except httpcore2.TimeoutException:
+            if by_deadline:
+                _DEADLINE.expired = True
+            raise
+
+    class _DeadlineStream(httpcore2.NetworkStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return bounded(self._inner.read, timeout, httpcore2.ReadTimeout, max_bytes)
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            view = memoryview(buffer)
+            for i in range(0, max(len(view), 1), WRITE_SLICE):  # a long write cannot outlast the deadline
+                bounded(self._inner.write, timeout, httpcore2.WriteTimeout, bytes(view[i:i + WRITE_SLICE]))
 
         def close(self) -> None:
             self._inner.close()
 
-    return _ErrorBodyCap()
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> Any:
+            return _DeadlineStream(bounded(self._inner.start_tls, timeout, httpcore2.ConnectTimeout,
+                                           ssl_context, server_hostname))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class _DeadlineBackend(httpcore2.NetworkBackend):
+        def __init__(self) -> None:
+            self._inner = httpcore2.SyncBackend()
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                        socket_options: Any = None) -> Any:
+            budget, by_deadline = _budget(timeout, httpcore2.ConnectTimeout)
+            try:
+                return _DeadlineStream(self._inner.connect_tcp(host, port, budget, local_address, socket_options))
+            except httpcore2.TimeoutException:
+                if by_deadline:
+                    _DEADLINE.expired = True
+                raise
+
+        def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            budget, by_deadline = _budget(timeout, httpcore2.ConnectTimeout)
+            try:
+                return _DeadlineStream(self._inner.connect_unix_socket(path, budget, socket_options))
+            except httpcore2.TimeoutException:
+                if by_deadline:
+                    _DEADLINE.expired = True
+                raise
+
+        def sleep(self, seconds: float) -> None:
+            self._inner.sleep(seconds)
+
+    return _DeadlineBackend()
+
+
+def _as_httpx_error(exc: Exception) -> Exception | None:
+    """The ``httpx2`` exception of the same name as ``httpcore2``'s ``exc`` (its most specific class
+    that has one: ReadTimeout -> ReadTimeout, a subclass without a twin -> its parent's), or None.
+    The SDKs turn httpx2's TimeoutException into their timeout error and its other transport errors
+    into connection errors; :func:`~knowsim_core.llm.errors.broken_answer` reads the class names."""
+    import httpx2
+
+    for cls in type(exc).__mro__:
+        if not cls.__module__.startswith("httpcore2"):
+            continue
+        twin = getattr(httpx2, cls.__name__, None)
+        if isinstance(twin, type) and issubclass(twin, httpx2.TransportError):
+            return twin(str(exc))
+    return None
+
+
+def _transport() -> Any:
+    """The clients' HTTP transport: an ``httpcore2`` connection pool over :func:`_network_backend`
+    (the whole-request deadline), whose 4xx/5xx bodies end after :data:`ERROR_BODY_CAP` bytes. A
+    success body is left whole: :func:`_read_json` reads it under the reply cap, chunk by chunk; an
+    error body the SDK reads itself, whole, before raising."""
+    import httpcore2
+    import httpx2
+
+    class _Mapped:
+        """Raise httpcore2's errors as httpx2's (what the SDKs catch), chained to the original."""
+
+        def __enter__(self) -> None:
+            return None
+
+        def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+            if isinstance(exc, Exception):
+                twin = _as_httpx_error(exc)
+                if twin is not None:
+                    raise twin from exc
+            return False
+
+    class _Body(httpx2.SyncByteStream):
+        def __init__(self, inner: Any, cap: int | None):
+            self._inner, self._cap = inner, cap
+
+        def __iter__(self):
+            left = self._cap
+            with _Mapped():
+                for chunk in self._inner:
+                    if left is not None and len(chunk) >= left:
+                        yield chunk[:left]
+                        return
+                    if left is not None:
+                        left -= len(chunk)
+                    yield chunk
+
+        def close(self) -> None:
+            with _Mapped():
+                self._inner.close()  # a body not read to the end: the connection is dropped
+
+    class _DeadlineTransport(httpx2.BaseTransport):
+        def __init__(self) -> None:
+            self._pool = httpcore2.ConnectionPool(
+                ssl_context=httpx2.create_ssl_context(), network_backend=_network_backend(),
+                max_connections=POOL_MAX_CONNECTIONS, max_keepalive_connections=POOL_MAX_KEEPALIVE,
+                keepalive_expiry=POOL_KEEPALIVE_EXPIRY_S)
+
+        def handle_request(self, request: Any) -> Any:
+            extensions = dict(request.extensions)
+            timeouts = dict(extensions.get("timeout") or {})
+            url = request.url
+            by_deadline = False
+            try:
+                with _Mapped():
+                    pool, by_deadline = _budget(timeouts.get("pool"), httpcore2.PoolTimeout)
+                    extensions["timeout"] = {**timeouts, "pool": pool}  # waiting for a free connection counts too
+                    core = httpcore2.Request(
+                        method=request.method,
+                        url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
+                                          target=url.raw_path),
+                        headers=request.headers.raw, content=request.stream, extensions=extensions)
+                    response = self._pool.handle_request(core)
+            except httpx2.PoolTimeout:
+                if by_deadline:
+                    _DEADLINE.expired = True
+                raise
+            return httpx2.Response(status_code=response.status, headers=response.headers,
+                                   stream=_Body(response.stream, ERROR_BODY_CAP if response.status >= 400 else None),
+                                   extensions=response.extensions)
+
+        def close(self) -> None:
+            self._pool.close()
+
+    return _DeadlineTransport()
 
 
 def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSettings) -> Any:
@@ -164,7 +323,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
             base_url=base_url,
             timeout=anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
             max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
-            http_client=anthropic.DefaultHttpxClient(transport=_error_body_cap()),
+            http_client=anthropic.DefaultHttpxClient(transport=_transport()),
         )
     import openai
 
@@ -173,7 +332,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
         base_url=base_url,
         timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
         max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
-        http_client=openai.DefaultHttpxClient(transport=_error_body_cap()),
+        http_client=openai.DefaultHttpxClient(transport=_transport()),
     )
 
 
@@ -211,54 +370,40 @@ def call(
         The SDK's errors for everything else (status errors, connection errors, timeouts).
     """
     deadline = time.monotonic() + deadline_s
-    abandoned = threading.Event()
-    done = threading.Event()
-    outcome: dict[str, Any] = {}
-
-    def request() -> None:
-        try:
-            outcome["reply"] = _request(provider, client, model=model, messages=messages, schema_model=schema_model,
-                                        mode=mode, temperature=temperature, max_tokens=max_tokens, seed=seed,
-                                        max_bytes=max_bytes, deadline=deadline, deadline_s=deadline_s,
-                                        abandoned=abandoned)
-        except BaseException as exc:  # noqa: BLE001 — handed to the caller's thread below
-            outcome["error"] = exc
-        finally:
-            done.set()
-
-    # The request runs in its own thread so that the deadline holds for all of it — a server
-    # trickling even its status line and headers keeps every read inside the per-read timeout —
-    # and so that Ctrl-C reaches a caller waiting here at once. On the deadline the thread is
-    # abandoned: it stops reading at its next chunk (or its per-read timeout) and holds nothing
-    # the caller still needs.
-    threading.Thread(target=request, daemon=True, name="llm-request").start()
-    if not done.wait(deadline_s):
-        abandoned.set()
-        raise BadReply(f"no answer within {deadline_s:g} s", reason="timeout")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["reply"]
+    _DEADLINE.at, _DEADLINE.expired = deadline, False
+    try:
+        return _request(provider, client, model=model, messages=messages, schema_model=schema_model, mode=mode,
+                        temperature=temperature, max_tokens=max_tokens, seed=seed, max_bytes=max_bytes,
+                        deadline=deadline, deadline_s=deadline_s)
+    except BadReply:
+        raise
+    except Exception:
+        # a socket operation was cut at the deadline: the SDK calls it a timeout (or, while it read an
+        # error body, a connection error); what happened is one thing, the deadline
+        if _DEADLINE.expired:  # no status line came: nothing says the call was billed
+            raise BadReply(f"no answer within {deadline_s:g} s", reason="timeout", billed=False) from None
+        raise
+    finally:
+        _DEADLINE.at, _DEADLINE.expired = None, False
 
 
 def _request(provider: str, client: Any, *, model: str, messages: list[dict[str, str]],
              schema_model: type[BaseModel] | None, mode: str, temperature: float | None, max_tokens: int | None,
-             seed: int | None, max_bytes: int, deadline: float, deadline_s: float, abandoned: threading.Event,
-             ) -> RawReply:
+             seed: int | None, max_bytes: int, deadline: float, deadline_s: float) -> RawReply:
     if provider == "anthropic":
         kw = _anthropic_request(model=model, messages=messages, schema_model=schema_model, mode=mode,
                                 temperature=temperature, max_tokens=max_tokens)
         with client.messages.with_streaming_response.create(**kw) as response:
-            body = _read_json(response, max_bytes, deadline, deadline_s, abandoned)
+            body = _read_json(response, max_bytes, deadline, deadline_s)
         return _from_messages_body(body)
     kw = _chat_request(provider, model=model, messages=messages, schema_model=schema_model, mode=mode,
                        temperature=temperature, max_tokens=max_tokens, seed=seed)
     with client.chat.completions.with_streaming_response.create(**kw) as response:
-        body = _read_json(response, max_bytes, deadline, deadline_s, abandoned)
+        body = _read_json(response, max_bytes, deadline, deadline_s)
     return _from_chat_body(body)
 
 
-def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float,
-               abandoned: threading.Event) -> dict[str, Any]:
+def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float) -> dict[str, Any]:
     """The response body as a JSON object, read chunk by chunk under the size cap and the deadline."""
     import httpx2
 
@@ -273,10 +418,13 @@ def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float
             if len(buf) > max_bytes:
                 raise BadReply(f"the reply passed the {max_bytes:,}-byte cap (KNOWSIM_LLM_MAX_REPLY_BYTES)",
                                retry=False)
-            if time.monotonic() > deadline or abandoned.is_set():
+            if time.monotonic() > deadline:
                 raise BadReply(f"no answer within {deadline_s:g} s (the reply was still arriving: "
                                f"{len(buf):,} bytes so far)", reason="timeout")
     except httpx2.HTTPError as exc:  # the connection broke or stalled while the body was read
+        if _DEADLINE.expired:  # a read cut at the deadline
+            raise BadReply(f"no answer within {deadline_s:g} s (the reply was still arriving: "
+                           f"{len(buf):,} bytes so far)", reason="timeout") from None
         what = "stalled" if isinstance(exc, httpx2.TimeoutException) else "was cut short"
         raise BadReply(f"the reply {what} after {len(buf):,} bytes ({type(exc).__name__})",
                        reason="timeout" if what == "stalled" else "server") from None

@@ -22,14 +22,21 @@ seconds (with ``trickle_head=True`` the status line and headers too); ``cut=N`` 
 ``benchmarks/llm_batch.py`` assert on and report).
 
 Usage: ``with FakeLLMServer(reply=fn) as srv: ... srv.openai_url / srv.anthropic_url``.
+
+:func:`server_process` runs one in a child process, scripted with faults (``clear()`` drops those
+left): a test that counts this process's threads and sockets then counts the client's alone.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
+from pathlib import Path
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -361,6 +368,52 @@ class FakeLLMServer:
             h.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass
+
+
+_CHILD = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.fakes.llm_server import Fault, FakeLLMServer
+srv = FakeLLMServer().start()
+srv.push(*[Fault(**f) for f in {faults!r}])
+print(srv.url, flush=True)
+for line in sys.stdin:  # until the parent closes it (or dies)
+    if line.strip() == "clear":
+        srv.clear()
+        print("cleared", flush=True)
+"""
+
+
+@dataclass
+class ServerProcess:
+    """A :class:`FakeLLMServer` in a child process: ``url`` (add ``/v1`` for the OpenAI wire)."""
+
+    proc: subprocess.Popen
+    url: str
+
+    def clear(self) -> None:
+        """Drop the faults not used yet: the server answers normally from now on (it "recovers")."""
+        self.proc.stdin.write("clear\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline().strip() == "cleared"
+
+
+@contextmanager
+def server_process(*faults: dict[str, Any]):
+    """A :class:`ServerProcess` (echo replies) scripted with ``Fault(**f)`` for each of ``faults`` in
+    order. Its handler threads and sockets are not this process's. Killed when the block ends."""
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD.format(root=root, faults=list(faults))],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://"), "the fake server process did not start"
+        yield ServerProcess(proc, url)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
 
 
 # ---------------------------------------------------------------------- pytest fixture

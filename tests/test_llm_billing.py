@@ -1,0 +1,137 @@
+"""Every billed model call is counted once, and a 200 whose body cannot be used is counted as a
+billed call with unknown tokens (issue 35: "a 200 whose body is unusable is not costed"; "a failed
+turn's cost is on the run, not on a turn record").
+
+Old behaviour these tests catch: an unusable 200 (HTML, cut short, no reply in it, a token count
+over any request's) was retried or failed, and left no trace in any usage — the server billed it,
+``--max-cost`` and the run's cost never knew. Its token counts cannot be read, so it is not priced
+(nothing would be honest); it is counted in ``Usage.unknown_calls`` (the turn record's usage, or the
+failed turn's ``spent`` when the call failed) and said in the error ("tokens unknown").
+
+Where a failed turn's calls are visible: no record is written for a turn that fails, so its billed
+calls are in the run's tokens and cost (the runner adds ``exc.spent`` when it closes the run) and,
+for unusable 200s, in the run's error line; ``explain`` has no turn to show. Resuming replays the
+turn: those calls are billed again and counted again, the failed attempt's once.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from knowsim_core.engine.records import TurnRecord
+from knowsim_core.errors import ProviderError
+from knowsim_core.llm import ProviderCallError, as_messages
+from knowsim_core.services.runner import resume_run, start_run
+from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply, llm_server  # noqa: F401 — fixture
+from tests.test_llm_core import GOOD, Pair, model
+
+PROVIDERS = ("openai", "anthropic", "compat")
+MSG = as_messages("s", user="q")
+UNUSABLE = [Fault(body=b"<html>Bad gateway</html>"), Fault(cut=40), Fault(body=b"{}")]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("fault", UNUSABLE, ids=["html", "cut-connection", "no-reply"])
+def test_an_unusable_200_before_a_good_reply_is_one_billed_call_with_unknown_tokens(llm_server, provider, fault):
+    llm_server.reply = lambda req: Reply(GOOD, input_tokens=7, output_tokens=3)
+    llm_server.push(fault)
+    res = model(llm_server, provider).complete(MSG, json_schema=Pair, role="extractor")
+    assert len(llm_server.requests) == 2
+    assert (res.usage.input_tokens, res.usage.output_tokens) == (7, 3)  # the good reply's, once
+    assert res.usage.unknown_calls == 1  # was: no trace of the first, billed, request
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_call_whose_replies_are_all_unusable_says_tokens_unknown_and_carries_them(llm_server, provider):
+    llm_server.push(Fault(body=b"<html>"), Fault(body=b"[1, 2]"))
+    with pytest.raises(ProviderCallError) as err:
+        model(llm_server, provider, KNOWSIM_LLM_MAX_RETRIES="1").complete(MSG, role="user")
+    text = str(err.value)
+    assert "\n" not in text and "after 1 retry" in text
+    assert "2 unusable replies billed, tokens unknown" in text
+    (spent,) = err.value.spent
+    assert (spent.role, spent.unknown_calls, spent.input_tokens, spent.cost_usd) == ("user", 2, 0, 0.0)
+
+
+def test_a_token_count_no_request_can_use_is_a_billed_call_with_unknown_tokens(llm_server):
+    llm_server.reply = lambda req: Reply("hi", input_tokens=2**63, output_tokens=1)
+    with pytest.raises(ProviderCallError, match="1 unusable reply billed, tokens unknown") as err:
+        model(llm_server, "openai").complete(MSG)
+    assert [u.unknown_calls for u in err.value.spent] == [1]
+
+
+def test_a_request_cut_before_any_status_line_is_not_counted_as_billed(llm_server):
+    """No 200 came (the head was still trickling at the deadline): nothing says the call was billed."""
+    llm_server.push(Fault(trickle=0.05, trickle_head=True))
+    with pytest.raises(ProviderCallError, match="no answer from .* within 1 s") as err:
+        model(llm_server, "openai", KNOWSIM_LLM_TIMEOUT="1", KNOWSIM_LLM_MAX_RETRIES="0").complete(MSG)
+    assert "billed" not in str(err.value) and err.value.spent == ()
+
+
+# ---------------------------------------------------------------------- in a run
+TOKENS = 100
+PRICED = {"assistant_id": "compat/priced:adaptive", "user_id": "compat/priced", "extractor_id": "compat/priced"}
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    inner = KnowSimReplies()
+    srv = FakeLLMServer(reply=lambda req: Reply(inner(req), input_tokens=TOKENS, output_tokens=0)).start()
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", srv.openai_url)
+    monkeypatch.setenv("KNOWSIM_LLM_CACHE", "0")
+    monkeypatch.setenv("KNOWSIM_LLM_MAX_RETRIES", "1")
+    monkeypatch.setenv("KNOWSIM_LLM_PRICES", json.dumps({"priced": [1000.0, 0.0]}))  # $0.1 a reply
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_an_unusable_extractor_reply_is_on_the_stored_turn_as_a_call_with_unknown_tokens(seeded_store, server):
+    server.push(Fault(), Fault(), Fault(body=b"<html>"))  # learner, tutor, extractor: unusable, then retried
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=1, **PRICED)
+    live.step()
+    (turn,) = seeded_store.load_run(live.run_id).turns  # read back from the database
+    assert len(server.requests) == 4
+    assert [(u.role, u.unknown_calls) for u in turn.usage] == [("user", 0), ("assistant", 0), ("extractor", 1)]
+    assert sum(u.input_tokens for u in turn.usage) == 3 * TOKENS  # the three usable replies, once each
+    data = turn.to_data()  # the key is written only when set: records without it read as before
+    assert [("unknown_calls" in u) for u in data["usage"]] == [False, False, True]
+    assert TurnRecord.from_data(data) == turn
+    row = seeded_store.get_run_row(live.run_id)
+    assert (row.tokens_in, row.cost_usd) == (3 * TOKENS, pytest.approx(0.3))
+
+
+def test_a_failed_turns_calls_are_counted_once_on_the_run_and_again_when_the_turn_is_replayed(seeded_store, server):
+    """The extractor gets two unusable 200s: the turn fails. Its learner and tutor replies are in the
+    run's cost once; the run's error says the unusable ones were billed with unknown tokens. The
+    resumed run replays the turn (billed again: counted again, and only that)."""
+    server.push(Fault(), Fault(), Fault(body=b"<html>"), Fault(body=b"<html>"))
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=1, **PRICED)
+    with pytest.raises(ProviderError, match="2 unusable replies billed, tokens unknown"):
+        live.step()
+    row = seeded_store.get_run_row(live.run_id)
+    assert row.status == "failed" and row.turns == 0 and "tokens unknown" in row.error
+    assert (row.tokens_in, row.cost_usd) == (2 * TOKENS, pytest.approx(0.2))
+
+    again = resume_run(seeded_store, live.run_id)
+    again.step()
+    row = seeded_store.get_run_row(live.run_id)
+    assert row.status == "finished" and len(server.requests) == 4 + 3
+    assert (row.tokens_in, row.cost_usd) == (5 * TOKENS, pytest.approx(0.5))
+
+
+def test_a_batch_says_how_many_billed_calls_its_cost_cannot_include(db_path, server, capsys):
+    """What a ``--max-cost`` user reads: the cost, and the billed calls whose tokens are unknown (one
+    unusable extractor reply, retried) beside it. Old code: the summary showed the cost alone."""
+    from knowsim_core.cli import main
+
+    server.push(Fault(), Fault(), Fault(body=b"<html>"))
+    code = main(["batch", "--questions", "sample_lava_lamps", "--levels", "novice", "--assistants",
+                 PRICED["assistant_id"], "--user", PRICED["user_id"], "--extractor", PRICED["extractor_id"],
+                 "--max-turns", "1", "--db", str(db_path), "--tag", "flaky"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert f"; {3 * TOKENS:,} tokens, $0.3000 + 1 billed call with tokens unknown)" in out
