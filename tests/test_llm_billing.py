@@ -135,3 +135,27 @@ def test_a_batch_says_how_many_billed_calls_its_cost_cannot_include(db_path, ser
     out, _ = capsys.readouterr()
     assert code == 0
     assert f"; {3 * TOKENS:,} tokens, $0.3000 + 1 billed call with tokens unknown)" in out
+
+
+class _Interrupting:
+    """An assistant that is stopped (Ctrl-C, or a bug in it) after the learner's billed reply."""
+
+    reads_state = False
+
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+    def reply(self, ctx):
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc, status", [(KeyboardInterrupt(), "interrupted"), (RuntimeError("bug"), "failed")])
+def test_calls_billed_before_ctrl_c_or_an_agents_bug_are_in_the_runs_cost(seeded_store, server, exc, status):
+    """Old code: the runner closed the run without the turn's billed learner reply (cost $0)."""
+    live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=2, **PRICED)
+    live.sim.assistant = _Interrupting(exc)
+    with pytest.raises(type(exc)):
+        live.step()
+    row = seeded_store.get_run_row(live.run_id)
+    assert row.status == status and row.turns == 0
+    assert (row.tokens_in, row.cost_usd) == (TOKENS, pytest.approx(0.1))  # the learner's reply, once

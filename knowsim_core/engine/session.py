@@ -177,6 +177,9 @@ class Simulation:
         self.stop_mode = stop_mode
         self.on_turn = on_turn
         self._run: RunRecord | None = None
+        # billed calls of a turn cut short by something that is not a KnowSimError (Ctrl-C, an agent's
+        # bug): no record and no error carries them, so whoever closes the run reads them here
+        self.unrecorded_spent: tuple[Usage, ...] = ()
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, *, seed: int, initial: KnowledgeState | None = None, run_id: str | None = None) -> KnowledgeState:
@@ -273,6 +276,7 @@ class Simulation:
         turn = len(run.turns) + 1
         prior = self.history()
         spent: tuple[Usage, ...] = ()  # billed calls of this turn so far: a failure later still owes them
+        self.unrecorded_spent = ()
         try:
             u = self.user.respond(self.user_context(turn, prior))
             spent = u.usage
@@ -301,6 +305,9 @@ class Simulation:
             )
         except KnowSimError as exc:  # no record will hold this turn's calls: the error carries them
             exc.add_spent(spent)
+            raise
+        except BaseException:  # Ctrl-C or an agent's bug between billed calls: the closer reads them here
+            self.unrecorded_spent = spent
             raise
         failed = ex.failed or not ex.entries
         rec = play_turn(

@@ -127,11 +127,11 @@ class LiveRun:
             except SessionError as exc:  # an empty message ends the conversation (done), else it is the caller's
                 self._write(self._closing("finished", spent=exc.spent) if self.sim.done else None)
                 raise
-            except KeyboardInterrupt:
-                self._write(self._closing("interrupted", "stopped by the user"))
+            except KeyboardInterrupt:  # the turn's calls billed before Ctrl-C count in the run's cost
+                self._write(self._closing("interrupted", "stopped by the user", spent=self.sim.unrecorded_spent))
                 raise
-            except Exception as exc:  # a bug in an agent: keep the evidence, then surface it
-                self._write(self._closing("failed", f"{type(exc).__name__}: {exc}"))
+            except Exception as exc:  # a bug in an agent: keep the evidence (and what it cost), then surface it
+                self._write(self._closing("failed", f"{type(exc).__name__}: {exc}", spent=self.sim.unrecorded_spent))
                 raise
             if not self._pending:
                 self._since = self._clock()
