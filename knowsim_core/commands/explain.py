@@ -46,12 +46,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not data["turns"]:
         print(f"run {data['run']} has no turns yet")
-    for t in data["turns"]:
-        print(f"\nturn {t['turn']}")
-        # columns as wide as this turn's longest entry: an id like "Factorial" or a long state pair
-        # pushed the rest of its row out of line with fixed widths
-        rows = [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"]) for iu in t["ius"]]
-        w = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(("IU", "mode", "before → after"))]
+    # columns as wide as the run's longest entry: an id like "Factorial" or a long state pair pushed
+    # the rest of its row out of line with fixed widths, and widths per turn set one turn's table
+    # out of line with the next (issue 34)
+    tables = [(t["turn"], [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"])
+                           for iu in t["ius"]]) for t in data["turns"]]
+    every = [r for _, rows in tables for r in rows]
+    w = [max([len(h), *(len(r[i]) for r in every)]) for i, h in enumerate(("IU", "mode", "before → after"))]
+    for turn, rows in tables:
+        print(f"\nturn {turn}")
         print(f"{'IU':<{w[0]}}  {'mode':<{w[1]}}  {'before → after':<{w[2]}}  why")
         for r in rows:
             print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}")

@@ -1,0 +1,145 @@
+"""What was left of issue 34 (items 8, 15, 18) — each test names the old behaviour it catches.
+
+AppTest for the pages, the command line through ``cli.main``; the layout items are checked in
+Debian's chromium by tests/browser/test_above_fold_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from streamlit.testing.v1 import AppTest
+
+from knowsim_core.cli import main
+from knowsim_core.services.runner import start_run
+from knowsim_core.storage import Store
+
+QID = "sample_lava_lamps"
+PX_PER_CHAR, PADDING = 7.5, 16  # Source Sans at the grid's 14 px, and a cell's two paddings
+
+
+def _open(page: str, **query) -> AppTest:
+    at = AppTest.from_file(page, default_timeout=90)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_table_never_shows_python_none(seeded_store):
+    """Old: a run that failed before its first turn showed KG / DC / CO as "None" on Saved runs
+    (Streamlit's grid writes a missing value as Python's None unless given a placeholder)."""
+    live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1)
+    seeded_store.finish_run(live.run_id, status="failed", error="the model did not answer")
+    start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", seed=2,
+              max_turns=2).run_to_end()
+    at = _open("../pages/runs.py")
+    table = next(d for d in at.dataframe if "KG" in d.value.columns)
+    assert table.value["KG"].isna().any()  # the case in question: a run with no metrics
+    for d in at.dataframe:
+        assert d.proto.placeholder == "—", d.value.columns.tolist()
+
+
+def test_paper_check_cells_are_never_cut(seeded_store):
+    """Old: the Paper check tables had Streamlit's default column widths, so "1/1 (100 %, 1 overload)",
+    "Studio (spec …)" and "9 LLM tutors, simple prompt, …" were cut with an ellipsis."""
+    for level in ("novice", "advanced"):
+        for assistant in ("offline/simple", "offline/adaptive"):
+            start_run(seeded_store, question_id=QID, level=level, assistant_id=assistant, seed=1,
+                      max_turns=15).run_to_end()
+    at = _open("../pages/failures.py")
+    at.toggle(key="pc_paper_only").set_value(False).run()
+    assert not at.exception, [e.value for e in at.exception]
+    tables = [d for d in at.dataframe if {"figure", "source"} <= set(d.value.columns)  # per level
+              or {"assistant", "n"} <= set(d.value.columns) or {"figure", "recordings"} <= set(d.value.columns)]
+    assert len(tables) == 3, [d.value.columns.tolist() for d in at.dataframe]
+    for d in tables:
+        config = json.loads(d.proto.columns)
+        for column in d.value.columns:
+            texts = [str(v) for v in d.value[column] if isinstance(v, str)]
+            if not texts:
+                continue
+            longest = max(len(column), *(len(t) for t in texts))
+            width = config.get(column, {}).get("width")
+            assert isinstance(width, int) and width >= PX_PER_CHAR * longest + PADDING, (column, longest, width)
+
+
+def test_failures_says_one_run_and_explains_in_one_set_of_columns(capsys, db_path):
+    """Old: `failures` printed "1 runs"; `explain` sized its columns per turn, so turn 1's table
+    (with OVERLOAD-WASTED) and turn 3's (without) started "why" at different places."""
+    assert cli(capsys, "run", "--question", QID, "--level", "novice", "--assistant", "offline/adaptive", "--seed", "1",
+               "--max-turns", "3", "--db", str(db_path))[0] == 0
+    code, out, _ = cli(capsys, "failures", "--db", str(db_path))
+    assert code == 0 and out.splitlines()[0].startswith("1 finished run ·"), out
+    rid = json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])[0]["id"]
+    code, out, _ = cli(capsys, "explain", rid, "--db", str(db_path))
+    headers = [line for line in out.splitlines() if line.startswith("IU ")]
+    assert len(headers) == 3 and len(set(headers)) == 1, headers
+    modes = {line.split()[1] for line in out.splitlines() if line.startswith("IU") and not line.startswith("IU ")}
+    assert "OVERLOAD-WASTED" in modes  # the widest mode is in some turn but not in every one
+
+
+def test_the_learner_keeps_the_case_of_names_too():
+    """Old: the offline learner lower-cased the first letter unless the second was a capital:
+    "For cas9 cutting mechanism, I think …", "I think r0 is …" (the tutors were fixed, the learner not)."""
+    from knowsim_core.agents import offline_user
+
+    assert offline_user._lc("Cas9 cutting mechanism") == "Cas9 cutting mechanism"
+    assert offline_user._lc("R0 is the average") == "R0 is the average"
+    assert offline_user._lc("Adaptive immune memory") == "adaptive immune memory"
+
+
+def test_a_crispr_learner_never_writes_cas9_or_dna_in_lower_case(db_path):
+    store = Store(db_path)
+    store.seed_samples()
+    seen = 0
+    for assistant in ("offline/simple", "offline/comprehensive"):
+        run = start_run(store, question_id="sample_crispr_gene_editing", level="novice", assistant_id=assistant,
+                        seed=1, max_turns=15).run_to_end()
+        text = " ".join(t.user_message for t in run.turns)
+        seen += len(re.findall(r"\b(DNA|Cas9|RNA)\b", text))
+        assert not re.findall(r"\b(dna|cas9|rna)\b", text), assistant
+    assert seen  # the learner does name them
+
+
+def test_a_rejected_key_on_the_command_line_points_at_the_variable_first():
+    """Old: a 401 said "check OPENAI_API_KEY or the key typed in the sidebar" — the command line has
+    no sidebar; the app's sidebar is named as the app's."""
+    from knowsim_core.llm.errors import translate
+
+    class AuthenticationError(Exception):
+        status_code = 401
+
+    err = translate(AuthenticationError("bad key"), provider="openai", model="gpt-4o-mini", base_url="",
+                    timeout_s=10, retries=0, secrets=())
+    assert "OPENAI_API_KEY" in str(err) and "in the app" in str(err), str(err)
+
+
+def test_realism_spells_each_llm_baseline_once_with_the_method_before_the_url(seeded_store, tmp_path, monkeypatch):
+    """Old: the page added the paper's baselines as f"{uid}:{method}", which for a compat id with a
+    URL wrote the method after the URL (``compat/m@http://h/v1:zs``) — beside the same agent spelled
+    by the model picker, so one baseline could be listed under two ids."""
+    from knowsim_core.agents.registry import parse_id
+    from knowsim_core.services.importing import import_path
+    from tests.test_app_realism import CONVS
+
+    path = tmp_path / "convs.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in CONVS) + "\n")
+    import_path(seeded_store, path)
+    url = "http://127.0.0.1:9/v1"
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", url)
+    monkeypatch.setenv("KNOWSIM_COMPAT_MODELS", f"tiny@{url},llama3:8b")
+    at = _open("../pages/realism.py")
+    options = at.multiselect(key="realism_users").options
+    assert f"compat/tiny:zs@{url}" in options and "compat/llama3:8b:zs-cot" in options, options
+    assert all(parse_id(o).id == o for o in options), options  # the registry's spelling
+    assert len({parse_id(o) for o in options}) == len(options)  # one id per agent
+
