@@ -143,3 +143,59 @@ def test_realism_spells_each_llm_baseline_once_with_the_method_before_the_url(se
     assert all(parse_id(o).id == o for o in options), options  # the registry's spelling
     assert len({parse_id(o) for o in options}) == len(options)  # one id per agent
 
+
+class _Clock:
+    def __init__(self, t: float = 1_000_000.0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_an_abandoned_start_leaves_no_zero_turn_run_and_a_played_one_stays_resumable(db_path):
+    """Old: Start pressed in Simulate and the tab left — the run's lease lapsed and it was kept as an
+    "interrupted" run with 0 turns, listed with the runs worth resuming."""
+    from knowsim_core.services.runner import resume_run
+
+    clock = _Clock()
+    store = Store(db_path, clock=clock)
+    store.seed_samples()
+    empty = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1, lease_seconds=60)
+    played = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=2, max_turns=4,
+                       lease_seconds=60)
+    played.step()
+    typed = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=3)  # command line
+    clock.t += 61
+    assert sorted(store.mark_dead_runs()) == sorted([empty.run_id, played.run_id])
+    ids = {r.id: r for r in store.list_runs()}
+    assert empty.run_id not in ids  # nothing was played: nothing to resume
+    assert (ids[played.run_id].status, ids[played.run_id].turns) == ("interrupted", 1)
+    assert ids[typed.run_id].status == "running"  # no lease: the pid check keeps it (this process is alive)
+    assert resume_run(store, played.run_id).run_to_end().turns
+
+
+def _url_run(at: AppTest) -> str:
+    value = at.query_params["run"]
+    return value[0] if isinstance(value, list) else value
+
+
+def test_close_after_start_deletes_the_unplayed_run_and_keeps_a_played_one(seeded_store):
+    """Old: Start, then Close (or Start again) kept a 0-turn run in Saved runs."""
+    at = _open("../pages/simulate.py")
+    at.button(key="setup_start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    first = _url_run(at)
+    assert seeded_store.get_run_row(first).turns == 0
+    at.button(key="setup_start").click().run()  # a second Start replaces the first, never played
+    second = _url_run(at)
+    assert second != first and first not in {r.id for r in seeded_store.list_runs()}
+    at.button(key="sim_step").click().run()
+    assert seeded_store.get_run_row(second).turns == 1
+    at.run()  # the step redrew only the player's fragments: the whole page, with Close
+    at.button(key="sim_close").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert seeded_store.get_run_row(second).turns == 1  # played: it stays, resumable
+    at.button(key="setup_start").click().run()
+    third = _url_run(at)
+    at.button(key="sim_close").click().run()
+    assert third not in {r.id for r in seeded_store.list_runs()}
