@@ -199,3 +199,46 @@ def test_close_after_start_deletes_the_unplayed_run_and_keeps_a_played_one(seede
     third = _url_run(at)
     at.button(key="sim_close").click().run()
     assert third not in {r.id for r in seeded_store.list_runs()}
+
+
+_HELP_PROBE = """
+import json, sys
+from knowsim_core.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in ("sqlite_utils", "numpy", "pydantic", "knowsim_core.storage", "knowsim_core.llm",
+                           "knowsim_core.evaluation", "knowsim_core.agents.registry") if m in sys.modules)
+commands = sorted(m for m in sys.modules if m.startswith("knowsim_core.commands."))
+print(json.dumps({"code": code, "heavy": heavy, "commands": commands}))
+"""
+
+
+def _help_probe(*argv: str) -> dict:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([sys.executable, "-c", _HELP_PROBE, *argv], cwd=Path(__file__).resolve().parent.parent,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_help_loads_no_storage_models_or_evaluation():
+    """Old: `python -m knowsim_core --help` imported all 13 command modules, and `explain --help`
+    (export, judge, …) imported storage (sqlite-utils, numpy), pydantic and evaluation just to print
+    its options — 3-7 s on a busy machine. Speed is measured by benchmarks/startup.py, not here."""
+    top = _help_probe("--help")
+    assert top == {"code": 0, "heavy": [], "commands": []}, top
+    assert _help_probe("rnus")["commands"] == []  # the "invalid choice" list too
+    for command in ("explain", "export", "judge", "extract-graph", "agreement", "realism"):
+        out = _help_probe(command, "--help")
+        assert out["code"] == 0 and out["heavy"] == [], (command, out)
+
+
+def test_the_db_option_names_the_storage_variable():
+    from knowsim_core.commands.runs import DB_ENV
+    from knowsim_core.storage import ENV_DB
+
+    assert DB_ENV == ENV_DB

@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from typing import TYPE_CHECKING
+
 from knowsim_core.errors import ConfigError
-from knowsim_core.evaluation.explain import explain_run
-from knowsim_core.storage import Store
-from knowsim_core.commands.runs import add_db_argument, int_in
+from knowsim_core.commands.runs import add_db_argument, int_in, open_store
+
+if TYPE_CHECKING:
+    from knowsim_core.storage import Store
 
 NAME = "explain"
 HELP = "show each IU's failure mode and why it moved (or not), per turn of a stored run"
@@ -32,6 +35,8 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
         StorageError: unknown run id.
         ConfigError: ``turn`` beyond the run's last turn.
     """
+    from knowsim_core.evaluation.explain import explain_run  # here: `explain --help` loads no evaluation
+
     run = store.load_run(run_id)
     if turn is not None and turn > len(run.turns):
         raise ConfigError(f"run {run_id} has {len(run.turns)} turn(s); pick --turn from 1 to {len(run.turns)}")
@@ -40,7 +45,7 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = explain_data(Store(args.db), args.run_id, args.turn)
+    data = explain_data(open_store(args), args.run_id, args.turn)
     if args.json:
         print(json.dumps(data, ensure_ascii=False))
         return 0
