@@ -242,3 +242,16 @@ def test_the_db_option_names_the_storage_variable():
     from knowsim_core.storage import ENV_DB
 
     assert DB_ENV == ENV_DB
+
+
+def test_the_batch_progress_line_says_how_runs_ended():
+    """Old: the bar read "2/360 runs" while the summary at the stop read "0 done, 2 interrupted" —
+    two words for two counts. The bar counts what ended and names the interrupted; the summary says
+    "finished"."""
+    import io
+
+    from knowsim_core.batch.schedule import Tally
+    from knowsim_core.commands.batch import Progress
+
+    line = Progress(Tally(total=360, done=2, interrupted=2), 360, stream=io.StringIO()).line()
+    assert "2/360 runs ended" in line and "2 interrupted" in line, line
