@@ -255,3 +255,19 @@ def test_the_batch_progress_line_says_how_runs_ended():
 
     line = Progress(Tally(total=360, done=2, interrupted=2), 360, stream=io.StringIO()).line()
     assert "2/360 runs ended" in line and "2 interrupted" in line, line
+
+
+def test_a_page_left_idle_past_the_lease_of_an_unplayed_run_says_it_was_removed(db_path):
+    """With the empty run deleted when its lease lapsed, Step on the page still holding it said
+    "unknown run id … — the turns played so far are saved; step again to retry" (neither holds)."""
+    from ui.player import Player
+
+    clock = _Clock()
+    store = Store(db_path, clock=clock)
+    store.seed_samples()
+    live = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1, lease_seconds=60)
+    p = Player(store, (live.run_id,), live={live.run_id: live})
+    clock.t += 600  # the page sat idle: nobody renewed the lease
+    store.mark_dead_runs()
+    assert not p.forward()
+    assert "was removed" in p.error and "New simulation" in p.error and "step again" not in p.error, p.error

@@ -416,7 +416,7 @@ def render_player(p: Player) -> None:
                 st.rerun(scope="app")  # stop the timer
         _transport(p)
         if p.error:
-            st.error(f"{p.error} — the turns played so far are saved; step again to retry.")
+            st.error(p.error)
         if len(p.run_ids) == 1:
             _single(p, p.run_ids[0])
         else:
