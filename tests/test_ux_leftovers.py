@@ -232,7 +232,7 @@ def test_help_loads_no_storage_models_or_evaluation():
     top = _help_probe("--help")
     assert top == {"code": 0, "heavy": [], "commands": []}, top
     assert _help_probe("rnus")["commands"] == []  # the "invalid choice" list too
-    for command in ("explain", "export", "judge", "extract-graph", "agreement", "realism"):
+    for command in ("explain", "export", "judge", "extract-graph", "agreement", "realism", "relabel"):
         out = _help_probe(command, "--help")
         assert out["code"] == 0 and out["heavy"] == [], (command, out)
 
