@@ -235,7 +235,7 @@ def test_help_loads_no_storage_models_or_evaluation():
     for command in ("explain", "export", "judge", "extract-graph", "agreement", "realism", "relabel"):
         out = _help_probe(command, "--help")
         assert out["code"] == 0 and out["heavy"] == [], (command, out)
-    for command in ("replay", "import"):  # their --preset choices are engine.config's presets (pydantic)
+    for command in ("replay", "import", "run"):  # their --preset choices are engine.config's presets (pydantic)
         out = _help_probe(command, "--help")
         assert out["code"] == 0 and out["heavy"] == ["pydantic"], (command, out)
 
