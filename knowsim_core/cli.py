@@ -36,14 +36,37 @@ def command_modules() -> dict[str, str]:
             for info in pkgutil.iter_modules(commands.__path__)}
 
 
+def command_helps() -> dict[str, str]:
+    """Command name → its ``HELP``, read from the command files without importing them.
+
+    ``python -m knowsim_core --help`` lists every command with one line each; importing the 13
+    modules to read those lines loaded storage, evaluation and the LLM settings (3-7 s on a busy
+    machine, issue 34). ``HELP`` is a string literal at the top of each file; one that is not is
+    read by importing its module (tests/test_cli_startup.py checks both ways agree).
+    """
+    import ast
+    from pathlib import Path
+
+    helps = {}
+    for name, module in command_modules().items():
+        path = Path(commands.__path__[0]) / f"{module}.py"
+        found = None
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["HELP"]
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                found = node.value.value
+        helps[name] = found if found is not None else importlib.import_module(f"{commands.__name__}.{module}").HELP
+    return helps
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command, importing only the command ``argv`` names.
 
     A command module imports what the command needs (storage, the agents, evaluation, matplotlib…);
     importing all of them for one command was most of a short command's start-up. When ``argv``
     starts with a known command, the other commands get a bare placeholder (argparse never reads
-    it); help, a missing or an unknown command imports them all, so the listing and the "invalid
-    choice" message are whole.
+    it); help, a missing or an unknown command imports none of them: the listing and the "invalid
+    choice" message come from :func:`command_helps`.
     """
     parser = argparse.ArgumentParser(
         prog="python -m knowsim_core",
@@ -52,8 +75,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = command_modules()
     chosen = argv[0] if argv and argv[0] in modules else None
+    if chosen is None:  # --help, no command or an unknown one: the list, from the files (nothing imported)
+        for name, text in sorted(command_helps().items()):
+            sub.add_parser(name, help=text, description=text)
+        return parser
     for name in sorted(modules):
-        if chosen is not None and name != chosen:
+        if name != chosen:
             sub.add_parser(name)
             continue
         mod = importlib.import_module(f"{commands.__name__}.{modules[name]}")

@@ -20,6 +20,7 @@ from ui.failure_views import selected_point
 from ui.frame import ensure_frame
 from ui.nav import open_in_simulate
 from ui.resources import db_path, get_store
+from ui.tables import MISSING
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -101,7 +102,7 @@ for b, where in rep["versus_baselines"].items():
     st.markdown(f":material/compare_arrows: Against the {b.replace('_', ' ')} baseline "
                 f"({report['baselines'][b]['direction']}): whole **{where['whole']}**; part A {where['A']}; "
                 f"part B {where['B']}.")
-st.dataframe(av.replication_rows(report), hide_index=True, key="agr_replication")
+st.dataframe(av.replication_rows(report), hide_index=True, key="agr_replication", placeholder=MISSING)
 researcher = votes["researcher"]
 if researcher["n"]:
     st.caption(f"Researchers' own thumbs (their own series, not in the figures above): {researcher['n']} "
@@ -117,13 +118,13 @@ st.caption("Click a turn to open it in Simulate at that turn.")
 st.plotly_chart(av.turns_figure(report["turns"]), key="agr_turns", on_select="rerun", selection_mode="points")
 
 st.subheader("Per conversation: KnowSim metrics vs the person's rating and correctness")
-st.dataframe(av.conversation_rows(report), hide_index=True, key="agr_rating_table")
+st.dataframe(av.conversation_rows(report), hide_index=True, key="agr_rating_table", placeholder=MISSING)
 st.markdown(av.conversation_readings(report))
 unread = report["unread"]
 st.caption(f"Without a reading: {unread['n']} conversation(s) with {unread['up']} thumbs up and {unread['down']} "
            f"down, {unread['rated']} rated — {unread['note']}.")
 if unread["n"]:
-    st.dataframe(av.unread_rows(report), hide_index=True, key="agr_unread")
+    st.dataframe(av.unread_rows(report), hide_index=True, key="agr_unread", placeholder=MISSING)
 metric = st.radio("Metric", [m for m in convs["rating"]], horizontal=True, key="agr_metric",
                   format_func=str.upper) or "kg"
 st.caption("Green: solved correctly; orange: not. Click a conversation to open it in Simulate.")
@@ -155,12 +156,12 @@ if "simulated" in report:
             if "refused" in entry:
                 st.warning(f"Not compared: {entry['refused']}", icon=":material/block:")
                 continue
-            st.dataframe(av.simulated_rows(entry), hide_index=True, key=f"agr_sim_{user}")
+            st.dataframe(av.simulated_rows(entry), hide_index=True, key=f"agr_sim_{user}", placeholder=MISSING)
             st.dataframe([{"metric": m.upper(), "direction": sim["directions"][m], "sign agreement": s["note"],
                            "Spearman vs rating (z within level)": e["rating"]["rho"],
                            "Spearman vs correct": e["correct"]["rho"], "cells": e["rating"]["cells"]}
                           for (m, s), e in zip(entry["sign"].items(), entry["spearman"].values())],
-                         hide_index=True, key=f"agr_simfig_{user}")
+                         hide_index=True, key=f"agr_simfig_{user}", placeholder=MISSING)
 
 for key in ("agr_turns", "agr_scatter"):
     point = selected_point(key)

@@ -17,6 +17,7 @@ from ui.nav import open_in_simulate, store
 from ui.frame import ensure_frame
 from ui.paper_check import paper_check_tab
 from ui import links, run_list
+from ui.tables import MISSING
 from knowsim_core.storage.run_filter import RunFilter
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
@@ -113,7 +114,7 @@ with many:
         fig, _ = fv.table_figure(facts, row=by)
         st.plotly_chart(fig, key="fm_table", on_select="rerun", selection_mode="points")
         st.dataframe([{k: _cell(v) for k, v in r.items()} for r in metric_rows(facts, row=by)],
-                     hide_index=True, key="fm_table_df")
+                     hide_index=True, key="fm_table_df", placeholder=MISSING)
         p = fv.selected_point("fm_shares")
         target = fv.target_from_shares(p, facts) if p else None
         p = fv.selected_point("fm_table")

@@ -7,6 +7,8 @@ per level too. The headline table uses sampled initial states (no hindsight); th
 read the real and simulated messages side by side with the history.
 """
 
+from dataclasses import replace
+
 import streamlit as st
 
 from knowsim_core.evaluation import realism
@@ -17,6 +19,7 @@ from ui.frame import ensure_frame
 from ui.nav import store
 from ui.realism_view import level_figure, level_series
 from ui.resources import agent_ids, agent_settings
+from ui.tables import MISSING
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -33,11 +36,15 @@ if not rows:
             "(Questions → Import, or `python -m knowsim_core import PATH`).")
     st.stop()
 
-options = [uid for uid in agent_ids("user") if not spec_of(uid).human]  # a person is what is scored, not a simulator
+# a person is what is scored, not a simulator; every id in the registry's spelling, once
+options = list(dict.fromkeys(parse_id(uid).id for uid in agent_ids("user") if not spec_of(uid).human))
 llm_ids = [uid for uid in options if spec_of(uid).needs_model]
-models = [uid for uid in llm_ids if not parse_id(uid).method]
-options += [b for uid in models for b in (f"{uid}:{m}" for m in BASELINE_METHODS) if b not in options]  # the paper's
-# LLM baselines on every configured model, once each
+# the paper's LLM baselines on every configured model, once each: built by the registry (a compat id
+# with a URL takes the method before the URL) and compared as parsed ids, not as strings
+known = {parse_id(uid) for uid in options}
+models = [parse_id(uid) for uid in llm_ids if not parse_id(uid).method]
+options += [b.id for b in dict.fromkeys(replace(m, strategy="", method=x) for m in models for x in BASELINE_METHODS)
+            if b not in known]
 if not llm_ids:
     st.info("Only the offline simulators are offered: no LLM provider is configured. To add the paper's LLM "
             "baselines (zero-shot, zero-shot CoT, CoT with profile) and the KnowSim LLM user, set "
@@ -72,13 +79,13 @@ st.caption(f"Initial states: {realism.START_HELP[report['start']]}. Each simulat
 if report.get("skipped"):
     st.caption(f"Skipped {len(report['skipped'])} conversation(s) without a reading: "
                + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
-st.dataframe(realism.marked_rows(report["summary"]), hide_index=True, key="realism_summary")
+st.dataframe(realism.marked_rows(report["summary"]), hide_index=True, key="realism_summary", placeholder=MISSING)
 if "hindsight" not in report:
     st.caption("Hindsight (the file's states) not scored: a model simulator would be called twice per turn.")
 else:
     with st.expander("Beside it, with hindsight: initial states from the file", expanded=False):
         st.caption(realism.START_HELP["file"] + ". Not the headline: these states know how the conversation went.")
-        st.dataframe(realism.marked_rows(report["hindsight"]["summary"]), hide_index=True, key="realism_hindsight")
+        st.dataframe(realism.marked_rows(report["hindsight"]["summary"]), hide_index=True, key="realism_hindsight", placeholder=MISSING)
 with st.expander("What the columns and the floors mean", expanded=True):
     lines = [f"- **{realism.METRIC_LABELS[m]}**: {text}" for m, text in realism.METRIC_HELP.items()]
     lines += [f"- **{uid}** — {text}" for uid, text in realism.FLOOR_HELP.items()]
@@ -88,7 +95,7 @@ with st.expander("By half of the split (development = the learners' rules chosen
                  "to choose them)"):
     for part, by_user in report["by_split"].items():
         st.caption(part)
-        st.dataframe(realism.marked_rows(by_user), hide_index=True, key=f"realism_split_{part}")
+        st.dataframe(realism.marked_rows(by_user), hide_index=True, key=f"realism_split_{part}", placeholder=MISSING)
 left, right = st.columns(2)
 with left:
     metric = st.selectbox("Per level", list(realism.METRICS), key="realism_metric",
@@ -100,16 +107,16 @@ with left:
     st.caption("n = scored turns of that level; floors hatched."
                + (f" No {realism.METRIC_LABELS[metric]} for: {', '.join(empty)}." if empty else "")
                + (f" Too few turns to compare: {', '.join(few)}." if few else ""))
-    st.dataframe(realism.level_table(report, metric), hide_index=True, key="realism_levels")
+    st.dataframe(realism.level_table(report, metric), hide_index=True, key="realism_levels", placeholder=MISSING)
 with right:
     who = st.selectbox("Simulator", scored, key="realism_user")
     conf = realism.confusion(report, who)
     st.caption("Dialogue acts: real (rows) × simulated (columns)")
-    st.dataframe([{"real act": g, **row} for g, row in conf.items()], hide_index=True, key="realism_confusion")
+    st.dataframe([{"real act": g, **row} for g, row in conf.items()], hide_index=True, key="realism_confusion", placeholder=MISSING)
 
 st.subheader("Turns")
 turns = realism.turn_rows(report, who)
-st.dataframe(turns, hide_index=True, key="realism_turns", on_select="rerun", selection_mode="single-row")
+st.dataframe(turns, hide_index=True, key="realism_turns", on_select="rerun", selection_mode="single-row", placeholder=MISSING)
 picked = (st.session_state.get("realism_turns") or {}).get("selection", {}).get("rows", [])
 if picked and picked[0] < len(turns):
     row = report["turns"][picked[0]]

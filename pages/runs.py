@@ -14,6 +14,7 @@ from ui.nav import open_in_simulate, store
 from ui.whatif import render_whatif
 from ui.frame import ensure_frame
 from ui.safe_text import inline_markdown
+from ui.tables import MISSING
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 
@@ -29,7 +30,7 @@ if f["group"]:  # one line per batch tag; picking one lists its runs
     if not groups:
         st.info("No batch runs match these filters: `python -m knowsim_core batch --tag NAME` makes some.")
     st.dataframe(run_list.batch_rows(groups), key="runs_batches", on_select="rerun", selection_mode="single-row",
-                 hide_index=True)
+                 hide_index=True, placeholder=MISSING)
     picked = [groups[i].tag for i in run_list.selected_rows("runs_batches") if i < len(groups)]
     if picked:
         st.button(f"Show the runs of batch {picked[0]}" if picked[0] else "Show the runs made one by one",
@@ -52,7 +53,7 @@ if any(spec_of(r.assistant).recorded for r in rows):
 versions = db.graph_version_numbers([r.graph_version_id for r in rows])
 tags = db.run_tags([r.id for r in rows])
 table = run_list.table_key(f, page=page)
-st.dataframe(run_list.table_rows(rows, versions, tags), key=table, on_select="rerun", selection_mode="multi-row", hide_index=True)
+st.dataframe(run_list.table_rows(rows, versions, tags), key=table, on_select="rerun", selection_mode="multi-row", hide_index=True, placeholder=MISSING)
 chosen = [rows[i] for i in run_list.selected_rows(table) if i < len(rows)]
 
 if chosen:

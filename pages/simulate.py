@@ -57,7 +57,8 @@ if player is not None:
         if link:
             head.caption(f"Run `{rid}` is a fork of run `{link[0]}` at turn {link[1]} (your reply replaces the assistant's).")
     share.replay_button(store, player.run_ids, key="sim_replay", container=row)  # one file that replays it anywhere
-    if row.button("Close", key="sim_close", icon=":material/close:", help="Close this run (it stays saved)"):
-        state.close_runs()
+    if row.button("Close", key="sim_close", icon=":material/close:",
+                  help="Close this run (it stays saved once it has a turn)"):
+        state.close_runs(store)
         st.rerun()
     render_player(player)

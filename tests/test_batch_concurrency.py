@@ -108,7 +108,7 @@ def test_max_cost_stops_starting_conversations_at_the_budget(capsys, db_path, se
                          "--concurrency", "4", "--max-cost", f"{budget}", "--db", str(db_path), "--tag", "capped")
     assert code == 1
     assert "estimated cost: ≈ $3.60" in out  # 6 conversations × $0.60, from the earlier run's tokens
-    assert "the budget of $1.50 was reached: 2 done, 0 interrupted, 4 not started" in err
+    assert "the budget of $1.50 was reached: 2 finished, 0 interrupted, 4 not started" in err
     assert "--resume capped" in err
     rows = store.list_runs(batch_tag="capped")
     assert len(rows) == 2 and all(r.status == "finished" for r in rows)  # in-flight ones were not cut short

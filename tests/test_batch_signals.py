@@ -92,7 +92,7 @@ def test_ctrl_c_to_a_two_worker_batch_stops_it_and_resume_finishes_exactly_the_r
     assert {r.status for r in rows} <= {"finished", "interrupted"}
     # at most the two workers' next conversations began between our count and the signal
     assert len(rows) <= started_before + 2 < CELLS
-    assert f"{len(rows) - sum(r.status == 'interrupted' for r in rows)} done" in summary
+    assert f"{len(rows) - sum(r.status == 'interrupted' for r in rows)} finished" in summary
 
     # resume: exactly the missing cells, one run per cell, the same runs as an uninterrupted batch
     code = main(["batch", "--resume", "cut", "--db", str(db_path), "--concurrency", "4"])
@@ -180,7 +180,7 @@ def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow
     rows = Store(db_path).list_runs(batch_tag="llm")
     assert len(rows) == 4  # the four in flight; none of the other four started
     assert all(r.status == "interrupted" and r.turns >= 1 for r in rows)  # each finished the turn it was in
-    assert "0 done, 4 interrupted, 4 not started" in err
+    assert "0 finished, 4 interrupted, 4 not started" in err
     assert "stopping: nothing new starts; 4 in flight finish their turn (Ctrl-C again to stop at once)" in err
 
 
@@ -195,7 +195,7 @@ def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow
     rows = Store(db_path).list_runs(batch_tag="now")
     # nobody waited for the 5-second calls: every run is interrupted before its first turn ended
     assert len(rows) == flying and all(r.status == "interrupted" and r.turns == 0 for r in rows)
-    assert f"0 done, {flying} interrupted, {8 - flying} not started" in err
+    assert f"0 finished, {flying} interrupted, {8 - flying} not started" in err
 
 
 def _streams(srv) -> Counter:

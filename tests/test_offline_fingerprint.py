@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "2adbcdd38ab882818100f6efc21eefcdab89f7791cfcfee65bfec8822ae12aeb"
+EXPECTED = "3a2ff7c0d39450adc886e2e8c3a602a4df513600f799f18e981894860f7ca1ed"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 

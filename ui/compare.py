@@ -24,6 +24,7 @@ from knowsim_core.engine.state import IUState
 from ui.graph_view import render_graph
 from ui.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
 from ui.safe_text import inline_markdown
+from ui.tables import MISSING
 
 # cell text → (background, text colour), for the styled tables
 _STATE_CELL = {state_badge(s): (v.colour, v.font) for s, v in STATE_STYLE.items()}
@@ -168,7 +169,7 @@ def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp", turn: int | 
                                 f"**B** {b.run_id} · {b.level} · {b.adapter.get('assistant')}"))
     if warning := graph_mismatch(a, b):
         st.warning(warning, icon=":material/account_tree:")
-    st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics")
+    st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics", placeholder=MISSING)
     longest = max(len(a.turns), len(b.turns))
     if turn is None:
         turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0
@@ -184,11 +185,11 @@ def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp", turn: int | 
     st.markdown("**Per-IU states** (B − A > 0: B knows more)")
     # a whole-number difference; blank (not "None" or "0.000000") where one graph lacks the IU
     st.dataframe(styled(state_diff(a, b, turn), ("A", "B"), _STATE_CELL), hide_index=True, key=f"{key}_states",
-                 column_config={"B − A": st.column_config.NumberColumn("B − A", format="%d")})
+                 column_config={"B − A": st.column_config.NumberColumn("B − A", format="%d")}, placeholder=MISSING)
     st.markdown("**Aligned turns**")
-    st.dataframe(aligned_turns(a, b), hide_index=True, key=f"{key}_turns")
+    st.dataframe(aligned_turns(a, b), hide_index=True, key=f"{key}_turns", placeholder=MISSING)
     if turn:
         st.markdown(f"**Failure modes and why, turn {turn}**")
         st.dataframe(styled(why_diff(a, b, turn), ("A mode", "B mode"), _MODE_CELL), hide_index=True,
                      key=f"{key}_whys", column_config={"A why": st.column_config.TextColumn(width="large"),
-                                                       "B why": st.column_config.TextColumn(width="large")})
+                                                       "B why": st.column_config.TextColumn(width="large")}, placeholder=MISSING)

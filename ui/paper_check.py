@@ -15,6 +15,7 @@ of its stored records.
 from __future__ import annotations
 
 import streamlit as st
+from ui.tables import MISSING, fitted_columns, full_height
 
 from dataclasses import replace
 
@@ -70,10 +71,9 @@ def paper_check_tab(db) -> None:
                           help="the paper's benchmark ran one strategy prompt (simple) for every tutor: compare "
                                "one assistant's runs, not a pool of strategies")
     st.subheader(f"Per level: {chosen} beside the paper")
-    st.dataframe(check_rows(level_checks(population(outcomes, chosen)), population_name=chosen), hide_index=True,
-                 key="pc_table")
+    table(check_rows(level_checks(population(outcomes, chosen)), population_name=chosen), key="pc_table")
     st.subheader("Each assistant (beside, not pooled)")
-    st.dataframe(strategy_rows(outcomes), hide_index=True, key="pc_strategies")
+    table(strategy_rows(outcomes), key="pc_strategies")
     cell = [f for f in facts if f.level == "novice" and f.assistant.endswith("adaptive")]
     if cell:
         by_id = {f.run_id: o for f, o in zip(facts, outcomes)}
@@ -86,4 +86,11 @@ def paper_check_tab(db) -> None:
         st.caption("Recordings: gpt-4.1 tutor, adaptive strategy, novice (strategy arm). Per run: all four "
                    "(expertqa_001/002, math_003/004); per turn: the two the shared data ships (math_003/004), "
                    f"over up to {RECORD_LIMIT} stored runs of the cell.")
-        st.dataframe(recording_rows(list(by_id.values())), hide_index=True, key="pc_recordings")
+        table(recording_rows(list(by_id.values())), key="pc_recordings")
+
+
+def table(rows: list[dict], *, key: str) -> None:
+    """Every row and every cell whole: text columns as wide as their longest entry, no inner
+    scrolling ("1/1 (100 %, 1 ov…", "Studio (sp…" and a cut-off last row before, issue 34)."""
+    st.dataframe(rows, hide_index=True, key=key, placeholder=MISSING, column_config=fitted_columns(rows),
+                 height=full_height(len(rows)))

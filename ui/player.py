@@ -88,13 +88,13 @@ class Player:
         """Play the next turn with ``text`` as the typed side's message (of run ``rid``, default: every
         typed run); False when nothing moved."""
         self.error = ""
-        try:
-            for rid in [r for r in self._typed_runs() if rid in (None, r)]:
+        for rid in [r for r in self._typed_runs() if rid in (None, r)]:
+            try:
                 live = self._live(rid)
                 getattr(live.sim, self.human_role(rid)).put(text, **extra)
-        except KnowSimError as exc:
-            self.error = str(exc)
-            return False
+            except KnowSimError as exc:
+                self.error = self._gone(rid) or str(exc)
+                return False
         return self.forward()
 
     def record(self, rid: str, turn: int | None = None) -> TurnRecord | None:
@@ -131,6 +131,18 @@ class Player:
         live.leased = True
         return live
 
+    def _gone(self, rid: str) -> str:
+        """Why ``rid`` can no longer be played, when it was removed: a run with no turn whose lease
+        lapsed while the page sat idle is deleted, not kept as an empty interrupted run (issue 34)."""
+        if self.runs[rid].turns:
+            return ""
+        try:
+            self.store.get_run_row(rid)
+            return ""
+        except KnowSimError:
+            return (f"Run {rid} had no turn yet and was removed when this page sat idle past its lease; "
+                    "start it again from New simulation.")
+
     def hold_leases(self) -> None:
         """Renew the lease of every run this session is playing and has not finished (the app's
         heartbeat while a run is open; a run whose lease lapsed is left for the next step to resume)."""
@@ -161,7 +173,7 @@ class Player:
             except AwaitingInput:
                 pass  # a typed run beside another one: it waits for its own reply
             except KnowSimError as exc:
-                self.error = str(exc)
+                self.error = self._gone(rid) or f"{exc} — the turns played so far are saved; step again to retry."
             finally:
                 live = self.live.get(rid)
                 if live is not None:

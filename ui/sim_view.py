@@ -35,7 +35,9 @@ GRAPH_KEY = "sim_graph_{}"
 SCRUB_KEY = "sim_scrub"
 TYPED_KEY = "sim_typed"
 # one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
-GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 310, 400
+# the graph leaves room for a status of two lines (a virtual stop and the run's end named): at 310 px
+# such a status pushed the gauge's ▲/▼ and its lower ticks below 900 px (issue 34 item 8)
+GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 288, 400
 COMPACT_CHART_HEIGHT = 150
 MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 210, 270
 # while the researcher types the next message the compose box takes the right column's top: the
@@ -414,7 +416,7 @@ def render_player(p: Player) -> None:
                 st.rerun(scope="app")  # stop the timer
         _transport(p)
         if p.error:
-            st.error(f"{p.error} — the turns played so far are saved; step again to retry.")
+            st.error(p.error)
         if len(p.run_ids) == 1:
             _single(p, p.run_ids[0])
         else:

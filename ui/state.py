@@ -87,8 +87,29 @@ def player(store) -> Player | None:
     return current
 
 
+def discard_unplayed(store, p: Player | None, *, keep: tuple[str, ...] = ()) -> list[str]:
+    """Delete the runs this session started in ``p`` that never got a turn (Start, then Close or
+    another Start): they lingered as 0-turn "interrupted" runs (issue 34). A run with a turn stays,
+    resumable; a run this session only opened (a link, Saved runs) is not this session's to delete."""
+    from knowsim_core.errors import KnowSimError
+
+    gone = []
+    for rid, live in list((p.live if p is not None else {}).items()):
+        if rid in keep or live.run.turns:
+            continue
+        try:
+            if store.get_run_row(rid).turns == 0:
+                store.delete_run(rid)
+                gone.append(rid)
+        except KnowSimError:  # already gone (its lease lapsed) or the database is read-only
+            pass
+    return gone
+
+
 def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None) -> Player:
-    """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them."""
+    """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them; a run
+    started before and never played is deleted (:func:`discard_unplayed`)."""
+    discard_unplayed(store, st.session_state.get(PLAYER), keep=run_ids)
     p = Player(store, run_ids, turn=turn, live=live, settings=agent_settings(store))
     p.hold_leases()  # a run started here is abandoned if this session goes away before it ends
     st.session_state[PLAYER] = p
@@ -98,7 +119,11 @@ def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | No
     return p
 
 
-def close_runs() -> None:
+def close_runs(store=None) -> None:
+    """Close the session's runs (they stay saved); with ``store``, one it started and never played
+    is deleted (:func:`discard_unplayed`)."""
+    if store is not None:
+        discard_unplayed(store, st.session_state.get(PLAYER))
     st.session_state.pop(PLAYER, None)
     st.session_state.pop(COMPARE_OPEN, None)
     playback().playing = False

@@ -18,6 +18,7 @@ from knowsim_core.engine.signals import AttemptType, TeachingQuality
 
 from ui.safe_text import inline_markdown
 from ui.theme import state_badge
+from ui.tables import MISSING
 
 
 def running_metrics(run: RunRecord, turn: int):
@@ -104,7 +105,7 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str, messag
     with tab_sig:
         if mentioned:
             st.dataframe(mentioned, hide_index=True, key=f"{key}_signals",
-                         column_config=WHY_COLUMNS, row_height=WHY_ROW_HEIGHT)
+                         column_config=WHY_COLUMNS, row_height=WHY_ROW_HEIGHT, placeholder=MISSING)
         else:
             st.caption("No IU was mentioned or attempted this turn.")
         moves = [f"{i}: {state_badge(a)} → {state_badge(b)}" for i, a, b in rec.transitions]
@@ -112,7 +113,7 @@ def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str, messag
         # every IU is a larger table re-sent on each step: only on request
         if st.toggle("Show every IU", key=f"{key}_show_all"):
             st.dataframe(rows, hide_index=True, key=f"{key}_all",
-                         column_config=WHY_COLUMNS, row_height=WHY_ROW_HEIGHT)
+                         column_config=WHY_COLUMNS, row_height=WHY_ROW_HEIGHT, placeholder=MISSING)
     with tab_modes:
         explained = {w.id: w for w in whys if w.mode is not None}
         if explained:
@@ -160,4 +161,5 @@ def render_iu_panel(run: RunRecord, node_id: str, *, turn: int, key: str) -> Non
         key=f"{key}_history",
         column_config=WHY_COLUMNS,
         row_height=WHY_ROW_HEIGHT,
+        placeholder=MISSING,
     )

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 import streamlit as st
+from ui.tables import MISSING
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.engine.records import RunRecord
@@ -97,8 +98,8 @@ def render_whatif(store, run: RunRecord, *, key: str = "wi") -> RunRecord | None
     if remap is not None:
         render_remap(remap)
     st.markdown("**Original (A) vs what-if (B)**")
-    st.dataframe(metric_deltas(run, alt), hide_index=True, key=f"{key}_metrics")
-    st.dataframe(side_by_side(run, alt), hide_index=True, key=f"{key}_table")
+    st.dataframe(metric_deltas(run, alt), hide_index=True, key=f"{key}_metrics", placeholder=MISSING)
+    st.dataframe(side_by_side(run, alt), hide_index=True, key=f"{key}_table", placeholder=MISSING)
     return alt
 
 

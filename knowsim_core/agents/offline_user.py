@@ -36,6 +36,7 @@ import re
 from knowsim_core.agents import learner_rates as rates
 from knowsim_core.agents import learner_voice as voice
 from knowsim_core.agents.lexical import ATTEMPT_COVER, COEFFICIENTS, tq_features
+from knowsim_core.agents.offline_reading import lower_first
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.engine.state import IUState
@@ -46,8 +47,9 @@ COMPLIANT_WORDS = 6  # a Compliant learner (low density) keeps to a few deferent
 _NUM = re.compile(r"\b\d+\b")
 
 
-def _lc(text: str) -> str:
-    return text[0].lower() + text[1:] if len(text) > 1 and text[0].isupper() and not text[1].isupper() else text
+# running text keeps a name's case: "For Cas9 cutting mechanism", "I think R0 is…" — the old rule
+# looked at the second letter only and wrote "cas9", "r0" (issue 34; the tutors' rule, one copy)
+_lc = lower_first
 
 
 class _Speaker:

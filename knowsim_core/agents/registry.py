@@ -114,6 +114,15 @@ class AgentId:
         """The model with its base URL and without the strategy or method (what ``ModelRef.parse`` reads)."""
         return f"{self.model}@{self.url}" if self.url else self.model
 
+    @property
+    def id(self) -> str:
+        """The id these parts spell, the strategy or method before the URL (the one builder of ids:
+        ``f"{uid}:{method}"`` put it after the URL of a compat id)."""
+        if not self.model:
+            return self.provider
+        suffix = self.strategy or self.method
+        return f"{self.provider}/{self.model}" + (f":{suffix}" if suffix else "") + (f"@{self.url}" if self.url else "")
+
 
 def parse_id(agent_id: str) -> AgentId:
     """The parts of ``agent_id`` (an id without a ``/`` is all provider: ``human``)."""

@@ -131,12 +131,16 @@ class Progress:
     def line(self) -> str:
         t = self.tally
         with t.lock:
-            done, flying, failed, tokens, cost = t.done, len(t.in_flight), t.failed, t.tokens, t.cost_usd
+            done, flying, failed, cut = t.done, len(t.in_flight), t.failed, t.interrupted
+            tokens, cost = t.tokens, t.cost_usd
         elapsed = time.monotonic() - t.started_at
         filled = BAR_WIDTH * done // max(1, self.total)
         eta = f"ETA {elapsed / done * (self.total - done):.0f}s" if done else "ETA ?"
-        return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} runs · {flying} in flight"
-                f"{f' · {failed} failed' if failed else ''} · {tokens:,} tokens · ${cost:.4f} · "
+        # "ended", and how: the bar's "2/360 runs" beside a summary of "0 done, 2 interrupted" read as
+        # two finished runs (issue 34)
+        return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} runs ended · {flying} in flight"
+                f"{f' · {failed} failed' if failed else ''}{f' · {cut} interrupted' if cut else ''} · "
+                f"{tokens:,} tokens · ${cost:.4f} · "
                 f"{elapsed:.0f}s · {eta}")
 
     def tick(self) -> None:
@@ -227,7 +231,7 @@ def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str,
                          **({"error": o.error} if o.error else {})})
         print(json.dumps(rows, ensure_ascii=False, indent=2))
     if control.disk_full:  # one line, not one per cell: every further cell would fail the same way
-        print(f"stopped: the disk is full ({control.disk_full}); {finished} done, {failed} failed, "
+        print(f"stopped: the disk is full ({control.disk_full}); {finished} finished, {failed} failed, "
               f"{interrupted} interrupted, {not_started} not started. Free some space, then continue with: "
               f"{_resume_command(req, tag, db)}", file=sys.stderr)
         return 1
@@ -241,7 +245,7 @@ def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str,
             print(f"  failed: {c.question_id} {c.level} {c.assistant_id} seed {c.seed}: {o.error}", file=sys.stderr)
         return 1 if failed else 0
     why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
-    print(f"{why}: {finished} done, {interrupted} interrupted, {not_started} not started"
+    print(f"{why}: {finished} finished, {interrupted} interrupted, {not_started} not started"
           f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent{_unknown(tally)}); "
           f"continue with: {_resume_command(req, tag, db)}", file=sys.stderr)
     return EXIT_INTERRUPTED if control.signalled else 1

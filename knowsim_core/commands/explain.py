@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from typing import TYPE_CHECKING
+
 from knowsim_core.errors import ConfigError
-from knowsim_core.evaluation.explain import explain_run
-from knowsim_core.storage import Store
-from knowsim_core.commands.runs import add_db_argument, int_in
+from knowsim_core.commands.runs import add_db_argument, int_in, open_store
+
+if TYPE_CHECKING:
+    from knowsim_core.storage import Store
 
 NAME = "explain"
 HELP = "show each IU's failure mode and why it moved (or not), per turn of a stored run"
@@ -32,6 +35,8 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
         StorageError: unknown run id.
         ConfigError: ``turn`` beyond the run's last turn.
     """
+    from knowsim_core.evaluation.explain import explain_run  # here: `explain --help` loads no evaluation
+
     run = store.load_run(run_id)
     if turn is not None and turn > len(run.turns):
         raise ConfigError(f"run {run_id} has {len(run.turns)} turn(s); pick --turn from 1 to {len(run.turns)}")
@@ -40,18 +45,21 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = explain_data(Store(args.db), args.run_id, args.turn)
+    data = explain_data(open_store(args), args.run_id, args.turn)
     if args.json:
         print(json.dumps(data, ensure_ascii=False))
         return 0
     if not data["turns"]:
         print(f"run {data['run']} has no turns yet")
-    for t in data["turns"]:
-        print(f"\nturn {t['turn']}")
-        # columns as wide as this turn's longest entry: an id like "Factorial" or a long state pair
-        # pushed the rest of its row out of line with fixed widths
-        rows = [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"]) for iu in t["ius"]]
-        w = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(("IU", "mode", "before → after"))]
+    # columns as wide as the run's longest entry: an id like "Factorial" or a long state pair pushed
+    # the rest of its row out of line with fixed widths, and widths per turn set one turn's table
+    # out of line with the next (issue 34)
+    tables = [(t["turn"], [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"])
+                           for iu in t["ius"]]) for t in data["turns"]]
+    every = [r for _, rows in tables for r in rows]
+    w = [max([len(h), *(len(r[i]) for r in every)]) for i, h in enumerate(("IU", "mode", "before → after"))]
+    for turn, rows in tables:
+        print(f"\nturn {turn}")
         print(f"{'IU':<{w[0]}}  {'mode':<{w[1]}}  {'before → after':<{w[2]}}  why")
         for r in rows:
             print(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]:<{w[2]}}  {r[3]}")

@@ -13,10 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from knowsim_core.errors import ConfigError
-from knowsim_core.evaluation.replay import replay_html
-from knowsim_core.formats import csv_export, jsonio, reference_export, studio
-from knowsim_core.formats.output import write_output
-from knowsim_core.text.redact import redact_urls
 from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "export"
@@ -37,6 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def render(store, run_id: str, fmt: str) -> str:
     """The stored run in ``fmt``: never a credential (ids of runs stored before redaction are
     redacted here), never NaN / Infinity (FormatError instead of invalid JSON)."""
+    # here, not at the top: `export --help` loads none of the formats or the replay
+    from knowsim_core.evaluation.replay import replay_html
+    from knowsim_core.formats import csv_export, jsonio, reference_export, studio
+    from knowsim_core.text.redact import redact_urls
+
     if fmt == "html":
         return replay_html(store, [run_id])
     run = store.load_run(run_id)
@@ -53,6 +54,9 @@ def render(store, run_id: str, fmt: str) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.pair and args.format != "html":
         raise ConfigError("--pair needs --format html (a side-by-side replay)")
+    from knowsim_core.evaluation.replay import replay_html
+    from knowsim_core.formats.output import write_output
+
     store = open_store(args)
     text = replay_html(store, [args.run_id, args.pair]) if args.pair else render(store, args.run_id, args.format)
     if args.output is None:

@@ -7,9 +7,8 @@ import json
 import os
 import sys
 
-from knowsim_core.agents import registry
-from knowsim_core.llm.settings import LLMSettings
-from knowsim_core.services.runner import ensure_question
+from typing import TYPE_CHECKING
+
 from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "extract-graph"
@@ -26,8 +25,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)
 
 
+if TYPE_CHECKING:
+    from knowsim_core.llm.settings import LLMSettings
+
+
 def llm_settings(args: argparse.Namespace) -> LLMSettings:
     """Settings from the environment, with ``--base-url`` for compatible servers."""
+    from knowsim_core.llm.settings import LLMSettings  # here: `--help` loads no LLM settings
+
     settings = LLMSettings.from_env(os.environ)
     if getattr(args, "base_url", None):
         settings = settings.with_overrides(compat_base_url=args.base_url)
@@ -35,6 +40,9 @@ def llm_settings(args: argparse.Namespace) -> LLMSettings:
 
 
 def run(args: argparse.Namespace) -> int:
+    from knowsim_core.agents import registry
+    from knowsim_core.services.runner import ensure_question
+
     store = open_store(args)
     ensure_question(store, args.question)
     q = store.get_question(args.question)

@@ -8,7 +8,6 @@ import json
 from dataclasses import asdict
 
 from knowsim_core.engine.config import DEFAULT_PRESET, PRESETS, preset
-from knowsim_core.services.importing import import_path
 from knowsim_core.commands.runs import add_db_argument, open_store
 
 NAME = "import"
@@ -34,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         from knowsim_core.services.realworld_import import make_extractor
 
         make_extractor(args.extractor)
+    from knowsim_core.services.importing import import_path  # here: `import --help` loads no storage
+
     store = open_store(args)
     report = import_path(store, args.path, graphs=args.graphs, params=preset(args.preset),
                          extractor_id=args.extractor)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from knowsim_core.agents import registry
 from knowsim_core.commands.extract_graph import llm_settings
 from knowsim_core.commands.runs import add_db_argument, open_store
 
@@ -22,6 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from knowsim_core.agents import registry  # here: `judge --help` loads no agents
+
     store = open_store(args)
     settings = llm_settings(args)
     judge = registry.resolve("judge", args.model, settings=settings, cache=store if settings.cache_enabled else None)

@@ -12,14 +12,8 @@ import argparse
 import json
 from typing import Any, Iterable
 
-from knowsim_core.agents import registry
-from knowsim_core.errors import FormatError
-from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file
-from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial
-from knowsim_core.engine.signals import AttemptType, TeachingQuality, normalize_entries
-from knowsim_core.engine.state import KnowledgeState
-from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
-from knowsim_core.evaluation.scoring import agreement
+# the agents, formats, engine and evaluation are imported inside the functions that use them:
+# `relabel --help` prints its options without them (issue 34)
 
 NAME = "relabel"
 HELP = "label every recorded turn of a reference run file with an extractor and compare with the recorded labels"
@@ -38,6 +32,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list[dict[str, Any]]:
     """``[{problem_id, turns: [{turn, labels: {id: {...}}, recorded: {id: {...}}}]}]``."""
+    from knowsim_core.agents import registry
+    from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial
+    from knowsim_core.engine.signals import normalize_entries
+    from knowsim_core.engine.state import KnowledgeState
+    from knowsim_core.errors import FormatError
+    from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file
+
     graphs = load_iu_cache(graphs_path)
     extractor = registry.resolve("extractor", extractor_id)
     out = []
@@ -71,6 +72,9 @@ def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list
 
 
 def compare(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
+    from knowsim_core.evaluation.scoring import agreement
+
     tq, at = [], []
     for r in records:
         for t in r["turns"]:
@@ -128,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for r in records:
         print(f"{r['problem_id']}: {len(r['turns'])} turns relabelled with {args.extractor}")
+    from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
+
     stats = compare(records)
     _print_matrix("teaching quality", stats["teaching_quality"], QUALITIES)
     _print_matrix("user attempt type", stats["user_attempt_type"], ATTEMPTS)

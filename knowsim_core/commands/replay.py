@@ -11,11 +11,8 @@ import argparse
 import json
 
 from knowsim_core.engine.config import PRESETS, preset
-from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file, run_from_reference
-from knowsim_core.errors import FormatError
-from knowsim_core.engine.metrics import PROXY_DC_REASON
-from knowsim_core.engine.records import recorded_proxy_dc
-from knowsim_core.engine.state import STATE_NAMES
+# the reference reader and the engine's records are imported where a file is replayed: `replay
+# --help` loads only the presets (issue 34)
 
 NAME = "replay"
 HELP = "replay every structured record of a reference run file from its recorded labels (chained)"
@@ -29,6 +26,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[dict]:
+    from knowsim_core.engine.metrics import PROXY_DC_REASON
+    from knowsim_core.engine.records import recorded_proxy_dc
+    from knowsim_core.engine.state import STATE_NAMES
+    from knowsim_core.errors import FormatError
+    from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file, run_from_reference
+
     graphs = load_iu_cache(graphs_path)
     params = preset(preset_name)
     out = []
@@ -73,6 +76,8 @@ def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[d
 
 
 def run(args: argparse.Namespace) -> int:
+    from knowsim_core.engine.state import STATE_NAMES
+
     records = replay_records(args.runs, args.graphs, args.preset)
     if args.json:
         slim = [

@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
+from typing import TYPE_CHECKING
+
+from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_PRESET, DEFAULT_USER, LEVELS, PRESETS
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.engine.failures import FAILURE_ORDER
-from knowsim_core.engine.records import RunRecord, TurnRecord
-from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question, resume_run, start_run
 from knowsim_core.engine.state import IUState
-from knowsim_core.storage import Store
+
 from knowsim_core.commands.runs import MAX_SEED, add_db_argument, int_in, open_store
 from knowsim_core.text.tags import check_run_tag
 from knowsim_core.vocab import MODE_LETTER_HEADER
+
+if TYPE_CHECKING:  # the runner, the records and storage are imported where a run is played: `run --help` needs none
+    from knowsim_core.engine.records import RunRecord, TurnRecord
+    from knowsim_core.storage import Store
 
 NAME = "run"
 HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
@@ -82,6 +86,8 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
 
 
 def run(args: argparse.Namespace) -> int:
+    from knowsim_core.services.runner import ensure_question, resume_run, start_run
+
     for tag in args.tag:  # a bad tag is refused before anything is stored (no run left behind)
         check_run_tag(tag)
     store = open_store(args)

@@ -10,11 +10,15 @@ import argparse
 import json
 import sys
 from dataclasses import asdict, replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from knowsim_core.text.redact import redact_urls
-from knowsim_core.storage import ENV_DB, Store
-from knowsim_core.storage.run_filter import RUN_STATUSES, RunFilter
+if TYPE_CHECKING:
+    from knowsim_core.storage import Store
+
+# Imports of the storage layer are inside the functions: every command imports this module (for
+# --db), and ``<command> --help`` should not load sqlite-utils, numpy and pydantic to print its
+# options (3-7 s on a busy machine, issue 34).
+DB_ENV = "KNOWSIM_DB"  # storage.ENV_DB, spelled here so --help imports no storage (a test keeps them equal)
 
 NAME = "runs"
 HELP = "list the runs stored in the database"
@@ -23,7 +27,7 @@ HELP = "list the runs stored in the database"
 def add_db_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db", metavar="PATH", default=None,
-        help=f"database file (default: ${ENV_DB} or ~/.knowsim/studio.db)",
+        help=f"database file (default: ${DB_ENV} or ~/.knowsim/studio.db)",
     )
 
 
@@ -50,10 +54,14 @@ def int_in(low: int | None, high: int) -> Callable[[str], int]:
 
 
 def open_store(args: argparse.Namespace) -> Store:
+    from knowsim_core.storage import Store
+
     return Store(args.db)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from knowsim_core.storage.run_filter import RUN_STATUSES, RunFilter
+
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of run objects")
     p.add_argument("--status", choices=RUN_STATUSES, help="only this status")
@@ -66,6 +74,9 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from knowsim_core.storage.run_filter import RunFilter
+    from knowsim_core.text.redact import redact_urls
+
     store = open_store(args)
     filters = RunFilter.from_args(args, status=args.status or ()).keywords()
     rows = store.list_runs(**filters, limit=args.limit)

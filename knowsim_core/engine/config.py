@@ -24,6 +24,10 @@ DEFAULT_MAX_TURNS = 15  # spec §4.1
 DEFAULT_INIT_SEED = 42  # spec §2.2: seed of every paper config
 
 LEVELS: tuple[str, ...] = ("novice", "intermediate", "advanced")
+# the agents a run gets unless told otherwise (services.runner re-exports them; here so that
+# `run --help` can print them without importing the runner and storage)
+DEFAULT_USER = "offline/knowsim"
+DEFAULT_EXTRACTOR = "offline/lexical"
 
 
 class LevelRatios(BaseModel):

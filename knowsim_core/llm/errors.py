@@ -162,7 +162,7 @@ def translate(
         )
     if status in (401, 403):
         return ProviderCallError(
-            f"{provider} rejected the API key ({status}): check {key_var} or the key typed in the sidebar",
+            f"{provider} rejected the API key ({status}): check {key_var} (in the app, the key typed in the sidebar)",
             provider=provider, reason="auth", status=status,
         )
     if status == 404:

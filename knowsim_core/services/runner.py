@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from knowsim_core.agents import registry
-from knowsim_core.engine.config import LEVELS, preset as get_preset
+from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_USER, LEVELS, preset as get_preset
 from knowsim_core.errors import ConfigError, ProviderError, SessionError, StorageError
 from knowsim_core.engine.ports import QuestionMaterial
 from knowsim_core.engine.records import RunRecord, TurnRecord
@@ -30,8 +30,6 @@ from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
 from knowsim_core.storage.runs import Closing
 
-DEFAULT_USER = "offline/knowsim"
-DEFAULT_EXTRACTOR = "offline/lexical"
 CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios
 
 
@@ -306,7 +304,8 @@ def resume_run(
         return live
 
 
-__all__ = ["LiveRun", "start_run", "resume_run"]
+# DEFAULT_USER / DEFAULT_EXTRACTOR are engine.config's, imported from here by the app, batch and tests
+__all__ = ["LiveRun", "start_run", "resume_run", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
 
 
 def ensure_question(store: Store, question_id: str) -> None:

@@ -30,7 +30,7 @@ from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now, pack, unpack
-from knowsim_core.storage.liveness import writer, writer_gone
+from knowsim_core.storage.liveness import LEASE_LAPSED, writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 from knowsim_core.text.tags import check_run_tag
@@ -266,18 +266,30 @@ class Runs:
         lease, the writing process no longer exists (same host) or sent no heartbeat for
         :data:`~.liveness.STALE_REMOTE_SECONDS` (another host). Cheap: pages call it before listing
         runs. A read-only database is left as it is (its runs are listed as stored).
+
+        An app-held run whose lease lapsed before its first turn is deleted instead: Start pressed
+        and the page left (or a typed run never sent) is no conversation to resume, and it lingered
+        as a 0-turn "interrupted" run (issue 34). A run with turns is kept, resumable; a command
+        line run (no lease) is always kept.
         """
         if self._conn.read_only:
             return []
         with self._conn.db() as db:
             rows = db.execute(
-                "SELECT id, pid, pid_start, host, heartbeat, lease_until FROM runs WHERE status = 'running'"
+                "SELECT id, pid, pid_start, host, heartbeat, lease_until, n_turns FROM runs WHERE status = 'running'"
             ).fetchall()
         clock = self._clock()
-        dead = {rid: why for rid, *w in rows if (why := writer_gone(*w, clock=clock))}
+        dead = {rid: why for rid, *w, _ in rows if (why := writer_gone(*w, clock=clock))}
+        empty = {rid for rid, *_, n in rows if rid in dead and dead[rid] == LEASE_LAPSED and not n}
         if dead:
             with self._conn.write() as db:
+                for rid in empty:  # nothing played: nothing to resume
+                    db.execute("DELETE FROM run_tags WHERE run_id = ?", [rid])
+                    db.execute("DELETE FROM runs WHERE id = ? AND status = 'running' AND n_turns = 0 AND lease_until < ?",
+                               [rid, clock])
                 for rid, why in dead.items():
+                    if rid in empty:
+                        continue
                     cur = db.execute(
                         "UPDATE runs SET status = 'interrupted', updated = ?, error = ?, lease_until = NULL "
                         "WHERE id = ? AND status = 'running'",

@@ -46,3 +46,35 @@ def test_typed_mode_keeps_compose_messages_judgments_and_why_above_900px(studio,
                 ".st-key-sim_iu_box_0"):
         bottom = screen.evaluate(BOTTOM_JS, sel)
         assert bottom is not None and bottom <= 900, (sel, bottom)
+
+
+# every indicator's plot box and its ▲/▼ delta text, as the browser drew them
+GAUGE_BOXES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+  .filter(el => el._fullData && el._fullData[0].type === 'indicator')
+  .map(el => ({plot: el.getBoundingClientRect().bottom,
+               delta: [...el.querySelectorAll('text')].filter(t => /[▲▼]/.test(t.textContent))
+                        .map(t => t.getBoundingClientRect().bottom)}))"""
+STATUS_LINES_JS = """() => { const el = [...document.querySelectorAll('[data-testid="stMarkdownContainer"] p')]
+  .find(p => p.innerText.startsWith('Turn ')); if (!el) return null;
+  return Math.round(el.getBoundingClientRect().height / parseFloat(getComputedStyle(el).lineHeight)); }"""
+
+
+def test_a_two_line_status_keeps_the_gauge_and_its_delta_above_900px(studio, screen):
+    """Old: once the status named the virtual stop and the run's end it took two lines, and the
+    gauge's ▲/▼ (and its 0 tick) went below 900 px, cut off by the window's edge."""
+    store = Store(studio.db)
+    store.seed_samples()
+    live = start_run(store, question_id="sample_follicular_lymphoma", level="novice",
+                     assistant_id="offline/comprehensive", seed=1, max_turns=15)
+    run = live.run_to_end()
+    first, _ = run.virtual_stop
+    assert first is not None  # the status will name the virtual stop
+    for turn in (3, len(run.turns)):
+        screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn={turn}", timeout=90_000)
+        wait_idle(screen, timeout=90_000)
+        screen.wait_for_function(f"() => ({GAUGE_BOXES_JS})().some(g => g.delta.length > 0)", timeout=90_000)
+        wait_idle(screen, timeout=90_000)
+        assert screen.evaluate(STATUS_LINES_JS) >= 2, "the case in question: a status of two lines"
+        boxes = screen.evaluate(GAUGE_BOXES_JS)
+        shot(screen, f"two-line-status-turn{turn}.png")
+        assert len(boxes) == 1 and boxes[0]["plot"] <= 900 and all(b <= 900 for b in boxes[0]["delta"]), (turn, boxes)
