@@ -313,3 +313,76 @@ def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, tmp_
     with pytest.raises(ProviderCallError, match="still generating the abandoned request") as err:
         m.complete(as_messages("s", user="q"))
     assert err.value.reason == "timeout" and len(llm_server.requests) == 1
+
+
+# ---------------------------------------------------------------------- the compact extractor format
+LABELS = [("well_explained", "reasoning", "confirmed_correct"), ("shallow", "articulation", "ignored"),
+          ("not_mentioned", "none", "not_applicable")]
+
+
+def compact_reply(req) -> str:
+    """What the grammar of a compact schema lets a model write: one object per required IU id, in order."""
+    schema = req.body["response_format"]["schema"]
+    return json.dumps({iu: dict(zip(("quality", "attempt", "role"), LABELS[k % 3]))
+                       for k, iu in enumerate(schema["required"])})
+
+
+def one_turn_with_the_extractor(srv, s):
+    agent = registry.resolve("extractor", f"compat/gemma3-270m@{srv.openai_url}", settings=s)
+    sim = Simulation(material=get_sample(QID).material, params=preset(max_turns=1),
+                     assistant=registry.resolve("assistant", "offline/adaptive"),
+                     user=registry.resolve("user", "offline/knowsim"), extractor=agent)
+    sim.reset(seed=1)
+    return agent, sim.step()
+
+
+def test_the_local_extractor_asks_for_the_compact_format_and_reads_it_into_the_same_labels(llm_server, tmp_path):
+    """Old behaviour: the local model got the full format (~75 tokens per IU before any reasoning text, under
+    a grammar at 0.3–1.5 s a token), so a 4-IU reply was cut at CI's cap and every all-local run stopped after
+    turn 1. Now: a schema with one required property per IU id (in graph order) and three enums each."""
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_CACHE": "0"})
+    llm_server.reply = compact_reply
+    llm_server.push(Fault(status=500, message=LLAMA_CPP_500))  # what llama-cpp-python answers to json_schema
+    agent, rec = one_turn_with_the_extractor(llm_server, s)
+    ids = list(get_sample(QID).material.graph.index.ids)
+    sent = llm_server.requests[-1]
+    schema = sent.body["response_format"]["schema"]
+    assert sent.json_mode and schema["required"] == ids and schema["additionalProperties"] is False
+    labels = schema["$defs"]["CompactLabels"]
+    assert labels["required"] == ["quality", "attempt", "role"] and labels["additionalProperties"] is False
+    assert [labels["properties"][k]["enum"] for k in ("quality", "attempt")] == [
+        ["well_explained", "shallow", "not_mentioned"], ["reasoning", "articulation", "none"]]
+    assert "one key per IU id" in sent.last_user and "teaching_quality_reasoning" not in sent.last_user
+    assert not rec.extractor_failed and len(llm_server.requests) == 2
+    got = [(x.id, x.teaching_quality, x.attempt.value, x.response_role) for x in rec.signals]
+    assert got == [(iu, *LABELS[k % 3]) for k, iu in enumerate(ids)]
+    assert all(x.reasoning is None for x in rec.signals)  # no reasoning asked for, none invented
+    d = agent.describe()
+    assert d["output_format"].startswith("compact (small local model)")
+    assert d["prompt_version"] == "extractor-v1-compact"
+
+
+def test_other_servers_keep_the_full_extractor_format(llm_server):
+    """The compact format is for the recorded local server only: a compatible server elsewhere (and every
+    hosted provider) is asked for ``iu_analysis`` entries with their reasoning, as before."""
+    llm_server.reply = KnowSimReplies()
+    agent, rec = one_turn_with_the_extractor(llm_server, settings(llm_server))
+    sent = llm_server.requests[-1]
+    assert "iu_analysis" in sent.schema["properties"] and "teaching_quality_reasoning" in sent.last_user
+    assert not rec.extractor_failed and "output_format" not in agent.describe()
+    assert agent.describe()["prompt_version"] == "extractor-v1"
+
+
+def test_a_compact_reply_that_fails_validation_is_still_read_leniently(llm_server, tmp_path):
+    """A server that ignores the grammar may write a label outside the enums: the reply fails validation,
+    gets its repair request, and is then read like any extractor output (an unknown quality is kept, flagged)."""
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_CACHE": "0", "KNOWSIM_LLM_STRUCTURED": "json"})
+    ids = list(get_sample(QID).material.graph.index.ids)
+    llm_server.reply = lambda req: json.dumps({iu: {"quality": "great", "attempt": "none", "role": "ignored"}
+                                               for iu in ids})
+    agent, rec = one_turn_with_the_extractor(llm_server, s)
+    assert not rec.extractor_failed and [x.id for x in rec.signals] == ids
+    assert {x.teaching_quality for x in rec.signals} == {"great"}
+    assert any("is not one of" in n for n in rec.notes)
