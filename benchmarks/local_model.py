@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import sys
@@ -105,6 +106,7 @@ def main() -> int:
 
 def run(args: argparse.Namespace) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="knowsim-local-bench-"))
+    load_start = round(os.getloadavg()[0], 2)  # 1-minute load: other jobs share these cores
     live = start(args.model, record=tmp / "local-model.json", threads=args.threads or None, n_ctx=args.n_ctx,
                  python=args.python)
     peak_mb = None
@@ -151,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
             }
     prompt_ms = sum(b["prompt_ms"] for b in blocks)
     result = {
+        "load_average_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)},
         "server": {"threads": live.server.threads, "n_ctx": live.server.n_ctx, "model": live.server.model,
                    "peak_rss_mb": peak_mb},
         "questions": args.questions.split(","), "turns_per_question": args.turns,
