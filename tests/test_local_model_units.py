@@ -24,7 +24,8 @@ from knowsim_core.formats.samples import get_sample
 from knowsim_core.llm import LLMSettings, ProviderCallError, as_messages
 from knowsim_core.llm.chat import ChatModel, ModelRef
 from knowsim_core.llm.local_server import (
-    GEMMA_TOKENIZER_CONFIG, LocalModelError, LocalServer, check_build, find_model, free_port, main, running, start,
+    GEMMA_TOKENIZER_CONFIG, LocalModelError, LocalServer, check_build, find_model, free_port, main, running,
+    server_command, start,
 )
 from knowsim_core.llm.settings import LOCAL_MAX_TOKENS, llm_agent_ids, parse_max_tokens, provider_status
 from knowsim_core.errors import ConfigError
@@ -96,6 +97,13 @@ def test_the_record_counts_only_while_its_process_lives(tmp_path):
     assert running(record(tmp_path, "http://127.0.0.1:9/v1", pid=dead)) is None
     (tmp_path / "local-model.json").write_text("{not json")
     assert running(tmp_path / "local-model.json") is None
+
+
+def test_the_server_keeps_no_logits_for_every_token(tmp_path):
+    """llama-cpp-python's server defaults to logits_all: a context x 262k-vocabulary float array filled for
+    every prompt token (seen: 5 GB resident at a context of 8192). The Studio asks for no logprobs."""
+    cmd = server_command(tmp_path / "m.gguf", port=1, alias="a", n_ctx=8192, threads=2, template=tmp_path / "t")
+    assert cmd[cmd.index("--logits_all") + 1] == "false"
 
 
 def test_the_chat_template_keeps_the_system_prompt():
