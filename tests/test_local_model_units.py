@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -20,6 +25,7 @@ from knowsim_core.llm import LLMSettings, ProviderCallError, as_messages
 from knowsim_core.llm.chat import ChatModel, ModelRef
 from knowsim_core.llm.local_server import (
     GEMMA_TOKENIZER_CONFIG, LocalModelError, LocalServer, check_build, find_model, free_port, main, running,
+    server_command, start,
 )
 from knowsim_core.llm.settings import LOCAL_MAX_TOKENS, llm_agent_ids, parse_max_tokens, provider_status
 from knowsim_core.errors import ConfigError
@@ -28,6 +34,7 @@ from knowsim_core.storage import Store
 from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply, llm_server  # noqa: F401
 
 QID = "sample_theatre_seats_series"
+ROOT = Path(__file__).resolve().parent.parent
 # what llama-cpp-python 0.3.36 answers to a Chat Completions json_schema response_format (seen here)
 LLAMA_CPP_500 = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
                  "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")
@@ -90,6 +97,13 @@ def test_the_record_counts_only_while_its_process_lives(tmp_path):
     assert running(record(tmp_path, "http://127.0.0.1:9/v1", pid=dead)) is None
     (tmp_path / "local-model.json").write_text("{not json")
     assert running(tmp_path / "local-model.json") is None
+
+
+def test_the_server_keeps_no_logits_for_every_token(tmp_path):
+    """llama-cpp-python's server defaults to logits_all: a context x 262k-vocabulary float array filled for
+    every prompt token (seen: 5 GB resident at a context of 8192). The Studio asks for no logprobs."""
+    cmd = server_command(tmp_path / "m.gguf", port=1, alias="a", n_ctx=8192, threads=2, template=tmp_path / "t")
+    assert cmd[cmd.index("--logits_all") + 1] == "false"
 
 
 def test_the_chat_template_keeps_the_system_prompt():
@@ -313,3 +327,273 @@ def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, tmp_
     with pytest.raises(ProviderCallError, match="still generating the abandoned request") as err:
         m.complete(as_messages("s", user="q"))
     assert err.value.reason == "timeout" and len(llm_server.requests) == 1
+
+
+# ---------------------------------------------------------------------- the compact extractor format
+LABELS = [("well_explained", "reasoning", "confirmed_correct"), ("shallow", "articulation", "ignored"),
+          ("not_mentioned", "none", "not_applicable")]
+
+
+def compact_reply(req) -> str:
+    """What the grammar of a compact schema lets a model write: one object per required IU id, in order."""
+    schema = req.body["response_format"]["schema"]
+    return json.dumps({iu: dict(zip(("quality", "attempt", "role"), LABELS[k % 3]))
+                       for k, iu in enumerate(schema["required"])})
+
+
+def one_turn_with_the_extractor(srv, s):
+    agent = registry.resolve("extractor", f"compat/gemma3-270m@{srv.openai_url}", settings=s)
+    sim = Simulation(material=get_sample(QID).material, params=preset(max_turns=1),
+                     assistant=registry.resolve("assistant", "offline/adaptive"),
+                     user=registry.resolve("user", "offline/knowsim"), extractor=agent)
+    sim.reset(seed=1)
+    return agent, sim.step()
+
+
+def test_the_local_extractor_asks_for_the_compact_format_and_reads_it_into_the_same_labels(llm_server, tmp_path):
+    """Old behaviour: the local model got the full format (~75 tokens per IU before any reasoning text, under
+    a grammar at 0.3–1.5 s a token), so a 4-IU reply was cut at CI's cap and every all-local run stopped after
+    turn 1. Now: a schema with one required property per IU id (in graph order) and three enums each."""
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_CACHE": "0"})
+    llm_server.reply = compact_reply
+    llm_server.push(Fault(status=500, message=LLAMA_CPP_500))  # what llama-cpp-python answers to json_schema
+    agent, rec = one_turn_with_the_extractor(llm_server, s)
+    ids = list(get_sample(QID).material.graph.index.ids)
+    sent = llm_server.requests[-1]
+    schema = sent.body["response_format"]["schema"]
+    assert sent.json_mode and schema["required"] == ids and schema["additionalProperties"] is False
+    labels = schema["$defs"]["CompactLabels"]
+    assert labels["required"] == ["quality", "attempt", "role"] and labels["additionalProperties"] is False
+    assert [labels["properties"][k]["enum"] for k in ("quality", "attempt")] == [
+        ["well_explained", "shallow", "not_mentioned"], ["reasoning", "articulation", "none"]]
+    assert "one key per IU id" in sent.last_user and "teaching_quality_reasoning" not in sent.last_user
+    assert not rec.extractor_failed and len(llm_server.requests) == 2
+    got = [(x.id, x.teaching_quality, x.attempt.value, x.response_role) for x in rec.signals]
+    assert got == [(iu, *LABELS[k % 3]) for k, iu in enumerate(ids)]
+    assert all(x.reasoning is None for x in rec.signals)  # no reasoning asked for, none invented
+    d = agent.describe()
+    assert d["output_format"].startswith("compact (small local model)")
+    assert d["prompt_version"] == "extractor-v1-compact"
+
+
+def test_other_servers_keep_the_full_extractor_format(llm_server):
+    """The compact format is for the recorded local server only: a compatible server elsewhere (and every
+    hosted provider) is asked for ``iu_analysis`` entries with their reasoning, as before."""
+    llm_server.reply = KnowSimReplies()
+    agent, rec = one_turn_with_the_extractor(llm_server, settings(llm_server))
+    sent = llm_server.requests[-1]
+    assert "iu_analysis" in sent.schema["properties"] and "teaching_quality_reasoning" in sent.last_user
+    assert not rec.extractor_failed and "output_format" not in agent.describe()
+    assert agent.describe()["prompt_version"] == "extractor-v1"
+
+
+def test_a_compact_reply_that_fails_validation_is_still_read_leniently(llm_server, tmp_path):
+    """A server that ignores the grammar may write a label outside the enums: the reply fails validation,
+    gets its repair request, and is then read like any extractor output (an unknown quality is kept, flagged)."""
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+                                      "KNOWSIM_LLM_CACHE": "0", "KNOWSIM_LLM_STRUCTURED": "json"})
+    ids = list(get_sample(QID).material.graph.index.ids)
+    llm_server.reply = lambda req: json.dumps({iu: {"quality": "great", "attempt": "none", "role": "ignored"}
+                                               for iu in ids})
+    agent, rec = one_turn_with_the_extractor(llm_server, s)
+    assert not rec.extractor_failed and [x.id for x in rec.signals] == ids
+    assert {x.teaching_quality for x in rec.signals} == {"great"}
+    assert any("is not one of" in n for n in rec.notes)
+
+
+# ---------------------------------------------------------------------- stopping: Ctrl-C, SIGTERM, a dead parent
+# A stand-in for `python -m llama_cpp.server` (the launcher runs `<python> -m llama_cpp.server …`): it answers
+# GET /v1/models, touches a file when a POST arrives and then holds it (a long generation), and on SIGINT or
+# SIGTERM does what uvicorn does while a request runs — waits for it to end, i.e. does not exit. (It ends
+# itself after 120 s, so a test that fails on a server left behind does not leave it running for good.)
+FAKE_SERVER = '''#!{python}
+import http.server, os, pathlib, signal, sys, threading
+threading.Timer(120, lambda: os._exit(3)).start()
+args = sys.argv[1:]
+port = int(args[args.index("--port") + 1])
+seen = pathlib.Path({seen!r})
+signal.signal(signal.SIGINT, lambda *a: print("Waiting for connections to close.", flush=True))
+signal.signal(signal.SIGTERM, lambda *a: print("Waiting for connections to close.", flush=True))
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(b'{{"object": "list", "data": []}}')
+
+    def do_POST(self):
+        seen.touch()
+        signal.pause()
+
+    def log_message(self, *a):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+STOP_BOUND_S = 10.0  # a liveness bound (the stop grace is 2 s), not a speed measurement
+# what a parent process that started the server does: start it, say its pid, wait to be killed
+PARENT = """import sys, time
+from knowsim_core.llm.local_server import start
+live = start(sys.argv[1], record=sys.argv[2], python=sys.argv[3])
+print(live.pid, flush=True)
+time.sleep(3600)
+"""
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux")
+
+
+@pytest.fixture()
+def busy_server(tmp_path):
+    """(the fake interpreter, a dummy model file, the file a POST touches)."""
+    seen = tmp_path / "post-seen"
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_SERVER.format(python=sys.executable, seen=str(seen)))
+    fake.chmod(0o755)
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    return fake, model, seen
+
+
+def gone(pid: int) -> bool:
+    """Not running: no such process, or a zombie waiting for whoever adopted it to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def wait_until(check, bound: float = STOP_BOUND_S) -> bool:
+    end = time.monotonic() + bound
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def python_child(args: list[str], **kw) -> subprocess.Popen:
+    """A Python child that gets SIGINT as from a terminal (a test runner started in the background may
+    ignore SIGINT, and Python then installs no KeyboardInterrupt handler)."""
+    return subprocess.Popen([sys.executable, *args], cwd=ROOT, env=child_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw)
+
+
+def read_until(stream, words: str) -> str:
+    seen = []
+    for line in stream:
+        seen.append(line)
+        if words in line:
+            return "".join(seen)
+    raise AssertionError(f"{words!r} never printed; got {''.join(seen)!r}")
+
+
+@linux_only
+@pytest.mark.timeout(60)
+def test_stopping_a_server_that_waits_on_its_request_does_not_wait_for_it(busy_server, tmp_path):
+    """uvicorn answers SIGINT and SIGTERM alike by waiting for the request in progress (minutes here).
+    Old behaviour: SIGINT, 10 s, SIGTERM, 5 s, then SIGKILL — 15 s for every stop of a busy server."""
+    fake, model, _ = busy_server
+    live = start(model, record=tmp_path / "rec.json", python=str(fake))
+    assert (tmp_path / "rec.json").exists()
+    t0 = time.monotonic()
+    code = live.stop()
+    assert time.monotonic() - t0 < STOP_BOUND_S and code == -signal.SIGKILL
+    assert gone(live.pid) and not (tmp_path / "rec.json").exists()
+
+
+@linux_only
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_the_launcher_stops_its_server_on_ctrl_c_and_sigterm(busy_server, tmp_path, sig):
+    """What `make local-model` runs. Old behaviour: Ctrl-C took 15 s with a busy server, and SIGTERM
+    killed the launcher at once and left the server running, its record file behind."""
+    fake, model, seen = busy_server
+    rec = tmp_path / "rec.json"
+    proc = python_child(["-m", "knowsim_core.llm.local_server", "--model", str(model), "--record", str(rec),
+                         "--python", str(fake)])
+    try:
+        read_until(proc.stdout, "stops the server")
+        server = json.loads(rec.read_text())
+        urllib_post(server["url"])  # the server is busy with a request from now on
+        assert wait_until(seen.exists)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "stopped" in out and wait_until(lambda: gone(server["pid"]), 2) and not rec.exists()
+
+
+@linux_only
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_server_does_not_outlive_the_process_that_started_it(busy_server, tmp_path, sig):
+    """Seen: SIGTERM to the benchmark killed it and left llama_cpp.server running (5 GB). The kernel now
+    kills the server when its parent dies (PR_SET_PDEATHSIG), whatever killed the parent."""
+    fake, model, _ = busy_server
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT)
+    proc = python_child([str(script), str(model), str(tmp_path / "rec.json"), str(fake)])
+    try:
+        pid = int(proc.stdout.readline())
+        assert not gone(pid)
+        proc.send_signal(sig)
+        proc.wait(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert wait_until(lambda: gone(pid)), f"the server {pid} outlived its parent"
+
+
+@linux_only
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_the_benchmark_stops_with_its_server_while_a_call_waits(busy_server, tmp_path, sig):
+    """Seen: Ctrl-C to benchmarks/local_model.py while the server evaluated the first prompt did not
+    stop it within 15 s (the stop waited 10 s on SIGINT, then 5 s on SIGTERM, for a busy server); SIGTERM
+    killed it and orphaned the server."""
+    fake, model, seen = busy_server
+    proc = python_child(["benchmarks/local_model.py", "--model", str(model), "--python", str(fake),
+                         "--questions", QID])
+    try:
+        assert wait_until(seen.exists, 60), proc.poll()  # the first call is in progress
+        server_pids = [p for p in children_of(proc.pid)]
+        assert server_pids
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err, err
+    assert all(wait_until(lambda: gone(p), 2) for p in server_pids)
+
+
+def urllib_post(url: str) -> None:
+    """Send a chat request and do not wait for its answer (the server holds it)."""
+    import threading
+    import urllib.request
+
+    def send():
+        req = urllib.request.Request(f"{url}/chat/completions", b'{"messages": []}',
+                                     {"content-type": "application/json"})
+        try:
+            urllib.request.urlopen(req, timeout=60).read()
+        except OSError:
+            pass
+
+    threading.Thread(target=send, daemon=True).start()
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []

@@ -22,7 +22,10 @@ from knowsim_core.llm.cache import ResponseCache
 from knowsim_core.llm.chat import ChatModel, ModelRef, as_messages
 from knowsim_core.llm.errors import MalformedOutputError
 from knowsim_core.llm.jsontext import extract_json
-from knowsim_core.llm.schemas import ExtractorOut, GraphOut, JudgeOut, UserOut, graph_from_output, graph_problems
+from knowsim_core.llm.schemas import (
+    COMPACT_FORMAT, ExtractorOut, GraphOut, JudgeOut, UserOut, compact_entries, compact_extractor_model,
+    graph_from_output, graph_problems,
+)
 from knowsim_core.llm.settings import PROVIDERS, LLMSettings
 from knowsim_core.engine.ports import (
     AssistantContext, AssistantTurn, Extraction, ExtractorContext, Judgement, UserContext, UserTurn,
@@ -134,25 +137,39 @@ class LLMUser(LLMAgent):
 
 
 class LLMExtractor(LLMAgent):
-    """Phase-B labels for every IU; malformed output retried at a higher temperature, then flagged."""
+    """Phase-B labels for every IU; malformed output retried at a higher temperature, then flagged.
+
+    The small local model (``make local-model``) is asked for the compact format
+    (:data:`~knowsim_core.llm.schemas.COMPACT_FORMAT`: three labels per IU id, no reasoning — the full
+    format does not fit a reply cap that a 270M model under a grammar writes in CI time); its replies are
+    read into the same entries. Every other server gets the full format, unchanged.
+    """
 
     kind = "extractor"
     prompt_version = p_extractor.PROMPT_VERSION
     default_temperature = p_extractor.TEMPERATURE
     default_max_tokens = EXTRACTOR_MAX_TOKENS
 
+    def __init__(self, ref: ModelRef, **kw: Any):
+        super().__init__(ref, **kw)
+        self.compact = self.chat.local
+        if self.compact:
+            self.prompt_version = p_extractor.COMPACT_PROMPT_VERSION
+
     def extract(self, ctx: ExtractorContext) -> Extraction:
-        messages = as_messages(p_extractor.SYSTEM, user=p_extractor.render(ctx))
+        messages = as_messages(p_extractor.SYSTEM, user=p_extractor.render(ctx, compact=self.compact))
         known = set(ctx.material.graph.index.ids)
+        schema = compact_extractor_model(tuple(ctx.material.graph.index.ids)) if self.compact else ExtractorOut
         temps = [self.temperature] + [p_extractor.RETRY_TEMPERATURE] * p_extractor.MAX_RETRIES
         usages: list[Usage] = []
         problems: list[str] = []
         entries = ()
         for attempt, t in enumerate(temps, start=1):
             try:
-                res = self._complete(messages, seed=ctx.seed, temperature=t, json_schema=ExtractorOut)
+                res = self._complete(messages, seed=ctx.seed, temperature=t, json_schema=schema)
                 usages.append(res.usage)
-                entries = parse_extractor_output(res.parsed.model_dump())
+                entries = parse_extractor_output(compact_entries(res.parsed) if self.compact
+                                                 else res.parsed.model_dump())  # type: ignore[union-attr]
             except MalformedOutputError as exc:
                 if exc.usage is not None:
                     usages.append(exc.usage)
@@ -177,11 +194,17 @@ class LLMExtractor(LLMAgent):
         )
 
 
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), **({"output_format": COMPACT_FORMAT} if self.compact else {})}
+
+
 def _lenient_entries(text: str):
+    """Entries from a reply that failed validation: the full format, or else the compact one."""
     try:
-        return parse_extractor_output(extract_json(text))
+        data = extract_json(text)
     except ValueError:
         return ()
+    return parse_extractor_output(data) or parse_extractor_output(compact_entries(data))
 
 
 class LLMGraphExtractor(LLMAgent):

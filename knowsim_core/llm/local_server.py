@@ -5,8 +5,9 @@ file in four chunks and assembles it on first use), starts llama-cpp-python's Op
 server (``python -m llama_cpp.server``) on 127.0.0.1 on a free port, waits until it answers, prints
 the agent ids to paste and the address, records the running server in a small JSON file (so the
 app offers the model in its agent selectors, and the LLM layer applies its per-role reply caps,
-context check and deadline) and stops it cleanly on Ctrl-C (SIGINT to its process, then SIGTERM,
-then SIGKILL — by its own pid).
+context check and deadline) and stops it on Ctrl-C or SIGTERM (SIGINT to its process, then SIGKILL
+after a short grace — by its own pid). A server started here does not outlive the process that started
+it (Linux: ``PR_SET_PDEATHSIG``), even when that process is killed.
 
 Choices, and why:
 
@@ -21,6 +22,11 @@ Choices, and why:
   system messages — every Studio prompt puts its instructions there. The server gets Gemma's own
   turn format through ``--chat_format hf-tokenizer-config`` with the system text folded into the
   first user turn, as Gemma's template does (:data:`GEMMA_TOKENIZER_CONFIG`).
+* **no logits kept for every token** (``--logits_all false``): the server's default keeps a
+  context × vocabulary float array for the logits of every prompt token (Gemma's vocabulary is 262k:
+  8.6 GB of address space at a context of 8192, ~2.7 GB resident after one 1,000-token prompt) and
+  computes them all; only ``logprobs`` need them, which the Studio never asks for. Without them the
+  server stays at ~0.6 GB with a context of 8192.
 * **no parallel slots**: llama-cpp-python's server answers one request at a time (llama.cpp's own
   ``llama-server`` has slots; Debian ships no llama.cpp). Calls to it are made one at a time.
 
@@ -37,6 +43,7 @@ Only the standard library is imported here; ``llama_cpp`` and the model package 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib
 import importlib.util
 import json
@@ -45,6 +52,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -60,6 +68,11 @@ LABEL = "small local model (Gemma 3 270M, llama.cpp on this machine)"
 DEFAULT_N_CTX = 8192
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 180.0  # loading a 250 MB model on a busy machine
+# How long a stop waits after SIGINT before SIGKILL. Idle, uvicorn exits at once; busy, it waits for the
+# request in progress to end (minutes of prompt evaluation or generation on this machine) — and SIGTERM
+# is the same graceful shutdown — so the server then gets SIGKILL (it holds nothing to save).
+STOP_GRACE_S = 2.0
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 INSTALL_HINT = ("pip install -r requirements-local.txt (or `make local-model`); llama-cpp-python builds llama.cpp "
                 "from source: it needs cmake and a C++ compiler (Debian: apt-get install cmake build-essential) "
@@ -208,7 +221,29 @@ def server_command(model: Path, *, port: int, alias: str, n_ctx: int, threads: i
         "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx),
         "--n_threads", str(threads), "--n_threads_batch", str(threads),
         "--chat_format", "hf-tokenizer-config", "--hf_tokenizer_config_path", str(template),
+        "--logits_all", "false",
     ]
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent dies (Linux
+    ``PR_SET_PDEATHSIG``) — also when the parent is killed by SIGKILL or by a SIGTERM it does not
+    handle — or None where that does not exist. The signal follows the *thread* that started the
+    child: start the server from a thread that lives as long as it should (the main thread)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the parent died before the line above: nobody is left to stop us
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
 
 
 @dataclass
@@ -224,11 +259,13 @@ class LocalProcess:
     def pid(self) -> int:
         return self.process.pid
 
-    def stop(self, grace_s: float = 10.0) -> int:
-        """SIGINT (uvicorn's clean shutdown), then SIGTERM, then SIGKILL; the record is removed.
-        Returns the exit code."""
+    def stop(self, grace_s: float = STOP_GRACE_S) -> int:
+        """SIGINT (uvicorn's clean shutdown, immediate when idle), then after ``grace_s`` SIGKILL (busy,
+        uvicorn would wait for the request in progress to end; SIGTERM is no quicker); the record is
+        removed. Returns the exit code. (Old behaviour: SIGINT, 10 s, SIGTERM, 5 s, SIGKILL — a busy
+        server took 15 s to stop, and Ctrl-C seemed not to work.)"""
         proc = self.process
-        for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGTERM, 5.0), (signal.SIGKILL, 30.0)):
+        for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGKILL, 30.0)):
             if proc.poll() is not None:
                 break
             try:
@@ -275,13 +312,16 @@ def _answers(url: str) -> bool:
 def start(model: str | os.PathLike[str] | None = None, *, port: int = 0, n_ctx: int = DEFAULT_N_CTX,
           threads: int | None = None, alias: str = DEFAULT_ALIAS, record: str | os.PathLike[str] | None = None,
           python: str = sys.executable, wait_s: float = START_TIMEOUT_S) -> LocalProcess:
-    """Start the server and wait until it answers; record it.
+    """Start the server and wait until it answers; record it. ``python``: the interpreter that runs
+    ``llama_cpp.server`` (the build is checked only when it is this one). The server dies with this
+    process (:func:`_die_with_parent`); an interrupt while it loads stops it.
 
     Raises:
         LocalModelError: the build or the model file is missing, or the server exited or did not
             answer within ``wait_s`` (with the end of its log).
     """
-    check_build()
+    if python == sys.executable:
+        check_build()
     path = find_model(model)
     if n_ctx < 512:
         raise LocalModelError(f"--n-ctx {n_ctx} is too small for any Studio prompt (use 4096 or more)")
@@ -297,24 +337,42 @@ def start(model: str | os.PathLike[str] | None = None, *, port: int = 0, n_ctx: 
                          python=python)
     with open(log, "wb") as out:
         # its own session: a Ctrl-C in the terminal reaches this launcher, which then stops the server
+        # (a Ctrl-C in the terminal then reaches this launcher only, which stops the server by its pid)
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent())
     server = LocalServer(url=f"http://{HOST}:{port}/v1", model=alias, n_ctx=n_ctx, pid=proc.pid, threads=threads)
     live = LocalProcess(server, proc, log, rec)
     deadline = time.monotonic() + wait_s
-    while not _answers(server.url):
-        if proc.poll() is not None:
-            raise LocalModelError(f"the model server exited (code {proc.returncode}) before answering; "
-                                  f"its log ({log}) ends:\n{_log_tail(log)}")
-        if time.monotonic() > deadline:
-            live.stop()
-            raise LocalModelError(f"the model server did not answer within {wait_s:g} s; its log ({log}) ends:\n"
-                                  f"{_log_tail(log)}")
-        time.sleep(0.5)
+    try:
+        while not _answers(server.url):
+            if proc.poll() is not None:
+                raise LocalModelError(f"the model server exited (code {proc.returncode}) before answering; "
+                                      f"its log ({log}) ends:\n{_log_tail(log)}")
+            if time.monotonic() > deadline:
+                raise LocalModelError(f"the model server did not answer within {wait_s:g} s; its log ({log}) "
+                                      f"ends:\n{_log_tail(log)}")
+            time.sleep(0.5)
+    except BaseException:  # also Ctrl-C while the model loads: the server is not left behind
+        live.stop()
+        raise
     tmp = rec.with_suffix(".tmp")
     tmp.write_text(json.dumps(server.to_data(), indent=1), encoding="utf-8")
     tmp.replace(rec)
     return live
+
+
+def interrupt_on_sigterm() -> Any:
+    """Have SIGTERM raise KeyboardInterrupt in the main thread, as Ctrl-C does, so that the ``finally``
+    or ``except KeyboardInterrupt`` that stops the server runs (Python's default for SIGTERM ends the
+    process at once, and the server would be left to ``PR_SET_PDEATHSIG`` with its record file behind).
+    For command-line entry points. Returns the previous handler, or None outside the main thread
+    (nothing installed)."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)
 
 
 def banner(server: LocalServer, log: Path) -> str:
@@ -330,7 +388,7 @@ def banner(server: LocalServer, log: Path) -> str:
         f"--max-turns 2 --assistant {ids['assistant']} --user {ids['user']} --extractor {ids['extractor']}",
         "  a 270M pretrained model: good for exercising the path and seeing what the Studio records, "
         "not for judging tutors.",
-        "Ctrl-C stops the server.",
+        "Ctrl-C (or SIGTERM) stops the server.",
     ])
 
 
@@ -343,17 +401,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="threads (default: one per core)")
     p.add_argument("--alias", default=DEFAULT_ALIAS, help=f"the model name the server answers to ({DEFAULT_ALIAS})")
     p.add_argument("--record", help="where to record the running server (default ~/.knowsim/local-model.json)")
+    p.add_argument("--python", default=sys.executable,
+                   help="the Python that runs llama_cpp.server (default: this one)")
     args = p.parse_args(argv)
+    previous = interrupt_on_sigterm()
+    try:
+        return _serve(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _serve(args: argparse.Namespace) -> int:
     try:
         live = start(args.model, port=args.port, n_ctx=args.n_ctx, threads=args.threads or None, alias=args.alias,
-                     record=args.record)
+                     record=args.record, python=args.python)
     except LocalModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    print(banner(live.server, live.log), flush=True)
     try:
+        print(banner(live.server, live.log), flush=True)
         while live.process.poll() is None:
             time.sleep(0.5)
         print(f"error: the model server exited (code {live.process.returncode}); its log ends:\n"

@@ -8,9 +8,10 @@ them goes back to the model once, like malformed JSON.
 
 from __future__ import annotations
 
-from typing import Literal
+from functools import lru_cache
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.prompts.graph import MAX_IUS, MIN_IUS
@@ -45,6 +46,48 @@ class IUAnalysisEntry(BaseModel):
 
 class ExtractorOut(BaseModel):
     iu_analysis: list[IUAnalysisEntry]
+
+
+# ---------------------------------------------------------------------- the compact local format
+# A small model on this machine writes a token every 0.3–1.5 s under llama.cpp's grammar (the grammar is
+# checked against Gemma's 262k-token vocabulary at every step). The full format above costs ~75 tokens per
+# IU before any reasoning text, so a 4-IU reply was cut at CI's cap every time. The compact format asks
+# for the three labels per IU and nothing else, keyed by the graph's own IU ids (so the grammar writes the
+# ids, in graph order, and the model only chooses labels): ~40 tokens per IU. It is read into the same
+# entries as the full format (:func:`compact_entries`), with no reasoning and no concept echo.
+COMPACT_FORMAT = "compact (small local model): the three labels per IU id, no reasoning"
+
+
+class CompactLabels(BaseModel):
+    """One IU's labels in the compact format."""
+
+    quality: Quality
+    attempt: Attempt
+    role: Role
+
+
+@lru_cache(maxsize=64)
+def compact_extractor_model(ids: tuple[str, ...]) -> type[BaseModel]:
+    """The compact output model for a graph whose IU ids are ``ids`` (in graph order): one required
+    property per IU id, each a :class:`CompactLabels`. One class per graph (its schema is cached by class)."""
+    fields: dict[str, Any] = {f"iu_{i}": (CompactLabels, Field(alias=iu)) for i, iu in enumerate(ids)}
+    return create_model("CompactExtractorOut", **fields)
+
+
+def compact_entries(payload: Any) -> list[dict[str, Any]]:
+    """A compact reply (``{"IU1": {"quality": …, "attempt": …, "role": …}, …}``, parsed or as raw JSON
+    data) as full-format ``iu_analysis`` entries, for :func:`~knowsim_core.engine.signals.parse_extractor_output`.
+    Values that are not objects are skipped; a label left out stays out (the normalisation's defaults apply)."""
+    if isinstance(payload, BaseModel):
+        payload = payload.model_dump(by_alias=True)
+    if not isinstance(payload, dict):
+        return []
+    keys = {"quality": "teaching_quality", "attempt": "user_attempt_type", "role": "assistant_response_role"}
+    out = []
+    for iu, labels in payload.items():
+        if isinstance(labels, dict):
+            out.append({"id": iu, **{full: labels[short] for short, full in keys.items() if short in labels}})
+    return out
 
 
 class GraphNodeOut(BaseModel):

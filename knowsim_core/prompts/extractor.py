@@ -16,6 +16,7 @@ from knowsim_core.engine.signals import RESPONSE_ROLES
 from knowsim_core.prompts import transcript
 
 PROMPT_VERSION = "extractor-v1"
+COMPACT_PROMPT_VERSION = "extractor-v1-compact"  # the same task, the compact output format (small local models)
 TEMPERATURE = 0.0  # spec §9
 RETRY_TEMPERATURE = 0.4  # spec §9: up to two retries at 0.4 when no entries parse
 MAX_RETRIES = 2
@@ -40,26 +41,41 @@ def state_json(ctx: ExtractorContext) -> str:
     )
 
 
-def render(ctx: ExtractorContext) -> str:
+def render(ctx: ExtractorContext, *, compact: bool = False) -> str:
+    """The prompt; ``compact``: ask for the compact output format (labels only, keyed by IU id) that
+    small local models are given (:data:`knowsim_core.llm.schemas.COMPACT_FORMAT`)."""
     earlier = transcript(ctx.history) or "(This is the first turn: there is no earlier conversation.)"
     reference = ctx.material.reference_answer.strip() or "(No reference answer was provided.)"
     roles = " | ".join(RESPONSE_ROLES)
-    return f"""Assess one exchange of a tutoring conversation against a graph of Information Units (IUs).
+    return _BODY.format(graph=graph_json(ctx), state=state_json(ctx), earlier=earlier, user=ctx.user_message,
+                        assistant=ctx.assistant_message, reference=reference, roles=roles,
+                        output=_COMPACT_OUTPUT if compact else _FULL_OUTPUT)
+
+
+_FULL_OUTPUT = """One JSON object: {"iu_analysis": [{"id": "IU1", "concept": "<concept>",
+ "teaching_quality_reasoning": "<one sentence>", "teaching_quality": "well_explained|shallow|not_mentioned",
+ "user_attempt_reasoning": "<one sentence>", "user_attempt_type": "reasoning|articulation|none",
+ "assistant_response_role": "<role>"}, ...]}"""
+_COMPACT_OUTPUT = """One JSON object with one key per IU id, in graph order, holding its three labels only (no reasoning):
+"quality" (step 1), "attempt" (user_attempt_type) and "role" (assistant_response_role):
+{"IU1": {"quality": "well_explained|shallow|not_mentioned", "attempt": "reasoning|articulation|none",
+ "role": "<role>"}, ...}"""
+_BODY = """Assess one exchange of a tutoring conversation against a graph of Information Units (IUs).
 
 ## IU graph
-{graph_json(ctx)}
+{graph}
 
 ## The learner's knowledge state before this exchange
-{state_json(ctx)}
+{state}
 
 ## Earlier conversation
 {earlier}
 
 ## Latest user message
-{ctx.user_message}
+{user}
 
 ## Latest assistant response
-{ctx.assistant_message}
+{assistant}
 
 ## Reference answer
 {reference}
@@ -81,7 +97,4 @@ Step 2 — the learner's attempt, judged on the LATEST USER MESSAGE, and the ass
 - "assistant_response_role": one of {roles}.
 
 ## Output format
-One JSON object: {{"iu_analysis": [{{"id": "IU1", "concept": "<concept>",
- "teaching_quality_reasoning": "<one sentence>", "teaching_quality": "well_explained|shallow|not_mentioned",
- "user_attempt_reasoning": "<one sentence>", "user_attempt_type": "reasoning|articulation|none",
- "assistant_response_role": "<role>"}}, ...]}}"""
+{output}"""
