@@ -151,7 +151,11 @@ def test_the_local_server_is_offered_for_every_role_with_its_caps_and_no_price(l
     assert compat.available and "small local model" in compat.detail
     ids = llm_agent_ids(s)
     base = f"compat/gemma3-270m@{llm_server.openai_url}"
-    assert ids["user"][0] == base and ids["extractor"][0] == base and ids["assistant"][0] == f"{base}:adaptive"
+    # the strategy before the URL, as the registry spells ids (was after it: "…/v1:adaptive")
+    assert ids["user"][0] == base and ids["extractor"][0] == base
+    assert ids["assistant"][0] == f"compat/gemma3-270m:adaptive@{llm_server.openai_url}"
+    assert registry.parse_id(ids["assistant"][0]).id == ids["assistant"][0]
+    assert "compat/gemma3-270m:zs@" + llm_server.openai_url in ids["user"]
     agent = registry.resolve("extractor", base, settings=s)
     assert agent.max_tokens == LOCAL_MAX_TOKENS["extractor"]
     d = agent.describe()
@@ -291,7 +295,8 @@ def test_the_app_offers_the_running_local_model_for_all_three_roles_labelled(llm
     monkeypatch.setenv("KNOWSIM_LOCAL_MODEL_FILE", str(record(tmp_path, llm_server.openai_url)))
     at = simulate_page()
     base = f"compat/gemma3-270m@{llm_server.openai_url}"
-    for key, wanted in (("setup_assistant", f"{base}:adaptive"), ("setup_user", base), ("setup_extractor", base)):
+    tutor = f"compat/gemma3-270m:adaptive@{llm_server.openai_url}"
+    for key, wanted in (("setup_assistant", tutor), ("setup_user", base), ("setup_extractor", base)):
         labels = [o for o in at.selectbox(key=key).options if o.startswith(wanted + " — ")]
         assert labels and "small local model" in labels[0], at.selectbox(key=key).options
 

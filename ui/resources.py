@@ -233,5 +233,11 @@ def agent_label_func():
     local = getattr(settings, "local", None)
     if local is None:
         return str
-    prefix = f"compat/{local.agent_model}"
-    return lambda i: f"{i} — {local.label}" if i == prefix or i.startswith(prefix + ":") else i
+    from knowsim_core.agents.registry import parse_id
+
+    def label(agent_id: str) -> str:
+        part = parse_id(agent_id)  # either spelling of a strategy (before or after the URL)
+        ours = part.provider == "compat" and part.model == local.model and part.url == local.url
+        return f"{agent_id} — {local.label}" if ours else agent_id
+
+    return label

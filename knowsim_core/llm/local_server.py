@@ -116,8 +116,8 @@ class LocalServer:
 
     def agent_ids(self) -> dict[str, str]:
         """The ids to paste, one per conversation role."""
-        base = f"compat/{self.agent_model}"
-        return {"assistant": f"{base}:adaptive", "user": base, "extractor": base}
+        base = f"compat/{self.agent_model}"  # the strategy goes before the URL (the registry's spelling)
+        return {"assistant": f"compat/{self.model}:adaptive@{self.url}", "user": base, "extractor": base}
 
     def to_data(self) -> dict[str, Any]:
         return asdict(self)

@@ -386,8 +386,13 @@ def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
             models.insert(0, settings.local.agent_model)  # the local model first, its address in the id
         for model in models:
             base = f"{provider}/{model}"
-            kinds["assistant"].extend(f"{base}:{s}" for s in ASSISTANT_STRATEGIES)
+            name, at, url = model.partition("@")  # a strategy or method goes before the URL (parse_id's spelling)
+
+            def spelled(suffix: str) -> str:
+                return f"{provider}/{name}:{suffix}{at}{url}"
+
+            kinds["assistant"].extend(spelled(s) for s in ASSISTANT_STRATEGIES)
             for kind in ("user", "extractor", "graph_extractor", "judge"):
                 kinds[kind].append(base)
-            kinds["user"].extend(f"{base}:{m}" for m in BASELINE_METHODS)
+            kinds["user"].extend(spelled(m) for m in BASELINE_METHODS)
     return kinds
