@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "8d4b4f75261e4787b9b22f7a3a7864c90560572d9e37785f989c719a8cc08dd0"
+EXPECTED = "64670ab379ac76139d8a79f4d0c3723922317db4cc6984e3256c583facae977e"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 
