@@ -12,6 +12,7 @@ Paths default to ../shared/reference (the paper's two recorded MathQA conversati
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,6 +39,14 @@ def macro(res: dict) -> dict:
         return {k: stats[k]["macro_f1"] for k in ("teaching_quality", "user_attempt_type")}
     return {"in_sample": two(res["in_sample"]), "loro": two(res["loro"]),
             "folds": {r: two(st) for r, st in res["folds"].items()}}
+
+
+def row_key(name: str) -> str:
+    """The log key of an ablation row, usable in a README marker (``<!--fig:extractor_eval_ablation:KEY.loro.
+    teaching_quality-->``): "text rule + fix -> constrain synonyms" -> "text_rule_plus_fix_to_constrain_synonyms"."""
+    text = name.replace("->", " to ").replace("+", " plus ").replace(" - ", " minus ")
+    text = "minus " + text[2:] if text.startswith("- ") else text
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 SPLIT = "in-sample and leave-one-recording-out (fitted per fold) over the shared MathQA recordings"
@@ -144,7 +153,7 @@ def main() -> None:
         rows: dict[str, dict] = {}
 
         def show(name: str, res: dict) -> None:
-            rows[name] = macro(res)
+            rows[row_key(name)] = {"row": name, **macro(res)}
             print(line(name, res))
         show("all features", ev.protocol(turns, ev.lexical()))
         for f in TQ_FEATURES[1:]:

@@ -378,8 +378,11 @@ def test_researchers_thumbs_are_their_own_series():
 def test_the_shared_conversations_on_both_parts(tmp_path, capsys):
     """The shared release's 25 conversations on the stated hash split (A 8 conversations / 22 thumbs,
     B 17 / 35): reply length oriented as stated (shorter is liked) is 0.69, as strong as KnowSim's score
-    and not distinguishable from it; IUs moved up and reply length do not replicate across the parts;
-    the 13 thumbs down come from 6 conversations and 4 tutors, 10 of them phi-3."""
+    and not distinguishable from it; reply length does not replicate across the parts, and since the
+    lexical extractor no longer credits an IU for a discussed neighbour (issue 34 item 17; these graphs
+    have no edges, so the old mention model read them with a lower effective bias) neither KnowSim's
+    score nor IUs moved up is above 0.5 on either part (KnowSim's replicated before); the 13 thumbs
+    down come from 6 conversations and 4 tutors, 10 of them phi-3."""
     require_shared(ANNOTATIONS)
     db = str(tmp_path / "a.db")
     assert main(["import", str(ANNOTATIONS), "--db", db]) == 0
@@ -391,9 +394,11 @@ def test_the_shared_conversations_on_both_parts(tmp_path, capsys):
     rl = out["votes"]["scores"]["reply_length"]
     assert rl["direction"] == "a shorter reply is liked" and round(rl["auc"], 2) == 0.69
     assert out["replication"]["versus_baselines"]["reply_length"]["whole"] == "not distinguishable from the baseline"
-    for name in ("upward", "reply_length"):
+    rep = out["replication"]["scores"]["reply_length"]
+    assert rep["A"][0] > 0.5 and rep["B"][0] <= 0.5 and rep["verdict"] == "does not replicate"
+    for name in ("knowsim", "upward"):
         rep = out["replication"]["scores"][name]
-        assert rep["A"][0] > 0.5 and rep["B"][0] <= 0.5 and rep["verdict"] == "does not replicate"
+        assert rep["A"][0] <= 0.5 and rep["B"][0] <= 0.5 and rep["verdict"] == "above 0.5 on neither part"
     assert out["replicates"] is (out["replication"]["scores"]["knowsim"]["verdict"] == "replicates")
     w = out["within_conversation"]["knowsim"]
     assert (w["pairs"], w["conversations"]) == (40, 4) and round(w["auc"], 2) == 0.59

@@ -7,7 +7,7 @@ from knowsim_core.agents import registry
 from knowsim_core.agents.lexical import _cue_score, label_turn
 from knowsim_core.text.profiles import content_stems, profiles_for, sentences
 from knowsim_core.engine.ports import ExtractorContext, Message
-from knowsim_core.formats.samples import get_sample
+from knowsim_core.formats.samples import get_sample, load_samples
 from knowsim_core.engine.state import initial_state
 from knowsim_core.engine.config import preset
 
@@ -121,3 +121,69 @@ def test_a_definition_closed_by_a_quote_is_not_read_as_a_question():
 def test_listing_what_something_includes_counts_as_an_example():
     assert _cue_score("Common incentives include lower fees and tax breaks.") > _cue_score(
         "Common incentives are lower fees and tax breaks.")
+
+
+# Issue 34 item 17: a typed reply about R0 and the effective reproduction number (IU4, IU5) never
+# touches IU14 "Clustering of unvaccinated people", IU5's dependent; the old mention model gave the
+# graph-neighbour feature a weight of 3.24 and labelled IU14 shallow, which advanced it (EFFECTIVE).
+R0_REPLY = ("R0 is how many people one infected person infects on average. When some people are vaccinated, fewer "
+            "people can catch it, so the effective number Re is lower. If Re drops below 1, the outbreak dies out "
+            "because each case infects less than one person.")
+
+
+def test_a_typed_reply_about_r0_gives_clustering_no_credit():
+    """The issue's case through the engine: typed reply, offline learner, lexical extractor, rules.
+    Old code: IU14 shallow and EFFECTIVE in turn 1."""
+    from knowsim_core.engine.session import Simulation
+
+    s = get_sample("sample_herd_immunity")
+    assert any({e.from_, e.to} == {"IU5", "IU14"} for e in s.graph.edges)  # the neighbour the reply discusses
+    sim = Simulation(material=s.material, assistant=registry.resolve("assistant", "human"),
+                     user=registry.resolve("user", "offline/knowsim"),
+                     extractor=registry.resolve("extractor", "offline/lexical"), level="novice")
+    sim.reset(seed=1)
+    sim.assistant.put(R0_REPLY)
+    rec = sim.step()
+    quality = {x.id: x.teaching_quality for x in rec.signals}
+    assert quality["IU4"] != "not_mentioned" and quality["IU5"] != "not_mentioned"  # what it is about is read
+    assert quality["IU14"] == "not_mentioned"
+    assert "IU14" not in dict(rec.modes)
+
+
+def test_a_discussed_neighbour_does_not_make_an_iu_mentioned():
+    """Every sample graph, every IU taught from its own name and description: each prerequisite or
+    dependent whose concept-name words the reply does not use stays not_mentioned. Old code: all
+    126 such neighbours were labelled shallow (every neighbour of a taught IU was)."""
+    checked = 0
+    for sample in load_samples():
+        g = sample.graph
+        for node in g.nodes:
+            reply = f"Let us look at {node.concept.lower()}. {node.description}"
+            got = {x.id: x.teaching_quality for x in label_turn(g, "Can you explain?", reply)}
+            words = set(content_stems(reply))
+            for e in g.edges:
+                if node.id not in (e.from_, e.to) or e.from_ == e.to:
+                    continue
+                other = e.to if e.from_ == node.id else e.from_
+                if not set(content_stems(g.node(other).concept)) & words:
+                    checked += 1
+                    assert got[other] == "not_mentioned", (sample.id, node.id, other)
+    assert checked >= 100
+
+
+def test_the_mention_decision_does_not_read_the_neighbour_feature():
+    """Whatever weight a model gives the neighbour feature in "mentioned?", an IU is mentioned on its
+    own evidence only (the guard is in the labeller, not only in the fitted zero). Old code: a weight
+    of 50 made IU14 mentioned."""
+    from knowsim_core.agents import lexical
+
+    i = lexical.TQ_FEATURES.index("neighbour_mention")
+    shipped = lexical.COEFFICIENTS
+    loud = lexical.LexicalModel(mentioned=shipped.mentioned[:i] + (50.0,) + shipped.mentioned[i + 1:],
+                                well=shipped.well)
+    g = get_sample("sample_herd_immunity").graph
+    got = {x.id: x.teaching_quality for x in label_turn(g, "What is R0?", R0_REPLY, model=loud)}
+    assert got["IU14"] == "not_mentioned"
+    # and the fitted mention model gives the context features no weight (fit_model leaves them out)
+    assert "neighbour_mention" in lexical.CONTEXT_FEATURES
+    assert all(shipped.mentioned[lexical.TQ_FEATURES.index(f)] == 0.0 for f in lexical.CONTEXT_FEATURES)

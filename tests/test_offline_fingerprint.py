@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "3a2ff7c0d39450adc886e2e8c3a602a4df513600f799f18e981894860f7ca1ed"
+EXPECTED = "64670ab379ac76139d8a79f4d0c3723922317db4cc6984e3256c583facae977e"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 

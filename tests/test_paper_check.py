@@ -11,7 +11,13 @@ turns) + the novice cells of ``offline/adaptive`` and ``offline/comprehensive``,
 The issue's tolerances (shares ±8 points, CO ±0.10, KG ±40 % or ±1.0, DC ±0.03) are asserted where
 the held-out half meets them with a margin of at least 1 point / 0.005 (held-out figure, margin =
 tolerance − distance): novice EFFECTIVE 11.2 vs 11 (7.8), novice UNDER-ABSORBED 6.9 vs 4 (5.1),
-novice CO 0.830 vs 0.92 (0.010). Not met on the held-out half — reported by the benchmark, not
+novice CO 0.830 vs 0.92 (0.010). Since issue 34 item 17's corrected reader, with the offline tutors'
+mention scales re-set on the tuning half (tutor_shapes.py), the held-out half reads novice EFFECTIVE
+12 vs 11, UNDER-ABSORBED 10 vs 4 (both still asserted), CO 0.808 vs 0.92 — out by 0.112, so the CO
+claim is a strict xfail, not a loosened tolerance — and the adaptive × novice cell stops early in at
+least half its runs again; intermediate REDUNDANT 61.5 vs 68, intermediate UNDER-ABSORBED 16.9 vs 10
+and advanced REDUNDANT 84.1 vs 89 are now within with a margin >= 1 point and asserted. The figures
+below are those of the issue-29 round. Not met on the held-out half — reported by the benchmark, not
 loosened: novice REDUNDANT / PREREQ-BLOCKED / OVERLOAD-WASTED (8 / 58 / 16 vs 20 / 37 / 28),
 intermediate REDUNDANT 58 vs 68, intermediate UNDER-ABSORBED 19 vs 10, advanced REDUNDANT 81 vs 89
 (within by 0.1 — below the margin), intermediate CO 0.585 vs 0.80, advanced CO 0.511 vs 0.89,
@@ -67,6 +73,26 @@ def test_novice_figures_within_the_tolerances_where_the_held_out_half_meets_them
     for mode in (FailureMode.EFFECTIVE, FailureMode.UNDER_ABSORBED):
         share = nov.shares[FAILURE_ORDER.index(mode)]
         assert abs(share - FIG6_SHARES["novice"][mode]) <= SHARE_TOLERANCE, (mode, share)
+
+
+def test_the_shares_the_held_out_half_now_meets_are_within_the_tolerance(sub_matrix):
+    """After issue 34 item 17's reader and the mention scales re-set on the tuning half, the held-out
+    half meets three more of Fig. 6's shares with a margin of at least 1 point (the same rule as
+    above): intermediate REDUNDANT 61.5 vs 68 (margin 1.5), intermediate UNDER-ABSORBED 16.9 vs 10
+    (1.1), advanced REDUNDANT 84.1 vs 89 (3.1). Not met, or below the margin, in the issue-29 round
+    (held out 58 / 19 / 81)."""
+    lv = by_level(sub_matrix)
+    for level, mode in (("intermediate", FailureMode.REDUNDANT), ("intermediate", FailureMode.UNDER_ABSORBED),
+                        ("advanced", FailureMode.REDUNDANT)):
+        share = lv[level].shares[FAILURE_ORDER.index(mode)]
+        assert abs(share - FIG6_SHARES[level][mode]) <= SHARE_TOLERANCE, (level, mode, share)
+
+
+@pytest.mark.xfail(strict=True, reason="held-out novice CO 0.808 vs the paper's 0.92 (distance 0.112 > 0.10) "
+                   "after the tutors' mention scales were re-set on the tuning half (0.697 before the re-set): "
+                   "issue 34 item 17's corrected reader; re-derivation pending")
+def test_novice_co_within_the_tolerance_on_the_held_out_half(sub_matrix):
+    nov = by_level(sub_matrix)["novice"]
     assert abs(nov.co - TABLE4_CO["novice"]) <= CO_TOLERANCE, nov.co
 
 
@@ -106,13 +132,21 @@ def test_a_calibrated_strategy_still_does_better_for_novices_than_a_comprehensiv
 def test_the_check_table_labels_every_figure_with_its_source_and_population(sub_matrix):
     rows = check_rows(level_checks(population(sub_matrix)))
     novice = {r["figure"]: r for r in rows if r["level"] == "novice"}
-    assert novice["CO"]["paper"] == "0.92" and novice["CO"]["within tolerance"] == "yes"
+    assert novice["CO"]["paper"] == "0.92" and novice["CO"]["within tolerance"] in ("yes", "no")
     assert novice["CO"]["source"] == "Table 4" and novice["CO"]["paper population"] == BENCHMARK
     assert novice["DC (proxy)"]["paper"] == "—" and novice["DC (proxy)"]["within tolerance"] == "—"
     assert novice["REDUNDANT %"]["source"] == "Fig. 6"
     assert novice["mean stop turn (1-based)"]["source"] == "Table 12"
     assert {f"{m.title} %" for m in FAILURE_ORDER} <= set(novice)
     assert {r["level"] for r in rows if r["figure"] in ("KG", "DC (proxy)", "CO")} == {"novice", "intermediate", "advanced"}
+
+
+@pytest.mark.xfail(strict=True, reason="the check table's novice CO reads 'no' (held-out 0.808 vs 0.92, distance "
+                   "0.112 > 0.10): issue 34 item 17's corrected reader; re-derivation pending")
+def test_the_check_table_says_the_novice_co_is_within_tolerance(sub_matrix):
+    rows = check_rows(level_checks(population(sub_matrix)))
+    novice = {r["figure"]: r for r in rows if r["level"] == "novice"}
+    assert novice["CO"]["within tolerance"] == "yes"
 
 
 def test_the_matrix_is_deterministic_per_seed(held_out):

@@ -8,7 +8,8 @@ explaining the sentences about the IU do (the rubric's cues: a definition, a rea
 number or formula, an example; a question alone does little; a sentence is about the IUs it
 matches best, so long concept names of another domain do not starve it), what share of the reply is about
 the IU, how the IU ranks among the graph's IUs for this message, and whether the user asked
-about it — are combined by two small logistic regressions (mentioned?; if so, well explained?),
+about it — are combined by two small logistic regressions (mentioned?; if so, well explained?);
+whether its graph neighbours are discussed weighs only in the second (:data:`CONTEXT_FEATURES`) —
 under the rubric's floor (a one-liner or a bare naming is at most shallow). The attempt type is a
 plain rule on the user's message (:func:`attempt_types`). The coefficients live in
 :data:`COEFFICIENTS`, fitted on the paper's two recorded MathQA conversations; their out-of-sample
@@ -49,6 +50,15 @@ TQ_FEATURES = ("bias", "message_rank", "sentence_word_rank", "best_sentence_word
                "description_cover", "cue_depth", "share_of_sentences_about", "neighbour_mention", "asked_by_user",
                "reply_length")
 
+# Features that read the IU's surroundings, not the IU: they may weigh in "well explained?" but
+# never in "mentioned?". Whether a reply mentions an IU is decided on the IU's own evidence; a
+# discussed prerequisite or dependent does not make it mentioned (it did: IU14 "Clustering of
+# unvaccinated people" was credited — and advanced, EFFECTIVE — for a reply about R0 and Re, its
+# neighbour IU5, that never touches clustering). The mention model is fitted without them
+# (knowsim_core.evaluation.extractor_eval.fit_model) and reads them as 0, whatever its weights.
+CONTEXT_FEATURES = ("neighbour_mention",)
+_OWN = tuple(f not in CONTEXT_FEATURES for f in TQ_FEATURES)
+
 
 @dataclass(frozen=True, slots=True)
 class LexicalModel:
@@ -64,10 +74,10 @@ class LexicalModel:
 # knowsim_core.evaluation.extractor_eval.fit_logistic) on BOTH recorded MathQA conversations
 # (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
 # leave-one-recording-out table is the honest estimate of how they do on unseen conversations
-# (teaching-quality macro-F1 0.532 held out, 0.557 in-sample; see README). Feature order as in
+# (teaching-quality macro-F1 0.527 held out, 0.548 in-sample; see README). Feature order as in
 # TQ_FEATURES; a positive weight pushes towards "mentioned" / "well explained".
 COEFFICIENTS = LexicalModel(
-    mentioned=(-2.4228, 1.5753, -0.0359, 0.6689, 0.7228, 0.331, -0.6016, 1.287, 3.2413, 1.5833, -0.0348),
+    mentioned=(-1.6844, 1.6354, 0.0123, 0.6914, 0.7227, 0.6691, -0.6788, 1.2289, 0.0, 1.7165, -0.1079),
     well=(-3.4151, 1.9671, 1.6996, 1.3688, -0.2292, -0.6835, -0.0306, -0.3397, 0.8225, 0.0291, 1.1891),
 )
 
@@ -192,7 +202,7 @@ def teaching_quality(prof: IUProfiles, message: str, user_message: str = "",
     """``{iu: (quality, reason)}`` for every IU, from one assistant message."""
     out = {}
     for iu, x in tq_features(prof, message, user_message).items():
-        pm = _p(model.mentioned, x)
+        pm = _p(model.mentioned, tuple(v if own else 0.0 for v, own in zip(x, _OWN)))
         facts = f"rank in message {x[1]:.2f}, closest sentence {x[2]:.2f}, cue depth {x[6]:.2f}"
         if pm < 0.5:
             out[iu] = (TeachingQuality.NOT_MENTIONED.value, f"not mentioned (p={pm:.2f}; {facts})")

@@ -239,13 +239,16 @@ def _examples(turns: Sequence[Turn]):
 
 
 def fit_model(turns: Sequence[Turn], *, drop: Iterable[str] = (), l2: float = 1.0):
-    """A :class:`LexicalModel` fitted on ``turns``; features named in ``drop`` get weight 0."""
-    from knowsim_core.agents.lexical import TQ_FEATURES, LexicalModel
+    """A :class:`LexicalModel` fitted on ``turns``; features named in ``drop`` get weight 0, and so
+    do the :data:`~knowsim_core.agents.lexical.CONTEXT_FEATURES` in the "mentioned?" model (an IU is
+    mentioned on its own evidence, never because a neighbour is discussed)."""
+    from knowsim_core.agents.lexical import CONTEXT_FEATURES, TQ_FEATURES, LexicalModel
 
-    keep = [i for i, f in enumerate(TQ_FEATURES) if f not in set(drop)]
+    drop = set(drop)
     ex = list(_examples(turns))
 
-    def fit(xs, ys):
+    def fit(xs, ys, left_out=frozenset()):
+        keep = [i for i, f in enumerate(TQ_FEATURES) if f not in drop and f not in left_out]
         w = fit_logistic([[x[i] for i in keep] for x in xs], ys, l2=l2)
         full = [0.0] * len(TQ_FEATURES)
         for i, v in zip(keep, w):
@@ -254,7 +257,7 @@ def fit_model(turns: Sequence[Turn], *, drop: Iterable[str] = (), l2: float = 1.
 
     mentioned = [e for e in ex if e[1] != "not_mentioned"]
     return LexicalModel(
-        mentioned=fit([e[0] for e in ex], [int(e[1] != "not_mentioned") for e in ex]),
+        mentioned=fit([e[0] for e in ex], [int(e[1] != "not_mentioned") for e in ex], frozenset(CONTEXT_FEATURES)),
         well=fit([e[0] for e in mentioned], [int(e[1] == "well_explained") for e in mentioned]),
     )
 
