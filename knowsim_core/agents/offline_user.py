@@ -60,7 +60,8 @@ class _Speaker:
         idx = self.graph.index
         self.state = {v: ctx.state.state_of(idx.label_of[v]) for v in idx.ids}
         self.unaware = [v for v in idx.ids if self.state[v] == IUState.UNAWARE]
-        self.forbidden = forbidden_stems(self.graph, self.unaware, ctx.material.question)
+        # the same stems every turn the unaware set stays the same: remembered per graph (read only)
+        self.forbidden = _concepts(self.graph).unsaid(self.unaware, ctx.material.question)[0]
         self.unaware_names = [self.graph.node(v).concept.lower() for v in self.unaware]
         self.mode = ctx.articulation_mode
         self.level = voice.level_of(list(self.state.values()))
