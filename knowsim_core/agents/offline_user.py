@@ -128,7 +128,9 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     ctx = sp.ctx
     last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "") or ""
     prof = profiles_for(sp.graph)
-    discussed = [iu for iu, r in prof.rank(last)[:3] if r >= DISCUSSED]
+    discussed = prof.memo.get(("discussed", last))  # replies recur across conversations
+    if discussed is None:
+        discussed = prof.remember(("discussed", last), tuple(iu for iu, r in prof.rank(last)[:3] if r >= DISCUSSED))
     focus = discussed[0] if discussed else None
     focus_state = sp.state[focus] if focus is not None else None
     cue = voice.read_tutor(last)

@@ -43,6 +43,9 @@ def _worker_init(stop: Any, force: Any, parent: int, db: str, llm: Any) -> None:
     pinned.__enter__()  # left open until the process exits; the parent-watch thread opens its own
     _WORKER.update(stop=stop, force=force, store=store, llm=llm, run_id="", pinned=pinned)
     gc.freeze()  # what the fork inherited is never garbage: keep the collector off it
+    # A conversation allocates many short-lived objects and frees them by reference counting; the
+    # default threshold (700) ran ~190 young collections per 60 conversations, ~6 % of the CPU.
+    gc.set_threshold(50_000, 50, 100)
     threading.Thread(target=_watch, args=(parent,), daemon=True, name="parent-watch").start()
 
 
