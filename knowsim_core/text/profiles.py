@@ -348,9 +348,10 @@ class IUProfiles:
         hit = self._char_memo.get(text)
         if hit is None:
             ids, _, (rows_of, idf_rows, matrix) = self._char_index()
-            parts = [r for r in map(rows_of, words(text)) if r.size]
-            if parts:
-                counts = np.bincount(np.concatenate(parts), minlength=len(idf_rows))
+            parts = list(map(rows_of, words(text)))  # a stopword's rows are empty: no filtering needed
+            rows = np.concatenate(parts) if parts else _NO_ROWS
+            if rows.size:
+                counts = np.bincount(rows, minlength=len(idf_rows))
                 present = np.flatnonzero(counts)
                 weights = idf_rows[present] * (1.0 + np.log(counts[present]))
                 norm = math.sqrt(float(weights @ weights)) or 1.0
@@ -378,14 +379,7 @@ class IUProfiles:
                 for g, w in _unit(docs[iu], idf).items():
                     matrix[row_of[g], i] = w
             idf_rows = np.fromiter(idf.values(), dtype=np.float64, count=len(idf))
-            none = np.zeros(0, dtype=np.intp)
-
-            @lru_cache(maxsize=_WORD_ROWS_SIZE)
-            def rows_of(word: str) -> Any:
-                if rules.left_out(word):  # the words _ngram_tf leaves out
-                    return none
-                return np.array([row_of[g] for g in _word_ngrams(word) if g in row_of], dtype=np.intp)
-
+            rows_of = _WordRows(rules, row_of).__getitem__  # a dict lookup (in C) for a word seen before
             index = self._char_idx = (ids, idf, (rows_of, idf_rows, matrix))
         return index
 
@@ -394,6 +388,27 @@ class IUProfiles:
         rel = self.relevances(set(content_stems(text)))
         scored = [(n.id, rel[n.id]) for n in self.graph.nodes]
         return sorted(scored, key=lambda x: -x[1])
+
+
+_NO_ROWS = np.zeros(0, dtype=np.intp)
+
+
+class _WordRows(dict):
+    """word → array of the n-gram matrix rows of its n-grams the graph knows (one per occurrence;
+    empty for a word :func:`_ngram_tf` leaves out), filled on first use, emptied when full."""
+
+    def __init__(self, rules: TextRules, row_of: dict[str, int]):
+        super().__init__()
+        self.rules, self.row_of = rules, row_of
+
+    def __missing__(self, word: str) -> Any:
+        if len(self) >= _WORD_ROWS_SIZE:
+            self.clear()
+        row_of = self.row_of
+        got = _NO_ROWS if self.rules.left_out(word) else np.array(
+            [row_of[g] for g in _word_ngrams(word) if g in row_of], dtype=np.intp)
+        self[word] = got
+        return got
 
 
 def _place(hit: tuple[str, int, float, int, float]) -> int:
