@@ -40,6 +40,32 @@ def test_runs_imports_only_its_own_command_and_no_pandas(tmp_path):
     assert out["pandas"] == "pandas"
 
 
+_HEAVY_PROBE = """
+import json, sys
+from knowsim_core.cli import main
+code = main(sys.argv[1:])
+loaded = sorted(m for m in ("numpy", "knowsim_core.formats.schema", "knowsim_core.storage.judgments") if m in sys.modules)
+import numpy  # hidden only while sqlite-utils is imported: a later import gets the real package
+print(json.dumps({"code": code, "loaded": loaded, "numpy": numpy.__name__}))
+"""
+
+
+def test_runs_imports_neither_numpy_nor_the_judgments_schema_until_used(tmp_path):
+    """``runs`` lists runs: sqlite-utils imported numpy (~0.1 s) and the store imported the judgments'
+    file schema (pydantic models, ~0.1 s) on every start. Old code: both were in ``loaded``."""
+    done = subprocess.run([sys.executable, "-c", _HEAVY_PROBE, "runs", "--db", str(tmp_path / "x.db")], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"code": 0, "loaded": [], "numpy": "numpy"}
+
+
+def test_judgments_are_stored_through_the_store_made_on_first_use(tmp_path):
+    from knowsim_core.storage import Store
+
+    store = Store(tmp_path / "j.db")
+    assert store.all_judgments() == {}  # the repository is made on first use, and works
+
+
 def test_a_command_that_imports_another_gets_both_and_nothing_else(tmp_path):
     out = _probe("failures", "--db", str(tmp_path / "x.db"), "--json")
     assert out["code"] == 0

@@ -202,3 +202,21 @@ def test_a_declaring_user_ends_the_run_and_its_turn_says_so():
     assert run.stop_reason == STOP_USER_DONE and [t.user_done for t in run.turns] == [False, True]
     assert "user_done" not in run.turns[0].to_data()  # written only when set: older records read the same
     assert type(run.turns[1]).from_data(run.turns[1].to_data()) == run.turns[1]
+
+
+def test_a_leased_step_opens_one_connection_for_the_lease_the_play_and_the_write(store, monkeypatch):
+    """Issue 32 (the app's click → new graph data): each connection closed checkpoints the WAL when
+    it is the last one open. Old code: the lease was renewed on a connection of its own before the
+    step's pinned one, so every leased step opened two (counted here: 2 per step)."""
+    from knowsim_core.storage.connection import Connection
+
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=3, lease_seconds=60.0, **AGENTS)
+    opened = []
+    real_open = Connection._open
+    monkeypatch.setattr(Connection, "_open", lambda self: opened.append(1) or real_open(self))
+    steps = 0
+    while not live.done:
+        live.step()
+        steps += 1
+    assert steps == 3 and len(opened) == steps
+    assert store.get_run_row(live.run_id).status == "finished"

@@ -38,6 +38,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from typing import Callable, Sequence
 
@@ -128,7 +129,10 @@ class TutorCue:
         return self.numbers[0] if self.numbers else None
 
 
+@lru_cache(maxsize=4096)
 def read_tutor(text: str) -> TutorCue:
+    """What the tutor's turn asks and gives (a function of the text; a :class:`TutorCue` is frozen,
+    so the reading of a reply seen before is shared: replies recur across conversations)."""
     text = (text or "").replace("’", "'")
     raw_last = last_question(text)
     last = raw_last.lower()

@@ -60,7 +60,8 @@ class _Speaker:
         idx = self.graph.index
         self.state = {v: ctx.state.state_of(idx.label_of[v]) for v in idx.ids}
         self.unaware = [v for v in idx.ids if self.state[v] == IUState.UNAWARE]
-        self.forbidden = forbidden_stems(self.graph, self.unaware, ctx.material.question)
+        # the same stems every turn the unaware set stays the same: remembered per graph (read only)
+        self.forbidden = _concepts(self.graph).unsaid(self.unaware, ctx.material.question)[0]
         self.unaware_names = [self.graph.node(v).concept.lower() for v in self.unaware]
         self.mode = ctx.articulation_mode
         self.level = voice.level_of(list(self.state.values()))
@@ -127,7 +128,9 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
     ctx = sp.ctx
     last = next((m.text for m in reversed(ctx.history) if m.role == "assistant"), "") or ""
     prof = profiles_for(sp.graph)
-    discussed = [iu for iu, r in prof.rank(last)[:3] if r >= DISCUSSED]
+    discussed = prof.memo.get(("discussed", last))  # replies recur across conversations
+    if discussed is None:
+        discussed = prof.remember(("discussed", last), tuple(iu for iu, r in prof.rank(last)[:3] if r >= DISCUSSED))
     focus = discussed[0] if discussed else None
     focus_state = sp.state[focus] if focus is not None else None
     cue = voice.read_tutor(last)

@@ -307,16 +307,22 @@ class LLMSetup:
 
 
 def admit(pending: list[tuple[Cell, str]], in_flight: Callable[[], int], limit: int, *, control: Control,
-          tally: Tally, budget: Budget) -> Iterator[tuple[Cell, str]]:
+          tally: Tally, budget: Budget,
+          choose: Callable[[list[tuple[Cell, str]]], int] | None = None) -> Iterator[tuple[Cell, str]]:
     """The cells that may start now (the one admission rule of both schedulers): up to ``limit``
     in flight, none after a stop request, none once the budget would be passed — then the rest
-    of ``pending`` is dropped, and those in flight go on. Each admitted cell is counted as started."""
+    of ``pending`` is dropped, and those in flight go on. Each admitted cell is counted as started.
+
+    ``pending`` is the cells in reverse order (the next one last); ``choose(pending)`` may name
+    another one to start next (its index in ``pending``): worker processes keep to their own
+    questions (:meth:`knowsim_core.batch.workers.ProcessLanes.choose`). Which cells run and how
+    each plays do not depend on it, only which lane plays it and when."""
     while pending and in_flight() < limit and not control.stop.is_set():
         if not budget.allows(tally):
             control.budget_hit = True
             pending.clear()
             return
-        cell, resume_id = pending.pop()
+        cell, resume_id = pending.pop(choose(pending) if choose is not None else -1)
         tally.start(cell.index)
         yield cell, resume_id
 
@@ -328,6 +334,8 @@ class Lanes(Protocol):
     scheduler over either; a lane set only starts cells, hands back their outcomes and stops."""
 
     counted_turns: bool  # whether the tally saw every turn (threads) or only each conversation's end
+    # Optional: ``choose(pending) -> index`` of the cell to start next (see :func:`admit`); without
+    # it, cells start in the order of the plan.
 
     def in_flight(self) -> int: ...
     def submit(self, cell: Cell, resume_id: str) -> None: ...
@@ -361,7 +369,7 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
     try:
         while pending or lanes.in_flight():
             for cell, resume_id in admit(pending, lanes.in_flight, limit, control=control, tally=tally,
-                                         budget=budget):
+                                         budget=budget, choose=getattr(lanes, "choose", None)):
                 lanes.submit(cell, resume_id)
             if control.stop.is_set():
                 lanes.stop()

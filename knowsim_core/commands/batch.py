@@ -173,9 +173,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
-def _run(args: argparse.Namespace, req: BatchRequest, db: str | None) -> int:
-    store = Store(db)
-    info = sys.stderr if args.json else sys.stdout
+def _set_up(args: argparse.Namespace, req: BatchRequest, store: Store, info: TextIO) -> BatchJob | None:
+    """Prepare the batch and print what it will run; the job started (None for a dry run)."""
     prep = prepare(store, req)
     todo, skipped, busy, est = prep.todo, prep.skipped, prep.busy, prep.estimate
     out = sys.stdout if args.dry_run else info
@@ -187,8 +186,20 @@ def _run(args: argparse.Namespace, req: BatchRequest, db: str | None) -> int:
         print(f"note: --max-cost cannot limit {', '.join(est.unpriced)} (not in the price table; add it with "
               "KNOWSIM_LLM_PRICES)", file=out)
     if args.dry_run:
+        return None
+    return BatchJob.start(store, prep)
+
+
+def _run(args: argparse.Namespace, req: BatchRequest, db: str | None) -> int:
+    store = Store(db)
+    info = sys.stderr if args.json else sys.stdout
+    # the set-up's few dozen reads and writes share one connection (each opened and closed its own,
+    # a WAL checkpoint at every close); it is closed before the worker processes start
+    with store.pinned():
+        job = _set_up(args, req, store, info)
+    if job is None:
         return 0
-    job = BatchJob.start(store, prep)
+    prep, todo = job.prepared, job.prepared.todo
     info.flush()
     control, tally = job.control, job.tally
     progress = Progress(tally, len(todo))

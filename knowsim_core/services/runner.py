@@ -111,12 +111,12 @@ class LiveRun:
             StorageError: a leased run is no longer running here (its lease lapsed and it was
                 marked interrupted); nothing was played — resume it.
         """
-        if self.leased and not self.done and not self.store.renew_lease(self.run_id):
-            raise StorageError(
-                f"run {self.run_id} is no longer running in this session (it was idle too long and was "
-                "marked interrupted); resume it to play on"
-            )
-        with self.store.pinned():  # one connection for the step's writes
+        with self.store.pinned():  # one connection for the lease, the step's reads and its writes
+            if self.leased and not self.done and not self.store.renew_lease(self.run_id):
+                raise StorageError(
+                    f"run {self.run_id} is no longer running in this session (it was idle too long and was "
+                    "marked interrupted); resume it to play on"
+                )
             try:
                 rec = self.sim.step()
             except ProviderError as exc:  # the calls billed before it count in the run's cost (exc.spent)

@@ -36,7 +36,7 @@ from knowsim_core.errors import FormatError, StorageError
 
 
 def _import_sqlite_utils() -> Any:
-    """``sqlite_utils.Database``, without pandas unless this process already has it.
+    """``sqlite_utils.Database``, without pandas (nor numpy) unless this process already has it.
 
     sqlite-utils tries ``importlib.import_module("pandas")`` when it is imported and carries on
     with ``pd = None`` on ``ImportError`` — the path it takes wherever pandas is not installed —
@@ -51,11 +51,16 @@ def _import_sqlite_utils() -> Any:
     if "pandas" in sys.modules or "streamlit" in sys.modules or "sqlite_utils" in sys.modules:
         from sqlite_utils import Database as database
         return database
-    sys.modules["pandas"] = None  # type: ignore[assignment]
+    # numpy likewise (~0.1 s; sqlite-utils maps its scalar types to column types, for tables it
+    # creates from values — the Studio's tables come from its migrations' SQL), unless loaded already
+    hidden = [name for name in ("pandas", "numpy") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
     try:
         from sqlite_utils import Database as database
     finally:
-        del sys.modules["pandas"]
+        for name in hidden:
+            del sys.modules[name]
     return database
 
 

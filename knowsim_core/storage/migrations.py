@@ -21,7 +21,6 @@ from pathlib import Path
 from sqlite_utils import Migrations
 
 from knowsim_core.errors import StorageError
-from knowsim_core.formats.judgments import rating_of
 from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only, unpack
 
 # ---------------------------------------------------------------------- schema
@@ -174,6 +173,10 @@ def _m0006_judgments(db: Database) -> None:
 def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     """(rating, correctness) columns of a run from its meta: a finite number, and a short text
     (``correct`` / ``incorrect`` as the release writes it, ``true``/``false`` for a boolean)."""
+    # imported here: formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s),
+    # which opening a database never needs (``runs`` starts without it: tests/test_cli_startup.py)
+    from knowsim_core.formats.judgments import rating_of
+
     r, c = meta.get("rating"), meta.get("correctness")
     rating = rating_of(r)
     if isinstance(c, bool):

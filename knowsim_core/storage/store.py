@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from knowsim_core.errors import StorageError
 from knowsim_core.engine.graph import IUGraph
@@ -19,12 +19,14 @@ from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.storage.batch_cells import BatchCells, Claim
 from knowsim_core.storage.caches import Caches
-from knowsim_core.storage.judgments import Judgment, Judgments
 from knowsim_core.storage.connection import Connection, default_path
 from knowsim_core.storage.migrations import check_file, migrate
 from knowsim_core.storage.questions import GraphVersion, QuestionRow, Questions
 from knowsim_core.storage.run_search import BatchGroup, RunRow, RunSearch
 from knowsim_core.storage.runs import Runs
+
+if TYPE_CHECKING:  # the judgments' file schema (pydantic models) is imported when judgments are used
+    from knowsim_core.storage.judgments import Judgment, Judgments
 
 
 class Store:
@@ -51,7 +53,7 @@ class Store:
         self.runs = Runs(self._conn, clock=clock)
         self.search = RunSearch(self._conn, self.runs)
         self.caches = Caches(self._conn)
-        self.judgments = Judgments(self._conn)
+        self._judgments: Judgments | None = None
         self.cells = BatchCells(self._conn, clock=clock)
         try:
             self.mark_dead_runs()
@@ -141,6 +143,16 @@ class Store:
         return self.caches.get_judgement(run_id)
 
     # ------------------------------------------------------------------ judgments of turns (👍/👎)
+    @property
+    def judgments(self) -> Judgments:
+        """The judgments repository, made on first use: its module imports the judgments' file
+        schema (pydantic models, ~0.1 s), which most commands and a batch never need."""
+        if self._judgments is None:
+            from knowsim_core.storage.judgments import Judgments
+
+            self._judgments = Judgments(self._conn)
+        return self._judgments
+
     def add_judgment(self, run_id: str, judgment: Judgment) -> Judgment:
         return self.judgments.add(run_id, judgment)
 

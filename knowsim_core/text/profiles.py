@@ -83,7 +83,10 @@ def stem(word: str) -> str:
 
 def clean(text: str) -> str:
     """Lower-case text with LaTeX commands and braces removed (``\\binom{6}{3}`` → ``6 3``)."""
-    return _LATEX.sub(" ", text.lower()).replace("’", "'")
+    low = text.lower()
+    if "\\" in low or "{" in low or "}" in low or "$" in low:  # every match of _LATEX holds one of them
+        low = _LATEX.sub(" ", low)
+    return low.replace("’", "'")
 
 
 def words(text: str) -> list[str]:
@@ -148,7 +151,10 @@ def formula_tokens(text: str, rules: TextRules | None = None) -> list[str]:
     """Notation-independent tokens: C(6,3), \\binom{6}{3} and "6 choose 3" all give ``binom:6,3``
     (and, when the rules' ``fractions_as_decimals`` is on, 1/10 also gives 0.1)."""
     rules = rules or _ACTIVE.get()
-    out = []
+    out: list[str] = []
+    if not ("binom" in text or "C(" in text or "choose" in text
+            or (rules.fractions_as_decimals and "/" in text)):  # what every match needs
+        return out
     for m in _BINOM.finditer(text):
         a, b = [g for g in m.groups() if g is not None][:2]
         out.append(f"binom:{a.lower()},{b.lower()}")
@@ -166,24 +172,57 @@ def content_stems(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=16384)
 def _content_stems(text: str, rules: TextRules) -> tuple[str, ...]:
-    out = [c for c in (_content_word(w, rules) for w in words(text)) if c]
+    out = list(filter(None, map(_word_stems(rules).__getitem__, words(text))))
     out.extend(formula_tokens(text, rules))
     return tuple(out)
 
 
-@lru_cache(maxsize=65536)
+class _WordStems(dict):
+    """word → the stem it contributes to :func:`content_stems` ("" for a stopword), filled on first
+    use: words recur across texts far more than texts do, so the per-word work is remembered per
+    word and rules (a plain dict lookup, in C, for a word seen before)."""
+
+    def __init__(self, rules: TextRules):
+        super().__init__()
+        self.rules = rules
+
+    def __missing__(self, w: str) -> str:
+        if len(self) >= _WORD_STEMS_SIZE:
+            self.clear()
+        self[w] = got = _content_word(w, self.rules)
+        return got
+
+
 def _content_word(w: str, rules: TextRules) -> str:
-    """The stem one word contributes to :func:`content_stems` ("" for a stopword): words recur
-    across texts far more than texts do, so the per-word work is remembered per word and rules."""
+    """The stem one word contributes to :func:`content_stems` ("" for a stopword)."""
     if rules.left_out(w) or (len(w) < 2 and not w.isdigit()):
         return ""
     st = stem(w)
     return rules.synonyms.get(w, rules.synonyms.get(st, st))
 
 
+_WORD_STEMS: dict[TextRules, _WordStems] = {}
+_WORD_STEMS_SIZE = 65536
+
+
+def _word_stems(rules: TextRules) -> _WordStems:
+    got = _WORD_STEMS.get(rules)
+    if got is None:
+        if len(_WORD_STEMS) >= 16:  # rules are few (the ablation builds a handful)
+            _WORD_STEMS.clear()
+        got = _WORD_STEMS[rules] = _WordStems(rules)
+    return got
+
+
 def sentences(text: str) -> list[str]:
     """Split prose into sentences / lines (good enough for chat messages and descriptions)."""
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=8192)
+def _sentences(text: str) -> tuple[str, ...]:
+    # one reply is split by the tutor, the learner and the extractor: remembered per text
+    return tuple(s.strip() for s in _SENTENCE.split(text) if s and s.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +246,7 @@ class IUProfiles:
         self.memo: dict = {}  # per-graph results of the agents (e.g. labels of a message)
         self._char_memo: dict[str, dict[str, float]] = {}  # text → char_cosines (scripted prose repeats sentences)
         self._char_idx: tuple[list[str], dict[str, float], tuple[Callable[[str], Any], Any, Any]] | None = None
+        self._postings: dict[str, list[tuple[str, int, float, int, float]]] | None = None  # see relevances()
         docs: dict[str, list[str]] = {}
         concept_stems: dict[str, list[str]] = {}
         for n in graph.nodes:
@@ -218,7 +258,6 @@ class IUProfiles:
             for t in set(toks):
                 concept_df[t] = concept_df.get(t, 0) + 1
         self.profiles: dict[str, Profile] = {}
-        self._term_ius: dict[str, set[str]] = {}  # stem → IUs whose description vector holds it
         for n in graph.nodes:
             ctoks = concept_stems[n.id]
             cterms = {t: self.idf[t] for t in ctoks}
@@ -234,9 +273,6 @@ class IUProfiles:
                 desc_mass=sum(dterms.values()) or 1.0,
                 distinctive=frozenset(t for t in ctoks if concept_df.get(t, 0) == 1 and not t.isdigit()),
             )
-        for iu, p in self.profiles.items():
-            for t in p.desc_terms:  # the concept's stems are description terms too (counted twice)
-                self._term_ius.setdefault(t, set()).add(iu)
 
     def remember(self, key, value):
         """Store one result of the agents in :attr:`memo` and return it; the memo is emptied when
@@ -262,11 +298,35 @@ class IUProfiles:
 
     def relevances(self, terms: set[str]) -> dict[str, float]:
         """``{iu: relevance(iu, terms)}`` for every IU, the same floats as :meth:`relevance`, computed
-        only for the IUs sharing a stem with ``terms``: an IU sharing none scores exactly 0.0."""
-        touched: set[str] = set()
+        only for the IUs sharing a stem with ``terms``: an IU sharing none scores exactly 0.0.
+
+        Through an inverted index (stem → its place and weight in each IU's concept and description
+        vectors), so a text meets only the terms it shares instead of every term of every IU it
+        touches; the weights found are added in the IU's own term order, as :meth:`concept_cover`
+        and :meth:`desc_cover` add them, so every float is the same to the last bit."""
+        index = self._postings
+        if index is None:
+            index = self._postings = {}
+            for iu, p in self.profiles.items():
+                cpos = {t: i for i, t in enumerate(p.concept_terms)}
+                for i, (t, w) in enumerate(p.desc_terms.items()):  # every concept stem is a description term
+                    index.setdefault(t, []).append((iu, i, w, cpos.get(t, -1), p.concept_terms.get(t, 0.0)))
+        found: dict[str, list] = {}
         for t in terms:
-            touched.update(self._term_ius.get(t, ()))
-        return {iu: self.relevance(iu, terms) if iu in touched else 0.0 for iu in self.profiles}
+            for hit in index.get(t, ()):
+                got = found.get(hit[0])
+                if got is None:
+                    found[hit[0]] = [hit]
+                else:
+                    got.append(hit)
+        out = dict.fromkeys(self.profiles, 0.0)
+        for iu, hits in found.items():
+            p = self.profiles[iu]
+            hits.sort(key=_place)
+            desc = sum(h[2] for h in hits) / p.desc_mass
+            concept = sum(h[4] for h in sorted(hits, key=_concept_place) if h[3] >= 0) / p.concept_mass
+            out[iu] = 0.55 * concept + 0.45 * min(1.0, 2.2 * desc)
+        return out
 
     def char_cosines(self, text: str) -> dict[str, float]:
         """``{iu: cosine}`` between the character n-gram TF-IDF vector of ``text`` and of every IU
@@ -288,9 +348,10 @@ class IUProfiles:
         hit = self._char_memo.get(text)
         if hit is None:
             ids, _, (rows_of, idf_rows, matrix) = self._char_index()
-            parts = [r for r in map(rows_of, words(text)) if r.size]
-            if parts:
-                counts = np.bincount(np.concatenate(parts), minlength=len(idf_rows))
+            parts = list(map(rows_of, words(text)))  # a stopword's rows are empty: no filtering needed
+            rows = np.concatenate(parts) if parts else _NO_ROWS
+            if rows.size:
+                counts = np.bincount(rows, minlength=len(idf_rows))
                 present = np.flatnonzero(counts)
                 weights = idf_rows[present] * (1.0 + np.log(counts[present]))
                 norm = math.sqrt(float(weights @ weights)) or 1.0
@@ -318,14 +379,7 @@ class IUProfiles:
                 for g, w in _unit(docs[iu], idf).items():
                     matrix[row_of[g], i] = w
             idf_rows = np.fromiter(idf.values(), dtype=np.float64, count=len(idf))
-            none = np.zeros(0, dtype=np.intp)
-
-            @lru_cache(maxsize=_WORD_ROWS_SIZE)
-            def rows_of(word: str) -> Any:
-                if rules.left_out(word):  # the words _ngram_tf leaves out
-                    return none
-                return np.array([row_of[g] for g in _word_ngrams(word) if g in row_of], dtype=np.intp)
-
+            rows_of = _WordRows(rules, row_of).__getitem__  # a dict lookup (in C) for a word seen before
             index = self._char_idx = (ids, idf, (rows_of, idf_rows, matrix))
         return index
 
@@ -334,6 +388,35 @@ class IUProfiles:
         rel = self.relevances(set(content_stems(text)))
         scored = [(n.id, rel[n.id]) for n in self.graph.nodes]
         return sorted(scored, key=lambda x: -x[1])
+
+
+_NO_ROWS = np.zeros(0, dtype=np.intp)
+
+
+class _WordRows(dict):
+    """word → array of the n-gram matrix rows of its n-grams the graph knows (one per occurrence;
+    empty for a word :func:`_ngram_tf` leaves out), filled on first use, emptied when full."""
+
+    def __init__(self, rules: TextRules, row_of: dict[str, int]):
+        super().__init__()
+        self.rules, self.row_of = rules, row_of
+
+    def __missing__(self, word: str) -> Any:
+        if len(self) >= _WORD_ROWS_SIZE:
+            self.clear()
+        row_of = self.row_of
+        got = _NO_ROWS if self.rules.left_out(word) else np.array(
+            [row_of[g] for g in _word_ngrams(word) if g in row_of], dtype=np.intp)
+        self[word] = got
+        return got
+
+
+def _place(hit: tuple[str, int, float, int, float]) -> int:
+    return hit[1]
+
+
+def _concept_place(hit: tuple[str, int, float, int, float]) -> int:
+    return hit[3]
 
 
 @lru_cache(maxsize=4096)
@@ -431,7 +514,8 @@ def clear_caches() -> None:
     """Forget every memo of text read (per word, per text, n-grams) and every graph's profiles, to
     give their memory back. Switching :class:`TextRules` needs no clearing: the caches are keyed by them."""
     _content_stems.cache_clear()
-    _content_word.cache_clear()
+    _WORD_STEMS.clear()
+    _sentences.cache_clear()
     _ngram_tf.cache_clear()
     _PROFILE_CACHE.clear()
     _CONTENT_KEYS.clear()
