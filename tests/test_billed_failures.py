@@ -23,18 +23,24 @@ TOKENS = 100  # per 200 reply; priced at $1000 per million input tokens → $0.1
 PRICED = {"assistant_id": "compat/priced:adaptive", "user_id": "compat/priced", "extractor_id": "compat/priced"}
 
 
-@pytest.fixture()
-def server(monkeypatch):
+def priced_server(monkeypatch, *, retries: int):
+    """A KnowSim-speaking stand-in whose every 200 costs TOKENS input tokens, priced so a call is $0.1
+    (the compat model "priced"), with the LLM cache off and ``retries`` retries (a generator: yield it)."""
     inner = KnowSimReplies()
     srv = FakeLLMServer(reply=lambda req: Reply(inner(req), input_tokens=TOKENS, output_tokens=0)).start()
     monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", srv.openai_url)
     monkeypatch.setenv("KNOWSIM_LLM_CACHE", "0")
-    monkeypatch.setenv("KNOWSIM_LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("KNOWSIM_LLM_MAX_RETRIES", str(retries))
     monkeypatch.setenv("KNOWSIM_LLM_PRICES", json.dumps({"priced": [1000.0, 0.0]}))
     try:
         yield srv
     finally:
         srv.stop()
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    yield from priced_server(monkeypatch, retries=0)
 
 
 def failed_first_turn(store, server, *script: Fault):

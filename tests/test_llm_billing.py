@@ -16,15 +16,14 @@ turn: those calls are billed again and counted again, the failed attempt's once.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from knowsim_core.engine.records import TurnRecord
 from knowsim_core.errors import ProviderError
 from knowsim_core.llm import ProviderCallError, as_messages
 from knowsim_core.services.runner import resume_run, start_run
-from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply, llm_server  # noqa: F401 — fixture
+from tests.fakes.llm_server import Fault, Reply, llm_server  # noqa: F401 — fixture
+from tests.test_billed_failures import PRICED, TOKENS, priced_server
 from tests.test_llm_core import GOOD, Pair, model
 
 PROVIDERS = ("openai", "anthropic", "compat")
@@ -71,22 +70,9 @@ def test_a_request_cut_before_any_status_line_is_not_counted_as_billed(llm_serve
 
 
 # ---------------------------------------------------------------------- in a run
-TOKENS = 100
-PRICED = {"assistant_id": "compat/priced:adaptive", "user_id": "compat/priced", "extractor_id": "compat/priced"}
-
-
 @pytest.fixture()
 def server(monkeypatch):
-    inner = KnowSimReplies()
-    srv = FakeLLMServer(reply=lambda req: Reply(inner(req), input_tokens=TOKENS, output_tokens=0)).start()
-    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", srv.openai_url)
-    monkeypatch.setenv("KNOWSIM_LLM_CACHE", "0")
-    monkeypatch.setenv("KNOWSIM_LLM_MAX_RETRIES", "1")
-    monkeypatch.setenv("KNOWSIM_LLM_PRICES", json.dumps({"priced": [1000.0, 0.0]}))  # $0.1 a reply
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    yield from priced_server(monkeypatch, retries=1)
 
 
 def test_an_unusable_extractor_reply_is_on_the_stored_turn_as_a_call_with_unknown_tokens(seeded_store, server):
