@@ -97,15 +97,19 @@ def figures(only: tuple[str, ...] = tuple(SECTIONS)) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- README markers
 README = ROOT / "README.md"
-MARKER = re.compile(r"<!--fig:(?P<log>[\w-]+):(?P<key>[\w.\-/]+)-->(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?)")
+# A negative figure may be written with the typographic minus (U+2212) as prose does, or with "-".
+MINUS = "\u2212"
+MARKER = re.compile(r"<!--fig:(?P<log>[\w-]+):(?P<key>[\w.\-/]+)-->(?P<value>[-\u2212]?\d+(?:,\d{3})*(?:\.\d+)?)")
 
 
 def formatted(value: Any, like: str) -> str:
-    """``value`` printed as ``like`` is: its decimals, with thousands commas if it has any."""
+    """``value`` printed as ``like`` is: its decimals, with thousands commas if it has any, and a
+    negative value with the minus sign ``like`` uses (U+2212 when ``like`` has it, else "-")."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"not a number: {value!r}")
     decimals = len(like.partition(".")[2])
-    return f"{value:,.{decimals}f}" if "," in like else f"{value:.{decimals}f}"
+    text = f"{value:,.{decimals}f}" if "," in like else f"{value:.{decimals}f}"
+    return text.replace("-", MINUS) if like.startswith(MINUS) else text
 
 
 def marked(text: str, log_dir: Path = LOG_DIR) -> list[tuple[str, str, str, str | None]]:

@@ -61,6 +61,18 @@ def test_a_planted_drift_is_caught(tmp_path):
     assert SCRIPT.drifts("<!--fig:bench:n-->12,345, then", tmp_path) == []
 
 
+def test_a_negative_figure_written_with_a_typographic_minus_is_checked(tmp_path):
+    """Prose writes negative numbers with U+2212: such a figure is read with its sign (an older
+    pattern did not match it, so the README left those figures unmarked) and rewritten with it."""
+    (tmp_path / "bench.json").write_text(json.dumps({"name": "bench", "figures": {"d": -0.114, "e": -6.3}}))
+    good = "CO \u22120.11 and REDUNDANT (\u22126.3), ascii <!--fig:bench:d-->-0.11"
+    good = good.replace("CO ", "CO <!--fig:bench:d-->").replace("(", "(<!--fig:bench:e-->")
+    assert SCRIPT.drifts(good, tmp_path) == []
+    wrong_sign = good.replace("<!--fig:bench:e-->\u22126.3", "<!--fig:bench:e-->6.3")
+    assert SCRIPT.drifts(wrong_sign, tmp_path) == ["bench:e: README says 6.3, the log says -6.3"]
+    assert SCRIPT.rewrite(good.replace("\u22120.11", "\u22120.12"), tmp_path) == good
+
+
 
 # ---------------------------------------------------------------------- the deterministic tables
 @pytest.fixture(scope="module")
