@@ -89,6 +89,24 @@ def test_the_tables_log_is_what_the_script_computes_now(figures):
     assert json.loads(json.dumps(SCRIPT.figures())) == figures
 
 
+def test_the_learner_rates_log_is_what_its_script_computes_now():
+    """The README's learner-rates table is marked from ``benchmarks/logs/learner_rates.json``; the
+    figures are deterministic, so a change to the offline learner, tutor or labeller that moves
+    them fails here until ``benchmarks/learner_rates.py`` is re-run (and the README rewritten)."""
+    reference = require_shared(REFERENCE_DIR)
+    spec = importlib.util.spec_from_file_location("learner_rates_bench", ROOT / "benchmarks" / "learner_rates.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    from knowsim_core.evaluation.paper_matrix import load_paper_questions
+
+    questions = {q.material.question_id: q for q in load_paper_questions(reference)}
+    logged = json.loads((LOGS / "learner_rates.json").read_text(encoding="utf-8"))["figures"]
+    assert bench.column(questions, bench.LABELLED, "offline/knowsim") == logged["knowsim_labelled"]
+    assert bench.column(questions, ("expertqa_001", "math_004"), "offline/person") != logged["person_all_four"]
+    assert bench.column(questions, bench.RECORDED_QUESTIONS, "offline/person") == logged["person_all_four"]
+    assert json.loads(json.dumps(bench.leave_one_out(reference, questions))) == logged["leave_one_out"]
+
+
 def row(label: str) -> list[str]:
     """The numbers of the README table row whose first cell is ``label`` (markup ignored)."""
     for line in README.splitlines():
