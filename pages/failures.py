@@ -81,12 +81,11 @@ with many:
                                 help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                      "at turn 1 would pull every mean down.")
     links.to_url("fm_status", "status", status, default="finished")
-    facts = db.run_facts(status=status, limit=fv.FACTS_LIMIT + 1, **run_filter.keywords())
+    facts = db.search.facts(run_filter, status=status, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
-    population = dict(status=status, **run_filter.keywords())
-    _, forks, typed = db.population_mix(**population)
+    _, forks, typed = db.search.population_mix(run_filter, status=status)
     mixed = []
-    if several := db.mixed_graph_versions(**population):  # per question: v1 of one and v3 of another do not mix
+    if several := db.search.mixed_versions(run_filter, status=status):  # per question: v1 of one and v3 of another do not mix
         mixed.append("; ".join("graph versions " + ", ".join(f"v{v}" for v in vs) + f" of {qid}"
                                for qid, vs in list(several.items())[:3])
                      + (f" and {len(several) - 3} more questions" if len(several) > 3 else "")

@@ -26,7 +26,7 @@ if flash := st.session_state.pop("runs_flash", None):
 db.mark_dead_runs()  # runs whose process died or whose browser session went away become "interrupted"
 f = run_list.filters(db)
 if f["group"]:  # one line per batch tag; picking one lists its runs
-    groups = db.batch_groups(**run_list.query(f), unbatched=True)  # runs of no batch are a group too
+    groups = db.search.batch_groups(run_list.query(f), unbatched=True)  # runs of no batch are a group too
     if not groups:
         st.info("No batch runs match these filters: `python -m knowsim_core batch --tag NAME` makes some.")
     st.dataframe(run_list.batch_rows(groups), key="runs_batches", on_select="rerun", selection_mode="single-row",

@@ -26,6 +26,7 @@ import pytest
 from knowsim_core.errors import StorageError
 from knowsim_core.formats import csv_export, studio
 from knowsim_core.storage import SCHEMA_VERSION, Store, connection
+from knowsim_core.storage.run_filter import RunFilter
 from tests.test_storage import digest, stored_run
 
 READ_ONLY = "open read-only"
@@ -46,7 +47,7 @@ def check_read_only(store: Store, rid: str, db_path) -> None:
     assert store.read_only
     rows = store.list_runs()
     assert [r.id for r in rows] == [rid] and store.count_runs(text="lava") == 1
-    assert store.count_runs(contains={"assistant": "teach"}) == 1 and store.run_values("assistant") == ["test/teacher"]
+    assert store.search.count(RunFilter(find="teach")) == 1 and store.run_values("assistant") == ["test/teacher"]
     run = store.load_run(rid)
     assert studio.loads(studio.dumps(run)) == run and csv_export.dumps(run)
     assert store.list_questions() and store.latest_graph_version(run.question_id) is not None

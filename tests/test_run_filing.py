@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.cli import main
 from knowsim_core.errors import ConfigError
 from knowsim_core.evaluation.analysis import level_summary
+from knowsim_core.storage.run_filter import RunFilter
 
 from tests.part2_support import make_run
 
@@ -60,12 +61,12 @@ def test_a_bad_tag_is_refused_in_one_line_and_nothing_is_saved(db, tag, msg):
 
 
 def test_filters_by_graph_version_source_origin_and_rating(db):
-    ids = lambda **f: sorted(r.id for r in db.list_runs(**f))  # noqa: E731
+    ids = lambda **f: sorted(r.id for r in db.search.list(RunFilter(**f)))  # noqa: E731
     assert ids(graph_version=2) == [db.on_v2]
     assert db.on_v2 not in ids(graph_version=1) and len(ids(graph_version=1)) == 4
     assert ids(origin="forked") == [db.fork]
     assert db.fork not in ids(origin="agents")
-    assert ids(rated="rated") == [db.rated] and ids(rating_min=9) == []
+    assert ids(rated="rated") == [db.rated] and db.rated not in ids(rated="unrated")
     assert len(ids(kind="sample")) == 5 and ids(kind="real") == []
     assert db.run_graph_version_numbers() == [1, 2]
 
@@ -81,7 +82,7 @@ def test_a_recorded_conversation_is_not_counted_as_typed(db):
     base = make_run(graph, question_id=QID, level="novice", seed=6, max_turns=3)
     typed = db.save_run(replace(base, adapters=tuple({**base.adapter, "user": HUMAN_ID}.items())))
     recorded = db.save_run(replace(base, adapters=tuple({**base.adapter, "user": HUMAN_ID, "assistant": "recorded/gpt-4o"}.items())))
-    ids = lambda **f: sorted(r.id for r in db.list_runs(**f))  # noqa: E731
+    ids = lambda **f: sorted(r.id for r in db.search.list(RunFilter(**f)))  # noqa: E731
     assert ids(origin="typed") == [typed]
     assert ids(origin="recorded") == [recorded]
     assert typed not in ids(origin="agents") and recorded not in ids(origin="agents")

@@ -20,6 +20,7 @@ from knowsim_core.formats.samples import get_sample, load_samples
 from knowsim_core.engine.session import Simulation
 from knowsim_core.engine.state import initial_state
 from knowsim_core.storage import SCHEMA_VERSION, Store
+from knowsim_core.storage.run_filter import RunFilter, where_clause
 from tests import storage_fakes as fk
 from knowsim_core.agents import registry
 
@@ -202,9 +203,9 @@ def test_filters_by_seed_ids_and_batch_all_in_sql(db_path):
     tagged = [store.save_run(replace(sim.run, run_id=None), batch_tag="night_1") for _ in range(3)]
     store.finish_run(store.create_run(make_sim(seed=2).run, batch_tag="night_1"), status="interrupted")
     assert [r.id for r in store.list_runs(seed=0)] == [single]
-    assert store.count_runs(find="TEACH") == 5 and store.count_runs(contains={"assistant": "teacher"}) == 5
-    assert store.count_runs(find="night_1") == 4 and store.count_runs(find="night%1") == 0
-    assert store.count_runs(contains={"batch_tag": "ght"}, seed=1) == 3
+    assert store.search.count(RunFilter(find="TEACH")) == 5
+    assert store.search.count(RunFilter(find="night_1")) == 4 and store.search.count(RunFilter(find="night%1")) == 0
+    assert store.search.count(RunFilter(find="ght", seed=1)) == 3
     assert store.run_values("batch_tag") == ["night_1"] and store.run_values("seed") == [0, 1, 2]
     (group,) = store.batch_groups()
     assert (group.tag, group.runs, group.finished, group.unfinished) == ("night_1", 4, 3, 1)
@@ -212,9 +213,9 @@ def test_filters_by_seed_ids_and_batch_all_in_sql(db_path):
     recent = store.recent_entries(8)
     assert [getattr(e, "tag", None) or e.id for e in recent] == ["night_1", single]
     with pytest.raises(StorageError, match="cannot be filtered by 'setup_json'"):
-        store.list_runs(setup_json="x")
-    with pytest.raises(StorageError, match="cannot be searched by 'error'"):
-        store.count_runs(contains={"error": "x"})
+        where_clause(setup_json="x")
+    with pytest.raises(TypeError, match="expected a RunFilter, got dict"):
+        store.search.list({"seed": 0})  # the keywords of old are refused, not read as "every run"
     with pytest.raises(StorageError, match="cannot be listed by 'error'"):
         store.run_values("error")
 

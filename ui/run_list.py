@@ -173,19 +173,20 @@ def filters(store) -> dict[str, Any]:
     return {"filter": run_filter, "bad_only": bad, "group": group, "order": ORDER_LABELS[order]}
 
 
-def query(f: dict[str, Any]) -> dict[str, Any]:
-    """The filters as ``Store.list_runs`` keywords (every one applied in SQL, before the page's LIMIT)."""
+def query(f: dict[str, Any]) -> RunFilter:
+    """The runs the page's choices select: the bar's filter, narrowed to failed / interrupted runs
+    when asked (every condition is applied in SQL, before the page's LIMIT)."""
     run_filter: RunFilter = f["filter"]
     if f.get("bad_only"):
         run_filter = run_filter.replace(status=BAD_STATUSES)
-    return run_filter.keywords()
+    return run_filter
 
 
 def fetch(store, f: dict[str, Any], *, page: int) -> tuple[list, int]:
     """One page of rows and the total count for the filters."""
-    base = query(f)
-    return (store.list_runs(**base, order=f["order"], limit=PAGE_SIZE, offset=page * PAGE_SIZE),
-            store.count_runs(**base))
+    run_filter = query(f)
+    return (store.search.list(run_filter, order=f["order"], limit=PAGE_SIZE, offset=page * PAGE_SIZE),
+            store.search.count(run_filter))
 
 
 def spends(rows) -> bool:
@@ -247,7 +248,7 @@ def table_key(f: dict[str, Any], *, page: int) -> str:
     """
     import hashlib
 
-    view = repr((sorted((k, repr(v)) for k, v in query(f).items()), f.get("order"), page,
+    view = repr((query(f), f.get("order"), page,  # a frozen dataclass: its repr names every condition
                  st.session_state.get(TABLE_GEN, 0)))
     return f"{TABLE_KEY}_{hashlib.sha1(view.encode()).hexdigest()[:10]}"
 

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.figure:
         figure_format(args.figure)  # a bad suffix fails before any work
     store = open_store(args)
-    facts = store.run_facts(status=args.status, **RunFilter.from_args(args).keywords())
+    facts = store.search.facts(RunFilter.from_args(args), status=args.status)
     summary = level_summary(facts)
     if args.figure:
         size = write_mode_figure(summary, args.figure)

@@ -22,6 +22,7 @@ from knowsim_core.storage.caches import Caches
 from knowsim_core.storage.connection import Connection, default_path
 from knowsim_core.storage.migrations import check_file, migrate
 from knowsim_core.storage.questions import GraphVersion, QuestionRow, Questions
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.storage.run_search import BatchGroup, RunRow, RunSearch
 from knowsim_core.storage.runs import Runs
 
@@ -204,12 +205,12 @@ class Store:
     def get_run_row(self, run_id: str) -> RunRow:
         return self.search.get_row(run_id)
 
-    def list_runs(self, **filters: Any) -> list[RunRow]:
-        """Runs matching every filter (see :func:`~.run_search.where_clause`), one page."""
-        return self.search.list(**filters)
+    def list_runs(self, *, limit: int = 200, offset: int = 0, order: str = "created_desc",
+                  **filters: Any) -> list[RunRow]:
+        return self.search.list(RunFilter(**filters), limit=limit, offset=offset, order=order)
 
     def count_runs(self, **filters: Any) -> int:
-        return self.search.count(**filters)
+        return self.search.count(RunFilter(**filters))
 
     def add_run_tags(self, run_id: str, tags: list[str]) -> list[str]:
         return self.runs.add_tags(run_id, tags)
@@ -229,23 +230,23 @@ class Store:
     def run_values(self, column: str) -> list[Any]:
         return self.search.values(column)
 
-    def batch_groups(self, **filters: Any) -> list[BatchGroup]:
-        return self.search.batch_groups(**filters)
+    def batch_groups(self, *, limit: int = 200, unbatched: bool = False, **filters: Any) -> list[BatchGroup]:
+        return self.search.batch_groups(RunFilter(**filters), limit=limit, unbatched=unbatched)
 
     def recent_entries(self, limit: int = 8) -> list[RunRow | BatchGroup]:
         return self.search.recent(limit)
 
-    def run_facts(self, **filters: Any) -> list:
-        return self.search.facts(**filters)
+    def run_facts(self, *, status: str = "finished", limit: int | None = None, **filters: Any) -> list:
+        return self.search.facts(RunFilter(**filters), status=status, limit=limit)
 
     def overload_series(self, run_ids: list[str]) -> dict[str, list[tuple[bool, int]]]:
         return self.search.overload_series(run_ids)
 
-    def population_mix(self, **filters: Any) -> tuple[list[int], int, int]:
-        return self.search.population_mix(**filters)
+    def population_mix(self, *, status: str = "finished", **filters: Any) -> tuple[list[int], int, int]:
+        return self.search.population_mix(RunFilter(**filters), status=status)
 
-    def mixed_graph_versions(self, **filters: Any) -> dict[str, list[int]]:
-        return self.search.mixed_versions(**filters)
+    def mixed_graph_versions(self, *, status: str = "finished", **filters: Any) -> dict[str, list[int]]:
+        return self.search.mixed_versions(RunFilter(**filters), status=status)
 
     def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
         return self.search.token_totals(agent_ids, limit=limit)
