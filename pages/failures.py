@@ -43,7 +43,7 @@ across = any(k in st.query_params for k in ACROSS_PARAMS) and "run" not in st.qu
 one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
 
 with one:
-    recent = db.list_runs(limit=200)
+    recent = db.search.list(limit=200)
     if not recent:
         st.info("No saved runs yet: start one on the Simulate page or open the demo on Home.")
     else:
@@ -51,7 +51,7 @@ with one:
         wanted = st.query_params.get("run")
         if wanted and wanted not in ids:
             try:
-                recent.insert(0, db.get_run_row(wanted))
+                recent.insert(0, db.search.get_row(wanted))
                 ids.insert(0, wanted)
             except KnowSimError as exc:
                 st.error(str(exc))
@@ -60,7 +60,7 @@ with one:
         back = {v: k for k, v in label.items()}
         picked = st.selectbox("Run", [label[i] for i in ids], index=ids.index(wanted) if wanted in ids else 0, key="fm_run")
         rid = back[picked]
-        run = db.load_run(rid)
+        run = db.runs.load(rid)
         st.subheader("Modes per turn")
         st.plotly_chart(fv.turn_bars_figure(run), key="fm_bars", on_select="rerun", selection_mode="points")
         st.subheader("IU × turn")

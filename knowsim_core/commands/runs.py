@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:
         # graph_version_id is the version's row id; graph_version is the number --graph-version takes
-        numbers = store.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
+        numbers = store.questions.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
         print(json.dumps([{**asdict(r), "graph_version": numbers.get(r.graph_version_id)} for r in rows],
                          ensure_ascii=False, indent=2))
         _say_more(store, run_filter, len(rows), file=sys.stderr)  # stdout stays one JSON list

@@ -57,7 +57,7 @@ class Store:
         self._judgments: Judgments | None = None
         self.cells = BatchCells(self._conn, clock=clock)
         try:
-            self.mark_dead_runs()
+            self.runs.mark_dead()
         except StorageError as exc:
             if "disk is full" not in str(exc) and "No space left" not in str(exc):
                 raise
