@@ -3,7 +3,7 @@
 The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
 Across runs counts finished runs unless the Runs filter says otherwise, shows n per cell and the
 interquartile range where a cell has more than one run — the same figures as ``python -m
-knowsim_core failures`` (both call ``Store.run_facts`` and ``knowsim_core.evaluation.analysis``).
+knowsim_core failures`` (both call ``store.search.facts`` and ``knowsim_core.evaluation.analysis``).
 Clicking a bar, a heatmap cell or a table cell opens that run and turn on the Simulate page.
 """
 

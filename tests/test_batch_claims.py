@@ -133,7 +133,7 @@ def test_claims_are_atomic_one_winner_per_cell(db_path):
     assert first.outcome == "mine"
     # a different live process now asks: it must be told "taken"
     code = ("import sys; from knowsim_core.storage import Store; "
-            f"c = Store({str(db_path)!r}).claim_cell('t', 0, {key!r}); print(c.outcome, c.holder)")
+            f"c = Store({str(db_path)!r}).cells.claim('t', 0, {key!r}); print(c.outcome, c.holder)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["taken", str(os.getpid())]
     store.cells.release("t", 0)

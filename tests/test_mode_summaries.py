@@ -1,6 +1,6 @@
 """The stored per-turn mode columns give the same cross-run facts as the full records.
 
-``Store.run_facts`` reads mode totals and first turns from the per-turn scalar columns (no turn
+``store.search.facts`` reads mode totals and first turns from the per-turn scalar columns (no turn
 record is parsed) — the only path that does since ``Store.mode_summaries`` (used by no view) was
 removed; this checks it against :func:`run_facts` over the records themselves.
 """

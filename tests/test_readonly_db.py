@@ -152,9 +152,9 @@ sys.path[:0] = [{root!r}, {site!r}]
 from knowsim_core.errors import StorageError
 from knowsim_core.storage import Store
 store = Store({db!r})
-print(store.read_only, store.count_runs(), len(store.load_run(store.list_runs()[0].id).turns))
+print(store.read_only, store.search.count(), len(store.runs.load(store.search.list()[0].id).turns))
 try:
-    store.delete_run(store.list_runs()[0].id)
+    store.runs.delete([store.search.list()[0].id])
 except StorageError as exc:
     print(exc)
 """

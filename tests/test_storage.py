@@ -358,8 +358,8 @@ from tests.test_storage import make_sim
 from knowsim_core.storage import Store
 store = Store({db!r})
 sim = make_sim()
-rid = store.create_run(sim.run)
-store.append_turn(rid, sim.step())
+rid = store.runs.create(sim.run)
+store.runs.append_turn(rid, sim.step())
 print(rid)
 """
 

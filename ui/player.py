@@ -6,7 +6,7 @@ every turn is stored. A run opened from a link in a fresh session is read from t
 if it is not finished, continued with :func:`runner.resume_run` the first time a new turn is
 needed — so reloading the page or losing the connection resumes the run.
 
-Runs played here are held under a lease (:meth:`Store.renew_lease`): each step renews it and the
+Runs played here are held under a lease (``store.runs.renew_lease``): each step renews it and the
 page renews it while the run is open (:meth:`Player.hold_leases`), so a run whose browser session
 went away is marked ``interrupted`` once the lease lapses and shows up on Saved runs with Resume.
 """

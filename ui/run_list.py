@@ -196,8 +196,8 @@ def spends(rows) -> bool:
 
 def table_rows(rows, versions: dict[int, int] | None = None, tags: dict[str, list[str]] | None = None
                ) -> list[dict[str, Any]]:
-    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``),
-    ``tags`` run ids to their tags (``Store.run_tags``).
+    """Table rows; ``versions`` maps graph version ids to their numbers (``store.questions.graph_version_numbers``),
+    ``tags`` run ids to their tags (``store.search.tags_of``).
 
     Status and the three metrics come right after the id, so they are in view at 1400 px without
     scrolling the table sideways. Token and cost columns appear only when some run on the page
@@ -223,7 +223,7 @@ def table_rows(rows, versions: dict[int, int] | None = None, tags: dict[str, lis
 
 
 def batch_rows(groups) -> list[dict[str, Any]]:
-    """One table row per batch tag (``Store.batch_groups``)."""
+    """One table row per batch tag (``store.search.batch_groups``)."""
     def mean(v):
         return None if v is None else round(v, 3)
     return [

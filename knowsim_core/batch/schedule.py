@@ -112,7 +112,7 @@ def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[St
     """Play one cell to its end (or to a stop request, after the current turn).
 
     ``resume_id`` continues that stored run instead of starting a new one — for an untagged cell
-    only: a tagged cell's claim (``Store.claim_cell``) names the run to continue, read when the cell
+    only: a tagged cell's claim (``store.cells.claim``) names the run to continue, read when the cell
     is claimed, since another process may have moved it on since the plan; ``llm(store, index)``
     gives the LLM settings of this conversation (None for offline cells). The conversation's calls
     share one connection (each turn still its own transaction): see ``Store.pinned``.

@@ -176,7 +176,7 @@ def cells_to_run(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Ce
     how many another live process is still playing (opening the store marked dead writers' runs
     ``interrupted``, so a ``running`` run here has a live writer; it is left alone; so is a cell a
     live process has claimed), and the pids of those processes. Each cell is claimed again when it
-    starts (:meth:`Store.claim_cell`): this list is only what to try."""
+    starts (``store.cells.claim``): this list is only what to try."""
     holders = store.cells.holders(tag)
     finished, busy, resumable = set(), set(), {}
     for row in store.search.list(RunFilter(batch_tag=tag), limit=10**9, order="created_asc"):

@@ -8,7 +8,7 @@ per-turn seeds derived from the run's seed, the continuation is the turn the fir
 have played. Everything an agent's prompt reads (question, reference answer, graph, domain) is
 stored with the run, so a resumed run sends the requests an uninterrupted one would.
 
-The app plays runs under a lease (``lease_seconds``, see :meth:`Store.renew_lease`): every step
+The app plays runs under a lease (``lease_seconds``, see ``store.runs.renew_lease``): every step
 renews it before the model calls and again when the turn is stored, and a run whose browser
 session went away is marked ``interrupted`` once it lapses. Command-line runs hold no lease.
 """
@@ -275,7 +275,7 @@ def resume_run(
 ) -> LiveRun:
     """Continue an interrupted or failed run from its last completed turn.
 
-    The run is claimed with :meth:`Store.reopen_run`, which re-checks its status and turn count in
+    The run is claimed with ``store.runs.reopen``, which re-checks its status and turn count in
     the claiming transaction: of two concurrent resumes one wins, the other gets a StorageError.
 
     Raises:
