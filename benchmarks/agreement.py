@@ -41,6 +41,7 @@ from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.cli import main as cli  # noqa: E402
 from knowsim_core.services.importing import import_path  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
+from knowsim_core.storage.run_filter import RunFilter  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared/realworld/simulatorarena_math/math_tutoring_annotations_redacted_for_benchmarking.json"
 GOAL_S = 10.0
@@ -146,7 +147,7 @@ def demonstration() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "demo.db")
         assert _run_cli(["import", str(_people_jsonl(Path(tmp))), "--db", db])[0] == 0
-        questions = ",".join(sorted(r.question_id for r in Store(db).list_runs(user="human", limit=1000)))
+        questions = ",".join(sorted(r.question_id for r in Store(db).search.list(RunFilter(user="human"), limit=1000)))
         timings = {}
         for user, tag in SIMULATORS:
             start = time.perf_counter()

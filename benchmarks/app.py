@@ -221,7 +221,7 @@ def main() -> int:
             store = Store(db)
             live = start_run(store, question_id=sample.id, level="novice", assistant_id=ASSISTANT, seed=1)
             # hand the run over to the app: this process will not write it (the app resumes it)
-            store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+            store.runs.finish(live.run_id, status="interrupted", error="handed over to the app")
             t0 = time.monotonic()
             page.goto(f"{server.url}/simulate?run={live.run_id}&turn=0")
             page.wait_for_function(f"() => window.__knowsim && window.__knowsim.{KEY} && window.__knowsim.{KEY}.rev")
@@ -243,11 +243,11 @@ def main() -> int:
                     colour_ms.append(got["applied"] - got["t0"])
                 kb_in.append((frames["in"] - before["in"]) / 1024)
                 kb_out.append((frames["out"] - before["out"]) / 1024)
-            runs = store.load_run(live.run_id)
+            runs = store.runs.load(live.run_id)
 
             # typed turns: the researcher writes the assistant's replies
             typed = start_run(store, question_id=sample.id, level="novice", assistant_id="human", seed=1)
-            store.finish_run(typed.run_id, status="interrupted", error="handed over to the app")
+            store.runs.finish(typed.run_id, status="interrupted", error="handed over to the app")
             page.goto(f"{server.url}/simulate?run={typed.run_id}&turn=0")
             page.wait_for_function(f"() => window.__knowsim && window.__knowsim.{KEY} && window.__knowsim.{KEY}.rev")
             wait_idle(page)
@@ -262,7 +262,7 @@ def main() -> int:
                 wait_idle(page)
                 typed_ms.append((got["recv"] if got["changed"] else got["url"]) - got["t0"])
                 typed_kb.append((frames["in"] - before["in"]) / 1024)
-            typed_turns = len(store.load_run(typed.run_id).turns)
+            typed_turns = len(store.runs.load(typed.run_id).turns)
             opens = page_opens(page, server.url, live.run_id, args.page_opens)
             browser.close()
     finally:

@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
+from knowsim_core.storage.run_filter import RunFilter  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies  # noqa: E402
 
 LEVELS = ("novice", "intermediate", "advanced")
@@ -90,7 +91,7 @@ def own_cpu_per_turn(conversations: int, turns: int) -> float:
         os.environ.update(KNOWSIM_COMPAT_BASE_URL=srv.openai_url, KNOWSIM_LLM_CACHE="0")
         try:
             store, setup = Store(str(Path(tmp) / "cpu.db")), LLMSetup(1)
-            store.seed_samples()
+            store.questions.seed_samples()
 
             def play(seed: int) -> None:
                 live = start_run(store, question_id=load_samples()[0].id, level="novice", seed=seed,
@@ -132,7 +133,7 @@ def main() -> None:
             clock = Clocked()
             srv.reply = clock
             db = str(Path(tmp) / "bench.db")
-            Store(db).seed_samples()
+            Store(db).questions.seed_samples()
             env = {**os.environ, "PYTHONPATH": str(ROOT), "KNOWSIM_COMPAT_BASE_URL": srv.openai_url,
                    "KNOWSIM_LLM_CACHE": "0"}
             env.pop("KNOWSIM_LLM_MAX_CONCURRENCY", None)
@@ -140,7 +141,7 @@ def main() -> None:
                     "--extractor", "compat/bench", "--max-turns", str(args.turns), "--concurrency", str(c),
                     "--db", db]
             cpu, _ = run_batch(argv, env)
-            n = Store(db).count_runs(status="finished")
+            n = Store(db).search.count(RunFilter(status="finished"))
             actual = (max(clock.times) - min(clock.times)) + args.latency
             ideal = math.ceil(n / c) * args.turns * CALLS_PER_TURN * args.latency
             print(f"{c:>11}  {n:>5}  {n / actual * 60:>8.0f}  {srv.peak_in_flight:>13}  {ideal:>7.2f}  "

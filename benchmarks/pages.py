@@ -31,14 +31,14 @@ def populate(store: Store, n: int) -> float:
     """n runs of 10 turns, varied over question × level × assistant (templates reused)."""
     templates = []
     for qi, q in enumerate(QUESTIONS):
-        g = store.latest_graph_version(q).graph
+        g = store.questions.latest_graph_version(q).graph
         for li, lv in enumerate(LEVELS):
             for ai, a in enumerate(ASSISTANTS):
                 templates.append(make_run(g, question_id=q, level=lv, assistant_id=a, seed=qi * 100 + li * 10 + ai, max_turns=10))
     t0 = time.perf_counter()
     with store.transaction():
         for i in range(n):
-            store.save_run(templates[i % len(templates)], status="failed" if i % 97 == 0 else "finished")
+            store.runs.save(templates[i % len(templates)], status="failed" if i % 97 == 0 else "finished")
     return time.perf_counter() - t0
 
 
@@ -63,7 +63,7 @@ def main() -> None:
     big, small = tmp / "big.db", tmp / "small.db"
     for path, n in ((big, args.runs), (small, args.failure_runs)):
         s = Store(path)
-        s.seed_samples()
+        s.questions.seed_samples()
         print(f"stored {n} runs in {populate(s, n):.1f} s ({path.stat().st_size / 1e6:.0f} MB)")
 
     os.environ["KNOWSIM_DB"] = str(big)

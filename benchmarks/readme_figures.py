@@ -81,7 +81,7 @@ def realism() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "figures.db")
         report = import_path(store, ANNOTATIONS)
-        runs = [store.load_run(rid) for rid in report.runs]
+        runs = [store.runs.load(rid) for rid in report.runs]
     result = headline(runs, {uid: registry.resolve("user", uid) for uid in DEFAULT_USERS})
     return {"summary": result["summary"], "by_level": result["by_level"], "by_split": result["by_split"],
             "attempts": {u: {"agreement": a["agreement"], "recall": a["recall"]} for u, a in result["attempts"].items()},

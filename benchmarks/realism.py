@@ -64,7 +64,7 @@ def main() -> None:
         start = time.perf_counter()
         report = import_path(store, args.path)
         imported = time.perf_counter() - start
-        runs = [store.load_run(rid) for rid in report.runs]
+        runs = [store.runs.load(rid) for rid in report.runs]
     users = {uid: registry.resolve("user", uid) for uid in DEFAULT_USERS}
     start = time.perf_counter()
     result = headline(runs, users)

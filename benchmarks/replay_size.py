@@ -35,14 +35,14 @@ def main() -> int:
     print(f"{'question':<34} {'IUs':>4} {'turns':>5} {'bytes':>9} {'gzip':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "size.db")
-        store.seed_samples()
+        store.questions.seed_samples()
         largest = (0, "")
         sizes: dict[str, dict[str, int]] = {}
-        for q in store.list_questions():
+        for q in store.questions.list():
             live = start_run(store, question_id=q.id, level="novice", assistant_id="offline/comprehensive", seed=1,
                              max_turns=args.turns)
             live.run_to_end()
-            run = store.load_run(live.run_id)
+            run = store.runs.load(live.run_id)
             page = replay_html(store, [live.run_id]).encode("utf-8")
             largest = max(largest, (len(run.graph.nodes), q.id))
             sizes[q.id] = {"ius": len(run.graph.nodes), "turns": len(run.turns), "bytes": len(page),

@@ -31,6 +31,7 @@ from knowsim_core.agents import registry  # noqa: E402
 from knowsim_core.services.runner import start_run  # noqa: E402
 from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
+from knowsim_core.storage.run_filter import RunFilter  # noqa: E402
 
 N_RUNS = 10_000
 BULK_TURNS = 2
@@ -58,7 +59,7 @@ def main() -> None:
     fig: dict = {}  # what the README may quote, in ms (medians) and KB; written to benchmarks/logs/storage.json
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
-        store.seed_samples()
+        store.questions.seed_samples()
         full = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive").run_to_end()
         with closing(sqlite3.connect(store.path)) as conn:
             stored = conn.execute(
@@ -74,10 +75,10 @@ def main() -> None:
         # append one turn: a run kept open, its turns appended one transaction each
         per_append = []
         for k in range(APPENDS // len(full.turns)):
-            rid = store.create_run(replace(full, turns=(), run_id=None, stop_reason=None))
+            rid = store.runs.create(replace(full, turns=(), run_id=None, stop_reason=None))
             for turn in full.turns:
                 t = time.perf_counter()
-                store.append_turn(rid, turn)
+                store.runs.append_turn(rid, turn)
                 per_append.append(time.perf_counter() - t)
         print(f"append one turn (own transaction)    {ms(statistics.median(per_append))}   "
               f"(p90 {ms(sorted(per_append)[int(0.9 * len(per_append))]).strip()}, n={len(per_append)})")
@@ -85,7 +86,7 @@ def main() -> None:
         fig["append_turn_ms"] = {"median": round(1000 * statistics.median(per_append), 2),
                                  "p90": round(1000 * sorted(per_append)[int(0.9 * len(per_append))], 2),
                                  "n": len(per_append)}
-        saves = [timed(lambda: store.save_run(replace(full, run_id=None)), 1) for _ in range(SAVES)]
+        saves = [timed(lambda: store.runs.save(replace(full, run_id=None)), 1) for _ in range(SAVES)]
         fig["save_run_ms"] = round(1000 * statistics.median(saves), 2)
         print(f"save a 15-turn run (one transaction) {ms(statistics.median(saves))}   (n={SAVES})")
 
@@ -94,47 +95,47 @@ def main() -> None:
             start_run(store, question_id=s.id, level="novice", assistant_id=a.id, max_turns=BULK_TURNS).run_to_end()
             for s in load_samples() for a in registry.available("assistant")
         ]
-        missing = N_RUNS - store.count_runs()
+        missing = N_RUNS - store.search.count()
         for start in range(0, missing, CHUNK):
             with store.transaction():
                 for i in range(start, min(missing, start + CHUNK)):
                     # every other run belongs to one of ten batches (what the batch views group by)
-                    store.save_run(replace(pool[i % len(pool)], run_id=None),
+                    store.runs.save(replace(pool[i % len(pool)], run_id=None),
                                    batch_tag=f"sweep-{i % 10}" if i % 2 else None)
         build = time.perf_counter() - t
         size = (Path(tmp) / "bench.db").stat().st_size / 1e6
-        print(f"built {store.count_runs():,} runs ({BULK_TURNS} turns each, {size:.0f} MB) in {build:.1f} s")
-        fig["bulk"] = {"runs": store.count_runs(), "turns_each": BULK_TURNS, "mb": round(size, 1),
+        print(f"built {store.search.count():,} runs ({BULK_TURNS} turns each, {size:.0f} MB) in {build:.1f} s")
+        fig["bulk"] = {"runs": store.search.count(), "turns_each": BULK_TURNS, "mb": round(size, 1),
                        "build_s": round(build, 1)}
         q = fig["queries_ms"] = {}
 
-        print(f"count all runs                       {ms(timed(lambda: store.count_runs()))}")
-        print(f"list first page (200 runs)           {ms(timed(lambda: store.list_runs(limit=200)))}")
-        rows = store.list_runs(limit=N_RUNS + 100)
+        print(f"count all runs                       {ms(timed(lambda: store.search.count()))}")
+        print(f"list first page (200 runs)           {ms(timed(lambda: store.search.list(limit=200)))}")
+        rows = store.search.list(limit=N_RUNS + 100)
         assert len(rows) >= N_RUNS
-        print(f"list all {len(rows):,} runs                 {ms(timed(lambda: store.list_runs(limit=N_RUNS + 100)))}")
-        print(f"filter (question+assistant), page    {ms(timed(lambda: store.list_runs(question_id='sample_lava_lamps', assistant='offline/oracle')))}")
+        print(f"list all {len(rows):,} runs                 {ms(timed(lambda: store.search.list(limit=N_RUNS + 100)))}")
+        print(f"filter (question+assistant), page    {ms(timed(lambda: store.search.list(RunFilter(question_id='sample_lava_lamps', assistant='offline/oracle'))))}")
         for word in ("guide", "lamps", "vaccinating herd", "zzyzx"):
-            n = store.count_runs(text=word)
-            page = timed(lambda: store.list_runs(text=word, limit=200))
-            count = timed(lambda: store.count_runs(text=word))
+            n = store.search.count(RunFilter(text=word))
+            page = timed(lambda: store.search.list(RunFilter(text=word), limit=200))
+            count = timed(lambda: store.search.count(RunFilter(text=word)))
             print(f"search {word!r:18} {n:>6,} runs  count {ms(count).strip():>9}, first page {ms(page).strip():>9}")
         for frag in ("comprehensive", "sweep-3", "zzyzx"):
-            n = store.count_runs(find=frag)
-            page = timed(lambda: store.list_runs(find=frag, limit=200))
-            print(f"find in ids {frag!r:15} {n:>6,} runs  count {ms(timed(lambda: store.count_runs(find=frag))).strip():>9}, "
+            n = store.search.count(RunFilter(find=frag))
+            page = timed(lambda: store.search.list(RunFilter(find=frag), limit=200))
+            print(f"find in ids {frag!r:15} {n:>6,} runs  count {ms(timed(lambda: store.search.count(RunFilter(find=frag)))).strip():>9}, "
                   f"first page {ms(page).strip():>9}")
-        print(f"distinct assistants (a dropdown)     {ms(timed(lambda: store.run_values('assistant')))}")
-        print(f"batch groups (10 batches)            {ms(timed(lambda: store.batch_groups()))}")
-        print(f"Home's recent entries (batches folded) {ms(timed(lambda: store.recent_entries(8))).strip():>7}")
-        print(f"load one 15-turn run                 {ms(timed(lambda: store.load_run(full.run_id)))}")
-        for name, fn in (("count_all", lambda: store.count_runs()), ("first_page", lambda: store.list_runs(limit=200)),
-                         ("list_all", lambda: store.list_runs(limit=N_RUNS + 100)),
-                         ("filter_page", lambda: store.list_runs(question_id="sample_lava_lamps", assistant="offline/oracle")),
-                         ("search_page_lamps", lambda: store.list_runs(text="lamps", limit=200)),
-                         ("find_page_sweep", lambda: store.list_runs(find="sweep-3", limit=200)),
-                         ("batch_groups", lambda: store.batch_groups()), ("recent_entries", lambda: store.recent_entries(8)),
-                         ("load_run", lambda: store.load_run(full.run_id))):
+        print(f"distinct assistants (a dropdown)     {ms(timed(lambda: store.search.values('assistant')))}")
+        print(f"batch groups (10 batches)            {ms(timed(lambda: store.search.batch_groups()))}")
+        print(f"Home's recent entries (batches folded) {ms(timed(lambda: store.search.recent(8))).strip():>7}")
+        print(f"load one 15-turn run                 {ms(timed(lambda: store.runs.load(full.run_id)))}")
+        for name, fn in (("count_all", lambda: store.search.count()), ("first_page", lambda: store.search.list(limit=200)),
+                         ("list_all", lambda: store.search.list(limit=N_RUNS + 100)),
+                         ("filter_page", lambda: store.search.list(RunFilter(question_id="sample_lava_lamps", assistant="offline/oracle"))),
+                         ("search_page_lamps", lambda: store.search.list(RunFilter(text="lamps"), limit=200)),
+                         ("find_page_sweep", lambda: store.search.list(RunFilter(find="sweep-3"), limit=200)),
+                         ("batch_groups", lambda: store.search.batch_groups()), ("recent_entries", lambda: store.search.recent(8)),
+                         ("load_run", lambda: store.runs.load(full.run_id))):
             q[name] = round(1000 * timed(fn), 2)
     write_log("storage", fig, seeds=None,
               split=f"sample_lava_lamps x offline/adaptive x novice (one full run); {N_RUNS:,} runs built from every "

@@ -15,6 +15,7 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement import collect, to_json
+from knowsim_core.storage.run_filter import RunFilter
 from ui import agreement_view as av
 from ui.failure_views import selected_point
 from ui.frame import ensure_frame
@@ -49,9 +50,9 @@ st.caption("How far KnowSim's reading of conversations agrees with people's judg
            "parts of the conversations: a finding that holds on one part only does not replicate. "
            "AUC 0.5 means no better than a coin; ρ 0 means no relation.")
 try:
-    extractors = sorted({r.extractor for r in store.list_runs(user="human", limit=100_000)} - {"", "none"})
-    batches = [g.tag for g in store.batch_groups() if g.tag]
-    judged = store.all_judgments()
+    extractors = sorted({r.extractor for r in store.search.list(RunFilter(user="human"), limit=100_000)} - {"", "none"})
+    batches = [g.tag for g in store.search.batch_groups() if g.tag]
+    judged = store.judgments.all()
     # any new, changed or withdrawn judgment or run recomputes; an unchanged database reuses the answer
     stamp = hash(tuple((rid, j.turn, j.liked, j.source, j.who, j.created) for rid in sorted(judged) for j in judged[rid]))
     c1, c2 = st.columns(2)
@@ -64,7 +65,7 @@ try:
         named = st.text_area("Part A's conversations (keys like 331:8f7a… or run ids, one a line); empty: the "
                              "hash split", key="agr_split", height=80)
     split = tuple(sorted({ln.strip() for ln in named.splitlines() if ln.strip()}))
-    fingerprint = (store.count_runs(), stamp)
+    fingerprint = (store.search.count(), stamp)
     report = _report(str(db_path()), extractor, split, tuple(simulated), fingerprint)
 except KnowSimError as exc:
     st.error(f"Agreement cannot be computed: {exc}")

@@ -33,7 +33,7 @@ st.title("Batch")
 db, path = store(), db_path()
 
 with st.expander("New batch", expanded=not bv.launches(path)):
-    questions = [q for q in db.list_questions() if q.n_graph_versions]  # grouped by kind, samples first
+    questions = [q for q in db.questions.list() if q.n_graph_versions]  # grouped by kind, samples first
     qids = [q.id for q in questions]
     label_of = {q.id: question_label(q) for q in questions}
     if "batch_questions" not in st.session_state:
@@ -64,7 +64,7 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                                   help="conversations played at the same time (threads in one process). 0: one "
                                        "worker process per core when every agent is offline (CPU-bound), else 16")
     c1, c2 = st.columns([1, 3])
-    numbers = sorted({v.version for q in chosen_q for v in db.graph_versions(q)})
+    numbers = sorted({v.version for q in chosen_q for v in db.questions.graph_versions(q)})
     graph_version = c1.selectbox("Graph version", [None, *numbers], key="batch_graph_version",
                                  format_func=lambda v: "newest of each question" if v is None else f"v{v} of every question",
                                  help="which version of each question's graph the batch plays on (fixed when it starts)")
@@ -77,13 +77,13 @@ with st.expander("New batch", expanded=not bv.launches(path)):
     except KnowSimError as exc:
         st.error(str(exc))
     else:
-        played = db.graph_version_numbers(list(spec.graph_version_ids))
+        played = db.questions.graph_version_numbers(list(spec.graph_version_ids))
         st.caption("  \n".join([*est.lines(), "graphs: " + ", ".join(
             f"{q} v{played[v]}" for q, v in list(zip(spec.questions, spec.graph_version_ids))[:6])
             + (f" and {len(spec.questions) - 6} more" if len(spec.questions) > 6 else "")]))
         if st.button("Launch", type="primary", key="batch_launch"):
             final_tag = req.tag
-            if db.get_batch(final_tag) is not None:
+            if db.search.get_batch(final_tag) is not None:
                 st.error(f"A batch tagged {final_tag!r} exists; choose another tag or resume it below.")
             else:
                 try:

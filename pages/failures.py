@@ -3,7 +3,7 @@
 The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
 Across runs counts finished runs unless the Runs filter says otherwise, shows n per cell and the
 interquartile range where a cell has more than one run — the same figures as ``python -m
-knowsim_core failures`` (both call ``Store.run_facts`` and ``knowsim_core.evaluation.analysis``).
+knowsim_core failures`` (both call ``store.search.facts`` and ``knowsim_core.evaluation.analysis``).
 Clicking a bar, a heatmap cell or a table cell opens that run and turn on the Simulate page.
 """
 
@@ -43,7 +43,7 @@ across = any(k in st.query_params for k in ACROSS_PARAMS) and "run" not in st.qu
 one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
 
 with one:
-    recent = db.list_runs(limit=200)
+    recent = db.search.list(limit=200)
     if not recent:
         st.info("No saved runs yet: start one on the Simulate page or open the demo on Home.")
     else:
@@ -51,7 +51,7 @@ with one:
         wanted = st.query_params.get("run")
         if wanted and wanted not in ids:
             try:
-                recent.insert(0, db.get_run_row(wanted))
+                recent.insert(0, db.search.get_row(wanted))
                 ids.insert(0, wanted)
             except KnowSimError as exc:
                 st.error(str(exc))
@@ -60,7 +60,7 @@ with one:
         back = {v: k for k, v in label.items()}
         picked = st.selectbox("Run", [label[i] for i in ids], index=ids.index(wanted) if wanted in ids else 0, key="fm_run")
         rid = back[picked]
-        run = db.load_run(rid)
+        run = db.runs.load(rid)
         st.subheader("Modes per turn")
         st.plotly_chart(fv.turn_bars_figure(run), key="fm_bars", on_select="rerun", selection_mode="points")
         st.subheader("IU × turn")
@@ -81,12 +81,11 @@ with many:
                                 help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                      "at turn 1 would pull every mean down.")
     links.to_url("fm_status", "status", status, default="finished")
-    facts = db.run_facts(status=status, limit=fv.FACTS_LIMIT + 1, **run_filter.keywords())
+    facts = db.search.facts(run_filter, status=status, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
-    population = dict(status=status, **run_filter.keywords())
-    _, forks, typed = db.population_mix(**population)
+    _, forks, typed = db.search.population_mix(run_filter, status=status)
     mixed = []
-    if several := db.mixed_graph_versions(**population):  # per question: v1 of one and v3 of another do not mix
+    if several := db.search.mixed_versions(run_filter, status=status):  # per question: v1 of one and v3 of another do not mix
         mixed.append("; ".join("graph versions " + ", ".join(f"v{v}" for v in vs) + f" of {qid}"
                                for qid, vs in list(several.items())[:3])
                      + (f" and {len(several) - 3} more questions" if len(several) > 3 else "")

@@ -16,7 +16,7 @@ ensure_frame()  # a deep link as a fresh server's first request must still run a
 
 st.title("Graph editor")  # the navigation's name for this page
 db = store()
-questions = db.list_questions()
+questions = db.questions.list()
 if not questions:
     st.info("No questions yet: add one on the Questions page.")
     st.stop()
@@ -26,8 +26,8 @@ qid = st.selectbox(
     "Question", qids, index=qids.index(wanted) if wanted in qids else 0, key="graph_question",
     format_func={q.id: question_label(q) for q in questions}.get,  # grouped by kind, samples first
 )
-question = db.get_question(qid)
-versions = db.graph_versions(qid)
+question = db.questions.get(qid)
+versions = db.questions.graph_versions(qid)
 if not versions:
     st.info("This question has no IU graph yet: import one below or extract one with an LLM.")
 if flash := st.session_state.pop(graph_tools.FLASH_KEY, None):
@@ -45,7 +45,7 @@ if versions:
         "Version", vids, key="graph_version_pick",
         format_func=lambda i: next(f"v{v.version} · {v.author} · {v.note or '—'}" for v in versions if v.id == i),
     )
-    version = db.get_graph_version(vid)
+    version = db.questions.get_graph_version(vid)
     # right after a save the new version is picked: one click simulates on it
     if row.button(f"Simulate on v{version.version}", key="graph_simulate", icon=":material/play_circle:",
                   help="Open Simulate with this question and graph version chosen"):

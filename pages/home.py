@@ -44,9 +44,9 @@ with left:
 
 with right:
     st.subheader("Recent runs")
-    entries = store.recent_entries(limit=8)  # a batch's runs fold into one line, so singles stay visible
+    entries = store.search.recent(limit=8)  # a batch's runs fold into one line, so singles stay visible
     if not entries:
-        st.caption(f"No runs yet. {len(store.list_questions())} sample questions are ready — start the demo.")
+        st.caption(f"No runs yet. {len(store.questions.list())} sample questions are ready — start the demo.")
     # A page link's label is one line cut with an ellipsis (Streamlit's own style); in this column
     # a run's line lost its status and KG. Inside this container the labels wrap instead.
     st.html("<style>.st-key-home_recent [data-testid='stPageLink-NavLink'] * "

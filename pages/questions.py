@@ -19,11 +19,11 @@ st.title("Questions")
 
 c1, c2, c3 = st.columns([3, 1, 1])
 search = c1.text_input("Search", key="q_search", placeholder="words in the question, its title or its id")
-domains = sorted({q.domain for q in store.list_questions() if q.domain})
+domains = sorted({q.domain for q in store.questions.list() if q.domain})
 domain = c2.selectbox("Domain", ["all", *domains], key="q_domain")
 kind = c3.selectbox("Source", ["all", *QUESTION_KINDS], key="q_kind", format_func=lambda k: KIND_LABELS.get(k, k),
                     help="samples, the paper's reference set, imported real conversations, or questions you added")
-rows = store.list_questions(search=search, domain=None if domain == "all" else domain,
+rows = store.questions.list(search=search, domain=None if domain == "all" else domain,
                             kind=None if kind == "all" else kind)  # samples first
 st.caption(f"{len(rows)} question(s)")
 
@@ -54,7 +54,7 @@ with st.expander("Add a question"):
                 st.error("The question text is empty; type the question first.")
             else:
                 try:
-                    qid = store.add_question(text=text.strip(), reference_answer=ref.strip(), domain=new_domain.strip(),
+                    qid = store.questions.add(text=text.strip(), reference_answer=ref.strip(), domain=new_domain.strip(),
                                              field=new_field.strip())
                 except KnowSimError as exc:
                     st.error(str(exc))

@@ -30,7 +30,7 @@ st.caption("Turn-level realism on real human–tutor conversations: each simulat
            "from the real history before it (KnowSim users also get the state read from that history) and is "
            "compared with what the person wrote.")
 db = store()
-rows = [r for r in db.list_runs(limit=100_000) if spec_of(r.assistant).recorded]
+rows = [r for r in db.search.list(limit=100_000) if spec_of(r.assistant).recorded]
 if not rows:
     st.info("No human conversations yet: import a SimulatorArena annotations file or a conversations .jsonl "
             "(Questions → Import, or `python -m knowsim_core import PATH`).")
@@ -56,7 +56,7 @@ st.caption(f"Headline: {realism.START_HELP['sampled']}. Beside it, labelled as h
 if st.button(f"Score {len(rows)} conversation(s)", key="realism_score", type="primary", disabled=not users):
     try:
         with st.spinner("Scoring every real turn…"):
-            runs = {r.id: db.load_run(r.id) for r in rows}
+            runs = {r.id: db.runs.load(r.id) for r in rows}
             built = realism.build_users(users, agent_settings(db))
             if any(spec_of(u).needs_model for u in users):  # hindsight too would call the model twice per turn
                 report = realism.score(list(runs.values()), built, start="sampled")
@@ -120,7 +120,7 @@ st.dataframe(turns, hide_index=True, key="realism_turns", on_select="rerun", sel
 picked = (st.session_state.get("realism_turns") or {}).get("selection", {}).get("rows", [])
 if picked and picked[0] < len(turns):
     row = report["turns"][picked[0]]
-    run = db.load_run(run_of[row["conversation"]])
+    run = db.runs.load(run_of[row["conversation"]])
     t = row["turn"]
     with st.expander(f"History before turn {t} ({row['conversation']})", expanded=False):
         for rec in run.turns[: t - 1]:

@@ -23,10 +23,10 @@ db = store()
 if flash := st.session_state.pop("runs_flash", None):
     st.success(flash)
 
-db.mark_dead_runs()  # runs whose process died or whose browser session went away become "interrupted"
+db.runs.mark_dead()  # runs whose process died or whose browser session went away become "interrupted"
 f = run_list.filters(db)
 if f["group"]:  # one line per batch tag; picking one lists its runs
-    groups = db.batch_groups(**run_list.query(f), unbatched=True)  # runs of no batch are a group too
+    groups = db.search.batch_groups(run_list.query(f), unbatched=True)  # runs of no batch are a group too
     if not groups:
         st.info("No batch runs match these filters: `python -m knowsim_core batch --tag NAME` makes some.")
     st.dataframe(run_list.batch_rows(groups), key="runs_batches", on_select="rerun", selection_mode="single-row",
@@ -50,8 +50,8 @@ st.caption(caption)
 if any(spec_of(r.assistant).recorded for r in rows):
     st.caption("Runs whose assistant is **recorded/…** (user **human**) are readings of human conversations: the "
                "messages are what a real person and tutor wrote; KnowSim's extractor and rules only read them.")
-versions = db.graph_version_numbers([r.graph_version_id for r in rows])
-tags = db.run_tags([r.id for r in rows])
+versions = db.questions.graph_version_numbers([r.graph_version_id for r in rows])
+tags = db.search.tags_of([r.id for r in rows])
 table = run_list.table_key(f, page=page)
 st.dataframe(run_list.table_rows(rows, versions, tags), key=table, on_select="rerun", selection_mode="multi-row", hide_index=True, placeholder=MISSING)
 chosen = [rows[i] for i in run_list.selected_rows(table) if i < len(rows)]
@@ -80,11 +80,11 @@ if len(chosen) == 1:
     run_list.exports(db, r.id)
     share.replay_button(db, [r.id], key="runs_replay")
     with st.expander("What-if: relabel a turn or use another graph version"):
-        render_whatif(db, db.load_run(r.id), key="wi")
+        render_whatif(db, db.runs.load(r.id), key="wi")
 elif len(chosen) == 2:
     st.subheader("Compare")
     share.replay_button(db, [c.id for c in chosen], key="runs_replay_pair")
-    render_compare(db.load_run(chosen[0].id), db.load_run(chosen[1].id), key="cmp")
+    render_compare(db.runs.load(chosen[0].id), db.runs.load(chosen[1].id), key="cmp")
 elif len(chosen) > 2:
     st.info("Select one run for its actions or two runs to compare them; any number to export or delete them.")
 if chosen and run_list.delete_asked([r.id for r in chosen]):

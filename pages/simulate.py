@@ -46,7 +46,7 @@ if player is not None:
     text = " ".join(run.question.split())
     short = clip(text, 150)
     if is_human_reading(run):  # a real conversation: its title, level, tutor, rating and answer, not its "hello"
-        head.markdown(reading_heading(store.get_question(run.question_id), store.get_run_row(player.run_ids[0]), run)
+        head.markdown(reading_heading(store.questions.get(run.question_id), store.search.get_row(player.run_ids[0]), run)
                       + "  \nFirst message: " + inline_markdown(short),
                       help=inline_markdown(text) + f" (question `{run.question_id}`, run `{player.run_ids[0]}`)")
     else:

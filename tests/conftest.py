@@ -79,7 +79,7 @@ def seeded_store(db_path, monkeypatch):
 
     monkeypatch.setenv("KNOWSIM_DB", str(db_path))
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     return store
 
 

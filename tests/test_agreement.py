@@ -91,7 +91,7 @@ def _a_turn(tmp_path):
     p = tmp_path / "t.jsonl"
     p.write_text(json.dumps(line) + "\n")
     store = Store(tmp_path / "t.db")
-    return store.load_run(import_path(store, p).runs[0]).turns[0]
+    return store.runs.load(import_path(store, p).runs[0]).turns[0]
 
 
 def test_the_turn_score_by_hand(tmp_path):
@@ -193,7 +193,7 @@ def _ctx(tmp_path, user, states):
     from knowsim_core.engine.state import IUState, KnowledgeState
 
     rec = _a_turn(tmp_path)
-    graph = Store(tmp_path / "t.db").load_run(Store(tmp_path / "t.db").list_runs()[0].id).graph
+    graph = Store(tmp_path / "t.db").runs.load(Store(tmp_path / "t.db").search.list()[0].id).graph
     state = KnowledgeState.from_ids(graph, {i: IUState(s) for i, s in states.items()})
     return ExtractorContext(turn=1, material=QuestionMaterial("q", "Q", "", graph, "math"), state=state, history=(),
                             user_message=user, assistant_message=rec.assistant_message, seed=0)
@@ -451,6 +451,7 @@ def test_a_conversation_without_concepts_is_counted_with_its_thumbs(tmp_path, ca
 
 # ---------------------------------------------------------------------- issue 30: the paper's validation
 from knowsim_core.evaluation.simulated_agreement import NoMatch, Person, SimRun, compare  # noqa: E402
+from knowsim_core.storage.run_filter import RunFilter  # noqa: E402
 
 
 def _people_and_runs():
@@ -513,7 +514,7 @@ def test_agreement_simulated_end_to_end_and_its_refusal(tmp_path, capsys):
     db = str(tmp_path / "s.db")
     assert main(["import", str(src), "--db", db]) == 0
     store = Store(db)
-    people = {r.question_id: r for r in store.list_runs(user="human")}
+    people = {r.question_id: r for r in store.search.list(RunFilter(user="human"))}
     qs = ",".join(sorted(people))
     assert main(["batch", "--questions", qs, "--levels", "novice,advanced", "--assistants",
                  "offline/adaptive,offline/socratic", "--max-turns", "2", "--tag", "sim", "--db", db]) == 0
@@ -523,7 +524,7 @@ def test_agreement_simulated_end_to_end_and_its_refusal(tmp_path, capsys):
     assert {"votes", "conversations", "pairs", "parts", "within_conversation", "replicates", "baselines"} <= set(out)
     e = out["simulated"]["simulators"]["offline/knowsim"]
     assert (e["runs"], e["matched_runs"], e["left_out_runs"]) == (16, 4, 12)
-    matched = [r for r in store.list_runs(batch_tag="sim", limit=100) if r.question_id in people
+    matched = [r for r in store.search.list(RunFilter(batch_tag="sim"), limit=100) if r.question_id in people
                and (people[r.question_id].level, people[r.question_id].assistant.removeprefix("recorded/"))
                == (r.level, r.assistant)]
     for c in e["cells"]:

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.cli import main
 from knowsim_core.services.importing import import_path
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 
 TIMEOUT = 60
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -89,13 +90,13 @@ def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export
     at.text_input(key=f"sim_judge_0_note_{rid}_2").set_value("explains, but too long")
     at.button(key="sim_judge_0_up").click().run()
     assert not at.exception, at.exception
-    mine = [j for j in store.list_judgments(rid) if j.source == "researcher"]
+    mine = [j for j in store.judgments.list(rid) if j.source == "researcher"]
     assert [(j.turn, j.liked, j.who, j.note) for j in mine] == [(2, True, "ana", "explains, but too long")]
     assert mine[0].created  # when
     assert "researcher **ana**" in _texts(at)
     # changing one's mind replaces the judgment, it does not add a second
     at.button(key="sim_judge_0_down").click().run()
-    assert [(j.turn, j.liked) for j in store.list_judgments(rid) if j.source == "researcher"] == [(2, False)]
+    assert [(j.turn, j.liked) for j in store.judgments.list(rid) if j.source == "researcher"] == [(2, False)]
 
     # exported as Studio JSON and re-imported elsewhere: both the person's and the researcher's come back
     out = tmp_path / "run.json"
@@ -107,9 +108,9 @@ def test_simulate_shows_the_persons_thumb_and_keeps_a_researchers_through_export
     out.write_text(buf.getvalue())
     other = Store(tmp_path / "other.db")
     again = import_path(other, out)
-    back = other.list_judgments(again.runs[0])
+    back = other.judgments.list(again.runs[0])
     assert {(j.turn, j.liked, j.source, j.who, j.note) for j in back} == {
-        (j.turn, j.liked, j.source, j.who, j.note) for j in store.list_judgments(rid)}
+        (j.turn, j.liked, j.source, j.who, j.note) for j in store.judgments.list(rid)}
 
 
 def test_the_agreement_page_shows_the_figures_and_a_click_opens_the_turn(judged_db):
@@ -189,7 +190,7 @@ def test_a_researchers_vote_is_its_own_series_and_leaves_the_headline(judged_db)
     from knowsim_core.formats.judgments import Judgment
 
     path, store, runs = judged_db
-    store.add_judgment(runs[0], Judgment(turn=1, liked=False, source="researcher", who="ana"))
+    store.judgments.add(runs[0], Judgment(turn=1, liked=False, source="researcher", who="ana"))
     at = app(AGREEMENT)
     captions = "\n".join(c.value for c in at.caption)
     assert "18 judged turns (9 :material/thumb_up: up, 9 :material/thumb_down: down) in 6 runs" in captions
@@ -213,7 +214,7 @@ def test_a_conversation_without_concepts_is_counted_on_the_agreement_page(judged
 
 def test_the_page_validates_a_chosen_batch_and_refuses_one_that_does_not_match(judged_db, capsys):
     path, store, runs = judged_db
-    qs = sorted({store.list_runs(user="human")[i].question_id for i in range(6)})
+    qs = sorted({store.search.list(RunFilter(user="human"))[i].question_id for i in range(6)})
     # the people's tutors are tutor-a / tutor-b: no batch assistant has those model ids, so an offline
     # batch on their questions covers none of their cells, and the page says so instead of comparing
     assert main(["batch", "--questions", ",".join(qs[:2]), "--levels", "novice", "--assistants", "offline/adaptive",
@@ -231,7 +232,7 @@ def test_the_page_compares_a_matching_batch_cell_by_cell(tmp_path, monkeypatch, 
     monkeypatch.setenv("KNOWSIM_DB", str(path))
     store = Store(path)
     import_path(store, offline_people(tmp_path))
-    qs = ",".join(sorted(r.question_id for r in store.list_runs(user="human")))
+    qs = ",".join(sorted(r.question_id for r in store.search.list(RunFilter(user="human"))))
     assert main(["batch", "--questions", qs, "--levels", "novice,advanced", "--assistants",
                  "offline/adaptive,offline/socratic", "--max-turns", "2", "--tag", "sim", "--db", str(path)]) == 0
     capsys.readouterr()

@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 from ui import batch_view as bv
 
 PAGE = "../pages/batch.py"
@@ -59,8 +60,8 @@ def test_a_tiny_offline_batch_launches_finishes_and_links_to_failure_modes(seede
         assert rec.tag == "tiny" and "--max-turns" in rec.argv
         store = Store(db_path)
         wait_until(lambda: not bv.alive(rec), "the batch process to end")
-        assert store.count_runs(batch_tag="tiny", status="finished") == 1
-        [row] = store.list_runs(batch_tag="tiny")
+        assert store.search.count(RunFilter(batch_tag="tiny", status="finished")) == 1
+        [row] = store.search.list(RunFilter(batch_tag="tiny"))
         assert (row.question_id, row.level, row.assistant, row.seed) == (QID, "novice", "offline/adaptive", 1)
         at.run()  # a reload: the page finds the batch again from its record and the database
         assert not at.exception, [e.value for e in at.exception]
@@ -90,7 +91,7 @@ def test_stop_sends_ctrl_c_and_resume_continues_the_batch(seeded_store, db_path)
     try:
         at.button(key="batch_launch").click().run()
         [rec] = bv.launches(db_path)
-        wait_until(lambda: store.count_runs(batch_tag="long", status="finished") >= 2, "two runs finished")
+        wait_until(lambda: store.search.count(RunFilter(batch_tag="long", status="finished")) >= 2, "two runs finished")
         assert bv.alive(rec)
         at.run()
         at.button(key="batch_stop").click().run()  # real SIGINT to the process group
@@ -105,7 +106,7 @@ def test_stop_sends_ctrl_c_and_resume_continues_the_batch(seeded_store, db_path)
         [again] = bv.launches(db_path)
         assert again.pid != rec.pid and again.argv[:3] == ("batch", "--resume", "long")
         before = counts["finished"]
-        wait_until(lambda: store.count_runs(batch_tag="long", status="finished") > before, "the resumed batch to run")
+        wait_until(lambda: store.search.count(RunFilter(batch_tag="long", status="finished")) > before, "the resumed batch to run")
         assert bv.stop(again, now=True)
         wait_until(lambda: not bv.alive(again), "the resumed batch to stop at once")
         assert bv.progress(store, "long")["running"] == 0
@@ -140,7 +141,7 @@ def test_a_command_line_batch_is_listed_watched_and_resumed_from_the_page(seeded
             "--max-turns", "2", "--tag", "cli-night", "--db", str(db_path)]
     assert main(argv) == 0
     capsys.readouterr()
-    Store(db_path).delete_runs([r.id for r in Store(db_path).list_runs(batch_tag="cli-night")])  # as if stopped at once
+    Store(db_path).runs.delete([r.id for r in Store(db_path).search.list(RunFilter(batch_tag="cli-night"))])  # as if stopped at once
     at = page(batch_pick="cli-night")
     assert not at.exception, [e.value for e in at.exception]
     pick = at.selectbox(key="batch_pick")
@@ -154,7 +155,7 @@ def test_a_command_line_batch_is_listed_watched_and_resumed_from_the_page(seeded
         [rec] = bv.launches(db_path)
         assert rec.tag == "cli-night" and rec.argv == ("batch", "--resume", "cli-night")
         wait_until(lambda: not bv.alive(rec), "the resumed batch to end")
-        assert Store(db_path).count_runs(batch_tag="cli-night", status="finished") == 2
+        assert Store(db_path).search.count(RunFilter(batch_tag="cli-night", status="finished")) == 2
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.selectbox(key="batch_pick").options.count("cli-night") == 1  # now this page's launch

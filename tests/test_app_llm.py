@@ -58,10 +58,10 @@ def test_simulate_a_run_with_compat_agents_from_the_app(llm_server, tmp_path, mo
     run_id = start_and_step(at, 2)
 
     store = Store(db)
-    row = store.get_run_row(run_id)
+    row = store.search.get_row(run_id)
     assert (row.status, row.turns, row.assistant) == ("finished", 2, "compat/fake:socratic")
     assert row.tokens_in > 0 and row.tokens_out > 0
-    run = store.load_run(run_id)
+    run = store.runs.load(run_id)
     assert all({u.role for u in t.usage} == {"user", "assistant", "extractor"} for t in run.turns)
     described = json.loads(dict(run.meta)["agents"])
     assert described["assistant"]["strategy"] == "socratic"
@@ -90,7 +90,7 @@ def test_the_user_selector_lists_the_baseline_users_and_one_ends_the_run(llm_ser
     at.selectbox(key="setup_user").set_value("compat/fake:zs")
     at.number_input(key="setup_max_turns").set_value(5)
     run_id = start_and_step(at, 2)
-    row = Store(tmp_path / "studio.db").get_run_row(run_id)
+    row = Store(tmp_path / "studio.db").search.get_row(run_id)
     assert (row.user, row.status, row.stop_reason, row.turns) == ("compat/fake:zs", "finished", STOP_USER_DONE, 2)
     assert len(asked) == 2
 

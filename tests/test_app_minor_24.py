@@ -87,8 +87,8 @@ def test_the_pair_names_a_b_and_the_fork(seeded_store):
 def test_export_labels_count_one_run_in_the_singular(seeded_store):
     from tests.part2_support import make_run, runs_table_key
 
-    g = seeded_store.latest_graph_version("sample_lava_lamps").graph
-    seeded_store.save_run(make_run(g, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=2))
+    g = seeded_store.questions.latest_graph_version("sample_lava_lamps").graph
+    seeded_store.runs.save(make_run(g, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=2))
     at = AppTest.from_file("../pages/runs.py", default_timeout=60).run()
     at.session_state[runs_table_key(at)] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
@@ -100,7 +100,7 @@ def test_compare_across_graph_versions_warns_and_names_a_removed_iu(seeded_store
     from tests.part2_support import make_run
     from ui.compare import NOT_IN_GRAPH, graph_mismatch, state_diff, why_diff
 
-    g = seeded_store.latest_graph_version("sample_lava_lamps").graph
+    g = seeded_store.questions.latest_graph_version("sample_lava_lamps").graph
     data = g.to_data()
     gone = data["nodes"][-1]["id"]
     data["nodes"] = data["nodes"][:-1]
@@ -135,10 +135,10 @@ def test_the_iu_panel_shows_mode_and_why_before_the_signal_columns(seeded_store)
 
 def test_history_opens_on_the_version_just_saved(seeded_store):
     qid = "sample_lava_lamps"
-    v1 = seeded_store.latest_graph_version(qid)
+    v1 = seeded_store.questions.latest_graph_version(qid)
     first = v1.graph.nodes[0]
     g2 = v1.graph.with_node(first.model_copy(update={"description": first.description + " (2)"}))
-    v2 = seeded_store.add_graph_version(qid, g2, note="two", parent_id=v1.id)
+    v2 = seeded_store.questions.add_graph_version(qid, g2, note="two", parent_id=v1.id)
     at = AppTest.from_file("../pages/graph.py", default_timeout=60)
     at.query_params["question"] = qid
     at.run()
@@ -146,7 +146,7 @@ def test_history_opens_on_the_version_just_saved(seeded_store):
     pick = lambda side: next(s.value for s in at.selectbox if s.label == f"{side} version")  # noqa: E731
     assert (pick("From"), pick("To")) == (v1.id, v2)
     g3 = g2.with_node(first.model_copy(update={"description": first.description + " (3)"}))
-    v3 = seeded_store.add_graph_version(qid, g3, note="three", parent_id=v2)
+    v3 = seeded_store.questions.add_graph_version(qid, g3, note="three", parent_id=v2)
     at.run()  # the same session, as after a save
     assert (pick("From"), pick("To")) == (v2, v3)
 
@@ -154,7 +154,7 @@ def test_history_opens_on_the_version_just_saved(seeded_store):
 def test_deleting_an_iu_says_which_edges_went_with_it_and_which_iu_it_orphaned(seeded_store):
     from ui.graph_editor import apply_edits, node_rows
 
-    g = seeded_store.latest_graph_version("sample_lava_lamps").graph
+    g = seeded_store.questions.latest_graph_version("sample_lava_lamps").graph
     prereqs = g.index.prereqs
     # an IU that is the only prerequisite of another
     target, child = next((p[0], v) for v, p in prereqs.items() if len(p) == 1)

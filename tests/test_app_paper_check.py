@@ -22,8 +22,8 @@ def db(seeded_store):
     store = seeded_store
     runs = []
     for qid in QUESTIONS:
-        g = store.latest_graph_version(qid).graph
-        q = store.get_question(qid)
+        g = store.questions.latest_graph_version(qid).graph
+        q = store.questions.get(qid)
         from knowsim_core.engine.ports import QuestionMaterial
 
         mat = QuestionMaterial(qid, q.text, q.reference_answer, g, q.domain)
@@ -34,7 +34,7 @@ def db(seeded_store):
                                  extractor=registry.resolve("extractor", "offline/lexical"), level=level)
                 sim.reset(seed=2)
                 run = sim.run_to_end()
-                store.save_run(run, status="finished")
+                store.runs.save(run, status="finished")
                 runs.append(run)
     store.runs = runs
     return store
@@ -99,5 +99,5 @@ def test_overload_stops_from_the_turn_columns_equal_the_engines_virtual_stop(db)
             assert overload_stop(series) == turn
         elif reason is None:
             assert overload_stop(series) is None
-    stored = db.overload_series([r.id for r in db.list_runs(limit=50)])
+    stored = db.search.overload_series([r.id for r in db.search.list(limit=50)])
     assert all(len(v) == 15 for v in stored.values())

@@ -86,7 +86,7 @@ def test_each_page_renders_offline_on_an_empty_database(db, page):
     at = ok(app(page))
     assert at.title, "every page has a title"
     # the first screen is never empty: opening the app seeded the sample questions
-    assert len(Store(db).list_questions()) >= 10
+    assert len(Store(db).questions.list()) >= 10
 
 
 def test_sidebar_shows_the_database_and_offline_provider(db):
@@ -109,16 +109,16 @@ def test_demo_steps_three_turns_and_stores_each(db):
     at = start_demo()
     run_id, pair_id = at.query_params["run"], at.query_params["pair"]
     store = Store(db)
-    assert {store.get_run_row(run_id).level, store.get_run_row(pair_id).level} == {"novice", "advanced"}
+    assert {store.search.get_row(run_id).level, store.search.get_row(pair_id).level} == {"novice", "advanced"}
     for n in (1, 2, 3):
         at.button(key="sim_step").click().run()
         ok(at)
         assert at.query_params["turn"] == str(n)
-        assert len(store.load_run(run_id).turns) == n  # stored as it happened
-        assert len(store.load_run(pair_id).turns) == n
+        assert len(store.runs.load(run_id).turns) == n  # stored as it happened
+        assert len(store.runs.load(pair_id).turns) == n
     assert status_line(at).startswith("Turn **3** of 3")
     # the gauges show each run's own record
-    runs = [store.load_run(run_id), store.load_run(pair_id)]
+    runs = [store.runs.load(run_id), store.runs.load(pair_id)]
     assert gauge_values(at) == pytest.approx([r.turns[2].quantities.effective_load for r in runs])
 
 
@@ -130,11 +130,11 @@ def test_gauge_keeps_one_scale_across_steps(db):
     from knowsim_core.services.runner import start_run
 
     store = Store(db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_follicular_lymphoma", level="novice",
                      assistant_id="offline/comprehensive", seed=1, max_turns=5)
     live.run_to_end()
-    run = store.load_run(live.run_id)
+    run = store.runs.load(live.run_id)
     want = [0, max(2 * run.tau, math.ceil(max(t.quantities.effective_load for t in run.turns)))]
     at = ok(app(SIMULATE, run=live.run_id, turn="0"))
     seen = [gauge_ranges(at)[0]]
@@ -153,7 +153,7 @@ def test_step_back_shows_the_stored_turn_without_losing_later_ones(db):
     at.button(key="sim_back").click().run()
     ok(at)
     assert at.query_params["turn"] == "2"
-    run = Store(db).load_run(run_id)
+    run = Store(db).runs.load(run_id)
     assert len(run.turns) == 3
     assert gauge_values(at)[0] == pytest.approx(run.turns[1].quantities.effective_load)
     states = graph_payloads(at)[0]["states"]
@@ -161,7 +161,7 @@ def test_step_back_shows_the_stored_turn_without_losing_later_ones(db):
     assert states == expected
     # stepping forward again replays the stored turn 3 instead of playing a new one
     at.button(key="sim_step").click().run()
-    assert at.query_params["turn"] == "3" and len(Store(db).load_run(run_id).turns) == 3
+    assert at.query_params["turn"] == "3" and len(Store(db).runs.load(run_id).turns) == 3
 
 
 def test_deep_link_reopens_the_same_run_and_turn_and_resumes(db):
@@ -171,7 +171,7 @@ def test_deep_link_reopens_the_same_run_and_turn_and_resumes(db):
     run_id = at.query_params["run"]
     fresh = ok(app(SIMULATE, run=run_id, turn="2"))  # a new session, as after a reload
     assert status_line(fresh).startswith("Turn **2** of 3")
-    run = Store(db).load_run(run_id)
+    run = Store(db).runs.load(run_id)
     assert gauge_values(fresh) == pytest.approx([run.turns[1].quantities.effective_load])
     changed = graph_payloads(fresh)[0]["changed"]
     assert changed == sorted(i for i, _, _ in run.turns[1].transitions)
@@ -180,7 +180,7 @@ def test_deep_link_reopens_the_same_run_and_turn_and_resumes(db):
     fresh.button(key="sim_step").click().run()
     ok(fresh)
     assert fresh.query_params["turn"] == "4"
-    assert len(Store(db).load_run(run_id).turns) == 4
+    assert len(Store(db).runs.load(run_id).turns) == 4
 
 
 def test_unknown_run_in_link_gives_a_clear_message(db):
@@ -194,7 +194,7 @@ def test_clicking_a_node_explains_that_iu(db):
     moved = silent = []
     for turn in range(1, 7):  # step until a turn both advances some IUs and ignores others
         at.button(key="sim_step").click().run()
-        run = Store(db).load_run(at.query_params["run"])
+        run = Store(db).runs.load(at.query_params["run"])
         rec = run.turns[turn - 1]
         moved = [n for n in rec.nodes if n.post > n.pre]
         silent = [n for n in rec.nodes if n.quality == TeachingQuality.NOT_MENTIONED.value and n.pre < 3]
@@ -222,13 +222,13 @@ def test_setup_form_starts_a_stored_run(db):
     at.number_input(key="setup_max_turns").set_value(4)
     at.button(key="setup_start").click().run()
     ok(at)
-    row = Store(db).get_run_row(at.query_params["run"])
+    row = Store(db).search.get_row(at.query_params["run"])
     assert (row.question_id, row.level, row.assistant, row.seed) == ("sample_lava_lamps", "advanced", "offline/socratic", 7)
     for _ in range(4):
         assert not at.button(key="sim_step").disabled
         at.button(key="sim_step").click().run()
-    assert len(Store(db).load_run(row.id).turns) == 4
-    assert Store(db).get_run_row(row.id).status == "finished"
+    assert len(Store(db).runs.load(row.id).turns) == 4
+    assert Store(db).search.get_row(row.id).status == "finished"
     assert at.button(key="sim_step").disabled  # max turns reached: nothing more to play
 
 
@@ -241,7 +241,7 @@ def test_custom_initial_state_is_used(db):
     at.run()
     at.button(key="setup_start").click().run()
     ok(at)
-    run = Store(db).load_run(at.query_params["run"])
+    run = Store(db).runs.load(at.query_params["run"])
     assert run.level == "custom"  # labelled as a hand-set start, not as a level's ratios
     first, second = run.graph.index.ids[:2]
     assert run.initial_state.state_of(run.graph.index.label_of[first]) == 3
@@ -259,7 +259,7 @@ def test_questions_search_add_and_simulate(db):
     at.text_input(key="q_new_domain").set_value("physics")
     next(b for b in at.button if b.label == "Add").click().run()
     ok(at)
-    assert any(q.text == "Why is the sky blue?" and q.domain == "physics" for q in Store(db).list_questions())
+    assert any(q.text == "Why is the sky blue?" and q.domain == "physics" for q in Store(db).questions.list())
     at.button(key="q_sim_sample_lava_lamps").click().run()
     ok(at)
     assert at.selectbox(key="setup_question").value == "sample_lava_lamps"
@@ -270,12 +270,12 @@ def test_hostile_text_only_travels_as_data(db):
     from knowsim_core.engine.graph import IUGraph
 
     store = Store(db)
-    store.seed_samples()
+    store.questions.seed_samples()
     evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
-    base = store.latest_graph_version("sample_lava_lamps").graph.to_data()
+    base = store.questions.latest_graph_version("sample_lava_lamps").graph.to_data()
     base["nodes"][0]["concept"] = evil
     base["nodes"][0]["description"] = evil
-    gv = store.add_graph_version("sample_lava_lamps", IUGraph.from_data(base), note=evil)
+    gv = store.questions.add_graph_version("sample_lava_lamps", IUGraph.from_data(base), note=evil)
     from knowsim_core.services.runner import start_run
 
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple",
@@ -290,7 +290,7 @@ def test_hostile_text_only_travels_as_data(db):
 def test_custom_start_by_clicking_an_iu(db):
     at = ok(app(SIMULATE, question="sample_dice_reroll_game"))
     at.radio(key="setup_level").set_value("custom").run()
-    graph = Store(db).latest_graph_version("sample_dice_reroll_game").graph
+    graph = Store(db).questions.latest_graph_version("sample_dice_reroll_game").graph
     target = graph.index.ids[-1]  # a deep IU, unaware in a sampled novice
     at.session_state["setup_custom_graph"] = {"selected": target}
     at.run()
@@ -298,7 +298,7 @@ def test_custom_start_by_clicking_an_iu(db):
     at.button_group(key=f"setup_pick_{target}").set_value("partial").run()
     ok(at)
     at.button(key="setup_start").click().run()
-    run = Store(db).load_run(at.query_params["run"])
+    run = Store(db).runs.load(at.query_params["run"])
     assert run.initial_state.state_of(run.graph.index.label_of[target]) == 2
 
 
@@ -329,24 +329,24 @@ def test_playback_steps_on_elapsed_time_only():
 
 def test_import_the_reference_folder(db, reference_dir):
     at = ok(app(QUESTIONS))
-    before = len(Store(db).list_questions())
+    before = len(Store(db).questions.list())
     at.text_input(key="q_import_dir").set_value(str(reference_dir)).run()
     at.button(key="q_import").click().run()
     ok(at)
     assert at.success, [e.value for e in at.error]
-    after = Store(db).list_questions()
+    after = Store(db).questions.list()
     assert len(after) > before
     imported = next(q for q in after if q.source.startswith("reference"))
-    assert Store(db).latest_graph_version(imported.id) is not None
+    assert Store(db).questions.latest_graph_version(imported.id) is not None
 
 
 def test_import_of_a_missing_path_says_so_and_changes_nothing(db, tmp_path):
     at = ok(app(QUESTIONS))
-    before = len(Store(db).list_questions())
+    before = len(Store(db).questions.list())
     at.text_input(key="q_import_dir").set_value(str(tmp_path / "nope")).run()
     at.button(key="q_import").click().run()
     assert any("does not exist" in e.value for e in at.error)
-    assert len(Store(db).list_questions()) == before
+    assert len(Store(db).questions.list()) == before
 
 
 def test_llm_ids_appear_when_a_provider_is_configured_and_keys_never_show(db, monkeypatch):

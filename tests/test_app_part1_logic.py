@@ -97,13 +97,18 @@ def test_graph_payload_carries_states_and_text_as_data():
 
 
 class _Store:
-    """Just enough of a Store for the player: runs kept in memory."""
+    """Just enough of a Store for the player: its runs repository, runs kept in memory."""
 
     def __init__(self, runs):
-        self.runs = runs
+        self.runs = _Runs(runs)
 
-    def load_run(self, rid):
-        return self.runs[rid]
+
+class _Runs:
+    def __init__(self, runs):
+        self._runs = runs
+
+    def load(self, rid):
+        return self._runs[rid]
 
 
 def test_player_moves_over_stored_turns_without_playing():

@@ -21,10 +21,10 @@ QID = "sample_lava_lamps"
 @pytest.fixture()
 def db(seeded_store):
     store = seeded_store
-    g = store.latest_graph_version(QID).graph
+    g = store.questions.latest_graph_version(QID).graph
     ids = []
     for seed, lv, asst in [(1, "novice", "a1"), (2, "novice", "a2"), (3, "advanced", "a1"), (4, "intermediate", "a1")]:
-        ids.append(store.save_run(make_run(g, question_id=QID, level=lv, assistant_id=asst, seed=seed, max_turns=5)))
+        ids.append(store.runs.save(make_run(g, question_id=QID, level=lv, assistant_id=asst, seed=seed, max_turns=5)))
     store.ids = ids
     return store
 
@@ -46,7 +46,7 @@ def test_per_run_bars_and_heatmap_match_the_stored_turns(db):
     at.query_params["run"] = db.ids[2]
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    run = db.load_run(db.ids[2])
+    run = db.runs.load(db.ids[2])
     bars, heat = _specs(at)[:2]
     by_mode = {t["name"]: t["y"] for t in bars["data"]}
     for m in FAILURE_ORDER:
@@ -60,7 +60,7 @@ def test_per_run_bars_and_heatmap_match_the_stored_turns(db):
 def test_across_runs_shares_and_table_match_the_records(db):
     at = AppTest.from_file(PAGE, default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]
-    runs = [db.load_run(i) for i in db.ids]
+    runs = [db.runs.load(i) for i in db.ids]
     shares, table = _specs(at)[2:4]
     for trace in shares["data"]:
         for level_label, share, (level, mode, count) in zip(trace["y"], trace["x"], trace["customdata"]):
@@ -87,7 +87,7 @@ def test_filters_narrow_the_runs_and_a_click_opens_the_run(db):
     at.run()
     [where] = [m for i in at.info if (m := re.search(r"Open run (\S+) at turn (\d+) on the Simulate", i.value))]
     target = {"run": where[1], "turn": int(where[2])}
-    run = db.load_run(target["run"])
+    run = db.runs.load(target["run"])
     assert run.level == "novice"
     first = next(t.turn for t in run.turns if any(m.value == "prereq_blocked" for _, m in t.modes))
     assert target["turn"] == first
@@ -101,12 +101,13 @@ def test_empty_database_shows_guidance(db_path, monkeypatch):
 
 
 def test_across_runs_counts_finished_runs_unless_asked_and_shows_n_and_the_iqr(db):
-    g = db.latest_graph_version(QID).graph
+    from knowsim_core.storage.run_filter import RunFilter
+    g = db.questions.latest_graph_version(QID).graph
     for seed in (21, 22):  # stopped at turn 1: must not be averaged with finished runs by default
         stopped = make_run(g, question_id=QID, level="novice", assistant_id="a1", seed=seed, max_turns=5)
-        db.save_run(stopped.with_turns(stopped.turns[:1]), status="interrupted")
-    finished = [db.load_run(i) for i in db.ids]
-    everything = finished + [db.load_run(r.id) for r in db.list_runs(status="interrupted")]
+        db.runs.save(stopped.with_turns(stopped.turns[:1]), status="interrupted")
+    finished = [db.runs.load(i) for i in db.ids]
+    everything = finished + [db.runs.load(r.id) for r in db.search.list(RunFilter(status="interrupted"))]
 
     at = AppTest.from_file(PAGE, default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]

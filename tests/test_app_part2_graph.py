@@ -22,7 +22,7 @@ def _open(seeded_store, qid: str = QID) -> AppTest:
 
 
 def _keys(seeded_store, qid: str = QID) -> tuple[str, str, int]:
-    v = seeded_store.latest_graph_version(qid)
+    v = seeded_store.questions.latest_graph_version(qid)
     return f"nodes_{v.id}_0", f"edges_{v.id}_0", v.id
 
 
@@ -32,7 +32,7 @@ def _save_button(at: AppTest):
 
 def test_page_renders_the_sample_graph_tables(seeded_store):
     at = _open(seeded_store)
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     frames = at.dataframe
     assert len(frames) == 2
     nodes = frames[0].value
@@ -44,19 +44,19 @@ def test_page_renders_the_sample_graph_tables(seeded_store):
 def test_an_edit_that_closes_a_cycle_is_refused_with_the_cycle_named(seeded_store):
     at = _open(seeded_store)
     nkey, ekey, vid = _keys(seeded_store)
-    edge = seeded_store.latest_graph_version(QID).graph.edges[0]
+    edge = seeded_store.questions.latest_graph_version(QID).graph.edges[0]
     at.session_state[ekey] = {"edited_rows": {}, "added_rows": [{"from": edge.to, "to": edge.from_}], "deleted_rows": []}
     at.run()
     errors = [e.value for e in at.error]
     assert any("cycle" in e and edge.from_ in e and edge.to in e for e in errors), errors
     assert _save_button(at).disabled
-    assert len(seeded_store.graph_versions(QID)) == 1
+    assert len(seeded_store.questions.graph_versions(QID)) == 1
 
 
 def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(seeded_store):
     at = _open(seeded_store)
     nkey, ekey, vid = _keys(seeded_store)
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     first = g.nodes[0]
     at.session_state[nkey] = {"edited_rows": {0: {"description": "Wax melts when heated from below."}},
                               "added_rows": [], "deleted_rows": []}
@@ -64,7 +64,7 @@ def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(seeded_store):
     assert not at.error and not _save_button(at).disabled
     at.text_input[0].input("clarified IU description")
     _save_button(at).click().run()
-    versions = seeded_store.graph_versions(QID)
+    versions = seeded_store.questions.graph_versions(QID)
     assert [v.version for v in versions] == [1, 2]
     assert versions[1].note == "clarified IU description" and versions[1].parent_id == vid
     assert versions[1].graph.node(first.id).description == "Wax melts when heated from below."
@@ -75,10 +75,10 @@ def test_a_valid_edit_saves_a_new_version_and_the_diff_shows_it(seeded_store):
 
 
 def test_an_inherited_cycle_does_not_block_and_can_be_fixed(seeded_store):
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     e = g.edges[0]
     cyclic = g.model_copy(update={"edges": g.edges + (IUEdge(from_=e.to, to=e.from_),)})
-    seeded_store.add_graph_version(QID, cyclic, note="as extracted (cyclic)", author="llm")
+    seeded_store.questions.add_graph_version(QID, cyclic, note="as extracted (cyclic)", author="llm")
     at = _open(seeded_store)
     assert any("prerequisite cycles" in w.value for w in at.warning)
     nkey, ekey, vid = _keys(seeded_store)
@@ -87,13 +87,13 @@ def test_an_inherited_cycle_does_not_block_and_can_be_fixed(seeded_store):
     at.run()
     assert not at.error and not _save_button(at).disabled
     _save_button(at).click().run()
-    assert seeded_store.latest_graph_version(QID).graph.cycles() == []
+    assert seeded_store.questions.latest_graph_version(QID).graph.cycles() == []
 
 
 def test_large_level_jump_warns_with_a_bridging_suggestion(seeded_store):
     at = _open(seeded_store)
     nkey, ekey, vid = _keys(seeded_store)
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     hi = max(g.nodes, key=lambda n: n.abstraction_level)
     lo = min(g.nodes, key=lambda n: n.abstraction_level)
     assert hi.abstraction_level - lo.abstraction_level > 0.35
@@ -140,11 +140,11 @@ def test_html_in_every_text_field_is_refused_and_nothing_is_stored(seeded_store)
             "nodes": [{"id": f"IU{i}{evil}", "concept": evil, "abstraction_level": 0.5, "description": evil}
                       for i in range(2)],
             "edges": [{"from": f"IU0{evil}", "to": f"IU1{evil}", "reason": evil}]}
-    before = [(v.id, v.graph) for v in seeded_store.graph_versions(QID)]
+    before = [(v.id, v.graph) for v in seeded_store.questions.graph_versions(QID)]
     with pytest.raises(FormatError, match="HTML or script markup") as info:
         parse_graph_file(json.dumps(data).encode(), name="evil.json")
     assert "concept" in str(info.value) and "description" in str(info.value)
-    assert [(v.id, v.graph) for v in seeded_store.graph_versions(QID)] == before
+    assert [(v.id, v.graph) for v in seeded_store.questions.graph_versions(QID)] == before
 
 
 # ---------------------------------------------------------------------- issue 14
@@ -200,7 +200,7 @@ def test_a_half_filled_iu_row_names_what_it_lacks(seeded_store):
 def test_the_graph_draws_unsaved_edges_and_rings_the_cycle_they_make(seeded_store):
     at = _open(seeded_store)
     nkey, ekey, vid = _keys(seeded_store)
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     e = g.edges[0]
     before = _graph_payload(at)
     assert [e.to, e.from_] not in before["edges"] and before["marked"] == [] and before["changed"] == []
@@ -215,8 +215,8 @@ def test_the_graph_draws_unsaved_edges_and_rings_the_cycle_they_make(seeded_stor
 
 def test_clicking_an_iu_opens_its_editor_and_saves_a_version(seeded_store):
     at = _open(seeded_store)
-    g = seeded_store.latest_graph_version(QID).graph
-    vid = seeded_store.latest_graph_version(QID).id
+    g = seeded_store.questions.latest_graph_version(QID).graph
+    vid = seeded_store.questions.latest_graph_version(QID).id
     node = g.nodes[2]
     at.session_state[f"graph_view_{vid}"] = {"selected": node.id}  # what a click in the browser sends
     at.run()
@@ -226,17 +226,17 @@ def test_clicking_an_iu_opens_its_editor_and_saves_a_version(seeded_store):
     next(t for t in at.text_area if t.label == "Description").input("Rewritten after a click on the graph.")
     next(b for b in at.button if b.label == f"Save {node.id} as a new version").click().run()
     assert not at.exception, [x.value for x in at.exception]
-    latest = seeded_store.latest_graph_version(QID)
+    latest = seeded_store.questions.latest_graph_version(QID)
     assert latest.version == 2 and latest.note == f"edited {node.id}"
     assert latest.graph.node(node.id).description == "Rewritten after a click on the graph."
 
 
 def test_history_diff_is_word_level_highlighted_and_escaped(seeded_store):
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     first = g.nodes[0]
     long_tail = " and it keeps going well past sixty characters so nothing may be cut off"
     new_text = first.description + long_tail + " <b>bold?</b>"
-    seeded_store.add_graph_version(QID, g.with_node(first.model_copy(update={"description": new_text})), note="longer", author="t")
+    seeded_store.questions.add_graph_version(QID, g.with_node(first.model_copy(update={"description": new_text})), note="longer", author="t")
     at = _open(seeded_store)
     html_md = next(m.value for m in at.markdown if 'class="ks-diff"' in m.value)
     assert f"{first.id} · description" in html_md
@@ -250,7 +250,7 @@ def test_history_diff_is_word_level_highlighted_and_escaped(seeded_store):
 def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(seeded_store):
     from ui.graph_editor import apply_edits, preview
 
-    base = seeded_store.latest_graph_version(QID).graph
+    base = seeded_store.questions.latest_graph_version(QID).graph
     # a new row repeating IU1's id and one without an id: the tables name both problems; the
     # picture (whose nodes need unique ids) leaves them out and still draws the rest
     result = apply_edits(base, {"edited_rows": {}, "deleted_rows": [], "added_rows": [
@@ -266,7 +266,7 @@ def test_a_refused_id_or_overlong_text_is_shown_as_an_error_not_a_traceback(seed
     """The field validators raised pydantic's ValidationError out of the page (a traceback)."""
     at = _open(seeded_store)
     nkey, ekey, vid = _keys(seeded_store)
-    first = seeded_store.latest_graph_version(QID).graph.nodes[0]
+    first = seeded_store.questions.latest_graph_version(QID).graph.nodes[0]
     at.session_state[nkey] = {"edited_rows": {0: {"id": "IU\u200b9"}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -277,12 +277,12 @@ def test_a_refused_id_or_overlong_text_is_shown_as_an_error_not_a_traceback(seed
     assert not at.exception, [e.value for e in at.exception]
     assert any("description is 20,001 characters; at most 20,000" in e.value for e in at.error)
     assert _save_button(at).disabled
-    assert len(seeded_store.graph_versions(QID)) == 1
+    assert len(seeded_store.questions.graph_versions(QID)) == 1
 
 
 def test_the_iu_panel_refuses_an_overlong_description_in_one_line(seeded_store):
     at = _open(seeded_store)
-    v = seeded_store.latest_graph_version(QID)
+    v = seeded_store.questions.latest_graph_version(QID)
     node = v.graph.nodes[2]
     at.session_state[f"graph_view_{v.id}"] = {"selected": node.id}
     at.run()
@@ -290,4 +290,4 @@ def test_the_iu_panel_refuses_an_overlong_description_in_one_line(seeded_store):
     next(b for b in at.button if b.label == f"Save {node.id} as a new version").click().run()
     assert not at.exception, [x.value for x in at.exception]
     assert any(e.value.startswith(f"Not saved: {node.id}: description is 20,001 characters") for e in at.error)
-    assert len(seeded_store.graph_versions(QID)) == 1
+    assert len(seeded_store.questions.graph_versions(QID)) == 1

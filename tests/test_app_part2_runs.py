@@ -20,10 +20,10 @@ QID = "sample_lava_lamps"
 @pytest.fixture()
 def db(seeded_store):
     store = seeded_store
-    g = store.latest_graph_version(QID).graph
+    g = store.questions.latest_graph_version(QID).graph
     store.ids = [
-        store.save_run(make_run(g, question_id=QID, level="novice", seed=1, max_turns=5)),
-        store.save_run(make_run(g, question_id=QID, level="advanced", seed=2, max_turns=5), status="interrupted"),
+        store.runs.save(make_run(g, question_id=QID, level="novice", seed=1, max_turns=5)),
+        store.runs.save(make_run(g, question_id=QID, level="advanced", seed=2, max_turns=5), status="interrupted"),
     ]
     return store
 
@@ -59,8 +59,8 @@ def test_compare_two_runs_shows_the_right_deltas(db):
     at = _open()
     at = _select(at, 0, 1)
     assert not at.exception, [e.value for e in at.exception]
-    ids = [db.list_runs()[i].id for i in (0, 1)]
-    a, b = db.load_run(ids[0]), db.load_run(ids[1])
+    ids = [db.search.list()[i].id for i in (0, 1)]
+    a, b = db.runs.load(ids[0]), db.runs.load(ids[1])
     metrics = at.dataframe[1].value.set_index("metric")
     assert metrics.loc["KG", "B − A"] == pytest.approx(b.metrics().knowledge_gain - a.metrics().knowledge_gain)
     assert metrics.loc["DC", "B − A"] == pytest.approx(round(b.metrics().delivery_calibration - a.metrics().delivery_calibration, 4))
@@ -75,7 +75,7 @@ def test_what_if_changes_exactly_the_turns_from_the_edit_on(db):
     at = _open()
     rid = db.ids[0]
     at = _select(at, _row_of(at, rid))
-    run = db.load_run(rid)
+    run = db.runs.load(rid)
     k = 3
     at.session_state["wi_turn"] = k
     at.run()
@@ -93,7 +93,7 @@ def test_what_if_changes_exactly_the_turns_from_the_edit_on(db):
     sig[i] = replace(sig[i], teaching_quality="well_explained")
     alt = what_if(run, k, signals=sig)
     assert list(side["what-if load"]) == [round(t.quantities.effective_load, 2) for t in alt.turns]
-    assert db.load_run(rid) == run  # nothing stored changed
+    assert db.runs.load(rid) == run  # nothing stored changed
 
 
 def test_delete_needs_confirmation(db):
@@ -101,9 +101,9 @@ def test_delete_needs_confirmation(db):
     rid = db.ids[0]
     at = _select(at, _row_of(at, rid))
     at.button(key="runs_delete").click().run()
-    assert len(db.list_runs()) == 2  # the dialog asks first
+    assert len(db.search.list()) == 2  # the dialog asks first
     at.button(key="del_yes").click().run()
-    assert [r.id for r in db.list_runs()] == [db.ids[1]]
+    assert [r.id for r in db.search.list()] == [db.ids[1]]
 
 
 def test_open_in_simulate_targets_the_chosen_turn(db):
@@ -118,9 +118,9 @@ def test_open_in_simulate_targets_the_chosen_turn(db):
 def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
     from knowsim_core.formats import studio
 
-    run = db.load_run(db.ids[0])
+    run = db.runs.load(db.ids[0])
     at = _open()
-    before = len(db.list_runs())
+    before = len(db.search.list())
     from ui import run_list  # the page's import path, driven directly (AppTest has no file upload)
 
     good = tmp_path / "run.json"
@@ -135,7 +135,7 @@ def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
         with pytest.raises(Exception) as info:
             read_runs(p)
         assert name in str(info.value)
-    assert len(db.list_runs()) == before and run_list.PAGE_SIZE > 0
+    assert len(db.search.list()) == before and run_list.PAGE_SIZE > 0
 
 
 def test_resume_an_interrupted_run_finishes_it(db):
@@ -144,12 +144,12 @@ def test_resume_an_interrupted_run_finishes_it(db):
     live = start_run(db, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=3, max_turns=4)
     live.step()
     live.step()
-    db.finish_run(live.run_id, status="interrupted")
+    db.runs.finish(live.run_id, status="interrupted")
     at = _open()
     at = _select(at, _row_of(at, live.run_id))
     at.button(key="runs_resume").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    row = db.get_run_row(live.run_id)
+    row = db.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("finished", 4)
     assert any("resumed" in s.value for s in at.success)
 
@@ -172,13 +172,14 @@ def test_cost_and_tokens_are_shown_only_for_runs_that_spent_some(db):
 
 def test_filter_by_graph_version_after_a_graph_edit(db):
     """Runs simulated before and after a hand-correction of the IU graph can be told apart."""
-    v1 = db.latest_graph_version(QID)
+    from knowsim_core.storage.run_filter import RunFilter
+    v1 = db.questions.latest_graph_version(QID)
     first = v1.graph.nodes[0]
     edited = v1.graph.with_node(first.model_copy(update={"description": first.description + " Corrected by hand."}))
-    v2 = db.add_graph_version(QID, edited, note="fixed IU1", parent_id=v1.id)
-    on_v2 = db.save_run(make_run(edited, question_id=QID, level="novice", seed=3, max_turns=3))
-    assert db.count_runs(question_id=QID, graph_version_id=v2) == 1
-    assert db.count_runs(question_id=QID, graph_version_id=v1.id) == 2
+    v2 = db.questions.add_graph_version(QID, edited, note="fixed IU1", parent_id=v1.id)
+    on_v2 = db.runs.save(make_run(edited, question_id=QID, level="novice", seed=3, max_turns=3))
+    assert db.search.count(RunFilter(question_id=QID, graph_version_id=v2)) == 1
+    assert db.search.count(RunFilter(question_id=QID, graph_version_id=v1.id)) == 2
     at = _open()
     assert len(at.dataframe[0].value) == 3
     assert "runs_graph_version" not in at.session_state  # offered once a question is chosen
@@ -207,7 +208,7 @@ def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
     live = start_run(then, question_id=QID, level="novice", seed=4, max_turns=3, lease_seconds=60,
                      assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
     live.step()
-    assert db.get_run_row(live.run_id).status == "running"
+    assert db.search.get_row(live.run_id).status == "running"
     at = _open()
     at.toggle(key="runs_bad").set_value(True).run()
     table = at.dataframe[0].value
@@ -217,5 +218,5 @@ def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
     assert any("browser session" in e.value for e in at.error)
     at.button(key="runs_resume").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    row = db.get_run_row(live.run_id)
+    row = db.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("finished", 3)

@@ -86,7 +86,7 @@ def test_with_a_provider_the_llm_baselines_are_offered(with_conversations, monke
 
 
 def test_a_human_reading_is_labelled_in_simulate(with_conversations):
-    run_id = next(r.id for r in with_conversations.list_runs() if r.assistant.startswith("recorded/"))
+    run_id = next(r.id for r in with_conversations.search.list() if r.assistant.startswith("recorded/"))
     at = AppTest.from_file("../app.py", default_timeout=60)
     at.query_params["run"] = run_id
     at.run()

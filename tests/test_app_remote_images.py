@@ -43,7 +43,7 @@ def _imported(tmp_path, monkeypatch) -> tuple[Store, str]:
 
 
 def test_questions_shows_a_question_id_and_field_without_loading_them(seeded_store):
-    seeded_store.add_question(question_id="q" + PIXEL, text="What is 2 + 2?", field="Algebra " + PIXEL, source="test")
+    seeded_store.questions.add(question_id="q" + PIXEL, text="What is 2 + 2?", field="Algebra " + PIXEL, source="test")
     at = _open("pages/questions.py")
     html = _html(at)
     assert "tracker.example/p.png" in html and "<img" not in html
@@ -51,7 +51,7 @@ def test_questions_shows_a_question_id_and_field_without_loading_them(seeded_sto
 
 def test_the_simulate_header_and_home_show_a_recorded_model_without_loading_it(tmp_path, monkeypatch):
     store, rid = _imported(tmp_path, monkeypatch)
-    assert "tracker.example" in store.get_run_row(rid).assistant
+    assert "tracker.example" in store.search.get_row(rid).assistant
     at = _open("pages/simulate.py", run=rid, turn="1")
     html = _html(at)
     assert "tracker.example/p.png" in html and "<img" not in html
@@ -68,7 +68,7 @@ def _iu_panel():
     from ui.turn_card import render_iu_panel
 
     store = Store(st.session_state["db"])
-    run = store.load_run(st.session_state["rid"])
+    run = store.runs.load(st.session_state["rid"])
     render_iu_panel(run, run.graph.nodes[0].id, turn=1, key="t")
 
 
@@ -93,7 +93,7 @@ def _tags():
 
 def test_run_tags_on_their_buttons_load_nothing(tmp_path, monkeypatch):
     store, rid = _imported(tmp_path, monkeypatch)
-    store.add_run_tags(rid, ["seen " + PIXEL])
+    store.runs.add_tags(rid, ["seen " + PIXEL])
     at = AppTest.from_function(_tags, default_timeout=30)
     at.session_state["db"], at.session_state["rid"] = str(store.path), rid
     at.run()

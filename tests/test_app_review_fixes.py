@@ -58,7 +58,7 @@ def test_judgment_notes_names_and_the_question_tooltip_load_no_image(tmp_path, m
     long_question = "Solve 2x + 1 = 5 " + PIXEL + " and explain every step " * 12
     store, runs = _db(tmp_path, monkeypatch, question=long_question)
     rid = runs[0]
-    store.add_judgment(rid, Judgment(turn=1, liked=False, source="researcher", who="eve " + PIXEL,
+    store.judgments.add(rid, Judgment(turn=1, liked=False, source="researcher", who="eve " + PIXEL,
                                      note="see " + PIXEL.replace("p.png", "n.png")))
     at = _open(SIMULATE, run=rid, turn="1")
     html = _rendered(at)
@@ -90,13 +90,13 @@ def test_a_note_typed_on_one_turn_is_not_saved_with_the_next_and_each_turn_shows
     assert not at.exception, at.exception
     assert _note_box(at).value == ""  # turn 3 has no note of its own
     _vote_up(at)
-    notes = {j.turn: j.note for j in store.list_judgments(rid) if j.source == "researcher"}
+    notes = {j.turn: j.note for j in store.judgments.list(rid) if j.source == "researcher"}
     assert notes == {2: "about turn 2", 3: ""}
     _note_box(at).set_value("turn 3's")
     _vote_up(at)
     at.button(key="sim_back").click().run()
     assert _note_box(at).value == "about turn 2"  # turn 2's stored note, not the last one typed
-    notes = {j.turn: j.note for j in store.list_judgments(rid) if j.source == "researcher"}
+    notes = {j.turn: j.note for j in store.judgments.list(rid) if j.source == "researcher"}
     assert notes == {2: "about turn 2", 3: "turn 3's"}
 
 
@@ -158,8 +158,8 @@ QID = "sample_lava_lamps"
 def _runs_db(store, n: int = 3, **status) -> list[str]:
     from tests.part2_support import make_run
 
-    g = store.latest_graph_version(QID).graph
-    ids = [store.save_run(make_run(g, question_id=QID, level="novice", seed=i, max_turns=3),
+    g = store.questions.latest_graph_version(QID).graph
+    ids = [store.runs.save(make_run(g, question_id=QID, level="novice", seed=i, max_turns=3),
                           **({"status": status["status"]} if status else {})) for i in range(n)]
     return ids
 
@@ -181,7 +181,7 @@ def _selected_runs(at: AppTest) -> list[str]:
 def test_removing_the_filtered_tag_selects_no_other_run(seeded_store):
     ids = _runs_db(seeded_store)
     for rid in ids:
-        seeded_store.add_run_tags(rid, ["x"])
+        seeded_store.runs.add_tags(rid, ["x"])
     at = _open(RUNS, tag="x")
     assert len(at.dataframe[0].value) == 3
     top = next(r for r in ids if r[:12] == at.dataframe[0].value["run"].iloc[0])  # row 0: another row takes its place
@@ -198,14 +198,14 @@ def test_resuming_a_run_under_failed_only_selects_no_other_run(seeded_store):
     _runs_db(seeded_store, 2, status="interrupted")
     live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=3, max_turns=3)
     live.step()
-    seeded_store.finish_run(live.run_id, status="interrupted")
+    seeded_store.runs.finish(live.run_id, status="interrupted")
     at = _open(RUNS, bad="1")
     assert len(at.dataframe[0].value) == 3
     assert at.dataframe[0].value["run"].iloc[0] == live.run_id[:12]  # newest first: another row takes its place
     at = _select_run(at, live.run_id)
     at.button(key="runs_resume").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert seeded_store.get_run_row(live.run_id).status == "finished"
+    assert seeded_store.search.get_row(live.run_id).status == "finished"
     assert live.run_id[:12] not in list(at.dataframe[0].value["run"])
     assert _selected_runs(at) == []
 
@@ -224,14 +224,14 @@ def test_no_batch_and_a_questions_graph_version_can_be_deep_linked(seeded_store)
     from tests.part2_support import make_run
 
     store = seeded_store
-    v1 = store.latest_graph_version(QID)
+    v1 = store.questions.latest_graph_version(QID)
     g = v1.graph
-    single = store.save_run(make_run(g, question_id=QID, level="novice", seed=1, max_turns=3))
-    store.save_run(make_run(g, question_id=QID, level="novice", seed=2, max_turns=3), batch_tag="sweep")
+    single = store.runs.save(make_run(g, question_id=QID, level="novice", seed=1, max_turns=3))
+    store.runs.save(make_run(g, question_id=QID, level="novice", seed=2, max_turns=3), batch_tag="sweep")
     first = g.nodes[0]
     edited = g.with_node(first.model_copy(update={"description": first.description + " Corrected."}))
-    v2 = store.add_graph_version(QID, edited, note="fixed IU1", parent_id=v1.id)
-    on_v2 = store.save_run(make_run(edited, question_id=QID, level="novice", seed=3, max_turns=3),
+    v2 = store.questions.add_graph_version(QID, edited, note="fixed IU1", parent_id=v1.id)
+    on_v2 = store.runs.save(make_run(edited, question_id=QID, level="novice", seed=3, max_turns=3),
                            batch_tag="sweep", graph_version_id=v2)
 
     at = _open(RUNS)

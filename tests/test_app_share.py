@@ -43,7 +43,7 @@ def test_failure_modes_offers_the_figure_and_the_table_of_the_runs_it_shows(db, 
 
     at = _open(FAILURES)
     assert {"Figure (SVG)", "Figure (PDF)", "Figure (PNG)", "LaTeX table"} <= set(_downloads(at))
-    facts = db.run_facts(status="finished")
+    facts = db.search.facts(status="finished")
     capsys.readouterr()
     assert main(["failures", "--db", str(db.path), "--latex"]) == 0
     assert share.table_text(facts) == capsys.readouterr().out

@@ -36,7 +36,7 @@ def _graph_page(qid: str = QID) -> AppTest:
 
 def _upload_graph(store, name: str, payload: bytes) -> AppTest:
     at = _graph_page()
-    vid = store.latest_graph_version(QID).id
+    vid = store.questions.latest_graph_version(QID).id
     at.file_uploader(key=f"import_{vid}").set_value((name, payload, "application/json")).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -49,18 +49,18 @@ def _message(call, *args) -> str:
 
 
 def _graph(store) -> dict:
-    return store.latest_graph_version(QID).graph.to_data()
+    return store.questions.latest_graph_version(QID).graph.to_data()
 
 
 def test_a_deeply_nested_graph_file_gets_the_cli_message_not_a_traceback(seeded_store):
     deep = "[" * 100_000 + "]" * 100_000  # past the C parser's own recursion guard
     payload = ('{"nodes": ' + deep + ', "edges": []}').encode()
-    versions = len(seeded_store.graph_versions(QID))
+    versions = len(seeded_store.questions.graph_versions(QID))
     at = _upload_graph(seeded_store, "deep.json", payload)
     errors = [e.value for e in at.error]
     assert errors == [_message(parse_json, payload.decode(), "deep.json")], errors
     assert "nests arrays/objects more than" in errors[0] and "\n" not in errors[0]
-    assert len(seeded_store.graph_versions(QID)) == versions
+    assert len(seeded_store.questions.graph_versions(QID)) == versions
 
 
 def test_nan_in_a_graph_file_is_refused_as_invalid_json(seeded_store):
@@ -68,12 +68,12 @@ def test_nan_in_a_graph_file_is_refused_as_invalid_json(seeded_store):
     data["nodes"][0]["abstraction_level"] = float("nan")
     payload = json.dumps(data).encode()  # json.dumps writes the invalid token NaN
     assert b"NaN" in payload
-    versions = len(seeded_store.graph_versions(QID))
+    versions = len(seeded_store.questions.graph_versions(QID))
     at = _upload_graph(seeded_store, "nan.json", payload)
     errors = [e.value for e in at.error]
     assert errors == [_message(parse_json, payload.decode(), "nan.json")], errors
     assert "NaN is not valid JSON" in errors[0]
-    assert not at.success and len(seeded_store.graph_versions(QID)) == versions
+    assert not at.success and len(seeded_store.questions.graph_versions(QID)) == versions
 
 
 @pytest.mark.parametrize(("edit", "field"), [
@@ -97,15 +97,15 @@ def test_a_good_graph_file_still_imports(seeded_store):
     and the stored graph; storing on upload (before Save) fails the first count."""
     data = _graph(seeded_store)
     data["nodes"][0]["concept"] += " (renamed)"
-    versions = len(seeded_store.graph_versions(QID))
-    old_vid = seeded_store.latest_graph_version(QID).id
+    versions = len(seeded_store.questions.graph_versions(QID))
+    old_vid = seeded_store.questions.latest_graph_version(QID).id
     at = _upload_graph(seeded_store, "good.json", json.dumps(data).encode())
     assert not at.error and any("good.json" in s.value for s in at.success)
-    assert len(seeded_store.graph_versions(QID)) == versions  # a preview: not stored before Save
+    assert len(seeded_store.questions.graph_versions(QID)) == versions  # a preview: not stored before Save
     at.button(key=f"import_save_{old_vid}").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(seeded_store.graph_versions(QID)) == versions + 1
-    stored = seeded_store.latest_graph_version(QID).graph
+    assert len(seeded_store.questions.graph_versions(QID)) == versions + 1
+    stored = seeded_store.questions.latest_graph_version(QID).graph
     assert stored.to_data() == graph_from_data(data, "good.json").to_data()
     assert stored.nodes[0].concept.endswith(" (renamed)")
 
@@ -119,7 +119,7 @@ def _studio_file(store, n: int) -> bytes:
         data = json.loads(studio.dumps(run))
         data["run_id"] = None  # a fresh id on import
         runs.append(data)
-        store.delete_run(run.run_id)  # in the file only: a run stored already is not imported again (issue 35)
+        store.runs.delete([run.run_id])  # in the file only: a run stored already is not imported again (issue 35)
     return json.dumps(runs).encode()
 
 
@@ -142,27 +142,27 @@ def _fail_after(store, n: int) -> None:
 
 def test_a_run_file_whose_second_run_fails_to_save_stores_none(seeded_store):
     payload = _studio_file(seeded_store, 2)
-    before = seeded_store.count_runs()
+    before = seeded_store.search.count()
     _fail_after(seeded_store, before + 1)  # the first run of the file would fit, the second not
     at = _upload_runs("two.json", payload)
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "test: the disk is full" in errors[0] and errors[0].startswith("two.json"), errors
     assert "\n" not in errors[0] and not at.success
-    assert seeded_store.count_runs() == before  # all or nothing: the first run was rolled back too
+    assert seeded_store.search.count() == before  # all or nothing: the first run was rolled back too
 
 
 def test_a_run_file_imports_whole(seeded_store):
     payload = _studio_file(seeded_store, 2)
-    before = seeded_store.count_runs()
+    before = seeded_store.search.count()
     at = _upload_runs("two.json", payload)
     assert not at.error and any("Imported 2 run(s) from two.json" in s.value for s in at.success)
-    assert seeded_store.count_runs() == before + 2
+    assert seeded_store.search.count() == before + 2
 
 
 def test_a_file_that_holds_no_runs_is_refused_without_a_temporary_path(seeded_store):
     cache = json.dumps({QID: _graph(seeded_store)}).encode()
-    before = seeded_store.count_runs()
+    before = seeded_store.search.count()
     at = _upload_runs("cache.json", cache)
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("cache.json") and "not runs" in errors[0], errors
-    assert "/tmp" not in errors[0] and seeded_store.count_runs() == before
+    assert "/tmp" not in errors[0] and seeded_store.search.count() == before

@@ -33,13 +33,13 @@ def test_resume_on_a_typed_run_opens_it_for_typing_and_leaves_it_interrupted(see
     live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="human", seed=2, max_turns=4)
     live.sim.assistant.put("Lava lamps heat wax at the bottom; it rises, cools and sinks.")
     live.step()
-    seeded_store.finish_run(live.run_id, status="interrupted", error="the browser session went away")
+    seeded_store.runs.finish(live.run_id, status="interrupted", error="the browser session went away")
     at = _open(RUNS)
     at.toggle(key="runs_bad").set_value(True).run()
     at = _select_run(at, live.run_id)
     at.button(key="runs_resume").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    row = seeded_store.get_run_row(live.run_id)
+    row = seeded_store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("interrupted", 1)
     # the run goes to Simulate at its last turn (here, outside the app's navigation, the page says so)
     assert any(f"Open run {live.run_id} at turn 1" in i.value for i in at.info)
@@ -58,7 +58,7 @@ def test_compare_right_after_a_fork_compares_both_runs_at_the_same_turn(seeded_s
     a = live.run_to_end()
     child = fork_run(seeded_store, live.run_id, 2, "Warm wax is less dense than the oil, so it rises.")
     child.step()
-    b = seeded_store.load_run(child.run_id)
+    b = seeded_store.runs.load(child.run_id)
     assert (len(a.turns), len(b.turns)) == (8, 3)
     at = AppTest.from_file(SIMULATE, default_timeout=60)
     at.query_params.update(run=live.run_id, pair=child.run_id, turn="3")
@@ -88,15 +88,15 @@ def _real_conversation(store, tmp_path) -> str:
     path = tmp_path / "convs.jsonl"
     path.write_text(json.dumps(conv) + "\n")
     import_path(store, path)
-    return next(r.id for r in store.list_runs() if r.assistant.startswith("recorded/"))
+    return next(r.id for r in store.search.list() if r.assistant.startswith("recorded/"))
 
 
 def test_a_real_conversation_is_headed_by_title_level_tutor_rating_and_answer(seeded_store, tmp_path):
     """Old: Simulate headed it with its slug and the person's first message
     ("sa_math_… — Hello, are you functioning properly?")."""
     rid = _real_conversation(seeded_store, tmp_path)
-    run = seeded_store.load_run(rid)
-    title = seeded_store.get_question(run.question_id).title
+    run = seeded_store.runs.load(rid)
+    title = seeded_store.questions.get(run.question_id).title
     at = AppTest.from_file(SIMULATE, default_timeout=60)
     at.query_params["run"] = rid
     at.run()
@@ -110,8 +110,8 @@ def test_a_real_conversation_is_headed_by_title_level_tutor_rating_and_answer(se
 def test_after_saving_a_graph_version_one_click_simulates_on_it(seeded_store):
     """Old: nothing on the Graph editor led to Simulate, and Simulate's setup always picked the
     newest version whatever the link said."""
-    graph = seeded_store.latest_graph_version(QID).graph
-    seeded_store.add_graph_version(QID, graph, note="a second version", author="test")
+    graph = seeded_store.questions.latest_graph_version(QID).graph
+    seeded_store.questions.add_graph_version(QID, graph, note="a second version", author="test")
     at = AppTest.from_file("../pages/graph.py", default_timeout=60)
     at.query_params["question"] = QID
     at.run()
@@ -144,29 +144,29 @@ def test_failure_modes_warns_of_pooled_versions_only_within_one_question(seeded_
     read "These figures pool graph versions v1, v3", and following the advice dropped runs."""
     from tests.part2_support import make_run
 
-    g = seeded_store.latest_graph_version(QID).graph
+    g = seeded_store.questions.latest_graph_version(QID).graph
     other = "sample_dice_reroll_game"
-    og = seeded_store.latest_graph_version(other).graph
+    og = seeded_store.questions.latest_graph_version(other).graph
     for _ in range(2):
-        seeded_store.add_graph_version(other, og, note="edited", author="test")
-    v3 = seeded_store.latest_graph_version(other)
+        seeded_store.questions.add_graph_version(other, og, note="edited", author="test")
+    v3 = seeded_store.questions.latest_graph_version(other)
     assert v3.version == 3
-    seeded_store.save_run(make_run(g, question_id=QID, seed=1, max_turns=3))
-    seeded_store.save_run(make_run(og, question_id=other, seed=2, max_turns=3), graph_version_id=v3.id)
+    seeded_store.runs.save(make_run(g, question_id=QID, seed=1, max_turns=3))
+    seeded_store.runs.save(make_run(og, question_id=other, seed=2, max_turns=3), graph_version_id=v3.id)
     at = _open("../pages/failures.py")
     assert not [w.value for w in at.warning if "graph versions" in w.value]
     # a second version of one question in the same population is still said, naming the question
-    v1 = seeded_store.graph_versions(other)[0]
-    seeded_store.save_run(make_run(og, question_id=other, seed=3, max_turns=3), graph_version_id=v1.id)
+    v1 = seeded_store.questions.graph_versions(other)[0]
+    seeded_store.runs.save(make_run(og, question_id=other, seed=3, max_turns=3), graph_version_id=v1.id)
     at = _open("../pages/failures.py")
     assert any(f"graph versions v1, v3 of {other}" in w.value for w in at.warning), [w.value for w in at.warning]
 
 
 def test_simulates_header_names_the_graph_version(seeded_store):
     """Old: the header named level, agents and τ, never which version of the graph the run is on."""
-    g = seeded_store.latest_graph_version(QID).graph
-    v2 = seeded_store.get_graph_version(seeded_store.add_graph_version(QID, g, note="v2", author="test"))
-    v1 = seeded_store.graph_versions(QID)[0]
+    g = seeded_store.questions.latest_graph_version(QID).graph
+    v2 = seeded_store.questions.get_graph_version(seeded_store.questions.add_graph_version(QID, g, note="v2", author="test"))
+    v1 = seeded_store.questions.graph_versions(QID)[0]
     for version in (v1, v2):
         live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=1,
                          max_turns=2, graph_version_id=version.id)
@@ -178,8 +178,8 @@ def test_simulates_header_names_the_graph_version(seeded_store):
 
 def test_the_batch_page_chooses_a_graph_version_and_shows_which(seeded_store):
     """Old: the page had no version choice and never said which graph each question would use."""
-    g = seeded_store.latest_graph_version(QID).graph
-    seeded_store.add_graph_version(QID, g, note="v2", author="test")
+    g = seeded_store.questions.latest_graph_version(QID).graph
+    seeded_store.questions.add_graph_version(QID, g, note="v2", author="test")
     at = AppTest.from_file("../pages/batch.py", default_timeout=60)
     at.session_state["batch_questions"] = [QID]
     at.run()
@@ -195,8 +195,8 @@ def test_wording_one_run_iu_ids_titles_and_the_first_turn_hint(seeded_store):
     from tests.part2_support import make_run
     from ui.graph_editor import apply_edits, node_rows
 
-    g = seeded_store.latest_graph_version(QID).graph
-    seeded_store.save_run(make_run(g, question_id=QID, seed=1, max_turns=2))
+    g = seeded_store.questions.latest_graph_version(QID).graph
+    seeded_store.runs.save(make_run(g, question_id=QID, seed=1, max_turns=2))
     at = _open(RUNS)
     assert at.caption[0].value.startswith("1 run match"), at.caption[0].value
     rows = node_rows(g)
@@ -219,7 +219,7 @@ def test_the_graph_editors_messages_use_icons_that_ship_with_the_app(seeded_stor
     Material icons come with Streamlit's own font."""
     import unicodedata
 
-    v = seeded_store.latest_graph_version(QID)
+    v = seeded_store.questions.latest_graph_version(QID)
     edge = v.graph.edges[0]
     at = _open("../pages/graph.py", question=QID)
     at.session_state[f"edges_{v.id}_0"] = {"edited_rows": {}, "added_rows": [{"from": edge.to, "to": edge.from_}],
@@ -237,11 +237,11 @@ def test_paper_check_over_all_questions_says_what_it_pools(seeded_store):
     from knowsim_core.services.fork import fork_run
     from tests.part2_support import make_run
 
-    g = seeded_store.latest_graph_version(QID).graph
-    v2 = seeded_store.add_graph_version(QID, g, note="v2", author="test")
-    seeded_store.save_run(make_run(g, question_id=QID, seed=1, max_turns=3), graph_version_id=v2)
+    g = seeded_store.questions.latest_graph_version(QID).graph
+    v2 = seeded_store.questions.add_graph_version(QID, g, note="v2", author="test")
+    seeded_store.runs.save(make_run(g, question_id=QID, seed=1, max_turns=3), graph_version_id=v2)
     live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=2,
-                     max_turns=3, graph_version_id=seeded_store.graph_versions(QID)[0].id)
+                     max_turns=3, graph_version_id=seeded_store.questions.graph_versions(QID)[0].id)
     live.run_to_end()
     fork_run(seeded_store, live.run_id, 2, "Warm wax rises because it is less dense.").run_to_end()
     at = _open("../pages/failures.py")

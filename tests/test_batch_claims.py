@@ -22,6 +22,7 @@ from knowsim_core.cli import main
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 from knowsim_core.storage.liveness import writer
+from knowsim_core.storage.run_filter import RunFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -45,10 +46,10 @@ def _stopped_batch(db: Path, tag: str, *, levels: str, seeds: int, finished: set
     ``interrupted`` cells stopped after that many turns, the rest never started. Returns the
     number of cells."""
     store = Store(db)
-    store.seed_samples()
+    store.questions.seed_samples()
     spec = plan(store, questions=QUESTIONS, levels=levels, assistants="offline/simple,offline/adaptive",
                 seeds=seeds, max_turns=4)
-    store.save_batch(tag, spec.to_data())
+    store.search.save_batch(tag, spec.to_data())
     cells = spec.cells()
 
     class Never:
@@ -63,12 +64,12 @@ def _stopped_batch(db: Path, tag: str, *, levels: str, seeds: int, finished: set
             live = start_run(store, **cell.start_kwargs(), batch_tag=tag)
             for _ in range(interrupted[cell.index]):
                 live.step()
-            store.finish_run(live.run_id, status="interrupted", error="stopped")
+            store.runs.finish(live.run_id, status="interrupted", error="stopped")
     return len(cells)
 
 
 def _one_finished_run_per_cell(db: Path, tag: str, n_cells: int) -> None:
-    rows = Store(db).list_runs(batch_tag=tag, limit=10**6)
+    rows = Store(db).search.list(RunFilter(batch_tag=tag), limit=10**6)
     keys = [row_key(r) for r in rows]
     assert len(keys) == len(set(keys)) == n_cells, f"{len(rows)} runs for {n_cells} cells"
     assert {r.status for r in rows} == {"finished"}
@@ -85,8 +86,8 @@ def test_two_resumes_at_once_play_every_cell_exactly_once_and_both_succeed(db_pa
     _one_finished_run_per_cell(db_path, "race", n)
     # the interrupted runs were continued, not replaced
     store = Store(db_path)
-    assert store.count_runs(batch_tag="race") == n
-    assert store.cell_holders("race") == {}  # every claim was given back
+    assert store.search.count(RunFilter(batch_tag="race")) == n
+    assert store.cells.holders("race") == {}  # every claim was given back
 
 
 def test_a_dead_claimants_cells_are_claimed_again(db_path, tmp_path):
@@ -99,7 +100,7 @@ def test_a_dead_claimants_cells_are_claimed_again(db_path, tmp_path):
         for cell in (0, 1):
             db.execute("INSERT INTO batch_cells (tag, cell, pid, pid_start, host, claimed) VALUES (?, ?, ?, ?, ?, ?)",
                        ["dead", cell, pid, "1", writer()["host"], "2026-01-01T00:00:00+00:00"])
-    assert store.cell_holders("dead") == {}
+    assert store.cells.holders("dead") == {}
     assert main(["batch", "--resume", "dead", "--db", str(db_path), "--concurrency", "2"]) == 0
     _one_finished_run_per_cell(db_path, "dead", n)
 
@@ -118,7 +119,7 @@ def test_a_resume_finding_every_cell_held_by_a_live_process_is_refused_in_one_li
         assert main(["batch", "--resume", "held", "--db", str(db_path)]) == 2  # the CLI's code for a refused command
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and f"pid {holder.pid}" in err and "nothing left to run" in err
-        assert store.count_runs(batch_tag="held") == 0
+        assert store.search.count(RunFilter(batch_tag="held")) == 0
     finally:
         holder.kill()
         holder.wait()
@@ -126,19 +127,19 @@ def test_a_resume_finding_every_cell_held_by_a_live_process_is_refused_in_one_li
 
 def test_claims_are_atomic_one_winner_per_cell(db_path):
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     key = ("sample_lava_lamps", "novice", "offline/simple", "offline/knowsim", "offline/knowsim", "paper-final", 1)
-    first = store.claim_cell("t", 0, key)
+    first = store.cells.claim("t", 0, key)
     assert first.outcome == "mine"
     # a different live process now asks: it must be told "taken"
     code = ("import sys; from knowsim_core.storage import Store; "
-            f"c = Store({str(db_path)!r}).claim_cell('t', 0, {key!r}); print(c.outcome, c.holder)")
+            f"c = Store({str(db_path)!r}).cells.claim('t', 0, {key!r}); print(c.outcome, c.holder)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["taken", str(os.getpid())]
-    store.release_cell("t", 0)
+    store.cells.release("t", 0)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True, check=True)
     assert out.stdout.split()[0] == "mine"  # released: the next one gets it (and its process is gone now)
-    assert store.claim_cell("t", 0, key).outcome == "mine"
+    assert store.cells.claim("t", 0, key).outcome == "mine"
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -178,7 +179,7 @@ def test_batch_totals_count_one_run_per_cell_even_where_an_old_studio_ran_a_cell
     for index, status in ((0, "finished"), (3, "failed")):
         live = start_run(store, **spec_cells[index].start_kwargs(), batch_tag="twice")
         live.step()
-        store.finish_run(live.run_id, status=status, error="" if status == "finished" else "x")
-    assert store.count_runs(batch_tag="twice") == 6
+        store.runs.finish(live.run_id, status=status, error="" if status == "finished" else "x")
+    assert store.search.count(RunFilter(batch_tag="twice")) == 6
     counts = bv.progress(store, "twice")
     assert counts == {"finished": 3, "running": 0, "interrupted": 1, "failed": 0, "cells": n, "not started": 0}

@@ -20,6 +20,7 @@ from knowsim_core.cli import main
 from knowsim_core.llm.prices import PriceTable
 from knowsim_core.llm.settings import LLMSettings
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 from tests.fakes.llm_server import Fault, FakeLLMServer, FirstWave, KnowSimReplies, Reply
 
 QUESTIONS = "sample_lava_lamps,sample_herd_immunity"
@@ -56,7 +57,7 @@ def test_conversations_in_flight_at_once_reach_the_server(capsys, db_path, serve
     assert code == 0, err
     assert server.peak_in_flight == 8  # one process, eight conversations waiting on the model at once
     store = Store(db_path)
-    assert store.count_runs(status="finished") == 8
+    assert store.search.count(RunFilter(status="finished")) == 8
     assert len(server.requests) == 8 * 2 * 3  # 2 turns × (user, assistant, extractor), one call each
 
 
@@ -67,7 +68,7 @@ def test_the_per_endpoint_limit_holds_across_conversations(capsys, db_path, serv
                        "--seeds", "2", *LLM, "--max-turns", "2", "--concurrency", "8", "--db", str(db_path))
     assert code == 0, err
     assert server.peak_in_flight == 3  # eight conversations, never more than three calls at the endpoint
-    assert Store(db_path).count_runs(status="finished") == 8
+    assert Store(db_path).search.count(RunFilter(status="finished")) == 8
 
 
 def test_two_base_urls_share_the_conversations_and_a_429_burst_on_one_loses_no_run(capsys, db_path, llm_env):
@@ -86,7 +87,7 @@ def test_two_base_urls_share_the_conversations_and_a_429_burst_on_one_loses_no_r
         assert len(b.requests) == calls
         assert len(a.requests) == calls + 4  # the four 429s were retried by the SDK, nothing was lost
     store = Store(db_path)
-    used = [json.loads(dict(store.load_run(r["run_id"]).meta)["agents"])["user"]["base_url"] for r in results]
+    used = [json.loads(dict(store.runs.load(r["run_id"]).meta)["agents"])["user"]["base_url"] for r in results]
     assert used == [urls[i % 2] for i in range(8)]  # each run records the server it talked to
 
 
@@ -100,7 +101,7 @@ def test_max_cost_stops_starting_conversations_at_the_budget(capsys, db_path, se
                        "--max-turns", "2", "--db", str(db_path), "--tag", "history")
     assert code == 0, err
     store = Store(db_path)
-    per_conversation = store.list_runs(batch_tag="history")[0].cost_usd
+    per_conversation = store.search.list(RunFilter(batch_tag="history"))[0].cost_usd
     assert per_conversation == pytest.approx(0.6)  # 2 turns × 3 calls × $0.1
 
     budget = 2.5 * per_conversation
@@ -110,7 +111,7 @@ def test_max_cost_stops_starting_conversations_at_the_budget(capsys, db_path, se
     assert "estimated cost: ≈ $3.60" in out  # 6 conversations × $0.60, from the earlier run's tokens
     assert "the budget of $1.50 was reached: 2 finished, 0 interrupted, 4 not started" in err
     assert "--resume capped" in err
-    rows = store.list_runs(batch_tag="capped")
+    rows = store.search.list(RunFilter(batch_tag="capped"))
     assert len(rows) == 2 and all(r.status == "finished" for r in rows)  # in-flight ones were not cut short
     assert sum(r.cost_usd for r in rows) <= budget
 
@@ -127,7 +128,7 @@ def test_dry_run_prints_the_estimate_and_writes_nothing(capsys, seeded_store, db
              for p in sorted(tmp_path.iterdir()) if p.name.startswith("studio.db")}
     assert after == before
     store = Store(db_path)
-    assert store.count_runs() == 0 and store.get_batch(out.split()[1].rstrip(":")) is None
+    assert store.search.count() == 0 and store.search.get_batch(out.split()[1].rstrip(":")) is None
 
     code, out, _ = cli(capsys, "batch", "--questions", QUESTIONS, *LLM, "--max-cost", "1", "--dry-run",
                        "--db", str(db_path))
@@ -179,8 +180,8 @@ def test_threads_store_the_same_runs_as_one_at_a_time(capsys, tmp_path):
                            "--concurrency", str(n), "--db", str(db), "--tag", "t")
         assert code == 0, err
         store = Store(db)
-        runs[n] = {(r.question_id, r.level, r.assistant, r.seed): replace(store.load_run(r.id), run_id=None)
-                   for r in store.list_runs(batch_tag="t")}
+        runs[n] = {(r.question_id, r.level, r.assistant, r.seed): replace(store.runs.load(r.id), run_id=None)
+                   for r in store.search.list(RunFilter(batch_tag="t"))}
     assert len(runs[1]) == 8 and runs[1] == runs[8]
 
 
@@ -218,7 +219,7 @@ def test_runs_lists_a_batch_and_resume_needs_a_known_tag(capsys, db_path):
         assert code == 0, err
     code, out, _ = cli(capsys, "runs", "--batch", "two", "--json", "--db", str(db_path))
     assert code == 0 and [r["batch_tag"] for r in json.loads(out)] == ["two", "two"]
-    assert Store(db_path).count_runs(batch_tag="one") == 2
+    assert Store(db_path).search.count(RunFilter(batch_tag="one")) == 2
     code, out, err = cli(capsys, "batch", "--resume", "two", "--db", str(db_path))
     assert code == 0 and "0 to run" in out and "2 already finished" in out
     for argv, message in (
@@ -241,10 +242,10 @@ def test_resume_continues_a_failed_run_from_its_last_turn(capsys, db_path, serve
     code, out, err = cli(capsys, "batch", *argv, "--tag", "flaky")
     assert code == 1 and "1 of 2 runs finished" in out and "failed: sample_lava_lamps novice" in err
     store = Store(db_path)
-    failed = store.list_runs(batch_tag="flaky", status="failed")
+    failed = store.search.list(RunFilter(batch_tag="flaky", status="failed"))
     assert len(failed) == 1 and failed[0].turns == 1
     code, out, err = cli(capsys, "batch", "--resume", "flaky", "--db", str(db_path))
     assert code == 0 and "1 to run" in out and "1 already finished" in out, err
-    rows = store.list_runs(batch_tag="flaky")
+    rows = store.search.list(RunFilter(batch_tag="flaky"))
     assert len(rows) == 2 and all(r.status == "finished" and r.turns == 2 for r in rows)
     assert failed[0].id in {r.id for r in rows}  # the same run, continued — not a new one

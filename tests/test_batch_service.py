@@ -23,6 +23,7 @@ from knowsim_core.batch.workers import ProcessLanes
 from knowsim_core.commands import batch as batch_command
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
 from ui import batch_view as bv
 
@@ -39,9 +40,9 @@ def _lanes(kind: str, store: Store, tag: str, control: Control, tally: Tally):
 
 def _play(db, kind: str, *, budget: Budget | None = None):
     store = Store(db)
-    store.seed_samples()
+    store.questions.seed_samples()
     prep = prepare(store, MATRIX)
-    store.save_batch(prep.tag, prep.spec.to_data())
+    store.search.save_batch(prep.tag, prep.spec.to_data())
     control, tally = Control(), Tally(len(prep.todo))
     outcomes, forced = run_loop(_lanes(kind, store, prep.tag, control, tally), prep.todo, limit=2, control=control,
                                 tally=tally, budget=budget or Budget(None, 0.0))
@@ -55,9 +56,9 @@ def test_the_one_loop_plays_every_cell_once_and_releases_every_claim(kind, tmp_p
     assert sorted(o.index for o in outcomes) == [c.index for c, _ in prep.todo]  # each cell once
     assert {o.status for o in outcomes} == {"finished"}
     assert tally.done == len(prep.todo) == 8 and tally.failed == 0 and not tally.in_flight
-    rows = store.list_runs(batch_tag=prep.tag, limit=100)
+    rows = store.search.list(RunFilter(batch_tag=prep.tag), limit=100)
     assert len(rows) == 8 and len({batch_plan.row_key(r) for r in rows}) == 8  # no cell stored twice
-    assert store.cell_holders(prep.tag) == {}  # every claim released
+    assert store.cells.holders(prep.tag) == {}  # every claim released
 
 
 def test_threads_and_processes_store_the_same_runs(tmp_path):
@@ -65,7 +66,7 @@ def test_threads_and_processes_store_the_same_runs(tmp_path):
     def stored(kind):
         store, prep, *_ = _play(tmp_path / f"{kind}.db", kind)
         return {batch_plan.row_key(r): (r.status, r.turns, r.kg, r.dc, r.co)
-                for r in store.list_runs(batch_tag=prep.tag, limit=100)}
+                for r in store.search.list(RunFilter(batch_tag=prep.tag), limit=100)}
 
     threads, processes = stored("threads"), stored("processes")
     assert len(threads) == 8 and threads == processes
@@ -78,15 +79,15 @@ def test_a_budget_stops_both_lanes_at_the_same_conversation(kind, tmp_path):
     store, prep, control, tally, outcomes, forced = _play(tmp_path / "s.db", kind, budget=Budget(1.5, 1.0))
     assert control.budget_hit and not forced
     assert [o.status for o in outcomes] == ["finished"] and outcomes[0].index == prep.todo[0][0].index
-    assert store.count_runs(batch_tag=prep.tag) == 1 and store.cell_holders(prep.tag) == {}
+    assert store.search.count(RunFilter(batch_tag=prep.tag)) == 1 and store.cells.holders(prep.tag) == {}
 
 
 def test_the_service_job_stores_the_matrix_and_a_resume_runs_only_what_is_left(tmp_path):
     store = Store(tmp_path / "s.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     req = BatchRequest(**{**MATRIX.__dict__, "tag": "svc-1", "concurrency": 2})
     job = BatchJob.start(store, prepare(store, req))
-    assert store.get_batch("svc-1") is not None  # resumable from the start
+    assert store.search.get_batch("svc-1") is not None  # resumable from the start
     assert {o.status for o in job.play()} == {"finished"} and not job.threads_left_behind()
     again = prepare(store, BatchRequest(resume="svc-1"))
     assert again.todo == [] and again.skipped == 8 and again.resumed
@@ -121,7 +122,7 @@ def test_the_page_builds_a_request_and_previews_what_the_command_will_run(seeded
     spec, est = bv.preview(seeded_store, req)
     prep = prepare(seeded_store, req)
     assert spec == prep.spec and len(spec.cells()) == 4 and est.lines() == prep.estimate.lines()
-    assert seeded_store.list_batches() == []  # previews write nothing
+    assert seeded_store.search.list_batches() == []  # previews write nothing
 
 
 def test_batch_tags_have_one_rule_and_one_generator():
@@ -169,7 +170,7 @@ def test_a_forced_stop_keeps_the_outcome_of_a_conversation_that_ended_meanwhile(
     """Second Ctrl-C while cell 0 has just finished and cell 1 is still playing: cell 0 stays
     finished (and counted), cell 1 is abandoned as interrupted, the rest never start."""
     store = Store(tmp_path / "s.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     todo = prepare(store, MATRIX).todo
     lanes, control, tally = _ScriptedLanes(), Control(), Tally(len(todo))
 

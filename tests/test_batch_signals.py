@@ -22,6 +22,7 @@ import pytest
 from knowsim_core.batch.plan import row_key
 from knowsim_core.cli import main
 from knowsim_core.storage import Store, _pid_alive
+from knowsim_core.storage.run_filter import RunFilter
 from tests.fakes.llm_server import FakeLLMServer, FirstWave, KnowSimReplies
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,14 +69,14 @@ def ctrl_c(proc: subprocess.Popen, condition, what: str, *, times: int = 1, grou
 
 
 def test_ctrl_c_to_a_two_worker_batch_stops_it_and_resume_finishes_exactly_the_rest(db_path, tmp_path, capsys):
-    Store(db_path).seed_samples()
+    Store(db_path).questions.seed_samples()
     proc = subprocess.Popen(cli_cmd("batch", *MATRIX, "--workers", "2", "--tag", "cut", "--db", str(db_path)),
                             cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     store = Store(db_path)
     try:
-        wait_for(lambda: store.count_runs(batch_tag="cut", status="finished") >= 3, proc, "three runs finished")
-        started_before = store.count_runs(batch_tag="cut")
+        wait_for(lambda: store.search.count(RunFilter(batch_tag="cut", status="finished")) >= 3, proc, "three runs finished")
+        started_before = store.search.count(RunFilter(batch_tag="cut"))
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: parent and workers
         out, err = proc.communicate(timeout=30)
     finally:
@@ -87,8 +88,8 @@ def test_ctrl_c_to_a_two_worker_batch_stops_it_and_resume_finishes_exactly_the_r
     assert summary.startswith("stopped: ") and "not started" in summary
     assert "batch --resume cut --db" in summary
 
-    rows = store.list_runs(batch_tag="cut", limit=100)
-    assert store.count_runs(status="running") == 0
+    rows = store.search.list(RunFilter(batch_tag="cut"), limit=100)
+    assert store.search.count(RunFilter(status="running")) == 0
     assert {r.status for r in rows} <= {"finished", "interrupted"}
     # at most the two workers' next conversations began between our count and the signal
     assert len(rows) <= started_before + 2 < CELLS
@@ -97,20 +98,20 @@ def test_ctrl_c_to_a_two_worker_batch_stops_it_and_resume_finishes_exactly_the_r
     # resume: exactly the missing cells, one run per cell, the same runs as an uninterrupted batch
     code = main(["batch", "--resume", "cut", "--db", str(db_path), "--concurrency", "4"])
     assert code == 0, capsys.readouterr().err
-    rows = store.list_runs(batch_tag="cut", limit=100)
+    rows = store.search.list(RunFilter(batch_tag="cut"), limit=100)
     assert len(rows) == CELLS and all(r.status == "finished" for r in rows)
     assert len({row_key(r) for r in rows}) == CELLS
 
     fresh = tmp_path / "fresh.db"
     assert main(["batch", *MATRIX, "--tag", "whole", "--concurrency", "4", "--db", str(fresh)]) == 0
     whole = Store(fresh)
-    expected = {row_key(r): replace(whole.load_run(r.id), run_id=None) for r in whole.list_runs(limit=100)}
-    got = {row_key(r): replace(store.load_run(r.id), run_id=None) for r in rows}
+    expected = {row_key(r): replace(whole.runs.load(r.id), run_id=None) for r in whole.search.list(limit=100)}
+    got = {row_key(r): replace(store.runs.load(r.id), run_id=None) for r in rows}
     assert got == expected
 
 
 def test_killing_the_parent_leaves_no_worker_behind(db_path):
-    Store(db_path).seed_samples()
+    Store(db_path).questions.seed_samples()
     proc = subprocess.Popen(cli_cmd("batch", *MATRIX, "--workers", "2", "--db", str(db_path)), cwd=ROOT, env=env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     store = Store(db_path)
@@ -130,7 +131,7 @@ def test_killing_the_parent_leaves_no_worker_behind(db_path):
             pass
     assert store.integrity_check() == "ok"
     Store(db_path)  # reopening marks what the workers left running
-    assert store.count_runs(status="running") == 0
+    assert store.search.count(RunFilter(status="running")) == 0
 
 
 def _worker_pids(db_path: Path, parent: int) -> set[int]:
@@ -177,7 +178,7 @@ def test_one_ctrl_c_lets_conversations_in_flight_finish_their_turn(db_path, slow
     proc = _llm_batch(slow_server, db_path, "llm")
     err = ctrl_c(proc, lambda: slow_server.in_flight == 4, "four calls in flight", group=False)
     assert proc.returncode == 130 and "Traceback" not in err, err
-    rows = Store(db_path).list_runs(batch_tag="llm")
+    rows = Store(db_path).search.list(RunFilter(batch_tag="llm"))
     assert len(rows) == 4  # the four in flight; none of the other four started
     assert all(r.status == "interrupted" and r.turns >= 1 for r in rows)  # each finished the turn it was in
     assert "0 finished, 4 interrupted, 4 not started" in err
@@ -192,7 +193,7 @@ def test_a_second_ctrl_c_stops_at_once_and_marks_what_is_in_flight(db_path, slow
     proc = _llm_batch(slow_server, db_path, "now", mode)
     err = ctrl_c(proc, lambda: slow_server.in_flight == flying, "calls in flight", times=2)
     assert proc.returncode == 130 and "Traceback" not in err, err
-    rows = Store(db_path).list_runs(batch_tag="now")
+    rows = Store(db_path).search.list(RunFilter(batch_tag="now"))
     # nobody waited for the 5-second calls: every run is interrupted before its first turn ended
     assert len(rows) == flying and all(r.status == "interrupted" and r.turns == 0 for r in rows)
     assert f"0 finished, {flying} interrupted, {8 - flying} not started" in err
@@ -222,10 +223,10 @@ def test_an_llm_batch_stopped_by_ctrl_c_and_resumed_sends_the_requests_of_an_uni
                             cwd=ROOT, env=env(KNOWSIM_COMPAT_BASE_URL=slow_server.openai_url, KNOWSIM_LLM_CACHE="1"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     store = Store(db_path)
-    err = ctrl_c(proc, lambda: db_path.exists() and store.count_runs(batch_tag="cut", status="finished") >= 1,
+    err = ctrl_c(proc, lambda: db_path.exists() and store.search.count(RunFilter(batch_tag="cut", status="finished")) >= 1,
                  "a conversation finished")
     assert proc.returncode == 130 and "Traceback" not in err, err
-    assert store.count_runs(batch_tag="cut", status="finished") < 8  # there is something to resume
+    assert store.search.count(RunFilter(batch_tag="cut", status="finished")) < 8  # there is something to resume
     assert main(["batch", "--resume", "cut", "--concurrency", "2", "--db", str(db_path)]) == 0, capsys.readouterr().err
-    assert store.count_runs(batch_tag="cut", status="finished") == 8
+    assert store.search.count(RunFilter(batch_tag="cut", status="finished")) == 8
     assert _streams(slow_server) == expected

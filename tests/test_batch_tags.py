@@ -38,7 +38,7 @@ def test_the_command_line_refuses_a_bad_tag_in_one_line_and_stores_nothing(tag, 
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "is not a batch tag" in err
         assert len(err) < 300
-    assert not db_path.exists() or Store(db_path).list_batches() == []
+    assert not db_path.exists() or Store(db_path).search.list_batches() == []
 
 
 @pytest.mark.parametrize("argv", [["--max-turns", "0"], ["--max-turns", "-5"], ["--max-cost", "nan"],
@@ -138,4 +138,4 @@ def test_an_empty_level_list_is_refused_and_no_batch_is_saved(db_path, capsys):
     assert main(["batch", "--questions", "all", "--levels", ",", "--assistants", "offline/simple",
                  "--tag", "empty-levels", "--max-turns", "1", "--db", str(db_path)]) == 2
     assert "the batch is empty" in capsys.readouterr().err
-    assert not db_path.exists() or Store(db_path).list_batches() == []
+    assert not db_path.exists() or Store(db_path).search.list_batches() == []

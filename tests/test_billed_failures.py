@@ -17,6 +17,7 @@ from knowsim_core.cli import main
 from knowsim_core.errors import ProviderError
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply
 
 TOKENS = 100  # per 200 reply; priced at $1000 per million input tokens → $0.1 a call
@@ -48,7 +49,7 @@ def failed_first_turn(store, server, *script: Fault):
     live = start_run(store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=3, **PRICED)
     with pytest.raises(ProviderError):
         live.step()
-    return store.get_run_row(live.run_id)
+    return store.search.get_row(live.run_id)
 
 
 def test_an_extractor_500_after_a_billed_learner_and_tutor_reply_keeps_their_cost(seeded_store, server):
@@ -84,5 +85,5 @@ def test_a_batch_counts_a_failed_turns_calls_in_what_it_spent(db_path, server, c
     out, err = capsys.readouterr()
     assert code == 1 and "failed:" in err
     assert f"; {2 * TOKENS:,} tokens, $0.2000)" in out  # was "0 tokens, $0.0000"
-    (row,) = Store(db_path).list_runs(batch_tag="storm")
+    (row,) = Store(db_path).search.list(RunFilter(batch_tag="storm"))
     assert row.cost_usd == pytest.approx(0.2)

@@ -63,7 +63,7 @@ def test_judgments_are_stored_through_the_store_made_on_first_use(tmp_path):
     from knowsim_core.storage import Store
 
     store = Store(tmp_path / "j.db")
-    assert store.all_judgments() == {}  # the repository is made on first use, and works
+    assert store.judgments.all() == {}  # the repository is made on first use, and works
 
 
 def test_a_command_that_imports_another_gets_both_and_nothing_else(tmp_path):

@@ -13,6 +13,7 @@ from knowsim_core.cli import main
 from knowsim_core.formats import studio
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 
 COMMANDS = ("run", "batch", "runs", "export", "import")
 
@@ -39,7 +40,7 @@ def test_run_prints_a_turn_table_and_stores_the_run(capsys, db_path):
     header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["turn", "load"])
     assert [line.split()[0] for line in lines[header + 1 : header + 5]] == ["1", "2", "3", "4"]
     assert "KG " in out and "DC " in out and "CO " in out
-    row = Store(db_path).list_runs()[0]
+    row = Store(db_path).search.list()[0]
     assert (row.status, row.turns, row.question_id, row.seed) == ("finished", 4, "sample_lava_lamps", 2)
     assert row.id in out
 
@@ -49,7 +50,7 @@ def test_run_json_prints_the_stored_run(capsys, db_path):
                          "--assistant", "offline/socratic", "--max-turns", "3", "--db", str(db_path), "--json")
     assert code == 0 and "turn" in err  # the table goes to stderr, stdout is pure JSON
     run = studio.loads(out)
-    assert Store(db_path).load_run(run.run_id) == run
+    assert Store(db_path).runs.load(run.run_id) == run
 
 
 def test_runs_json_lists_objects(capsys, db_path):
@@ -70,10 +71,10 @@ def test_runs_json_lists_objects(capsys, db_path):
 def test_export_formats_and_import_round_trip(capsys, db_path, tmp_path):
     cli(capsys, "run", "--question", "sample_herd_immunity", "--level", "intermediate", "--assistant",
         "offline/adaptive", "--max-turns", "5", "--db", str(db_path))
-    rid = Store(db_path).list_runs()[0].id
+    rid = Store(db_path).search.list()[0].id
     code, out, _ = cli(capsys, "export", rid, "--format", "studio-json", "--db", str(db_path))
     run = studio.loads(out)
-    assert code == 0 and run == Store(db_path).load_run(rid)
+    assert code == 0 and run == Store(db_path).runs.load(rid)
     code, ref, _ = cli(capsys, "export", rid, "--format", "reference-json", "--db", str(db_path))
     rec = json.loads(ref)[0]
     assert rec["problem_id"] == "sample_herd_immunity" and rec["task"] == "expertqa"
@@ -86,7 +87,7 @@ def test_export_formats_and_import_round_trip(capsys, db_path, tmp_path):
     other = tmp_path / "other.db"
     code, msg, _ = cli(capsys, "import", str(path), "--db", str(other))
     assert code == 0 and "1 run(s) stored" in msg
-    assert Store(other).load_run(rid) == run
+    assert Store(other).runs.load(rid) == run
 
 
 def test_batch_runs_the_matrix(capsys, db_path):
@@ -97,8 +98,8 @@ def test_batch_runs_the_matrix(capsys, db_path):
     assert code == 0 and len(results) == 16 and all(r["status"] == "finished" for r in results)
     assert "16/16 runs" in err
     store = Store(db_path)
-    assert store.count_runs(status="finished") == 16
-    assert {(r.question_id, r.level, r.assistant, r.seed) for r in store.list_runs()} == {
+    assert store.search.count(RunFilter(status="finished")) == 16
+    assert {(r.question_id, r.level, r.assistant, r.seed) for r in store.search.list()} == {
         (q, lv, a, s) for q in ("sample_lava_lamps", "sample_fed_rate_hikes") for lv in ("novice", "advanced")
         for a in ("offline/simple", "offline/oracle") for s in (1, 2)
     }
@@ -135,12 +136,12 @@ def test_bad_files_give_one_line_and_stay_untouched(capsys, tmp_path):
     bad = tmp_path / "cut.json"
     bad.write_text('{"format": "knowsim-studio-run", "turns": [')
     code, _, err = cli(capsys, "import", str(bad), "--db", str(db))
-    assert code == 2 and "truncated" in err and Store(db).count_runs() == 0
+    assert code == 2 and "truncated" in err and Store(db).search.count() == 0
 
 
 def test_studio_json_of_a_run_is_what_load_gives(capsys, db_path):
     cli(capsys, "run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant", "offline/oracle",
         "--max-turns", "2", "--db", str(db_path))
-    rid = Store(db_path).list_runs()[0].id
+    rid = Store(db_path).search.list()[0].id
     _, out, _ = cli(capsys, "export", rid, "--format", "studio-json", "--db", str(db_path))
-    assert RunRecord.from_json(out) == Store(db_path).load_run(rid)
+    assert RunRecord.from_json(out) == Store(db_path).runs.load(rid)

@@ -15,6 +15,7 @@ import pytest
 from knowsim_core.formats import csv_export, reference_export, studio
 from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -57,13 +58,13 @@ def _well_into_a_run(store: Store) -> bool:
     at a time (services/runner.py BUFFER_TURNS / BUFFER_SECONDS; issue 32), usually all with the
     close, so an open run may show no turn yet: what a kill may lose is only what an offline run
     replays identically on resume (checked below)."""
-    if store.count_runs(status="finished") < 4:
+    if store.search.count(RunFilter(status="finished")) < 4:
         return False
-    return store.count_runs(status="running") > 0
+    return store.search.count(RunFilter(status="running")) > 0
 
 
 def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
-    Store(db_path).seed_samples()
+    Store(db_path).questions.seed_samples()
     proc = subprocess.Popen(
         cli_cmd("batch", "--questions", "sample_lava_lamps,sample_herd_immunity,sample_crispr_gene_editing",
                 "--levels", "all", "--assistants", "offline", "--seeds", "2", "--workers", "2", "--db", str(db_path)),
@@ -84,11 +85,11 @@ def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
 
     store = Store(db_path)  # reopening marks the dead writers' runs
     assert store.integrity_check() == "ok"
-    rows = store.list_runs(limit=1000)
-    assert rows and store.count_runs(status="running") == 0
+    rows = store.search.list(limit=1000)
+    assert rows and store.search.count(RunFilter(status="running")) == 0
     assert {r.status for r in rows} <= {"finished", "interrupted"}
     for r in rows:
-        run = store.load_run(r.id)
+        run = store.runs.load(r.id)
         assert [t.turn for t in run.turns] == list(range(1, r.turns + 1))  # contiguous, all present
         if r.status == "finished":
             assert r.turns == 15
@@ -97,21 +98,21 @@ def test_batch_killed_mid_way_loses_no_completed_turn_and_resumes(db_path):
 
     # an interrupted run resumes from its last completed turn and becomes the uninterrupted run
     r = interrupted[0]
-    before = store.load_run(r.id)
+    before = store.runs.load(r.id)
     done = subprocess.run(cli_cmd("run", "--resume", r.id, "--db", str(db_path)), cwd=ROOT, env=env(),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    resumed = store.load_run(r.id)
-    assert store.get_run_row(r.id).status == "finished" and len(resumed.turns) == 15
+    resumed = store.runs.load(r.id)
+    assert store.search.get_row(r.id).status == "finished" and len(resumed.turns) == 15
     assert resumed.turns[: len(before.turns)] == before.turns
     fresh_store = Store(db_path.parent / "fresh.db")
-    fresh_store.seed_samples()
+    fresh_store.questions.seed_samples()
     fresh = start_run(fresh_store, question_id=r.question_id, level=r.level,
                       assistant_id=r.assistant, seed=r.seed).run_to_end()
     assert replace(resumed, run_id=None) == replace(fresh, run_id=None)
     for other in interrupted[1:]:
         resume_run(store, other.id).run_to_end()
-    assert store.count_runs(status="interrupted") == 0
+    assert store.search.count(RunFilter(status="interrupted")) == 0
 
 
 def test_four_processes_writing_at_once_lose_nothing(db_path):
@@ -131,9 +132,9 @@ def test_four_processes_writing_at_once_lose_nothing(db_path):
         assert "25 of 25 runs finished" in out
     store = Store(db_path)
     assert store.integrity_check() == "ok"
-    assert store.count_runs() == 100 and store.count_runs(status="finished") == 100
-    assert all(r.turns == 2 for r in store.list_runs(limit=200))
-    assert {r.assistant for r in store.list_runs(limit=200)} == {f"offline/{a}" for a in ("simple", "adaptive", "socratic", "oracle")}
+    assert store.search.count() == 100 and store.search.count(RunFilter(status="finished")) == 100
+    assert all(r.turns == 2 for r in store.search.list(limit=200))
+    assert {r.assistant for r in store.search.list(limit=200)} == {f"offline/{a}" for a in ("simple", "adaptive", "socratic", "oracle")}
 
 
 SECRETS = {
@@ -154,15 +155,15 @@ def test_api_keys_never_reach_the_database_or_an_export(db_path, tmp_path, monke
     ):
         subprocess.run(cli_cmd(*argv), cwd=ROOT, env=e, check=True, capture_output=True, timeout=120)
     store = Store(db_path)
-    rid = store.list_runs()[0].id
-    store.cache_put("some-key", "some cached response")
+    rid = store.search.list()[0].id
+    store.caches.cache_put("some-key", "some cached response")
     exports = []
     for fmt in ("studio-json", "reference-json", "csv"):
         out = subprocess.run(cli_cmd("export", rid, "--format", fmt, "--db", str(db_path)), cwd=ROOT, env=e,
                              check=True, capture_output=True, timeout=60)
         exports.append(out.stdout)
-    for row in store.list_runs():
-        run = store.load_run(row.id)
+    for row in store.search.list():
+        run = store.runs.load(row.id)
         exports += [studio.dumps(run).encode(), csv_export.dumps(run).encode(),
                     reference_export.dumps(run).encode()]
     files = [p.read_bytes() for p in tmp_path.glob("studio.db*")]

@@ -6,6 +6,7 @@ import json
 
 from knowsim_core.cli import main
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -30,7 +31,7 @@ def test_runs_json_says_how_many_more_and_names_the_version_number(capsys, db_pa
     assert "1 more (use --limit)" in err
     store = Store(db_path)
     for row in rows:
-        version = next(v for v in store.graph_versions(row["question_id"]) if v.id == row["graph_version_id"])
+        version = next(v for v in store.questions.graph_versions(row["question_id"]) if v.id == row["graph_version_id"])
         assert row["graph_version"] == version.version
     # some run's version row id is not its number (two questions, one v1 each), and the number filters
     assert any(r["graph_version"] != r["graph_version_id"] for r in json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1]))
@@ -50,11 +51,11 @@ def test_batch_all_offline_means_the_readme_matrix_and_the_dry_run_shows_it(caps
 
     register_fakes()
     store = Store(db_path)
-    store.seed_samples()
-    samples = [q.id for q in store.list_questions()]
-    graph = store.latest_graph_version(samples[0]).graph
-    real = store.add_question(text="Hello, are you functioning properly?", kind="real", question_id="sa_math_1_hello")
-    store.add_graph_version(real, graph)
+    store.questions.seed_samples()
+    samples = [q.id for q in store.questions.list()]
+    graph = store.questions.latest_graph_version(samples[0]).graph
+    real = store.questions.add(text="Hello, are you functioning properly?", kind="real", question_id="sa_math_1_hello")
+    store.questions.add_graph_version(real, graph)
     code, out, _ = cli(capsys, "batch", "--questions", "all", "--levels", "all", "--assistants", "offline",
                        "--seeds", "3", "--dry-run", "--db", str(db_path))
     assert code == 0
@@ -73,17 +74,17 @@ def test_batch_plays_the_chosen_graph_version_and_says_which(capsys, db_path):
     """Old: a batch always played each question's newest version, said nothing of it, and a resume
     after a new version was saved played on the new graph."""
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     q = "sample_lava_lamps"
-    v1 = store.latest_graph_version(q)
-    v2 = store.get_graph_version(store.add_graph_version(q, v1.graph, note="edited", author="test"))
+    v1 = store.questions.latest_graph_version(q)
+    v2 = store.questions.get_graph_version(store.questions.add_graph_version(q, v1.graph, note="edited", author="test"))
     code, out, _ = cli(capsys, "batch", "--questions", q, "--levels", "novice", "--assistants", "offline/simple",
                        "--dry-run", "--db", str(db_path))
     assert code == 0 and "graph versions: v2 ×1" in out  # the newest, said
     code, out, _ = cli(capsys, "batch", "--questions", q, "--levels", "novice", "--assistants", "offline/simple",
                        "--graph-version", "1", "--max-turns", "2", "--tag", "onv1", "--workers", "1", "--db", str(db_path))
     assert code == 0 and "graph versions: v1 ×1" in out
-    runs = store.list_runs(batch_tag="onv1")
+    runs = store.search.list(RunFilter(batch_tag="onv1"))
     assert [r.graph_version_id for r in runs] == [v1.id] and v2.id != v1.id
     # a version some question lacks is refused before anything runs
     code, _, err = cli(capsys, "batch", "--questions", f"{q},sample_dice_reroll_game", "--graph-version", "2",
@@ -107,7 +108,7 @@ def test_a_crispr_conversation_never_writes_dna_or_cas9_in_lower_case(db_path):
     from knowsim_core.services.runner import start_run
 
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     for assistant in ("offline/simple", "offline/adaptive"):
         for level in ("novice", "intermediate"):
             run = start_run(store, question_id="sample_crispr_gene_editing", level=level, assistant_id=assistant,

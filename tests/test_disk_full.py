@@ -18,6 +18,7 @@ import pytest
 
 from knowsim_core.batch.plan import row_key
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -49,7 +50,7 @@ def cli(*argv: str) -> subprocess.CompletedProcess:
 
 def test_a_batch_stops_at_the_first_full_disk_and_reading_still_works(small_disk):
     db = small_disk / "studio.db"
-    Store(db).seed_samples()
+    Store(db).questions.seed_samples()
     free = shutil.disk_usage(small_disk).free
     filler = small_disk / "filler"
     with open(filler, "wb") as fh:
@@ -71,7 +72,7 @@ def test_a_batch_stops_at_the_first_full_disk_and_reading_still_works(small_disk
     filler.unlink()
     again = cli("batch", "--resume", "full", "--db", str(db))
     assert again.returncode == 0, again.stderr
-    rows = Store(db).list_runs(batch_tag="full", limit=100)
+    rows = Store(db).search.list(RunFilter(batch_tag="full"), limit=100)
     assert len(rows) == 24 and len({row_key(r) for r in rows}) == 24 and {r.status for r in rows} == {"finished"}
     assert Store(db).integrity_check() == "ok"
 
@@ -80,7 +81,7 @@ def test_an_export_that_fills_the_disk_leaves_no_part_file(small_disk, tmp_path)
     db = tmp_path / "studio.db"
     assert cli("run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant", "offline/simple",
                "--max-turns", "3", "--db", str(db)).returncode == 0
-    rid = Store(db).list_runs()[0].id
+    rid = Store(db).search.list()[0].id
     free = shutil.disk_usage(small_disk).free
     with open(small_disk / "filler", "wb") as fh:
         fh.write(b"\0" * (free - 16_384))  # room for less than the ~100 KB replay
@@ -94,7 +95,7 @@ def test_a_full_disk_with_no_wal_or_shm_is_called_a_full_disk(small_disk):
     """Issue 35: a database closed cleanly (no -wal, no -shm) on a full disk was reported as "its
     write-ahead log was deleted … commits lost": the failed open had created the -shm itself."""
     db = small_disk / "studio.db"
-    Store(db).seed_samples()
+    Store(db).questions.seed_samples()
     assert not Path(f"{db}-wal").exists() and not Path(f"{db}-shm").exists()
     with open(small_disk / "filler", "wb") as fh:
         fh.write(b"\0" * shutil.disk_usage(small_disk).free)  # not a byte left

@@ -230,7 +230,7 @@ def test_simulate_page_shows_the_proxy_dc_of_an_imported_recording(recordings, t
 
     monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "studio.db"))
     rec, g = recordings[1]
-    run_id = Store(tmp_path / "studio.db").save_run(run_from_reference(rec, g, PAPER))
+    run_id = Store(tmp_path / "studio.db").runs.save(run_from_reference(rec, g, PAPER))
     at = AppTest.from_file("../app.py", default_timeout=60)
     at.query_params["run"], at.query_params["turn"] = run_id, "15"
     at.run()

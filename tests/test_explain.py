@@ -197,7 +197,7 @@ def test_explain_command_json_shape(stored_run, capsys):
     store, run_id = stored_run
     assert main(["explain", run_id, "--db", str(store.path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    run = store.load_run(run_id)
+    run = store.runs.load(run_id)
     assert data["run"] == run_id and [t["turn"] for t in data["turns"]] == [1, 2, 3]
     for t, rec in zip(data["turns"], run.turns):
         assert [iu["id"] for iu in t["ius"]] == [n.id for n in rec.nodes]

@@ -27,9 +27,9 @@ MODE_NAMES = ["REDUNDANT", "PREREQ-BLOCKED", "EFFECTIVE", "OVERLOAD-WASTED", "UN
 
 
 def _sim(store, qid, *, level, assistant, seed, preset_name="paper-final", turns=5) -> Simulation:
-    q = store.get_question(qid)
+    q = store.questions.get(qid)
     sim = Simulation(
-        material=QuestionMaterial(q.id, q.text, q.reference_answer, store.latest_graph_version(qid).graph, q.domain),
+        material=QuestionMaterial(q.id, q.text, q.reference_answer, store.questions.latest_graph_version(qid).graph, q.domain),
         assistant=ScriptedAssistant(assistant), user=ScriptedUser(), extractor=ScriptedExtractor(seed),
         params=preset(preset_name, max_turns=turns), level=level,
     )
@@ -49,27 +49,27 @@ def store(seeded_store):
         (QID2, "advanced", "a2", 7, "paper-final"),
     ]
     for qid, lv, asst, seed, pre in plan:
-        s.save_run(_sim(s, qid, level=lv, assistant=asst, seed=seed, preset_name=pre).run_to_end())
+        s.runs.save(_sim(s, qid, level=lv, assistant=asst, seed=seed, preset_name=pre).run_to_end())
     for seed, status in ((11, "interrupted"), (12, "failed")):  # stopped at turn 1
         sim = _sim(s, QID, level="novice", assistant="a1", seed=seed)
         sim.step()
-        s.save_run(sim.run, status=status)
+        s.runs.save(sim.run, status=status)
     sim = _sim(s, QID, level="novice", assistant="a1", seed=13)  # still running, two turns so far
-    rid = s.create_run(sim.run)
-    s.append_turn(rid, sim.step())
-    s.append_turn(rid, sim.step())
-    s.create_run(_sim(s, QID, level="novice", assistant="a1", seed=14).run)  # no turn yet: never counted
+    rid = s.runs.create(sim.run)
+    s.runs.append_turn(rid, sim.step())
+    s.runs.append_turn(rid, sim.step())
+    s.runs.create(_sim(s, QID, level="novice", assistant="a1", seed=14).run)  # no turn yet: never counted
     return s
 
 
 def hand_count(store, *, status="finished", **filters) -> dict:
     """The expected summary, from every stored record loaded and counted."""
     runs = []
-    for row in store.list_runs(limit=10_000):
+    for row in store.search.list(limit=10_000):
         wanted = {"all": True, "finished": row.status == "finished", "unfinished": row.status != "finished"}[status]
         if row.turns == 0 or not wanted:
             continue
-        run = store.load_run(row.id)
+        run = store.runs.load(row.id)
         if any(v is not None and {"question_id": run.question_id, "level": run.level,
                                    "assistant": run.adapter["assistant"], "preset": run.params.preset}[k] != v
                for k, v in filters.items()):
@@ -134,8 +134,9 @@ def test_filters_equal_a_hand_count(store, capsys, filters):
 
 
 def test_the_spread_is_the_interquartile_range_of_the_cell(store, capsys):
+    from knowsim_core.storage.run_filter import RunFilter
     got = cli_json(capsys, "--db", str(store.path), "--level", "novice")["by_level"]["novice"]
-    runs = [store.load_run(r.id) for r in store.list_runs(level="novice", status="finished")]
+    runs = [store.runs.load(r.id) for r in store.search.list(RunFilter(level="novice", status="finished"))]
     kg = [r.metrics().knowledge_gain for r in runs]
     q1, _, q3 = quantiles(kg, n=4, method="inclusive")
     assert got["spread"]["method"] == "IQR" and got["spread"]["knowledge_gain"] == pytest.approx([q1, q3])
@@ -145,17 +146,18 @@ def test_the_spread_is_the_interquartile_range_of_the_cell(store, capsys):
 
 def test_filters_apply_before_the_limit(store):
     # the two newest runs are not a2's: filtering after a LIMIT 2 would find none of a2's runs
-    newest = [f.assistant for f in store.run_facts(status="all", limit=2)]
+    from knowsim_core.storage.run_filter import RunFilter
+    newest = [f.assistant for f in store.search.facts(status="all", limit=2)]
     assert "a2" not in newest
-    a2 = store.run_facts(assistant="a2", limit=2)
+    a2 = store.search.facts(RunFilter(assistant="a2"), limit=2)
     assert [f.assistant for f in a2] == ["a2", "a2"] and {f.status for f in a2} == {"finished"}
-    text = store.run_facts(preset="paper-text", limit=1)
+    text = store.search.facts(RunFilter(preset="paper-text"), limit=1)
     assert [f.preset for f in text] == ["paper-text"]
 
 
 def test_an_unknown_status_is_refused_with_the_choices(store):
     with pytest.raises(StorageError, match="unknown status filter 'done'; expected one of finished, all, unfinished"):
-        store.run_facts(status="done")
+        store.search.facts(status="done")
 
 
 def test_the_command_runs_as_a_program_and_prints_a_table(store):
@@ -176,8 +178,8 @@ def test_rows_by_batch_group_the_runs_of_each_tag(seeded_store):
 
     s = seeded_store
     for seed, tag in ((1, "pilot"), (2, "pilot"), (3, "main"), (4, None)):
-        s.save_run(_sim(s, QID, level="novice", assistant="a1", seed=seed).run_to_end(), batch_tag=tag)
-    facts = s.run_facts()
+        s.runs.save(_sim(s, QID, level="novice", assistant="a1", seed=seed).run_to_end(), batch_tag=tag)
+    facts = s.search.facts()
     assert sorted(f.batch for f in facts) == ["", "main", "pilot", "pilot"]
     rows = {r["batch"]: r for r in metric_rows(facts, row="batch")}
     assert {k: v["n runs"] for k, v in rows.items()} == {"": 1, "main": 1, "pilot": 2}

@@ -34,7 +34,7 @@ def db(tmp_path_factory):
 
     path = tmp_path_factory.mktemp("fig") / "studio.db"
     store = Store(path)
-    store.seed_samples()
+    store.questions.seed_samples()
     for level in ("novice", "intermediate", "advanced"):
         for assistant in ("offline/comprehensive", "offline/simple"):
             start_run(store, question_id="sample_lava_lamps", level=level, assistant_id=assistant, seed=2,

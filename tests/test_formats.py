@@ -51,8 +51,8 @@ def test_studio_export_import_through_the_store_is_identical(store, tmp_path):
     other = Store(tmp_path / "other.db")
     report = import_path(other, path)
     assert report.kind == "studio-run" and report.runs == [run.run_id]  # a free id is kept
-    assert other.load_run(run.run_id) == run
-    assert other.get_run_row(run.run_id).status == "finished"
+    assert other.runs.load(run.run_id) == run
+    assert other.search.get_row(run.run_id).status == "finished"
 
 
 def test_truncated_studio_export_is_refused_and_changes_nothing(store, tmp_path):
@@ -60,24 +60,24 @@ def test_truncated_studio_export_is_refused_and_changes_nothing(store, tmp_path)
     text = studio.dumps(run)
     path = tmp_path / "cut.json"
     path.write_text(text[: len(text) // 2])
-    before = store.count_runs()
+    before = store.search.count()
     with pytest.raises(FormatError, match="not valid JSON .*truncated"):
         import_path(store, path)
     with pytest.raises(FormatError, match="truncated"):
         studio.loads(text[:-10])
-    assert store.count_runs() == before
+    assert store.search.count() == before
 
 
 def test_studio_run_whose_graph_does_not_match_its_states_is_refused(store, tmp_path):
     run = offline_run(store, max_turns=3)
-    other_graph = store.latest_graph_version("sample_herd_immunity").graph
+    other_graph = store.questions.latest_graph_version("sample_herd_immunity").graph
     data = json.loads(studio.dumps(replace(run, graph=other_graph)))
     path = tmp_path / "mixed.json"
     path.write_text(json.dumps(data))
-    before = store.count_runs()
+    before = store.search.count()
     with pytest.raises(FormatError, match="do not match its IU graph"):
         import_path(store, path)
-    assert store.count_runs() == before
+    assert store.search.count() == before
 
 
 def test_studio_file_with_a_gap_in_turn_numbers_is_refused(store):
@@ -134,7 +134,7 @@ def test_reference_import_export_reimport_keeps_the_recorded_states(reference_di
     report = import_path(store, reference_dir / EXAMPLE)  # IU cache found one level up
     assert report.kind == "reference-runs" and len(report.runs) == 2
     recorded = {r["problem_id"]: r for r in load_run_file(reference_dir / EXAMPLE)}
-    exported = [reference_export.to_reference(store.load_run(rid)) for rid in report.runs]
+    exported = [reference_export.to_reference(store.runs.load(rid)) for rid in report.runs]
     for rec in exported:
         assert rec["knowledge_state_history"] == recorded[rec["problem_id"]]["knowledge_state_history"]
     path = tmp_path / "again.json"
@@ -167,11 +167,11 @@ def test_reference_folder_import_is_complete_and_idempotent(reference_dir, store
     report = import_path(store, reference_dir)
     assert (report.kind, report.questions, report.graph_versions, report.initial_states) == (
         "reference-folder", 60, 60, 180)
-    q = store.get_question("math_003")
+    q = store.questions.get("math_003")
     assert q.domain == "math" and q.n_graph_versions == 1 and "lava lamps" in q.text
-    assert store.get_question("expertqa_001").domain == "expert"
-    assert store.latest_graph_version("math_003").graph == load_iu_cache(reference_dir / "iu_cache" / "math.json")["math_003"]
-    assert store.get_initial_state("math_003", "novice") is not None
+    assert store.questions.get("expertqa_001").domain == "expert"
+    assert store.questions.latest_graph_version("math_003").graph == load_iu_cache(reference_dir / "iu_cache" / "math.json")["math_003"]
+    assert store.caches.get_initial_state("math_003", "novice") is not None
     again = import_path(store, reference_dir)
     assert (again.questions, again.graph_versions, again.initial_states) == (0, 0, 0)
 
@@ -183,7 +183,7 @@ def test_items_jsonl_finds_its_caches(reference_dir, store):
 
 
 def test_run_file_with_the_wrong_graphs_is_refused_and_changes_nothing(reference_dir, store, tmp_path):
-    before = store.count_runs()
+    before = store.search.count()
     with pytest.raises(FormatError, match="has no graph for it"):
         import_path(store, reference_dir / EXAMPLE, graphs=reference_dir / "iu_cache" / "expertqa.json")
     cache = json.loads((reference_dir / "iu_cache" / "math.json").read_text())
@@ -196,7 +196,7 @@ def test_run_file_with_the_wrong_graphs_is_refused_and_changes_nothing(reference
     copy.write_text((reference_dir / EXAMPLE).read_text())
     with pytest.raises(FormatError, match="pass --graphs"):
         import_path(store, copy)
-    assert store.count_runs() == before
+    assert store.search.count() == before
 
 
 def test_baseline_only_and_unknown_files(reference_dir, store, tmp_path):
@@ -214,7 +214,7 @@ def test_baseline_only_and_unknown_files(reference_dir, store, tmp_path):
     binary.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(FormatError, match="UTF-8"):
         detect(binary)
-    assert store.count_runs() == 0
+    assert store.search.count() == 0
 
 
 @pytest.mark.parametrize("name, body", [
@@ -233,13 +233,13 @@ def test_a_folder_of_real_conversations_names_the_file_to_pass(tmp_path, store, 
         import_path(store, folder)
     message = str(err.value)
     assert "\n" not in message and f"pass the file {inner / name}" in message
-    assert store.count_runs() == 0
+    assert store.search.count() == 0
 
 
 def test_iu_cache_alone_adds_versions_to_known_questions(reference_dir, store):
     cache = reference_dir / "iu_cache" / "math.json"
     report = import_path(store, cache)
     assert report.kind == "iu-cache" and report.graph_versions == 0 and len(report.skipped) == 30
-    store.add_question(question_id="math_003", text="lava lamps")
+    store.questions.add(question_id="math_003", text="lava lamps")
     report = import_path(store, cache)
-    assert report.graph_versions == 1 and store.get_question("math_003").n_graph_versions == 1
+    assert report.graph_versions == 1 and store.questions.get("math_003").n_graph_versions == 1

@@ -116,41 +116,41 @@ def _bad(lava: IUGraph, kind: str) -> IUGraph:
 
 @pytest.mark.parametrize("kind", ["empty", "nan", "duplicate", "dangling"])
 def test_the_store_refuses_a_broken_graph_with_or_without_a_parent(seeded_store, lava, kind):
-    parent = seeded_store.latest_graph_version(QID)
+    parent = seeded_store.questions.latest_graph_version(QID)
     bad = _bad(lava, kind)
     for parent_id in (parent.id, None):
         with pytest.raises(GraphError, match="^graph not saved: ") as exc:
-            seeded_store.add_graph_version(QID, bad, note="x", parent_id=parent_id)
+            seeded_store.questions.add_graph_version(QID, bad, note="x", parent_id=parent_id)
         assert "\n" not in str(exc.value)
-    assert len(seeded_store.graph_versions(QID)) == 1
+    assert len(seeded_store.questions.graph_versions(QID)) == 1
 
 
 def test_the_store_refuses_a_new_cycle_but_keeps_an_inherited_one(seeded_store, lava):
-    v1 = seeded_store.latest_graph_version(QID)
+    v1 = seeded_store.questions.latest_graph_version(QID)
     root, child = lava.edges[0].from_, lava.edges[0].to
     cyclic = IUGraph.from_data({**lava.to_data(), "edges": lava.to_data()["edges"] + [
         {"from": child, "to": root, "delta_l": None, "reason": ""}]})
     with pytest.raises(GraphError, match="prerequisite cycle"):
-        seeded_store.add_graph_version(QID, cyclic, note="new cycle", parent_id=v1.id)
+        seeded_store.questions.add_graph_version(QID, cyclic, note="new cycle", parent_id=v1.id)
     # saved as authored (no parent: an import) its cycle is allowed …
-    v2 = seeded_store.add_graph_version(QID, cyclic, note="as extracted")
+    v2 = seeded_store.questions.add_graph_version(QID, cyclic, note="as extracted")
     # … and a child that keeps that cycle while changing something else may be saved
     child_graph = cyclic.with_node(_new("IU99"))
-    v3 = seeded_store.add_graph_version(QID, child_graph, note="added IU99", parent_id=v2)
-    assert seeded_store.get_graph_version(v3).graph == child_graph
+    v3 = seeded_store.questions.add_graph_version(QID, child_graph, note="added IU99", parent_id=v2)
+    assert seeded_store.questions.get_graph_version(v3).graph == child_graph
 
 
 def test_the_editor_and_the_store_agree(seeded_store, lava):
     """What the editor blocks the store refuses, and what it allows the store saves."""
-    v1 = seeded_store.latest_graph_version(QID)
+    v1 = seeded_store.questions.latest_graph_version(QID)
     for delta in ({"edited_rows": {0: {"id": "IU2"}}}, {"edited_rows": {2: {"id": "IU30"}}},
                   {"edited_rows": {0: {"abstraction_level": 1.5}}}, {"deleted_rows": [4]}):
         result = apply_edits(v1.graph, delta, None)
         if judge(result, v1.graph).can_save:
-            seeded_store.add_graph_version(QID, result.graph, note="ok", parent_id=v1.id)
+            seeded_store.questions.add_graph_version(QID, result.graph, note="ok", parent_id=v1.id)
         else:
             with pytest.raises(GraphError):
-                seeded_store.add_graph_version(QID, result.graph, note="bad", parent_id=v1.id)
+                seeded_store.questions.add_graph_version(QID, result.graph, note="bad", parent_id=v1.id)
 
 
 # ---------------------------------------------------------------------- refused field values are GraphErrors

@@ -47,7 +47,7 @@ def test_comparing_a_run_without_turns_shows_its_starting_state():
 
 # ---------------------------------------------------------------------- several thumbs on one turn
 def _count_stored(store) -> int:
-    return sum(len(store.list_judgments(r.id)) for r in store.list_runs(limit=1000))
+    return sum(len(store.judgments.list(r.id)) for r in store.search.list(limit=1000))
 
 
 def test_several_thumbs_on_one_turn_are_stored_and_counted_as_one_or_none(tmp_path):
@@ -64,7 +64,7 @@ def test_several_thumbs_on_one_turn_are_stored_and_counted_as_one_or_none(tmp_pa
     store = Store(tmp_path / "s.db")
     report = import_path(store, path)
     (rid,) = report.runs
-    assert [(j.turn, j.liked) for j in store.list_judgments(rid)] == [(1, False), (2, True)]  # the last of each
+    assert [(j.turn, j.liked) for j in store.judgments.list(rid)] == [(1, False), (2, True)]  # the last of each
     assert report.judgments == 2 == _count_stored(store)
     text = report.summary()
     assert "2 thumb(s) stored as judgments (1 👍, 1 👎; reply text matched exactly 0, as a prefix 0, mismatched 0, " \
@@ -118,14 +118,14 @@ def test_a_studio_run_with_an_invisible_character_in_an_id_is_refused(seeded_sto
 
     live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", max_turns=2)
     live.run_to_end()
-    data = json.loads(studio.dumps(seeded_store.load_run(live.run_id)))
+    data = json.loads(studio.dumps(seeded_store.runs.load(live.run_id)))
     data[field] = data[field][:3] + "\u202e" + data[field][3:]
     path = tmp_path / "run.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    before = seeded_store.count_runs()
+    before = seeded_store.search.count()
     with pytest.raises(FormatError, match=rf"(?i)field {field}.*invisible character U\+202E"):
         import_path(seeded_store, path)
-    assert seeded_store.count_runs() == before
+    assert seeded_store.search.count() == before
 
 
 # ---------------------------------------------------------------------- files that never end, BOMs
@@ -187,8 +187,8 @@ def test_a_utf8_bom_in_a_json_file_is_not_content(seeded_store, tmp_path):
 
     live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", max_turns=2)
     live.run_to_end()
-    text = studio.dumps(seeded_store.load_run(live.run_id))
-    seeded_store.delete_run(live.run_id)
+    text = studio.dumps(seeded_store.runs.load(live.run_id))
+    seeded_store.runs.delete([live.run_id])
     path = tmp_path / "run.json"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
     assert import_path(seeded_store, path).runs == [live.run_id]
@@ -220,6 +220,7 @@ def test_an_over_long_concept_explanation_names_the_file_and_the_problem(tmp_pat
 def test_a_batch_matrix_with_repeated_items_plays_each_cell_once(db_path, capsys):
     """Old code planned 8 cells for ``a,a × novice,novice × x,x`` and reported "6 left to another process
     that claimed them first" (the repeats share one cell key)."""
+    from knowsim_core.storage.run_filter import RunFilter
     from knowsim_core.storage import Store
 
     code = main(["batch", "--questions", f"{QID},{QID}", "--levels", "novice,novice", "--assistants",
@@ -227,7 +228,7 @@ def test_a_batch_matrix_with_repeated_items_plays_each_cell_once(db_path, capsys
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "another process" not in out + err and "1 of 1 runs finished" in out
-    assert Store(db_path).count_runs(batch_tag="twice") == 1
+    assert Store(db_path).search.count(RunFilter(batch_tag="twice")) == 1
 
 
 # ---------------------------------------------------------------------- a malformed base URL

@@ -42,7 +42,7 @@ def one_line_error(proc: subprocess.CompletedProcess, *words: str) -> str:
 @pytest.fixture()
 def played(db_path):
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple",
                      max_turns=2)
     live.run_to_end()
@@ -78,7 +78,7 @@ def test_a_non_json_200_is_a_provider_error_in_one_line_for_run_and_realism(db_p
         assert len(srv.requests) == 2
         out = cli("realism", "--user", "compat/m1", "--db", human_db(tmp_path), env=env)
         one_line_error(out, "unusable reply", "not JSON")
-    assert [r.status for r in Store(db_path).list_runs()] == ["failed"]  # the run is kept, with its error
+    assert [r.status for r in Store(db_path).search.list()] == ["failed"]  # the run is kept, with its error
 
 
 # ---------------------------------------------------------------------- 17

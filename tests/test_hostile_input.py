@@ -140,7 +140,7 @@ def test_one_bad_record_refuses_the_whole_file(store, ref):
     bad = copy.deepcopy(record)
     bad["iu_analysis_history"] = "oops"
     refuse(store, write(path, [record, bad]), r"record #2")
-    assert store.count_runs() == 0
+    assert store.search.count() == 0
 
 
 def test_tolerated_labels_are_kept_and_counted(store, ref):
@@ -221,7 +221,7 @@ def test_items_jsonl_whose_id_is_a_list_is_refused(store, tmp_path):
     path = write(tmp_path / "items.jsonl", '{"id": "m1", "problem": "2+2?"}\n{"id": ["m2"], "problem": "3+3?"}\n')
     message = refuse(store, path, r"line 2: field id")
     assert "items.jsonl" in message
-    assert store.list_questions(search="2+2") == []  # line 1 was not imported alone
+    assert store.questions.list(search="2+2") == []  # line 1 was not imported alone
 
 
 @pytest.mark.parametrize(
@@ -236,10 +236,10 @@ def test_items_jsonl_whose_id_is_a_list_is_refused(store, tmp_path):
 )
 def test_iu_cache_alone_with_an_unusable_graph_is_refused(store, tmp_path, graph, match):
     qid = "sample_lava_lamps"
-    versions = len(store.graph_versions(qid))
+    versions = len(store.questions.graph_versions(qid))
     refuse(store, write(tmp_path / "cache.json", {qid: graph}), match)
-    assert len(store.graph_versions(qid)) == versions
-    assert store.latest_graph_version(qid).graph.nodes  # the question still runs
+    assert len(store.questions.graph_versions(qid)) == versions
+    assert store.questions.latest_graph_version(qid).graph.nodes  # the question still runs
 
 
 def test_iu_cache_with_nan_level_text_is_refused(store, tmp_path):

@@ -77,7 +77,7 @@ def seeds(tmp_path_factory) -> "Seeds":
     """``kind → (file to import, its parsed content, file name inside the folder)``, all valid."""
     root = tmp_path_factory.mktemp("seeds")
     store = Store(root / "seed.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     run = start_run(store, question_id=QID, level="novice", assistant_id="offline/adaptive", seed=3,
                     max_turns=3).run_to_end()
     samples = [s for s in load_samples()][:2]
@@ -178,7 +178,7 @@ def _write(folder: Path, name: str, data: Any, cut: int | None) -> Path:
 @pytest.fixture(scope="module")
 def fuzz_store(tmp_path_factory) -> Store:
     store = Store(tmp_path_factory.mktemp("fuzzdb") / "fuzz.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     return store
 
 
@@ -202,7 +202,7 @@ def test_any_mutation_is_imported_whole_or_refused_cleanly(seeds, fuzz_store, tm
     to_import = work if kind == "init-cache" else work / ANNOTATIONS if kind.startswith("realworld") else target
 
     before = db_snapshot(fuzz_store.path)
-    runs_before = fuzz_store.count_runs()
+    runs_before = fuzz_store.search.count()
     try:
         report = import_path(fuzz_store, to_import)
     except FormatError as exc:
@@ -210,9 +210,9 @@ def test_any_mutation_is_imported_whole_or_refused_cleanly(seeds, fuzz_store, tm
         assert "\n" not in str(exc)
         return
     # imported: whole — every run it reports is stored and loads back
-    assert fuzz_store.count_runs() == runs_before + len(report.runs)
+    assert fuzz_store.search.count() == runs_before + len(report.runs)
     for run_id in report.runs:
-        assert fuzz_store.load_run(run_id).turns is not None
+        assert fuzz_store.runs.load(run_id).turns is not None
 
 
 # line 2 of the JSONL has no concepts: stored too (messages, judgments), as a run without a reading
@@ -225,4 +225,4 @@ def test_the_real_conversation_seeds_import_whole(seeds, tmp_path, kind, runs):
     store = Store(tmp_path / "seed.db")
     report = import_path(store, tmp_path / "in" / name)
     assert len(report.runs) == runs and report.questions == 2
-    assert all(store.load_run(r).turns for r in report.runs)
+    assert all(store.runs.load(r).turns for r in report.runs)

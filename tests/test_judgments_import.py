@@ -16,6 +16,7 @@ from knowsim_core.formats.realworld import CONCEPTS_NAME, derived_id
 from knowsim_core.services.importing import import_path
 from knowsim_core.services.reading import has_reading
 from knowsim_core.storage import SCHEMA_VERSION, Store
+from knowsim_core.storage.run_filter import RunFilter
 from tests.conftest import require_shared
 
 ARENA = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld" / "simulatorarena_math"
@@ -56,14 +57,14 @@ def test_the_shared_thumbs_are_kept_on_their_turns_and_checked_against_the_reply
     _shared_or_skip()
     store = Store(tmp_path / "s.db")
     report = import_path(store, ANNOTATIONS)
-    judged = {rid: store.list_judgments(rid) for rid in report.runs}
+    judged = {rid: store.judgments.list(rid) for rid in report.runs}
     judged = {rid: js for rid, js in judged.items() if js}
     allj = [j for js in judged.values() for j in js]
     assert (len(allj), sum(j.liked for j in allj), sum(not j.liked for j in allj), len(judged)) == (57, 44, 13, 16)
     assert report.judgments == 57 and "57 thumb(s) stored" in report.summary()
     raw = {f"{r['problem_id']}:{r['workerId']}": r for r in json.loads(ANNOTATIONS.read_text())}
     for rid, js in judged.items():
-        run = store.load_run(rid)
+        run = store.runs.load(rid)
         rec = raw[dict(run.meta)["conversation"]]
         votes = {json.loads(k)[0] + 1: v for k, v in rec["turn_level_vote"].items()}
         for j in js:  # every stored thumb sits on the turn whose reply the person saw
@@ -85,7 +86,7 @@ def test_every_message_shape_is_imported_and_counted(tmp_path):
     report = import_path(store, _arena(tmp_path, [rec]))
     assert report.shapes == {"text": 4, "null": 2, "image_list": 1, "empty_list": 1}
     assert "4 text, 2 null, 1 image list, 1 empty list" in report.summary()
-    run = store.load_run(report.runs[0])
+    run = store.runs.load(report.runs[0])
     assert [t.user_message for t in run.turns] == ["Solve 2x + 3 = 7", "", "/tmp/gradio/abc/image.png\n/tmp/gradio/d/e.jpg", ""]
     assert any("image-path" in n for n in run.turns[2].notes)
     assert run.turns[1].assistant_message == "" and report.null_replies == 1
@@ -100,12 +101,12 @@ def test_thumbs_map_to_tutor_turns_and_mismatches_are_counted(tmp_path):
     }, problem_2_turn_level_vote={"[5, 1]": ["later", True]})
     store = Store(tmp_path / "t.db")
     report = import_path(store, _arena(tmp_path, [rec]))
-    js = store.list_judgments(report.runs[0])
+    js = store.judgments.list(report.runs[0])
     assert [(j.turn, j.liked, j.match) for j in js] == [(1, True, "exact"), (2, False, "prefix"), (3, True, "mismatch")]
     v = report.votes
     assert (v["votes_exact"], v["votes_prefix"], v["votes_mismatch"], v["votes_on_user"], v["problem_2_votes"]) == (1, 1, 1, 1, 1)
     assert "mismatched 1" in report.summary() and "1 on the person's own message" in report.summary()
-    kept = json.loads(dict(store.load_run(report.runs[0]).meta)["problem_2_turn_level_vote"])
+    kept = json.loads(dict(store.runs.load(report.runs[0]).meta)["problem_2_turn_level_vote"])
     assert kept == {"[5, 1]": ["later", True]}  # kept in metadata, as the summary says
 
 
@@ -122,7 +123,7 @@ def test_a_record_without_expertise_reads_as_intermediate(tmp_path, expertise):
         rec.pop("math_expertise")
     store = Store(tmp_path / "e.db")
     report = import_path(store, _arena(tmp_path, [rec, _record(worker="w-2", math_expertise="9-12")]))
-    levels = sorted(store.load_run(r).level for r in report.runs)
+    levels = sorted(store.runs.load(r).level for r in report.runs)
     assert levels == ["intermediate", "novice"]
 
 
@@ -133,11 +134,11 @@ def test_a_problem_without_concepts_is_kept_with_messages_and_judgments(tmp_path
     report = import_path(store, _arena(tmp_path, recs, concepts))
     assert len(report.runs) == 2 and len(report.unread) == 1
     assert "1 stored without a KnowSim reading: 7:w-1 (problem 7 has no extracted concepts" in report.summary()
-    unread = next(store.load_run(r) for r in report.runs if not has_reading(store.load_run(r)))
+    unread = next(store.runs.load(r) for r in report.runs if not has_reading(store.runs.load(r)))
     assert [t.user_message for t in unread.turns] == recs[0]["user_queries"]
     assert all(any("no KnowSim reading" in n for n in t.notes) for t in unread.turns)
-    rid = next(r for r in report.runs if store.load_run(r) is not None and not has_reading(store.load_run(r)))
-    assert [(j.turn, j.liked) for j in store.list_judgments(rid)] == [(1, False)]
+    rid = next(r for r in report.runs if store.runs.load(r) is not None and not has_reading(store.runs.load(r)))
+    assert [(j.turn, j.liked) for j in store.judgments.list(rid)] == [(1, False)]
 
 
 # ---------------------------------------------------------------------- ids (issue 23 item 4)
@@ -176,7 +177,7 @@ def test_jsonl_ids_that_slug_alike_stay_apart(tmp_path, ids):
     store = Store(tmp_path / "j.db")
     report = import_path(store, _jsonl(tmp_path, [_line(ids[0]), _line(ids[1], "Another question?")]))
     assert len(report.runs) == 2 and report.questions == 2
-    assert {dict(store.load_run(r).meta)["conversation"] for r in report.runs} == set(ids)
+    assert {dict(store.runs.load(r).meta)["conversation"] for r in report.runs} == set(ids)
 
 
 def test_a_duplicate_id_in_one_file_is_refused_naming_file_records_and_id(tmp_path):
@@ -184,7 +185,7 @@ def test_a_duplicate_id_in_one_file_is_refused_naming_file_records_and_id(tmp_pa
     with pytest.raises(FormatError, match=r"c\.jsonl: line 1 \(id 'a'\) and line 2 \(id 'a'\) have the same "
                                           r"conversation id 'a' \(question id conv_a_[0-9a-f]{12}\)"):
         import_path(store, _jsonl(tmp_path, [_line("a"), _line("a", "different")]))
-    assert store.list_questions() == []
+    assert store.questions.list() == []
 
 
 def test_another_conversation_under_a_stored_id_is_refused_not_called_imported(tmp_path, capsys):
@@ -195,7 +196,7 @@ def test_another_conversation_under_a_stored_id_is_refused_not_called_imported(t
     assert main(["import", str(other), "--db", str(db)]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "other.jsonl: conversation 'c1' has question id conv_c1_" in err and "other messages" in err
-    assert Store(db).count_runs() == 1
+    assert Store(db).search.count() == 1
 
 
 # ---------------------------------------------------------------------- JSONL lines (issue 23 item 14)
@@ -206,7 +207,7 @@ def test_jsonl_lines_are_split_as_json_defines_them_and_a_bom_is_accepted(tmp_pa
     p.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(json.dumps(x, ensure_ascii=False) for x in lines).encode())
     store = Store(tmp_path / "u.db")
     report = import_path(store, p)
-    assert sorted(store.load_run(r).turns[0].user_message for r in report.runs) == sorted(texts)
+    assert sorted(store.runs.load(r).turns[0].user_message for r in report.runs) == sorted(texts)
 
 
 def test_jsonl_judgment_fields_and_shapes(tmp_path):
@@ -219,10 +220,10 @@ def test_jsonl_judgment_fields_and_shapes(tmp_path):
             "concepts": [{"name": "Division"}]}
     store = Store(tmp_path / "v.db")
     report = import_path(store, _jsonl(tmp_path, [line]))
-    run = store.load_run(report.runs[0])
+    run = store.runs.load(report.runs[0])
     meta = dict(run.meta)
     assert (meta["rating"], meta["correctness"], meta["solve_or_not"], meta["why_stop"]) == (4, "incorrect", "no", "stuck")
-    assert [(j.turn, j.liked, j.match) for j in store.list_judgments(report.runs[0])] == [(1, False, "exact"), (2, True, "mismatch")]
+    assert [(j.turn, j.liked, j.match) for j in store.judgments.list(report.runs[0])] == [(1, False, "exact"), (2, True, "mismatch")]
     assert report.shapes == {"text": 3, "null": 1, "image_list": 1, "empty_list": 1}
     with pytest.raises(FormatError, match=r"line 1: field votes\[0\]\.turn: 9, but the conversation has 4 exchange"):
         import_path(Store(tmp_path / "w.db"), _jsonl(tmp_path, [{**line, "votes": [{"turn": 9, "liked": True}]}], "w.jsonl"))
@@ -233,7 +234,7 @@ def test_votes_without_reply_text_are_unchecked_and_repeated_votes_count_once(tm
             "votes": [{"turn": 1, "liked": False}, {"turn": 1, "liked": True}], "concepts": [{"name": "Division"}]}
     store = Store(tmp_path / "v.db")
     report = import_path(store, _jsonl(tmp_path, [line]))
-    stored = store.list_judgments(report.runs[0])
+    stored = store.judgments.list(report.runs[0])
     assert [(j.turn, j.liked, j.match) for j in stored] == [(1, True, "")], "the later vote wins; nothing was checked"
     assert report.judgments == 1 and report.votes["votes_unchecked"] == 1 and report.votes["votes_exact"] == 0
     assert report.votes["votes_overridden"] == 1  # issue 35: the summary counts the thumb it stores
@@ -257,12 +258,12 @@ def test_a_run_without_a_reading_round_trips_through_studio_json_and_an_empty_gr
     report = import_path(store, _arena(tmp_path, [_record(turn_level_vote={"[0, 1]": ["Subtract 3", True]})], {}))
     rid = report.runs[0]
     out = tmp_path / "t.json"
-    out.write_text(studio.dumps(store.load_run(rid), judgments=store.list_judgments(rid)))
+    out.write_text(studio.dumps(store.runs.load(rid), judgments=store.judgments.list(rid)))
     other = Store(tmp_path / "o.db")
     again = import_path(other, out)
-    back = other.load_run(again.runs[0])
+    back = other.runs.load(again.runs[0])
     assert not has_reading(back) and [t.user_message for t in back.turns] == _record()["user_queries"]
-    assert [(j.turn, j.liked, j.match) for j in other.list_judgments(again.runs[0])] == [(1, True, "prefix")]
+    assert [(j.turn, j.liked, j.match) for j in other.judgments.list(again.runs[0])] == [(1, True, "prefix")]
     data = json.loads(out.read_text())
     del data["meta"]["no_reading"]  # an empty graph is only accepted for a run that says it has no reading
     out.write_text(json.dumps(data))
@@ -275,7 +276,7 @@ def test_runs_without_a_reading_stay_out_of_the_failure_mode_population(tmp_path
     store = Store(tmp_path / "f.db")
     report = import_path(store, _arena(tmp_path, recs, {"8": {"extracted_concepts": [{"Concept Name": "Linear equations"}]}}))
     assert len(report.runs) == 2 and len(report.unread) == 1
-    facts = store.run_facts()
+    facts = store.search.facts()
     assert len(facts) == 1 and facts[0].question_id.startswith("sa_math_8_")
 
 
@@ -290,11 +291,11 @@ def test_a_database_imported_under_the_old_ids_is_not_imported_twice(tmp_path):
     conv = read_conversations(path)[1][0]
     store = Store(tmp_path / "old.db")
     old = dc_replace(build_run(conv), question_id="sa_math_7_0d613a19")  # as the old importer stored it
-    store.add_question(question_id="sa_math_7_0d613a19", text=conv.question, domain="math")
-    store.save_run(old, status="finished")
+    store.questions.add(question_id="sa_math_7_0d613a19", text=conv.question, domain="math")
+    store.runs.save(old, status="finished")
     again = import_path(store, path)
     assert again.runs == [] and again.questions == 0 and any("already imported" in x for x in again.skipped)
-    assert store.count_runs() == 1 and [q.id for q in store.list_questions()] == ["sa_math_7_0d613a19"]
+    assert store.search.count() == 1 and [q.id for q in store.questions.list()] == ["sa_math_7_0d613a19"]
 
 
 # ---------------------------------------------------------------------- Saved runs: rating and correctness
@@ -306,11 +307,11 @@ def test_runs_filter_and_sort_by_rating_and_correctness_and_the_migration_fills_
     db = tmp_path / "r.db"
     store = Store(db)
     import_path(store, _jsonl(tmp_path, lines))
-    by_rating = [r.rating for r in store.list_runs(order="rating_desc")]
+    by_rating = [r.rating for r in store.search.list(order="rating_desc")]
     assert by_rating == [9.0, 6.0, 3.0, None]  # unrated last
-    assert [r.rating for r in store.list_runs(order="rating_asc")] == [3.0, 6.0, 9.0, None]
-    assert {r.rating for r in store.list_runs(correctness="correct")} == {9.0, 6.0}
-    assert store.run_values("correctness") == ["correct", "incorrect"]
+    assert [r.rating for r in store.search.list(order="rating_asc")] == [3.0, 6.0, 9.0, None]
+    assert {r.rating for r in store.search.list(RunFilter(correctness="correct"))} == {9.0, 6.0}
+    assert store.search.values("correctness") == ["correct", "incorrect"]
     # a database from before the migration (schema 5): the columns are added and filled from each run's meta
     con = sqlite3.connect(db)
     con.executescript("ALTER TABLE runs DROP COLUMN rating; ALTER TABLE runs DROP COLUMN correctness; "
@@ -319,8 +320,8 @@ def test_runs_filter_and_sort_by_rating_and_correctness_and_the_migration_fills_
     con.close()
     again = Store(db)
     assert again.schema_version == SCHEMA_VERSION
-    assert [r.rating for r in again.list_runs(order="rating_desc")] == [9.0, 6.0, 3.0, None]
-    assert {r.correctness for r in again.list_runs()} == {"correct", "incorrect", None}
+    assert [r.rating for r in again.search.list(order="rating_desc")] == [9.0, 6.0, 3.0, None]
+    assert {r.correctness for r in again.search.list()} == {"correct", "incorrect", None}
 
 
 def test_the_saved_runs_page_filters_by_the_persons_answer_and_sorts_by_rating(tmp_path, monkeypatch):

@@ -206,7 +206,7 @@ def held_out(tmp_path_factory):
     from knowsim_core.storage import Store
 
     store = Store(tmp_path_factory.mktemp("voice") / "r.db")
-    runs = [store.load_run(rid) for rid in import_path(store, ANNOTATIONS).runs]
+    runs = [store.runs.load(rid) for rid in import_path(store, ANNOTATIONS).runs]
     users = {VOICE: person_user.Voice(), "baseline/copy-last": registry.resolve("user", "baseline/copy-last")}
     report = score(runs, users, start="file")  # as these floors were measured (issue 22)
     real = {(dict(r.meta)["conversation"], i + 1): t.user_message for r in runs for i, t in enumerate(r.turns)}

@@ -19,6 +19,7 @@ from knowsim_core.llm import LLMSettings
 from knowsim_core.prompts import assistant as p_assistant
 from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.storage import LEASE_SECONDS, SCHEMA_VERSION, Store, _pack, _unpack
+from knowsim_core.storage.run_filter import RunFilter
 from tests import storage_fakes as fk
 from tests.fakes.llm_server import KnowSimReplies, llm_server  # noqa: F401
 
@@ -41,7 +42,7 @@ class Clock:
 def clocked(db_path):
     clock = Clock()
     store = Store(db_path, clock=clock)
-    store.seed_samples()
+    store.questions.seed_samples()
     return store, clock
 
 
@@ -51,21 +52,21 @@ def test_an_app_run_whose_lease_lapses_is_interrupted_and_resumable(clocked):
     live = start_run(store, question_id=Q, level="novice", seed=3, max_turns=6, lease_seconds=60, **AGENTS)
     live.step()
     clock.t += 59
-    assert store.mark_dead_runs() == [] and store.get_run_row(live.run_id).status == "running"
+    assert store.runs.mark_dead() == [] and store.search.get_row(live.run_id).status == "running"
     clock.t += 2  # the session went away: nobody renewed the lease; this process is still alive
-    assert store.mark_dead_runs() == [live.run_id]
-    row = store.get_run_row(live.run_id)
+    assert store.runs.mark_dead() == [live.run_id]
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("interrupted", 1) and "browser session" in row.error
-    assert store.list_runs(status="interrupted")[0].id == live.run_id  # what "failed / interrupted only" shows
+    assert store.search.list(RunFilter(status="interrupted"))[0].id == live.run_id  # what "failed / interrupted only" shows
     # the abandoned LiveRun refuses to play on (nothing is played or lost) …
     with pytest.raises(StorageError, match="no longer running in this session"):
         live.step()
-    assert store.get_run_row(live.run_id).turns == 1
+    assert store.search.get_row(live.run_id).turns == 1
     # … and a resume continues it into the run an uninterrupted session would have played
     resumed = resume_run(store, live.run_id, lease_seconds=60).run_to_end()
     full = start_run(store, question_id=Q, level="novice", seed=3, max_turns=6, **AGENTS).run_to_end()
     assert replace(resumed, run_id=None) == replace(full, run_id=None)
-    assert store.get_run_row(live.run_id).status == "finished"
+    assert store.search.get_row(live.run_id).status == "finished"
 
 
 def test_each_step_and_the_open_session_renew_the_lease(clocked):
@@ -75,12 +76,12 @@ def test_each_step_and_the_open_session_renew_the_lease(clocked):
         clock.t += 50
         live.step()  # renews before the model calls and when the turn is stored
     clock.t += 50
-    assert store.renew_lease(live.run_id)  # the app's heartbeat while the run sits open
+    assert store.runs.renew_lease(live.run_id)  # the app's heartbeat while the run sits open
     clock.t += 50
-    assert store.mark_dead_runs() == [] and store.get_run_row(live.run_id).status == "running"
+    assert store.runs.mark_dead() == [] and store.search.get_row(live.run_id).status == "running"
     clock.t += 11
-    assert store.mark_dead_runs() == [live.run_id]
-    assert not store.renew_lease(live.run_id)  # an interrupted run is not silently revived
+    assert store.runs.mark_dead() == [live.run_id]
+    assert not store.runs.renew_lease(live.run_id)  # an interrupted run is not silently revived
 
 
 def test_command_line_runs_hold_no_lease_and_keep_the_pid_check(clocked):
@@ -88,11 +89,11 @@ def test_command_line_runs_hold_no_lease_and_keep_the_pid_check(clocked):
     live = start_run(store, question_id=Q, level="novice", seed=1, max_turns=4, **AGENTS)
     live.step()
     clock.t += 10 * LEASE_SECONDS
-    assert store.mark_dead_runs() == []  # written by this live process: still running
-    assert store.get_run_row(live.run_id).status == "running"
-    assert store.renew_lease(live.run_id)  # ours, running; it stays without a lease
+    assert store.runs.mark_dead() == []  # written by this live process: still running
+    assert store.search.get_row(live.run_id).status == "running"
+    assert store.runs.renew_lease(live.run_id)  # ours, running; it stays without a lease
     clock.t += 10 * LEASE_SECONDS
-    assert Store(store.path, clock=clock).get_run_row(live.run_id).status == "running"
+    assert Store(store.path, clock=clock).search.get_row(live.run_id).status == "running"
 
 
 def test_a_lapsed_lease_of_another_live_process_does_not_block_a_resume(clocked):
@@ -104,10 +105,10 @@ def test_a_lapsed_lease_of_another_live_process_does_not_block_a_resume(clocked)
     conn.commit()
     conn.close()
     with pytest.raises(StorageError, match="still being written by process"):
-        store.reopen_run(live.run_id, turns=1)
+        store.runs.reopen(live.run_id, turns=1)
     clock.t += 31
-    store.reopen_run(live.run_id, turns=1)  # its session went away: the run may be taken over
-    assert store.get_run_row(live.run_id).status == "running"
+    store.runs.reopen(live.run_id, turns=1)  # its session went away: the run may be taken over
+    assert store.search.get_row(live.run_id).status == "running"
 
 
 # ---------------------------------------------------------------------- reopening
@@ -116,20 +117,20 @@ def test_reopen_never_reopens_or_demotes_a_finished_run(clocked):
     live = start_run(store, question_id=Q, level="novice", seed=2, max_turns=3, **AGENTS)
     live.run_to_end()
     with pytest.raises(StorageError, match="already finished"):
-        store.reopen_run(live.run_id)
+        store.runs.reopen(live.run_id)
     with pytest.raises(StorageError, match="already finished; it cannot become interrupted"):
-        store.finish_run(live.run_id, status="interrupted")
-    assert store.get_run_row(live.run_id).status == "finished"
+        store.runs.finish(live.run_id, status="interrupted")
+    assert store.search.get_row(live.run_id).status == "finished"
 
 
 def test_reopen_refuses_a_copy_loaded_before_the_run_moved_on(clocked):
     store, _ = clocked
     live = start_run(store, question_id=Q, level="novice", seed=2, max_turns=5, **AGENTS)
     live.step()
-    store.finish_run(live.run_id, status="interrupted")
+    store.runs.finish(live.run_id, status="interrupted")
     with pytest.raises(StorageError, match=r"changed while it was being resumed \(it has 1 turns now, 0 were loaded\)"):
-        store.reopen_run(live.run_id, turns=0)
-    assert store.get_run_row(live.run_id).status == "interrupted"
+        store.runs.reopen(live.run_id, turns=0)
+    assert store.search.get_row(live.run_id).status == "interrupted"
 
 
 RESUMER = """
@@ -170,19 +171,19 @@ def _wait_for(path: Path, procs) -> None:
 
 def _interrupted_run(db_path: Path) -> str:
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id=Q, level="advanced", seed=5, max_turns=6, **AGENTS)
     live.step()
     live.step()
-    store.finish_run(live.run_id, status="interrupted")
+    store.runs.finish(live.run_id, status="interrupted")
     return live.run_id
 
 
 def _assert_finished_intact(db_path: Path, rid: str) -> None:
     store = Store(db_path)  # a new opening also marks dead writers: the run must not be demoted
-    row = store.get_run_row(rid)
+    row = store.search.get_row(rid)
     assert (row.status, row.turns, row.stop_reason) == ("finished", 6, "max_turns")
-    assert [t.turn for t in store.load_run(rid).turns] == [1, 2, 3, 4, 5, 6]
+    assert [t.turn for t in store.runs.load(rid).turns] == [1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.slow
@@ -241,7 +242,7 @@ def _timeless(run):
 
 def test_a_resumed_llm_run_sends_the_requests_of_an_uninterrupted_run(llm_server, tmp_path):
     store = Store(tmp_path / "llm.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     kw = dict(question_id=EXPERT_Q, level="novice", seed=7, max_turns=4, **LLM_IDS)
 
     llm_server.reply = KnowSimReplies(explain=2)
@@ -255,7 +256,7 @@ def test_a_resumed_llm_run_sends_the_requests_of_an_uninterrupted_run(llm_server
     live = start_run(store, **kw, settings=_settings(llm_server))
     live.step()
     live.step()
-    store.finish_run(live.run_id, status="interrupted")  # the session is gone after turn 2
+    store.runs.finish(live.run_id, status="interrupted")  # the session is gone after turn 2
     resumed = resume_run(Store(store.path), live.run_id, settings=_settings(llm_server)).run_to_end()
     interrupted_then_resumed = _bodies(llm_server, start)
 
@@ -264,21 +265,21 @@ def test_a_resumed_llm_run_sends_the_requests_of_an_uninterrupted_run(llm_server
     systems = {r.system for r in llm_server.requests[start:] if roles.role_of(r) == "assistant"}
     assert systems == {p_assistant.system_prompt("adaptive", "expert")}  # after the resume too
     assert _timeless(resumed) == _timeless(full)
-    assert store.load_run(live.run_id).domain == "expert"
+    assert store.runs.load(live.run_id).domain == "expert"
 
 
 def test_a_run_stored_before_runs_kept_their_domain_resumes_with_the_questions(clocked):
     store, _ = clocked
     live = start_run(store, question_id="sample_crispr_gene_editing", level="novice", seed=1, max_turns=3, **AGENTS)
     live.step()
-    store.finish_run(live.run_id, status="interrupted")
+    store.runs.finish(live.run_id, status="interrupted")
     conn = sqlite3.connect(store.path)
     setup = _unpack(conn.execute("SELECT setup_json FROM runs WHERE id = ?", [live.run_id]).fetchone()[0])
     assert setup.pop("domain") == "expert"
     conn.execute("UPDATE runs SET setup_json = ? WHERE id = ?", [_pack(setup), live.run_id])
     conn.commit()
     conn.close()
-    assert store.load_run(live.run_id).domain == ""  # an old record still loads
+    assert store.runs.load(live.run_id).domain == ""  # an old record still loads
     resumed = resume_run(store, live.run_id)
     assert resumed.sim.material.domain == "expert"
     assert resumed.run_to_end().domain == "expert"
@@ -295,15 +296,15 @@ def test_the_player_holds_a_lease_and_takes_back_a_run_marked_interrupted_while_
     clock.t += LEASE_SECONDS - 1
     p.hold_leases()
     clock.t += LEASE_SECONDS - 1
-    assert store.mark_dead_runs() == []
+    assert store.runs.mark_dead() == []
     assert p.forward() and p.turn == 1
     clock.t += LEASE_SECONDS + 1  # the tab sat idle: the lease lapsed and the run was marked interrupted
-    assert store.mark_dead_runs() == [live.run_id]
+    assert store.runs.mark_dead() == [live.run_id]
     assert p.forward() and p.turn == 2 and not p.error  # stepping again takes the run back
-    assert store.get_run_row(live.run_id).status == "running"
+    assert store.search.get_row(live.run_id).status == "running"
     while p.forward():
         pass
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("finished", 4)
 
 
@@ -313,18 +314,18 @@ def test_several_statuses_are_filtered_in_sql_before_the_page_limit(clocked):
     for seed, status in ((1, "failed"), (2, "finished"), (3, "interrupted"), (4, "finished"), (5, "interrupted")):
         live = start_run(store, question_id=Q, level="novice", seed=seed, max_turns=2, **AGENTS)
         live.step()
-        store.finish_run(live.run_id, status=status)
+        store.runs.finish(live.run_id, status=status)
         ids[seed] = live.run_id
     bad = ("failed", "interrupted")
-    assert store.count_runs(status=bad) == 3
-    page = [r.id for r in store.list_runs(status=bad, limit=2, order="created_asc")]
+    assert store.search.count(RunFilter(status=bad)) == 3
+    page = [r.id for r in store.search.list(RunFilter(status=bad), limit=2, order="created_asc")]
     assert page == [ids[1], ids[3]]
-    assert [r.id for r in store.list_runs(status=bad, limit=2, offset=2, order="created_asc")] == [ids[5]]
+    assert [r.id for r in store.search.list(RunFilter(status=bad), limit=2, offset=2, order="created_asc")] == [ids[5]]
 
 
 def test_a_schema_2_database_gains_leases_and_keeps_its_runs(db_path):
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     old = start_run(store, question_id=Q, level="novice", seed=1, max_turns=2, **AGENTS).run_to_end()
     conn = sqlite3.connect(db_path)  # what a database written before leases looks like
     conn.execute("ALTER TABLE runs DROP COLUMN lease_seconds")
@@ -335,7 +336,7 @@ def test_a_schema_2_database_gains_leases_and_keeps_its_runs(db_path):
     conn.close()
     clock = Clock()
     reopened = Store(db_path, clock=clock)
-    assert reopened.schema_version == SCHEMA_VERSION and reopened.load_run(old.run_id) == old
+    assert reopened.schema_version == SCHEMA_VERSION and reopened.runs.load(old.run_id) == old
     live = start_run(reopened, question_id=Q, level="novice", seed=2, max_turns=3, lease_seconds=10, **AGENTS)
     clock.t += 11
-    assert reopened.mark_dead_runs() == [live.run_id]
+    assert reopened.runs.mark_dead() == [live.run_id]

@@ -184,7 +184,7 @@ def test_a_declared_end_stops_the_run_after_that_turn(llm_server, tmp_path, stop
 
     llm_server.reply = _done_at(3)
     store = Store(tmp_path / "d.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id=SAMPLE.id, level="novice", assistant_id="offline/adaptive",
                      user_id="compat/m1:zs-cot", seed=5, max_turns=10, stop_mode=stop_mode,
                      settings={"settings": LLMSettings.from_sources(env=_env(llm_server))})
@@ -192,7 +192,7 @@ def test_a_declared_end_stops_the_run_after_that_turn(llm_server, tmp_path, stop
     assert [t.user_message for t in run.turns] == ["message 1", "message 2", "message 3"]
     assert run.stop_reason == STOP_USER_DONE and DONE_NOTE in run.turns[-1].user_thought
     assert DONE_NOTE not in run.turns[1].user_thought
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.stop_reason, row.turns) == ("finished", STOP_USER_DONE, 3)
     assert len(llm_server.requests) == 3  # no fourth user turn was asked for
 
@@ -203,7 +203,7 @@ def test_offline_runs_still_end_on_their_own_rules(tmp_path):
     from knowsim_core.storage import Store
 
     store = Store(tmp_path / "o.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     run = start_run(store, question_id=SAMPLE.id, level="novice", assistant_id="offline/adaptive",
                     seed=5, max_turns=4).run_to_end()
     assert run.stop_reason == STOP_MAX_TURNS and len(run.turns) == 4
@@ -239,7 +239,7 @@ def test_import_reads_real_conversations_with_the_chosen_extractor(llm_server, t
     from knowsim_core.storage import Store
 
     (run_id,) = json.loads(out)["runs"]
-    run = Store(db).load_run(run_id)
+    run = Store(db).runs.load(run_id)
     assert run.adapter["extractor"] == "compat/m1" and replies.calls == {"extractor": 2}
     assert run.turns[0].signals[0].teaching_quality == "well_explained"  # the model's label, not the lexical one
     # the default is still the offline extractor: no request at all
@@ -247,7 +247,7 @@ def test_import_reads_real_conversations_with_the_chosen_extractor(llm_server, t
     path2.write_text(json.dumps({**CONV, "id": "c2"}) + "\n")
     code, out, _ = _import([str(path2), "--db", str(db), "--json"], capsys)
     assert code == 0 and replies.calls == {"extractor": 2}
-    assert Store(db).load_run(json.loads(out)["runs"][0]).adapter["extractor"] == "offline/lexical"
+    assert Store(db).runs.load(json.loads(out)["runs"][0]).adapter["extractor"] == "offline/lexical"
 
 
 def test_import_refuses_an_unknown_extractor_or_one_for_other_files(tmp_path, capsys):

@@ -79,14 +79,14 @@ def test_an_unusable_extractor_reply_is_on_the_stored_turn_as_a_call_with_unknow
     server.push(Fault(), Fault(), Fault(body=b"<html>"))  # learner, tutor, extractor: unusable, then retried
     live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=1, **PRICED)
     live.step()
-    (turn,) = seeded_store.load_run(live.run_id).turns  # read back from the database
+    (turn,) = seeded_store.runs.load(live.run_id).turns  # read back from the database
     assert len(server.requests) == 4
     assert [(u.role, u.unknown_calls) for u in turn.usage] == [("user", 0), ("assistant", 0), ("extractor", 1)]
     assert sum(u.input_tokens for u in turn.usage) == 3 * TOKENS  # the three usable replies, once each
     data = turn.to_data()  # the key is written only when set: records without it read as before
     assert [("unknown_calls" in u) for u in data["usage"]] == [False, False, True]
     assert TurnRecord.from_data(data) == turn
-    row = seeded_store.get_run_row(live.run_id)
+    row = seeded_store.search.get_row(live.run_id)
     assert (row.tokens_in, row.cost_usd) == (3 * TOKENS, pytest.approx(0.3))
 
 
@@ -98,13 +98,13 @@ def test_a_failed_turns_calls_are_counted_once_on_the_run_and_again_when_the_tur
     live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=1, **PRICED)
     with pytest.raises(ProviderError, match="2 unusable replies billed, tokens unknown"):
         live.step()
-    row = seeded_store.get_run_row(live.run_id)
+    row = seeded_store.search.get_row(live.run_id)
     assert row.status == "failed" and row.turns == 0 and "tokens unknown" in row.error
     assert (row.tokens_in, row.cost_usd) == (2 * TOKENS, pytest.approx(0.2))
 
     again = resume_run(seeded_store, live.run_id)
     again.step()
-    row = seeded_store.get_run_row(live.run_id)
+    row = seeded_store.search.get_row(live.run_id)
     assert row.status == "finished" and len(server.requests) == 4 + 3
     assert (row.tokens_in, row.cost_usd) == (5 * TOKENS, pytest.approx(0.5))
 
@@ -142,6 +142,6 @@ def test_calls_billed_before_ctrl_c_or_an_agents_bug_are_in_the_runs_cost(seeded
     live.sim.assistant = _Interrupting(exc)
     with pytest.raises(type(exc)):
         live.step()
-    row = seeded_store.get_run_row(live.run_id)
+    row = seeded_store.search.get_row(live.run_id)
     assert row.status == status and row.turns == 0
     assert (row.tokens_in, row.cost_usd) == (TOKENS, pytest.approx(0.1))  # the learner's reply, once

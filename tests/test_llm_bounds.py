@@ -246,7 +246,7 @@ def test_ctrl_c_ends_a_run_waiting_on_a_model_with_one_line_and_no_slow_teardown
     assert exited - lines[0][0] < 1.0, f"{exited - lines[0][0]:.2f} s from the line to the exit"
     from knowsim_core.storage import Store
 
-    assert [r.status for r in Store(db).list_runs()] == ["interrupted"]
+    assert [r.status for r in Store(db).search.list()] == ["interrupted"]
 
 
 # ---------------------------------------------------------------------- issue 35: counts and nesting

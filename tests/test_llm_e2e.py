@@ -68,22 +68,22 @@ def test_full_llm_loop_in_a_simulation_and_cached_rerun(llm_server):
 def test_runner_stores_usage_and_a_timeout_leaves_a_resumable_failed_run(llm_server, tmp_path):
     llm_server.reply = KnowSimReplies()
     store = Store(tmp_path / "s.db")
-    store.seed_samples()
-    kw = llm_kwargs(llm_server, store, KNOWSIM_LLM_TIMEOUT="0.4", KNOWSIM_LLM_MAX_RETRIES="0")
+    store.questions.seed_samples()
+    kw = llm_kwargs(llm_server, store.caches, KNOWSIM_LLM_TIMEOUT="0.4", KNOWSIM_LLM_MAX_RETRIES="0")
     live = start_run(store, question_id=QID, level="novice", assistant_id=IDS["assistant"], user_id=IDS["user"],
                      extractor_id=IDS["extractor"], seed=2, max_turns=3, settings=kw)
     live.step()
     llm_server.push(Fault(delay=1.2))  # turn 2's first call (the user) times out
     with pytest.raises(ProviderError, match="no answer .* within 0.4 s"):
         live.step()
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("failed", 1) and "KNOWSIM_LLM_TIMEOUT" in row.error
     assert row.tokens_in > 0 and row.tokens_out > 0
     resumed = resume_run(store, live.run_id, settings=kw)
     final = resumed.run_to_end()
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns, final.stop_reason) == ("finished", 3, "max_turns")
-    assert [t.turn for t in store.load_run(live.run_id).turns] == [1, 2, 3]
+    assert [t.turn for t in store.runs.load(live.run_id).turns] == [1, 2, 3]
 
 
 def cli(args: list[str], srv, db: Path, **env) -> subprocess.CompletedProcess:
@@ -110,13 +110,13 @@ def test_command_line_runs_judges_and_extracts_with_a_compatible_server(llm_serv
                                      monkeypatch, capsys, llm_server)
     assert code == 0, err
     assert json.loads(out)[0]["score"] == 6.0
-    assert Store(db).get_run_row(run_id).iq_score == 6.0
+    assert Store(db).search.get_row(run_id).iq_score == 6.0
 
     code, out, err = main_in_process(["extract-graph", "--question", QID, "--model", "compat/fake", "--db", str(db),
                                       "--base-url", llm_server.openai_url], monkeypatch, capsys, llm_server,
                                      KNOWSIM_COMPAT_BASE_URL="")
     assert code == 0, err
-    versions = Store(db).graph_versions(QID)
+    versions = Store(db).questions.graph_versions(QID)
     assert versions[-1].author == "compat/fake" and len(versions[-1].graph.nodes) == 11
     assert "saved as graph version" in out
 
@@ -146,5 +146,5 @@ def test_command_line_bad_key_is_one_line_without_the_key(llm_server, tmp_path, 
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("error: compat rejected the API key (401)")
     assert "KNOWSIM_COMPAT_API_KEY" in err and key not in err + out and "CLI-SECRET" not in err + out
-    row = Store(tmp_path / "k.db").list_runs()[0]
+    row = Store(tmp_path / "k.db").search.list()[0]
     assert row.status == "failed" and key not in row.error

@@ -87,9 +87,9 @@ def local(tmp_path_factory):
 def db(tmp_path):
     path = tmp_path / "local.db"
     store = Store(path)
-    store.add_question(question_id=QID, text="What is 1/2 + 1/3?", reference_answer="Over sixths: 3/6 + 2/6 = 5/6.",
+    store.questions.add(question_id=QID, text="What is 1/2 + 1/3?", reference_answer="Over sixths: 3/6 + 2/6 = 5/6.",
                        domain="math", kind="yours")
-    store.add_graph_version(QID, tiny_graph(), note="4-IU graph for the local-model test")
+    store.questions.add_graph_version(QID, tiny_graph(), note="4-IU graph for the local-model test")
     return path
 
 
@@ -113,13 +113,13 @@ def run_args(ids: dict[str, str]) -> list[str]:
 def check_stored_run(db: Path, run_id: str, local_roles: set[str]) -> None:
     """What must hold whatever the model wrote."""
     store = Store(db)
-    row = store.get_run_row(run_id)
+    row = store.search.get_row(run_id)
     assert row.status in ("finished", "failed"), row.status
     if row.status == "finished":
         assert row.stop_reason, "a finished run says why it stopped"
     else:
         assert row.error and "\n" not in row.error.strip() and "Traceback" not in row.error, row.error
-    run = store.load_run(run_id)
+    run = store.runs.load(run_id)
     assert [t.turn for t in run.turns] == list(range(1, len(run.turns) + 1))  # no turn stored twice
     described = json.loads(dict(run.meta)["agents"])
     for role in local_roles:
@@ -170,9 +170,9 @@ def test_a_real_model_plays_every_role(local, db):
     p = cli(run_args(local.server.agent_ids()), cli_env(local, db))
     assert p.returncode == 0, p.stderr
     store = Store(db)
-    run_id = store.list_runs()[0].id
+    run_id = store.search.list()[0].id
     check_stored_run(db, run_id, set(ROLES))
-    row, run = store.get_run_row(run_id), store.load_run(run_id)
+    row, run = store.search.get_row(run_id), store.runs.load(run_id)
     assert (row.status, row.stop_reason) == ("finished", "max_turns"), (row.status, row.stop_reason)
     assert [t.turn for t in run.turns] == [1, 2]
     ids = list(tiny_graph().index.ids)
@@ -196,7 +196,7 @@ def test_a_run_killed_mid_turn_resumes_without_repeating_a_finished_turn(local, 
     store = Store(db)
     try:
         while proc.poll() is None:  # wait until turn 1 is stored
-            rows = store.list_runs()
+            rows = store.search.list()
             if rows and rows[0].turns >= 1:
                 break
             time.sleep(0.5)
@@ -206,12 +206,12 @@ def test_a_run_killed_mid_turn_resumes_without_repeating_a_finished_turn(local, 
     finally:
         if proc.poll() is None:
             proc.kill()
-    run_id = store.list_runs()[0].id
-    first = store.load_run(run_id).turns
-    assert len(first) == 1 and store.get_run_row(run_id).status == "running"
+    run_id = store.search.list()[0].id
+    first = store.runs.load(run_id).turns
+    assert len(first) == 1 and store.search.get_row(run_id).status == "running"
     p = cli(["run", "--resume", run_id], env)
     assert p.returncode in (0, 2), p.stderr
-    again = store.load_run(run_id).turns
+    again = store.runs.load(run_id).turns
     assert again[0] == first[0]  # the finished turn was not played again
     if p.returncode == 0:
         assert [t.turn for t in again] == [1, 2]
@@ -222,4 +222,4 @@ def test_offline_tutor_with_the_local_learner(local, db):
     ids = {"assistant": "offline/adaptive", "user": local.server.agent_ids()["user"], "extractor": "offline/lexical"}
     p = cli([*run_args(ids), "--max-turns", "1"], cli_env(local, db))  # one turn: CI time
     assert p.returncode in (0, 2), p.stderr
-    check_stored_run(db, Store(db).list_runs()[0].id, {"user"})
+    check_stored_run(db, Store(db).search.list()[0].id, {"user"})

@@ -188,13 +188,13 @@ def test_a_graph_too_big_for_the_context_fails_the_run_in_one_line_and_it_resume
     llm_server.reply = KnowSimReplies()
     llm_server.tokenizer = True
     store = Store(tmp_path / "s.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     ids = dict(assistant_id="offline/adaptive", user_id="offline/knowsim", extractor_id="compat/m")
     tight = {"settings": settings(llm_server, KNOWSIM_LLM_CONTEXT="700"), "cache": None}
     live = start_run(store, question_id=QID, level="novice", seed=1, max_turns=2, settings=tight, **ids)
     with pytest.raises(ProviderError, match="too big for this model's context"):
         live.step()
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("failed", 0) and "\n" not in row.error
     roomy = {"settings": settings(llm_server, KNOWSIM_LLM_CONTEXT="32000"), "cache": None}
     final = resume_run(store, live.run_id, settings=roomy).run_to_end()
@@ -268,7 +268,7 @@ def test_a_cut_reply_in_plain_json_mode_still_gets_its_repair_request(llm_server
 def test_a_server_500_mid_run_is_one_line_and_the_run_resumes(llm_server, tmp_path):
     llm_server.reply = KnowSimReplies()
     store = Store(tmp_path / "s.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     kw = {"settings": settings(llm_server, KNOWSIM_LLM_MAX_RETRIES="1"), "cache": None}
     live = start_run(store, question_id=QID, level="novice", assistant_id="compat/m", user_id="compat/m",
                      extractor_id="offline/lexical", seed=1, max_turns=2, settings=kw)
@@ -276,7 +276,7 @@ def test_a_server_500_mid_run_is_one_line_and_the_run_resumes(llm_server, tmp_pa
     llm_server.push(Fault(status=500, message="llama_decode returned -3"), Fault(status=500))
     with pytest.raises(ProviderError, match="server error 500 after 1 retry"):
         live.step()
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("failed", 1) and "\n" not in row.error
     final = resume_run(store, live.run_id, settings=kw).run_to_end()
     assert [t.turn for t in final.turns] == [1, 2]

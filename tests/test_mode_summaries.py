@@ -1,6 +1,6 @@
 """The stored per-turn mode columns give the same cross-run facts as the full records.
 
-``Store.run_facts`` reads mode totals and first turns from the per-turn scalar columns (no turn
+``store.search.facts`` reads mode totals and first turns from the per-turn scalar columns (no turn
 record is parsed) — the only path that does since ``Store.mode_summaries`` (used by no view) was
 removed; this checks it against :func:`run_facts` over the records themselves.
 """
@@ -17,7 +17,7 @@ from knowsim_core.storage import Store
 
 def test_stored_mode_columns_give_the_facts_computed_from_records(db_path):
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     runs = {}
     for level, assistant in (("novice", "offline/comprehensive"), ("advanced", "offline/socratic")):
         sim = Simulation(
@@ -27,8 +27,8 @@ def test_stored_mode_columns_give_the_facts_computed_from_records(db_path):
         )
         sim.reset(seed=3)
         run = sim.run_to_end()
-        runs[store.save_run(run)] = run
-    facts = store.run_facts(status="all")
+        runs[store.runs.save(run)] = run
+    facts = store.search.facts(status="all")
     assert sorted(f.run_id for f in facts) == sorted(runs)
     for got in facts:
         assert got == run_facts(runs[got.run_id], run_id=got.run_id, status="finished")

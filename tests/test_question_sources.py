@@ -10,6 +10,7 @@ import pytest
 from knowsim_core.storage import Store
 from knowsim_core.storage.migrations import legacy_kind
 from knowsim_core.storage.questions import QUESTION_KINDS
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.titles import clip, concept_title, short_title
 from tests.conftest import require_shared
 
@@ -52,23 +53,23 @@ def test_questions_stored_before_kinds_are_classified_once_by_their_source(sourc
 
 def test_samples_come_first_and_every_question_has_a_kind(seeded_store):
     store = seeded_store
-    mine = store.add_question(text="Why is the sky blue? Explain Rayleigh scattering.", question_id="a_mine")
-    real = store.add_question(text="hello", question_id="a_real", kind="real", title="Algebra: Completing the Square")
-    rows = store.list_questions()
+    mine = store.questions.add(text="Why is the sky blue? Explain Rayleigh scattering.", question_id="a_mine")
+    real = store.questions.add(text="hello", question_id="a_real", kind="real", title="Algebra: Completing the Square")
+    rows = store.questions.list()
     kinds = [q.kind for q in rows]
     assert kinds == sorted(kinds, key=QUESTION_KINDS.index) and kinds[0] == "sample"
     by_id = {q.id: q for q in rows}
     assert by_id[mine].kind == "yours" and by_id[mine].title == "Why is the sky blue?"
     assert by_id[real].title == "Algebra: Completing the Square"
-    assert [q.id for q in store.list_questions(kind="real")] == [real]
-    assert [q.id for q in store.list_questions(search="Completing")] == [real]
+    assert [q.id for q in store.questions.list(kind="real")] == [real]
+    assert [q.id for q in store.questions.list(search="Completing")] == [real]
 
 
 def test_an_unknown_kind_is_refused_in_one_line(seeded_store):
     from knowsim_core.errors import StorageError
 
     with pytest.raises(StorageError, match="unknown question kind 'blog'; expected one of sample, paper"):
-        seeded_store.add_question(text="x", kind="blog")
+        seeded_store.questions.add(text="x", kind="blog")
 
 
 @pytest.fixture()
@@ -80,13 +81,13 @@ def test_imported_real_conversations_are_their_own_kind_with_titles_not_greeting
     from knowsim_core.services.importing import import_path
 
     store = Store(tmp_path / "rw.db")
-    store.seed_samples()
+    store.questions.seed_samples()
     import_path(store, arena)
-    real = store.list_questions(kind="real")
+    real = store.questions.list(kind="real")
     assert len(real) == 25
     assert all(q.title.lower().rstrip(".") not in GREETINGS and len(q.title) <= 70 for q in real)
     assert all(q.field and q.title.startswith(q.field + ":") for q in real if q.field)
-    rows = store.list_questions()
+    rows = store.questions.list()
     assert [q.kind for q in rows[:10]] == ["sample"] * 10  # the samples before the 25 conversations
 
 
@@ -95,9 +96,9 @@ def test_batch_selects_one_group_at_a_time_and_never_offers_human(seeded_store):
     from streamlit.testing.v1 import AppTest
 
     store = seeded_store
-    g = store.latest_graph_version("sample_lava_lamps").graph
-    store.add_question(text="hello", question_id="sa_math_1_x", kind="real", title="Algebra: Squares")
-    store.add_graph_version("sa_math_1_x", g)
+    g = store.questions.latest_graph_version("sample_lava_lamps").graph
+    store.questions.add(text="hello", question_id="sa_math_1_x", kind="real", title="Algebra: Squares")
+    store.questions.add_graph_version("sa_math_1_x", g)
     at = AppTest.from_file("../pages/batch.py", default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     assert "human" not in at.multiselect(key="batch_assistants").options
@@ -113,8 +114,8 @@ def test_batch_selects_one_group_at_a_time_and_never_offers_human(seeded_store):
 def test_simulate_lists_samples_first_with_their_titles(seeded_store):
     from streamlit.testing.v1 import AppTest
 
-    seeded_store.add_question(text="hello", question_id="a_real", kind="real", title="Algebra: Squares")
-    seeded_store.add_graph_version("a_real", seeded_store.latest_graph_version("sample_lava_lamps").graph)
+    seeded_store.questions.add(text="hello", question_id="a_real", kind="real", title="Algebra: Squares")
+    seeded_store.questions.add_graph_version("a_real", seeded_store.questions.latest_graph_version("sample_lava_lamps").graph)
     at = AppTest.from_file("../pages/simulate.py", default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
     options = at.selectbox(key="setup_question").options
@@ -151,14 +152,14 @@ def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_p
                                          "author": "import", "created": "2026-01-01",
                                          "graph_json": _json.dumps(graph)})
     store = Store(path)
-    kinds = {q.id: (q.kind, q.title) for q in store.list_questions()}
+    kinds = {q.id: (q.kind, q.title) for q in store.questions.list()}
     first_concepts = [n["concept"] for n in graph["nodes"]][:1]
     assert kinds[sample.id][0] == "sample" and kinds["q_mine"] == ("yours", "hello")
     assert kinds["sa_math_40_ab"][0] == "real" and kinds["sa_math_40_ab"][1].startswith(
         f"Number Theory: {first_concepts[0]}")
-    assert [q.kind for q in store.list_questions()][0] == "sample"
-    g = store.latest_graph_version(sample.id).graph
-    parent = store.save_run(make_run(g, question_id=sample.id, level="novice", seed=1, max_turns=2))
-    child = store.save_run(replace(make_run(g, question_id=sample.id, level="novice", seed=2, max_turns=2),
+    assert [q.kind for q in store.questions.list()][0] == "sample"
+    g = store.questions.latest_graph_version(sample.id).graph
+    parent = store.runs.save(make_run(g, question_id=sample.id, level="novice", seed=1, max_turns=2))
+    child = store.runs.save(replace(make_run(g, question_id=sample.id, level="novice", seed=2, max_turns=2),
                                    meta=(("forked_from", parent),)))
-    assert [r.id for r in store.list_runs(origin="forked")] == [child]
+    assert [r.id for r in store.search.list(RunFilter(origin="forked"))] == [child]

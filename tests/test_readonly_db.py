@@ -26,6 +26,7 @@ import pytest
 from knowsim_core.errors import StorageError
 from knowsim_core.formats import csv_export, studio
 from knowsim_core.storage import SCHEMA_VERSION, Store, connection
+from knowsim_core.storage.run_filter import RunFilter
 from tests.test_storage import digest, stored_run
 
 READ_ONLY = "open read-only"
@@ -44,20 +45,20 @@ def built(db_path):
 def check_read_only(store: Store, rid: str, db_path) -> None:
     before = digest(db_path)
     assert store.read_only
-    rows = store.list_runs()
-    assert [r.id for r in rows] == [rid] and store.count_runs(text="lava") == 1
-    assert store.count_runs(contains={"assistant": "teach"}) == 1 and store.run_values("assistant") == ["test/teacher"]
-    run = store.load_run(rid)
+    rows = store.search.list()
+    assert [r.id for r in rows] == [rid] and store.search.count(RunFilter(text="lava")) == 1
+    assert store.search.count(RunFilter(find="teach")) == 1 and store.search.values("assistant") == ["test/teacher"]
+    run = store.runs.load(rid)
     assert studio.loads(studio.dumps(run)) == run and csv_export.dumps(run)
-    assert store.list_questions() and store.latest_graph_version(run.question_id) is not None
-    assert store.mark_dead_runs() == []
+    assert store.questions.list() and store.questions.latest_graph_version(run.question_id) is not None
+    assert store.runs.mark_dead() == []
     writes = (
-        lambda: store.save_run(run),
-        lambda: store.delete_run(rid),
-        lambda: store.add_question(text="a new question"),
-        lambda: store.cache_put("k", "v"),
-        lambda: store.set_judgement(rid, score=5, rationale="", model="m"),
-        lambda: store.finish_run(rid, status="interrupted"),
+        lambda: store.runs.save(run),
+        lambda: store.runs.delete([rid]),
+        lambda: store.questions.add(text="a new question"),
+        lambda: store.caches.cache_put("k", "v"),
+        lambda: store.caches.set_judgement(rid, score=5, rationale="", model="m"),
+        lambda: store.runs.finish(rid, status="interrupted"),
     )
     for write in writes:
         with pytest.raises(StorageError, match=f"{READ_ONLY}.*copy it to a writable folder"):
@@ -79,7 +80,7 @@ def test_read_only_on_request_is_enforced_by_sqlite_itself(db_path):
     with pytest.raises(StorageError, match=READ_ONLY):  # past the store's own check: SQLite refuses (mode=ro)
         with store._conn.db() as db:
             db.execute("DELETE FROM runs")
-    assert digest(db_path) == before and Store(db_path).count_runs() == 1
+    assert digest(db_path) == before and Store(db_path).search.count() == 1
 
 
 def test_a_wal_file_in_a_read_only_folder_is_read_not_called_damaged(db_path, monkeypatch):
@@ -151,9 +152,9 @@ sys.path[:0] = [{root!r}, {site!r}]
 from knowsim_core.errors import StorageError
 from knowsim_core.storage import Store
 store = Store({db!r})
-print(store.read_only, store.count_runs(), len(store.load_run(store.list_runs()[0].id).turns))
+print(store.read_only, store.search.count(), len(store.runs.load(store.search.list()[0].id).turns))
 try:
-    store.delete_run(store.list_runs()[0].id)
+    store.runs.delete([store.search.list()[0].id])
 except StorageError as exc:
     print(exc)
 """
@@ -248,4 +249,4 @@ def test_the_app_shows_a_read_only_database_on_every_page(db_path, monkeypatch):
         assert not at.exception, (page, at.exception)
         refusals = [e.value for e in at.error if READ_ONLY in e.value or "read-only" in e.value]
         assert not refusals, (page, refusals)
-    assert digest(db_path) == before and Store(db_path).list_runs()[0].id == rid
+    assert digest(db_path) == before and Store(db_path).search.list()[0].id == rid

@@ -221,7 +221,7 @@ def test_a_sampled_start_reads_every_conversation_from_the_levels_sampler(report
     assert [(r["conversation"], r["turn"], r["real_act"]) for r in sampled["turns"]] == [
         (r["conversation"], r["turn"], r["real_act"]) for r in report["turns"]]  # same turns, same people
     store = Store(db)
-    runs = [store.load_run(r.id) for r in store.list_runs(limit=1000)]
+    runs = [store.runs.load(r.id) for r in store.search.list(limit=1000)]
     differs = 0
     for run in runs:
         again = sampled_start(run)
@@ -291,7 +291,7 @@ def test_a_sampled_start_refuses_a_conversation_read_by_an_llm_in_one_line(tmp_p
     from knowsim_core.storage import Store
 
     store = Store(human_db(tmp_path))
-    run = store.load_run(store.list_runs()[0].id)
+    run = store.runs.load(store.search.list()[0].id)
     assert sampled_start(run).turns[0].user_message == "How many orders of 3 books?"
     llm_read = dataclasses.replace(run, adapters=tuple((r, "openai/gpt-4o-mini" if r == "extractor" else a)
                                                         for r, a in run.adapters))

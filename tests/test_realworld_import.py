@@ -45,7 +45,7 @@ def _problem1(rec: dict) -> int:
 def imported(tmp_path_factory):
     store = Store(tmp_path_factory.mktemp("rw") / "rw.db")
     report = import_path(store, ANNOTATIONS)
-    runs = {dict(store.load_run(rid).meta)["conversation"]: store.load_run(rid) for rid in report.runs}
+    runs = {dict(store.runs.load(rid).meta)["conversation"]: store.runs.load(rid) for rid in report.runs}
     return store, report, runs
 
 
@@ -100,7 +100,7 @@ def test_graph_nodes_are_the_extracted_concepts_without_edges(imported):
         want_pairs = [(c["Concept Name"], c["Concept Explanation"]) for c in want]
         assert [(n.concept, n.description) for n in nodes] == want_pairs
         assert run.graph.edges == () or list(run.graph.edges) == []
-        (version,) = store.graph_versions(run.question_id)
+        (version,) = store.questions.graph_versions(run.question_id)
         assert version.author == "simulatorarena" and "no prerequisite edges" in version.note
 
 
@@ -131,7 +131,7 @@ def test_importing_again_adds_nothing(imported):
     store, _, _ = imported
     again = import_path(store, ANNOTATIONS)
     assert again.runs == [] and again.questions == 0 and len(again.skipped) == 25
-    assert store.count_runs() == 25
+    assert store.search.count() == 25
 
 
 def test_null_replies_and_image_messages_are_handled_and_counted(tmp_path):
@@ -145,7 +145,7 @@ def test_null_replies_and_image_messages_are_handled_and_counted(tmp_path):
     store = Store(tmp_path / "s.db")
     report = import_path(store, path)
     assert (report.null_replies, report.image_messages, len(report.runs)) == (2, 1, 3)
-    runs = [store.load_run(r) for r in report.runs]
+    runs = [store.runs.load(r) for r in report.runs]
     first = next(r for r in runs if dict(r.meta)["conversation"].startswith(str(_records()[0]["problem_id"]) + ":"))
     assert first.turns[0].assistant_message == "" and NO_REPLY_NOTE in first.turns[0].notes
     assert all(s.teaching_quality == "not_mentioned" for s in first.turns[0].signals)
@@ -162,7 +162,7 @@ def test_a_conversation_without_any_reply_and_a_single_record_file(tmp_path):
     store = Store(tmp_path / "n.db")
     report = import_path(store, path)
     assert report.null_replies == _problem1(_records()[0]) and len(report.runs) == 1
-    run = store.load_run(report.runs[0])
+    run = store.runs.load(report.runs[0])
     assert all(t.assistant_message == "" and not t.transitions for t in run.turns)
 
 
@@ -174,7 +174,7 @@ def test_missing_companions(tmp_path):
     # no concepts: each conversation is still stored (messages, judgments), saying why it has no reading
     assert report.questions == 3 and len(report.runs) == 3 and len(report.unread) == 3
     assert any(CONCEPTS_NAME in s for s in report.skipped)
-    assert all("no extracted concepts" in dict(store.load_run(r).meta)["no_reading"] for r in report.runs)
+    assert all("no extracted concepts" in dict(store.runs.load(r).meta)["no_reading"] for r in report.runs)
 
     no_states = tmp_path / "no_states"
     no_states.mkdir()
@@ -182,7 +182,7 @@ def test_missing_companions(tmp_path):
     report = import_path(store, _variant(no_states, companions=(CONCEPTS_NAME,)))
     assert len(report.runs) == 3 and report.initial_states == 0
     for rid in report.runs:
-        assert dict(store.load_run(rid).meta)["initial_state_source"].startswith("sampled for ")
+        assert dict(store.runs.load(rid).meta)["initial_state_source"].startswith("sampled for ")
 
 
 @pytest.mark.parametrize(("edit", "expected"), [
@@ -198,7 +198,7 @@ def test_malformed_annotations_are_refused_with_one_line(tmp_path, edit, expecte
     with pytest.raises(FormatError, match=ANNOTATIONS.name.replace(".", r"\.") + ": " + expected) as exc:
         import_path(store, path)
     assert "\n" not in str(exc.value)
-    assert store.list_questions() == []  # nothing was written
+    assert store.questions.list() == []  # nothing was written
 
 
 @pytest.mark.parametrize(("edit", "expected"), [
@@ -214,7 +214,7 @@ def test_wrong_types_and_sizes_are_refused_strictly(tmp_path, edit, expected):
     store = Store(tmp_path / "t.db")
     with pytest.raises(FormatError, match=ANNOTATIONS.name.replace(".", r"\.") + ": " + expected) as exc:
         import_path(store, path)
-    assert "\n" not in str(exc.value) and store.list_questions() == []
+    assert "\n" not in str(exc.value) and store.questions.list() == []
 
 
 @pytest.mark.parametrize(("companion", "edit", "expected"), [
@@ -231,7 +231,7 @@ def test_malformed_companions_are_refused_naming_the_field(tmp_path, companion, 
     store = Store(tmp_path / "c.db")
     with pytest.raises(FormatError, match=companion.replace(".", r"\.") + ": " + expected):
         import_path(store, path)
-    assert store.list_questions() == []
+    assert store.questions.list() == []
 
 
 def test_a_bad_status_in_the_companion_is_refused_through_the_cli(tmp_path, capsys):
@@ -271,13 +271,13 @@ def test_generic_jsonl_is_imported_the_same_way(tmp_path):
     store = Store(tmp_path / "j.db")
     report = import_path(store, _jsonl(tmp_path, [CONV, {**CONV, "id": "tutor-2", "level": None}]))
     assert report.kind == "conversations-jsonl" and len(report.runs) == 2 and report.null_replies == 2
-    run = store.load_run(report.runs[0])
+    run = store.runs.load(report.runs[0])
     assert run.level == "novice" and run.adapter["assistant"] == "recorded/my-tutor"
     assert [t.user_message for t in run.turns] == ["How many ways can 3 books be arranged on a shelf?", "so it's 6?"]
     assert run.initial_state.state_of("IU1: Factorial") == IUState.STRUGGLING
     assert run.initial_state.state_of("IU2: Multiplication principle") == IUState.KNOWS_WELL
     assert dict(run.meta)["rating"] == 8
-    assert store.load_run(report.runs[1]).level == "intermediate"  # no level given: stated default
+    assert store.runs.load(report.runs[1]).level == "intermediate"  # no level given: stated default
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -292,7 +292,7 @@ def test_hostile_jsonl_lines_are_refused_in_one_line(tmp_path, text, expected):
     store = Store(tmp_path / "h.db")
     with pytest.raises(FormatError, match=r"conversations\.jsonl:? " + expected) as exc:
         import_path(store, path)
-    assert "\n" not in str(exc.value) and store.list_questions() == []
+    assert "\n" not in str(exc.value) and store.questions.list() == []
 
 
 @pytest.mark.parametrize(("line", "expected"), [
@@ -309,4 +309,4 @@ def test_malformed_jsonl_is_refused(tmp_path, line, expected):
     good = {**CONV, "id": "tutor-0"}
     with pytest.raises(FormatError, match=r"conversations\.jsonl: " + expected.replace("line 1", "line 2")):
         import_path(store, _jsonl(tmp_path, [good, line]))
-    assert store.list_questions() == [] and store.list_runs() == []
+    assert store.questions.list() == [] and store.search.list() == []

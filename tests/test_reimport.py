@@ -23,11 +23,11 @@ REFERENCE_RUNS = "examples/mathqa_structured_adaptive_novice.json"
 
 
 def all_runs(store) -> list:
-    return store.list_runs(limit=10_000)
+    return store.search.list(limit=10_000)
 
 
 def judgments(store) -> int:
-    return sum(len(store.list_judgments(r.id)) for r in all_runs(store))
+    return sum(len(store.judgments.list(r.id)) for r in all_runs(store))
 
 
 @pytest.fixture()
@@ -53,7 +53,7 @@ def test_a_studio_export_imported_back_is_already_stored(stored, tmp_path, capsy
 def test_a_studio_file_imported_into_another_database_twice_stores_it_once(stored, tmp_path):
     store, rid = stored
     path = tmp_path / "run.json"
-    path.write_text(studio.dumps(store.load_run(rid)), encoding="utf-8")
+    path.write_text(studio.dumps(store.runs.load(rid)), encoding="utf-8")
     other = Store(tmp_path / "other.db")
     assert import_path(other, path).runs == [rid]
     again = import_path(other, path)
@@ -63,7 +63,7 @@ def test_a_studio_file_imported_into_another_database_twice_stores_it_once(store
 
 def test_a_file_listing_one_run_twice_stores_it_once(stored, tmp_path):
     store, rid = stored
-    data = json.loads(studio.dumps(store.load_run(rid)))
+    data = json.loads(studio.dumps(store.runs.load(rid)))
     path = tmp_path / "twice.json"
     path.write_text(json.dumps([data, data]), encoding="utf-8")
     other = Store(tmp_path / "other.db")
@@ -74,7 +74,7 @@ def test_a_file_listing_one_run_twice_stores_it_once(stored, tmp_path):
 
 def test_one_run_id_with_two_contents_is_refused_and_nothing_is_stored(stored, tmp_path):
     store, rid = stored
-    data = json.loads(studio.dumps(store.load_run(rid)))
+    data = json.loads(studio.dumps(store.runs.load(rid)))
     changed = json.loads(json.dumps(data))
     changed["seed"] = 99
     path = tmp_path / "clash.json"
@@ -88,7 +88,7 @@ def test_one_run_id_with_two_contents_is_refused_and_nothing_is_stored(stored, t
 def test_a_different_run_under_a_stored_id_is_still_stored(stored, tmp_path):
     """The id-collision rule of the last round holds: other contents under a known id get a new id."""
     store, rid = stored
-    data = json.loads(studio.dumps(store.load_run(rid)))
+    data = json.loads(studio.dumps(store.runs.load(rid)))
     data["seed"] = 99
     path = tmp_path / "other.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -111,7 +111,7 @@ def test_a_re_imported_human_run_adds_no_run_and_no_judgment(seeded_store, arena
     before_runs, before_votes = len(all_runs(seeded_store)), judgments(seeded_store)
     human = next(r for r in all_runs(seeded_store) if store_judged(seeded_store, r.id))
     path = tmp_path / "human.json"
-    path.write_text(studio.dumps(seeded_store.load_run(human.id), judgments=seeded_store.list_judgments(human.id)),
+    path.write_text(studio.dumps(seeded_store.runs.load(human.id), judgments=seeded_store.judgments.list(human.id)),
                     encoding="utf-8")
     report = import_path(seeded_store, path)
     assert report.runs == [] and report.skipped == [f"{human.id} (already stored)"]
@@ -119,4 +119,4 @@ def test_a_re_imported_human_run_adds_no_run_and_no_judgment(seeded_store, arena
 
 
 def store_judged(store, run_id: str) -> bool:
-    return bool(store.list_judgments(run_id))
+    return bool(store.judgments.list(run_id))

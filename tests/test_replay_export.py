@@ -72,7 +72,7 @@ def stored(store, level="novice", turns=3, seed=3) -> str:
 
 def hostile_run(store, base_id: str, *, secret_url: str = "") -> str:
     """A stored copy of ``base_id`` whose question, messages and one IU description are hostile."""
-    run = store.load_run(base_id)
+    run = store.runs.load(base_id)
     g = run.graph.to_data()
     g["nodes"][0]["description"] = HOSTILE
     from knowsim_core.engine.graph import IUGraph
@@ -81,7 +81,7 @@ def hostile_run(store, base_id: str, *, secret_url: str = "") -> str:
                   for t in run.turns)
     hostile = replace(run, run_id=None, question_id="hostile_q", question=HOSTILE, graph=IUGraph.from_data(g),
                       turns=turns)
-    return store.save_run(hostile)
+    return store.runs.save(hostile)
 
 
 @pytest.fixture()
@@ -102,7 +102,7 @@ def test_the_replay_carries_explains_why_text_turn_by_turn(two_runs, tmp_path, c
     explained = json.loads(capsys.readouterr().out)
     data = replay_data(out.read_text(encoding="utf-8"))
     (run,) = data["runs"]
-    rec = store.load_run(a)
+    rec = store.runs.load(a)
     assert run["run_id"] == a and [t["turn"] for t in run["turns"]] == [1, 2, 3]
     for t, e, r in zip(run["turns"], explained["turns"], rec.turns):
         assert [{k: iu[k] for k in ("id", "label", "mode", "why", "before", "after")} for iu in t["ius"]] == e["ius"]
@@ -170,11 +170,11 @@ def test_script_json_refuses_nan_and_render_refuses_an_empty_payload():
 
 def test_credentials_are_redacted_like_every_export(seeded_store, capsys):
     base = stored(seeded_store)
-    run = seeded_store.load_run(base)
+    run = seeded_store.runs.load(base)
     leaky = replace(run, run_id=None, adapters=tuple(
         (role, f"compat/llama@http://admin:hunter2secret@127.0.0.1:9/v1?api_key=abcd1234xyz" if role == "assistant"
          else agent) for role, agent in run.adapters))
-    rid = seeded_store.save_run(leaky)
+    rid = seeded_store.runs.save(leaky)
     rid2 = hostile_run(seeded_store, rid, secret_url=" see http://bob:pa55word99@10.0.0.1/x?token=tok123456 sk-abcdef1234567890")
     assert export(seeded_store, rid2, "--format", "html") == 0
     page = capsys.readouterr().out
@@ -208,7 +208,7 @@ def test_a_run_without_turns_exports_its_start(seeded_store, capsys):
                      assistant_id="offline/comprehensive", seed=1)
     assert export(seeded_store, live.run_id, "--format", "html") == 0
     (run,) = replay_data(capsys.readouterr().out)["runs"]
-    start = seeded_store.load_run(live.run_id).initial_state
+    start = seeded_store.runs.load(live.run_id).initial_state
     assert run["turns"] == [] and run["start"] == {
         v: int(start.state_of(live.run.graph.index.label_of[v])) for v in live.run.graph.index.ids}
     assert any(s > 0 for s in run["start"].values())  # an advanced learner starts knowing something

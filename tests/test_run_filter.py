@@ -76,10 +76,10 @@ def test_bad_values_are_refused_by_name_and_dropped_from_a_link():
 
 
 def _store_with_batches(store):
-    g = store.latest_graph_version(QID).graph
+    g = store.questions.latest_graph_version(QID).graph
     ids = {}
     for seed, tag in [(1, None), (2, None), (3, "b1"), (4, "b1"), (5, "b2")]:
-        ids[seed] = store.save_run(make_run(g, question_id=QID, level="novice", assistant_id="a1", seed=seed,
+        ids[seed] = store.runs.save(make_run(g, question_id=QID, level="novice", assistant_id="a1", seed=seed,
                                             max_turns=3), batch_tag=tag)
     return ids
 

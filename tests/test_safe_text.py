@@ -57,10 +57,10 @@ def test_the_turn_card_renders_stored_text_through_the_helper():
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(pathlib.Path(tmp) / "s.db")
-        store.seed_samples()
+        store.questions.seed_samples()
         live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple")
         live.step()
-        run = store.load_run(live.run_id)
+        run = store.runs.load(live.run_id)
     hostile = "# Title\n![pixel](http://127.0.0.1:9/q.png)\n$$x^2$$"
     run = replace(run, turns=(replace(run.turns[0], assistant_message=hostile, user_message="## me"),))
     at = AppTest.from_string("""

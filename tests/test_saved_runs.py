@@ -24,18 +24,18 @@ QID = "sample_lava_lamps"
 def db(seeded_store):
     """Two single runs and a five-run batch ("sweep-a"), newest last."""
     store = seeded_store
-    g = store.latest_graph_version(QID).graph
+    g = store.questions.latest_graph_version(QID).graph
     store.singles = [
-        store.save_run(make_run(g, question_id=QID, level="novice", seed=1, max_turns=4,
+        store.runs.save(make_run(g, question_id=QID, level="novice", seed=1, max_turns=4,
                                 assistant_id="offline/comprehensive")),
-        store.save_run(make_run(g, question_id=QID, level="advanced", seed=2, max_turns=4,
+        store.runs.save(make_run(g, question_id=QID, level="advanced", seed=2, max_turns=4,
                                 assistant_id="offline/socratic")),
     ]
     store.batch = [
-        store.save_run(make_run(g, question_id=QID, level=lv, seed=s, max_turns=3, assistant_id="offline/adaptive"),
+        store.runs.save(make_run(g, question_id=QID, level=lv, seed=s, max_turns=3, assistant_id="offline/adaptive"),
                        batch_tag="sweep-a")
         for lv in ("novice", "advanced") for s in (7, 8)
-    ] + [store.save_run(make_run(g, question_id=QID, level="novice", seed=9, max_turns=3,
+    ] + [store.runs.save(make_run(g, question_id=QID, level="novice", seed=9, max_turns=3,
                                  assistant_id="offline/adaptive"), batch_tag="sweep-a", status="interrupted")]
     return store
 
@@ -151,7 +151,7 @@ def test_failure_modes_across_runs_filter_by_batch(db):
 
 def test_multi_select_exports_one_zip_and_one_jsonl_that_import_back(db):
     at = _select(_open(), [0, 1, 2])
-    ids = [db.list_runs()[i].id for i in (0, 1, 2)]
+    ids = [db.search.list()[i].id for i in (0, 1, 2)]
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Zip of 3 Studio JSON files" in labels and "JSONL (3 runs)" in labels
     from ui import run_list
@@ -159,24 +159,24 @@ def test_multi_select_exports_one_zip_and_one_jsonl_that_import_back(db):
     with zipfile.ZipFile(io.BytesIO(run_list.zip_of_studio_files(db, ids))) as zf:
         assert sorted(zf.namelist()) == sorted(f"{i}.json" for i in ids)
         for rid in ids:
-            assert studio.loads(zf.read(f"{rid}.json").decode()) == db.load_run(rid)
+            assert studio.loads(zf.read(f"{rid}.json").decode()) == db.runs.load(rid)
     lines = run_list.jsonl_of_runs(db, ids).splitlines()
-    assert [studio.loads(line) for line in lines] == [db.load_run(rid) for rid in ids]
+    assert [studio.loads(line) for line in lines] == [db.runs.load(rid) for rid in ids]
     assert all(json.loads(line)["format"] == "knowsim-studio-run" for line in lines)
 
 
 def test_multi_select_delete_asks_first_then_deletes_all_of_them(db):
     at = _select(_open(), [0, 1, 2])
-    doomed = {db.list_runs()[i].id for i in (0, 1, 2)}
+    doomed = {db.search.list()[i].id for i in (0, 1, 2)}
     at.button(key="runs_delete_many").click().run()
-    assert db.count_runs() == 7 and any("3 runs" in m.value for m in at.markdown)  # the dialog asks first
+    assert db.search.count() == 7 and any("3 runs" in m.value for m in at.markdown)  # the dialog asks first
     at.button(key="del_no").click().run()
-    assert db.count_runs() == 7
+    assert db.search.count() == 7
     at = _select(_open(), [0, 1, 2])
     at.button(key="runs_delete_many").click().run()
     at.button(key="del_yes").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert db.count_runs() == 4 and not doomed & {r.id for r in db.list_runs()}
+    assert db.search.count() == 4 and not doomed & {r.id for r in db.search.list()}
     assert any("Deleted 3 runs" in s.value for s in at.success)
 
 
@@ -184,5 +184,5 @@ def test_delete_runs_is_all_or_nothing(db):
     from knowsim_core.errors import StorageError
 
     with pytest.raises(StorageError, match="unknown run id 'nope'"):
-        db.delete_runs([db.singles[0], "nope"])
-    assert db.count_runs() == 7
+        db.runs.delete([db.singles[0], "nope"])
+    assert db.search.count() == 7

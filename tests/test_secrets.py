@@ -171,7 +171,7 @@ def test_terminal_output_carries_no_escape_sequences(offline_run, tmp_path, caps
     out = capsys.readouterr().out
     assert "Lava lamps" in out and not any(c in out for c in "\x1b\x07\x9b\r")
     assert terminal_safe("a\x1b[2Kb\x00c\td\n") == "abc\td\n"
-    stored = Store(db).list_runs()[0]
+    stored = Store(db).search.list()[0]
     assert "\x1b" in stored.question  # the data is kept as imported; only the terminal is protected
 
 
@@ -192,7 +192,7 @@ def test_runs_stored_before_redaction_are_exported_and_listed_without_credential
 
     leaky = f"compat/tutor@http://admin:{PASSWORD}@host/v1?api_key={QUERY_KEY}"
     run = replace(offline_run, run_id=None, adapters=(("assistant", leaky), *offline_run.adapters[1:]))
-    run_id = seeded_store.save_run(run)
+    run_id = seeded_store.runs.save(run)
     texts = [reference_export.dumps(run), csv_export.dumps(run)]
     for argv in (["runs"], ["runs", "--json"], *(["export", run_id, "--format", f] for f in
                                                   ("studio-json", "reference-json", "csv", "html"))):

@@ -20,6 +20,7 @@ from knowsim_core.formats.samples import get_sample, load_samples
 from knowsim_core.engine.session import Simulation
 from knowsim_core.engine.state import initial_state
 from knowsim_core.storage import SCHEMA_VERSION, Store
+from knowsim_core.storage.run_filter import RunFilter, where_clause
 from tests import storage_fakes as fk
 from knowsim_core.agents import registry
 
@@ -41,10 +42,10 @@ def make_sim(question="sample_lava_lamps", seed=3, **kw) -> Simulation:
 
 def stored_run(store: Store, **kw) -> tuple[str, Simulation]:
     sim = make_sim(**kw)
-    rid = store.create_run(sim.run)
+    rid = store.runs.create(sim.run)
     while not sim.done:
-        store.append_turn(rid, sim.step())
-    store.finish_run(rid, status="finished", stop_reason=sim.run.stop_reason)
+        store.runs.append_turn(rid, sim.step())
+    store.runs.finish(rid, status="finished", stop_reason=sim.run.stop_reason)
     return rid, sim
 
 
@@ -55,9 +56,9 @@ def digest(path: Path) -> str:
 def test_run_stored_turn_by_turn_loads_back_identical(db_path):
     store = Store(db_path)
     rid, sim = stored_run(store)
-    loaded = store.load_run(rid)
+    loaded = store.runs.load(rid)
     assert loaded == replace(sim.run, run_id=rid)
-    row = store.get_run_row(rid)
+    row = store.search.get_row(rid)
     m = sim.run.metrics()
     assert (row.status, row.turns, row.stop_reason) == ("finished", 15, "max_turns")
     assert (row.kg, row.dc, row.co) == (m.knowledge_gain, m.delivery_calibration, m.cognitive_overload)
@@ -68,12 +69,12 @@ def test_run_stored_turn_by_turn_loads_back_identical(db_path):
 def test_a_pinned_connection_is_reused_and_each_turn_still_commits_on_its_own(db_path):
     store = Store(db_path)
     sim = make_sim()
-    rid = store.create_run(sim.run)
+    rid = store.runs.create(sim.run)
     with store.pinned():
         with store._conn.db() as first, store._conn.db() as second:
             assert first is second  # one connection for the block
         for expected in (1, 2):
-            store.append_turn(rid, sim.step())
+            store.runs.append_turn(rid, sim.step())
             # another connection sees the turn at once: the pin shares the connection, not a transaction
             other = sqlite3.connect(db_path)
             try:
@@ -82,81 +83,81 @@ def test_a_pinned_connection_is_reused_and_each_turn_still_commits_on_its_own(db
                 other.close()
     with store._conn.db() as a, store._conn.db() as b:
         assert a is not b  # outside the block every call opens its own again
-    assert [t.turn for t in store.load_run(rid).turns] == [1, 2]
+    assert [t.turn for t in store.runs.load(rid).turns] == [1, 2]
 
 
 def test_save_run_round_trip_and_id_collision(db_path):
     store = Store(db_path)
     rid, sim = stored_run(store)
-    run = store.load_run(rid)
-    rid2 = store.save_run(run)  # same run_id already taken -> a new id
+    run = store.runs.load(rid)
+    rid2 = store.runs.save(run)  # same run_id already taken -> a new id
     assert rid2 != rid
-    assert store.load_run(rid2) == replace(run, run_id=rid2)
-    fresh = store.save_run(replace(run, run_id="my-own-id"), status="interrupted")
-    assert fresh == "my-own-id" and store.get_run_row(fresh).status == "interrupted"
+    assert store.runs.load(rid2) == replace(run, run_id=rid2)
+    fresh = store.runs.save(replace(run, run_id="my-own-id"), status="interrupted")
+    assert fresh == "my-own-id" and store.search.get_row(fresh).status == "interrupted"
 
 
 def test_append_turn_refuses_gaps_unknown_runs_and_closed_runs(db_path):
     store = Store(db_path)
     sim = make_sim()
-    rid = store.create_run(sim.run)
+    rid = store.runs.create(sim.run)
     t1, t2 = sim.step(), sim.step()
     with pytest.raises(StorageError, match="next turn must be number 1, got 2"):
-        store.append_turn(rid, t2)
-    store.append_turn(rid, t1)
+        store.runs.append_turn(rid, t2)
+    store.runs.append_turn(rid, t1)
     with pytest.raises(StorageError, match="next turn must be number 2, got 1"):
-        store.append_turn(rid, t1)
+        store.runs.append_turn(rid, t1)
     with pytest.raises(StorageError, match="unknown run id 'nope'"):
-        store.append_turn("nope", t1)
-    store.finish_run(rid, status="failed", error="boom")
+        store.runs.append_turn("nope", t1)
+    store.runs.finish(rid, status="failed", error="boom")
     with pytest.raises(StorageError, match="is failed; resume it"):
-        store.append_turn(rid, t2)
-    assert [t.turn for t in store.load_run(rid).turns] == [1]
+        store.runs.append_turn(rid, t2)
+    assert [t.turn for t in store.runs.load(rid).turns] == [1]
     with pytest.raises(StorageError, match="not 'running'"):
-        store.finish_run(rid, status="running")
+        store.runs.finish(rid, status="running")
 
 
 def test_questions_graph_versions_initial_states_and_cache(db_path):
     store = Store(db_path)
-    assert store.seed_samples() == len(load_samples())
-    assert store.seed_samples() == 0
-    qid = store.add_question(text="Why is the sky blue?", domain="expert", field="Physics")
-    assert store.add_question(text="Why is the sky blue?", question_id=qid) == qid
+    assert store.questions.seed_samples() == len(load_samples())
+    assert store.questions.seed_samples() == 0
+    qid = store.questions.add(text="Why is the sky blue?", domain="expert", field="Physics")
+    assert store.questions.add(text="Why is the sky blue?", question_id=qid) == qid
     with pytest.raises(StorageError, match="already exists with another text"):
-        store.add_question(text="Other", question_id=qid)
+        store.questions.add(text="Other", question_id=qid)
     with pytest.raises(StorageError, match="non-empty text"):
-        store.add_question(text="  ")
-    assert [q.id for q in store.list_questions(search="sky")] == [qid]
-    assert {q.domain for q in store.list_questions(domain="math")} == {"math"}
+        store.questions.add(text="  ")
+    assert [q.id for q in store.questions.list(search="sky")] == [qid]
+    assert {q.domain for q in store.questions.list(domain="math")} == {"math"}
     with pytest.raises(StorageError, match="unknown question id"):
-        store.get_question("missing")
+        store.questions.get("missing")
 
     graph = get_sample("sample_lava_lamps").graph
-    v1 = store.add_graph_version(qid, graph, note="first")
+    v1 = store.questions.add_graph_version(qid, graph, note="first")
     smaller = graph.without_node(graph.index.ids[-1])
-    v2 = store.add_graph_version(qid, smaller, note="trimmed", author="openai/gpt-4o", parent_id=v1)
-    versions = store.graph_versions(qid)
+    v2 = store.questions.add_graph_version(qid, smaller, note="trimmed", author="openai/gpt-4o", parent_id=v1)
+    versions = store.questions.graph_versions(qid)
     assert [(v.version, v.parent_id, v.author) for v in versions] == [(1, None, "human"), (2, v1, "openai/gpt-4o")]
-    assert versions[1].graph == smaller and store.get_graph_version(v1).graph == graph
-    assert store.latest_graph_version(qid).id == v2
-    assert store.get_question(qid).n_graph_versions == 2
-    other = store.add_question(text="Another question")
+    assert versions[1].graph == smaller and store.questions.get_graph_version(v1).graph == graph
+    assert store.questions.latest_graph_version(qid).id == v2
+    assert store.questions.get(qid).n_graph_versions == 2
+    other = store.questions.add(text="Another question")
     with pytest.raises(StorageError, match="is not a version of question"):
-        store.add_graph_version(other, graph, parent_id=v1)
+        store.questions.add_graph_version(other, graph, parent_id=v1)
     with pytest.raises(StorageError, match="unknown question id"):
-        store.add_graph_version("missing", graph)
-    assert store.latest_graph_version(other) is None
+        store.questions.add_graph_version("missing", graph)
+    assert store.questions.latest_graph_version(other) is None
 
     s0 = initial_state(graph, "intermediate", replace_params(), seed=42)
-    assert store.get_initial_state(qid, "intermediate") is None
-    store.set_initial_state(qid, "intermediate", s0)
-    store.set_initial_state(qid, "intermediate", s0)  # upsert
-    assert store.get_initial_state(qid, "intermediate") == s0
+    assert store.caches.get_initial_state(qid, "intermediate") is None
+    store.caches.set_initial_state(qid, "intermediate", s0)
+    store.caches.set_initial_state(qid, "intermediate", s0)  # upsert
+    assert store.caches.get_initial_state(qid, "intermediate") == s0
 
-    assert store.cache_get("k") is None
-    store.cache_put("k", "v1")
-    store.cache_put("k", "v2")
-    assert store.cache_get("k") == "v2"
+    assert store.caches.cache_get("k") is None
+    store.caches.cache_put("k", "v1")
+    store.caches.cache_put("k", "v2")
+    assert store.caches.cache_get("k") == "v2"
 
 
 def replace_params():
@@ -169,26 +170,26 @@ def test_list_filters_search_order_and_delete(db_path):
     store = Store(db_path)
     ids = [stored_run(store, seed=s)[0] for s in (1, 2)]
     other, _ = stored_run(store, question="sample_herd_immunity", seed=1)
-    assert store.count_runs() == 3
-    assert [r.id for r in store.list_runs()] == [other, ids[1], ids[0]]
-    assert [r.id for r in store.list_runs(order="created_asc", limit=2)] == ids
-    assert [r.id for r in store.list_runs(order="created_asc", offset=2)] == [other]
-    assert {r.id for r in store.list_runs(question_id="sample_lava_lamps")} == set(ids)
-    assert store.count_runs(status="finished", assistant=fk.ASSISTANT, level="novice") == 3
-    assert store.count_runs(status="running") == 0
+    assert store.search.count() == 3
+    assert [r.id for r in store.search.list()] == [other, ids[1], ids[0]]
+    assert [r.id for r in store.search.list(order="created_asc", limit=2)] == ids
+    assert [r.id for r in store.search.list(order="created_asc", offset=2)] == [other]
+    assert {r.id for r in store.search.list(RunFilter(question_id="sample_lava_lamps"))} == set(ids)
+    assert store.search.count(RunFilter(status="finished", assistant=fk.ASSISTANT, level="novice")) == 3
+    assert store.search.count(RunFilter(status="running")) == 0
     # full-text search over transcripts: the fake assistant writes "zebra<turn>"
-    assert store.count_runs(text="zebra7") == 3
-    assert store.count_runs(text="zebra7 Priya") == 2  # all words must occur (the lava-lamp runs)
-    assert store.count_runs(text="zebra99") == 0
-    assert store.count_runs(text='"unbalanced ( AND') == 0  # FTS syntax never reaches the user
+    assert store.search.count(RunFilter(text="zebra7")) == 3
+    assert store.search.count(RunFilter(text="zebra7 Priya")) == 2  # all words must occur (the lava-lamp runs)
+    assert store.search.count(RunFilter(text="zebra99")) == 0
+    assert store.search.count(RunFilter(text='"unbalanced ( AND')) == 0  # FTS syntax never reaches the user
     with pytest.raises(StorageError, match="unknown run order"):
-        store.list_runs(order="random")
-    store.delete_run(other)
-    assert store.count_runs(text="zebra7") == 2
+        store.search.list(order="random")
+    store.runs.delete([other])
+    assert store.search.count(RunFilter(text="zebra7")) == 2
     with pytest.raises(StorageError, match="unknown run id"):
-        store.delete_run(other)
+        store.runs.delete([other])
     with pytest.raises(StorageError, match="unknown run id"):
-        store.load_run(other)
+        store.runs.load(other)
 
 
 def test_filters_by_seed_ids_and_batch_all_in_sql(db_path):
@@ -199,24 +200,24 @@ def test_filters_by_seed_ids_and_batch_all_in_sql(db_path):
     sim = make_sim(seed=1)
     while not sim.done:
         sim.step()
-    tagged = [store.save_run(replace(sim.run, run_id=None), batch_tag="night_1") for _ in range(3)]
-    store.finish_run(store.create_run(make_sim(seed=2).run, batch_tag="night_1"), status="interrupted")
-    assert [r.id for r in store.list_runs(seed=0)] == [single]
-    assert store.count_runs(find="TEACH") == 5 and store.count_runs(contains={"assistant": "teacher"}) == 5
-    assert store.count_runs(find="night_1") == 4 and store.count_runs(find="night%1") == 0
-    assert store.count_runs(contains={"batch_tag": "ght"}, seed=1) == 3
-    assert store.run_values("batch_tag") == ["night_1"] and store.run_values("seed") == [0, 1, 2]
-    (group,) = store.batch_groups()
+    tagged = [store.runs.save(replace(sim.run, run_id=None), batch_tag="night_1") for _ in range(3)]
+    store.runs.finish(store.runs.create(make_sim(seed=2).run, batch_tag="night_1"), status="interrupted")
+    assert [r.id for r in store.search.list(RunFilter(seed=0))] == [single]
+    assert store.search.count(RunFilter(find="TEACH")) == 5
+    assert store.search.count(RunFilter(find="night_1")) == 4 and store.search.count(RunFilter(find="night%1")) == 0
+    assert store.search.count(RunFilter(find="ght", seed=1)) == 3
+    assert store.search.values("batch_tag") == ["night_1"] and store.search.values("seed") == [0, 1, 2]
+    (group,) = store.search.batch_groups()
     assert (group.tag, group.runs, group.finished, group.unfinished) == ("night_1", 4, 3, 1)
-    assert group.kg == pytest.approx(store.get_run_row(tagged[0]).kg)
-    recent = store.recent_entries(8)
+    assert group.kg == pytest.approx(store.search.get_row(tagged[0]).kg)
+    recent = store.search.recent(8)
     assert [getattr(e, "tag", None) or e.id for e in recent] == ["night_1", single]
     with pytest.raises(StorageError, match="cannot be filtered by 'setup_json'"):
-        store.list_runs(setup_json="x")
-    with pytest.raises(StorageError, match="cannot be searched by 'error'"):
-        store.count_runs(contains={"error": "x"})
+        where_clause(setup_json="x")
+    with pytest.raises(TypeError, match="expected a RunFilter, got dict"):
+        store.search.list({"seed": 0})  # the keywords of old are refused, not read as "every run"
     with pytest.raises(StorageError, match="cannot be listed by 'error'"):
-        store.run_values("error")
+        store.search.values("error")
 
 
 def test_home_recent_entries_are_the_newest_singles_and_batches_interleaved(db_path):
@@ -226,37 +227,37 @@ def test_home_recent_entries_are_the_newest_singles_and_batches_interleaved(db_p
     run = make_sim(seed=1).run
 
     def single() -> str:
-        return store.create_run(run)
+        return store.runs.create(run)
 
     def in_batch(tag: str) -> str:
-        return store.create_run(run, batch_tag=tag)
+        return store.runs.create(run, batch_tag=tag)
 
     s1, _, s2, _, _, s3 = single(), in_batch("b1"), single(), in_batch("b2"), in_batch("b3"), single()
     label = lambda entries: [getattr(e, "tag", None) or e.id for e in entries]  # noqa: E731
-    assert label(store.recent_entries(3)) == [s3, "b3", "b2"]
-    assert label(store.recent_entries(8)) == [s3, "b3", "b2", s2, "b1", s1]
+    assert label(store.search.recent(3)) == [s3, "b3", "b2"]
+    assert label(store.search.recent(8)) == [s3, "b3", "b2", s2, "b1", s1]
     in_batch("b1")
-    assert label(store.recent_entries(2)) == ["b1", s3]
-    (b1,) = [e for e in store.recent_entries(8) if getattr(e, "tag", None) == "b1"]
+    assert label(store.search.recent(2)) == ["b1", s3]
+    (b1,) = [e for e in store.search.recent(8) if getattr(e, "tag", None) == "b1"]
     assert b1.runs == 2  # the chosen batches are summarised over all their runs
 
 
 def test_judgement(db_path):
     store = Store(db_path)
     rid, _ = stored_run(store)
-    assert store.get_judgement(rid) is None
-    store.set_judgement(rid, score=7.5, rationale="clear", model="openai/gpt-4o")
-    assert store.get_judgement(rid) == (7.5, "clear", "openai/gpt-4o")
-    assert store.get_run_row(rid).iq_score == 7.5
+    assert store.caches.get_judgement(rid) is None
+    store.caches.set_judgement(rid, score=7.5, rationale="clear", model="openai/gpt-4o")
+    assert store.caches.get_judgement(rid) == (7.5, "clear", "openai/gpt-4o")
+    assert store.search.get_row(rid).iq_score == 7.5
     with pytest.raises(StorageError):
-        store.set_judgement("nope", score=1, rationale="", model="")
+        store.caches.set_judgement("nope", score=1, rationale="", model="")
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.text(max_size=30))
 def test_any_search_text_is_safe(tmp_path_factory, text):
     store = SEARCH_STORE.setdefault("s", Store(tmp_path_factory.mktemp("fts") / "s.db"))
-    assert store.count_runs(text=text) == 0
+    assert store.search.count(RunFilter(text=text)) == 0
 
 
 SEARCH_STORE: dict[str, Store] = {}
@@ -301,9 +302,9 @@ def test_a_schema_1_database_opens_and_its_text_records_still_read(db_path):
 
     reopened = Store(db_path)
     assert reopened.schema_version == SCHEMA_VERSION >= 2
-    assert reopened.load_run(old_rid) == replace(old_sim.run, run_id=old_rid)
+    assert reopened.runs.load(old_rid) == replace(old_sim.run, run_id=old_rid)
     new_rid, new_sim = stored_run(reopened, seed=5)
-    assert reopened.load_run(new_rid) == replace(new_sim.run, run_id=new_rid)
+    assert reopened.runs.load(new_rid) == replace(new_sim.run, run_id=new_rid)
 
 
 def test_a_damaged_record_is_reported_not_crashed_on(db_path):
@@ -314,8 +315,8 @@ def test_a_damaged_record_is_reported_not_crashed_on(db_path):
     conn.commit()
     conn.close()
     with pytest.raises(StorageError, match=rf"run {rid} cannot be read back: a stored record is damaged"):
-        store.load_run(rid)
-    assert store.get_run_row(rid).turns == 15  # the run's row and its other turns are still there
+        store.runs.load(rid)
+    assert store.search.get_row(rid).turns == 15  # the run's row and its other turns are still there
 
 
 def test_newer_schema_is_refused_untouched(db_path):
@@ -357,8 +358,8 @@ from tests.test_storage import make_sim
 from knowsim_core.storage import Store
 store = Store({db!r})
 sim = make_sim()
-rid = store.create_run(sim.run)
-store.append_turn(rid, sim.step())
+rid = store.runs.create(sim.run)
+store.runs.append_turn(rid, sim.step())
 print(rid)
 """
 
@@ -371,39 +372,39 @@ def test_run_of_a_dead_process_is_marked_interrupted(db_path):
     )
     rid = out.stdout.strip()
     # the writer exited without closing its run: a new opening notices
-    row = Store(db_path).get_run_row(rid)
+    row = Store(db_path).search.get_row(rid)
     assert (row.status, row.turns) == ("interrupted", 1)
     assert "stopped before it finished" in row.error
     # a run written by this (live) process stays running
     sim = make_sim()
-    mine = store.create_run(sim.run)
-    assert Store(db_path).get_run_row(mine).status == "running"
+    mine = store.runs.create(sim.run)
+    assert Store(db_path).search.get_row(mine).status == "running"
 
 
 def test_finish_takes_the_callers_record_only_when_it_holds_exactly_the_stored_turns(db_path):
     store = Store(db_path)
     sim = make_sim()
-    rid = store.create_run(sim.run)
+    rid = store.runs.create(sim.run)
     for _ in range(3):
-        store.append_turn(rid, sim.step())
-    stored = store.load_run(rid)
+        store.runs.append_turn(rid, sim.step())
+    stored = store.runs.load(rid)
     sim.step()  # a fourth turn the store never saw: this copy must not set the metrics
-    store.finish_run(rid, status="interrupted", record=sim.run)
-    row = store.get_run_row(rid)
+    store.runs.finish(rid, status="interrupted", record=sim.run)
+    row = store.search.get_row(rid)
     m = stored.metrics()
     assert (row.turns, row.kg, row.dc, row.co) == (3, m.knowledge_gain, m.delivery_calibration, m.cognitive_overload)
     assert sim.run.metrics() != m  # (the longer copy would have given other figures)
 
     sim2 = make_sim(seed=4)
-    rid2 = store.create_run(sim2.run)
+    rid2 = store.runs.create(sim2.run)
     while not sim2.done:
-        store.append_turn(rid2, sim2.step())
-    store.finish_run(rid2, status="finished", stop_reason=sim2.run.stop_reason, record=sim2.run)
-    m2 = store.load_run(rid2).metrics()
-    row2 = store.get_run_row(rid2)
+        store.runs.append_turn(rid2, sim2.step())
+    store.runs.finish(rid2, status="finished", stop_reason=sim2.run.stop_reason, record=sim2.run)
+    m2 = store.runs.load(rid2).metrics()
+    row2 = store.search.get_row(rid2)
     assert (row2.kg, row2.dc, row2.co) == (m2.knowledge_gain, m2.delivery_calibration, m2.cognitive_overload)
     with pytest.raises(StorageError, match="no run|unknown|not found"):
-        store.finish_run("nope", status="finished")
+        store.runs.finish("nope", status="finished")
 
 
 def test_a_writer_waits_for_the_write_lock_in_sqlites_busy_handler(db_path, monkeypatch):
@@ -458,31 +459,31 @@ def test_open_runs_are_searchable_and_their_turns_join_the_index_when_the_run_cl
     FTS5 index exactly in step (its own integrity check)."""
     store = Store(db_path)
     sim = make_sim(seed=1)
-    rid = store.create_run(sim.run)
+    rid = store.runs.create(sim.run)
     for _ in range(3):
-        store.append_turn(rid, sim.step())
+        store.runs.append_turn(rid, sim.step())
     assert _fts_consistent(db_path) == (True, 3)
-    assert store.count_runs(text="zebra2") == 1 and store.count_runs(text="zebra2 Priya") == 1  # open: substring
-    assert store.count_runs(text="zebra2 nowhere-word") == 0
-    store.finish_run(rid, status="interrupted")
+    assert store.search.count(RunFilter(text="zebra2")) == 1 and store.search.count(RunFilter(text="zebra2 Priya")) == 1  # open: substring
+    assert store.search.count(RunFilter(text="zebra2 nowhere-word")) == 0
+    store.runs.finish(rid, status="interrupted")
     assert _fts_consistent(db_path) == (True, 0)
-    assert store.count_runs(text="zebra2 Priya") == 1  # now through FTS5
+    assert store.search.count(RunFilter(text="zebra2 Priya")) == 1  # now through FTS5
 
-    store.reopen_run(rid)  # resumed: the next turns wait again, the earlier ones stay indexed
-    store.append_turn(rid, sim.step())
-    assert _fts_consistent(db_path) == (True, 1) and store.count_runs(text="zebra4") == 1
-    store.delete_run(rid)  # a run with indexed and unindexed turns: the index deletes only what it holds
-    assert _fts_consistent(db_path) == (True, 0) and store.count_runs(text="zebra2") == 0
+    store.runs.reopen(rid)  # resumed: the next turns wait again, the earlier ones stay indexed
+    store.runs.append_turn(rid, sim.step())
+    assert _fts_consistent(db_path) == (True, 1) and store.search.count(RunFilter(text="zebra4")) == 1
+    store.runs.delete([rid])  # a run with indexed and unindexed turns: the index deletes only what it holds
+    assert _fts_consistent(db_path) == (True, 0) and store.search.count(RunFilter(text="zebra2")) == 0
 
     dead = make_sim(seed=2)
-    rid = store.create_run(dead.run)
-    store.append_turn(rid, dead.step())
+    rid = store.runs.create(dead.run)
+    store.runs.append_turn(rid, dead.step())
     conn = sqlite3.connect(db_path)  # its writer "died": a pid that does not exist
     conn.execute("UPDATE runs SET pid = 999999999, pid_start = '' WHERE id = ?", [rid])
     conn.commit()
     conn.close()
-    assert store.mark_dead_runs() == [rid]
-    assert _fts_consistent(db_path) == (True, 0) and store.count_runs(text="zebra1") == 1
+    assert store.runs.mark_dead() == [rid]
+    assert _fts_consistent(db_path) == (True, 0) and store.search.count(RunFilter(text="zebra1")) == 1
 
 
 def test_a_schema_4_database_keeps_its_search_index_through_migration_5(db_path):
@@ -504,8 +505,8 @@ def test_a_schema_4_database_keeps_its_search_index_through_migration_5(db_path)
     conn.close()
     reopened = Store(db_path)
     assert reopened.schema_version == SCHEMA_VERSION
-    assert _fts_consistent(db_path) == (True, 0) and reopened.count_runs(text="zebra1") == 1
+    assert _fts_consistent(db_path) == (True, 0) and reopened.search.count(RunFilter(text="zebra1")) == 1
     new_rid, _ = stored_run(reopened, seed=2)
-    assert reopened.count_runs(text="zebra1") == 2
-    reopened.delete_run(old_rid)  # a turn indexed by the old trigger is removed from the index
-    assert _fts_consistent(db_path) == (True, 0) and [r.id for r in reopened.list_runs(text="zebra1")] == [new_rid]
+    assert reopened.search.count(RunFilter(text="zebra1")) == 2
+    reopened.runs.delete([old_rid])  # a turn indexed by the old trigger is removed from the index
+    assert _fts_consistent(db_path) == (True, 0) and [r.id for r in reopened.search.list(RunFilter(text="zebra1"))] == [new_rid]

@@ -27,15 +27,15 @@ def store(seeded_store) -> Store:
 def test_every_step_is_stored_before_it_returns(store):
     """step() on its own (the app's way) writes each turn before returning."""
     live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
-    assert store.get_run_row(live.run_id).status == "running"
+    assert store.search.get_row(live.run_id).status == "running"
     seen = []
     while not live.done:
-        seen.append((live.step().turn, store.get_run_row(live.run_id).turns))
+        seen.append((live.step().turn, store.search.get_row(live.run_id).turns))
     assert seen == [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)]
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 5)
-    assert store.load_run(live.run_id) == live.run
-    assert row.graph_version_id == store.latest_graph_version(Q).id
+    assert store.runs.load(live.run_id) == live.run
+    assert row.graph_version_id == store.questions.latest_graph_version(Q).id
 
 
 def test_run_to_end_writes_an_offline_conversation_a_few_turns_at_a_time(store, monkeypatch):
@@ -45,22 +45,22 @@ def test_run_to_end_writes_an_offline_conversation_a_few_turns_at_a_time(store, 
     monkeypatch.setattr(runner, "BUFFER_SECONDS", 3600.0)  # a slow machine must not flush early
     live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
     seen = []
-    run = live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.get_run_row(live.run_id).turns)))
+    run = live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.search.get_row(live.run_id).turns)))
     assert seen == [(1, 0), (2, 2), (3, 2), (4, 4), (5, 5)]  # the 5th with the close, in one transaction
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 5)
-    assert store.load_run(live.run_id) == run
+    assert store.runs.load(live.run_id) == run
     reference = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
     while not reference.done:
         reference.step()
-    assert store.get_run_row(reference.run_id).kg == row.kg  # the same metrics as turn-by-turn writes
+    assert store.search.get_row(reference.run_id).kg == row.kg  # the same metrics as turn-by-turn writes
 
 
 def test_a_buffered_turn_waits_no_longer_than_the_time_bound(store, monkeypatch):
     monkeypatch.setattr(runner, "BUFFER_SECONDS", 0.0)
     live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=3, **AGENTS)
     seen = []
-    live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.get_run_row(live.run_id).turns)))
+    live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.search.get_row(live.run_id).turns)))
     assert seen == [(1, 1), (2, 2), (3, 3)]
 
 
@@ -69,17 +69,17 @@ def test_interrupting_a_buffered_run_keeps_its_turns(store):
     live.buffered = True
     live.step()
     live.step()
-    assert store.get_run_row(live.run_id).turns == 0
+    assert store.search.get_row(live.run_id).turns == 0
     live.interrupt("stopped by the batch")
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns, row.error) == ("interrupted", 2, "stopped by the batch")
-    assert store.load_run(live.run_id).turns == live.run.turns
+    assert store.runs.load(live.run_id).turns == live.run.turns
 
 
 def test_initial_state_precedence(store):
     graph = get_sample(Q).graph
     canonical = initial_state(graph, "advanced", preset(), seed=99)
-    store.set_initial_state(Q, "advanced", canonical)
+    store.caches.set_initial_state(Q, "advanced", canonical)
     live = start_run(store, question_id=Q, level="advanced", seed=1, max_turns=1, **AGENTS)
     assert live.run.initial_state == canonical
     given = initial_state(graph, "advanced", preset(), seed=7)
@@ -92,12 +92,12 @@ def test_initial_state_precedence(store):
 def test_pinned_graph_version(store):
     graph = get_sample(Q).graph
     smaller = graph.without_node(graph.index.ids[-1])
-    v2 = store.add_graph_version(Q, smaller, note="trimmed")
-    first = store.graph_versions(Q)[0].id
+    v2 = store.questions.add_graph_version(Q, smaller, note="trimmed")
+    first = store.questions.graph_versions(Q)[0].id
     live = start_run(store, question_id=Q, level="novice", graph_version_id=first, max_turns=1, **AGENTS)
     assert live.run.graph == graph
     assert start_run(store, question_id=Q, level="novice", max_turns=1, **AGENTS).run.graph == smaller
-    other = store.latest_graph_version("sample_herd_immunity").id
+    other = store.questions.latest_graph_version("sample_herd_immunity").id
     with pytest.raises(StorageError, match="belongs to 'sample_herd_immunity'"):
         start_run(store, question_id=Q, level="novice", graph_version_id=other, **AGENTS)
     assert v2
@@ -113,10 +113,10 @@ def test_bad_setup_is_refused_before_anything_is_stored(store):
                   user_id=fk.USER, extractor_id=fk.EXTRACTOR)
     with pytest.raises(ConfigError, match="unknown rule preset"):
         start_run(store, question_id=Q, level="novice", preset="paper-fanfic", **AGENTS)
-    qid = store.add_question(text="No graph yet")
+    qid = store.questions.add(text="No graph yet")
     with pytest.raises(StorageError, match="has no IU graph yet"):
         start_run(store, question_id=qid, level="novice", **AGENTS)
-    assert store.count_runs() == 0
+    assert store.search.count() == 0
 
 
 def test_provider_error_marks_failed_and_resume_finishes(store):
@@ -124,24 +124,24 @@ def test_provider_error_marks_failed_and_resume_finishes(store):
                      assistant_id=fk.FAILING_ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
     with pytest.raises(ProviderError, match="rate limited"):
         live.run_to_end()
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("failed", 1) and "rate limited" in row.error
     with pytest.raises(ProviderError):  # still failing on resume: failed again, nothing lost
         resume_run(store, live.run_id).run_to_end()
-    assert store.get_run_row(live.run_id).turns == 1
+    assert store.search.get_row(live.run_id).turns == 1
 
 
 def test_interrupted_run_resumes_into_the_uninterrupted_run(store):
     live = start_run(store, question_id=Q, level="intermediate", seed=8, max_turns=6, **AGENTS)
     live.step()
     live.step()
-    store.finish_run(live.run_id, status="interrupted")
+    store.runs.finish(live.run_id, status="interrupted")
     resumed = resume_run(store, live.run_id)
-    assert store.get_run_row(live.run_id).status == "running"
+    assert store.search.get_row(live.run_id).status == "running"
     run = resumed.run_to_end()
     full = start_run(store, question_id=Q, level="intermediate", seed=8, max_turns=6, **AGENTS).run_to_end()
     assert replace(run, run_id=None) == replace(full, run_id=None)
-    assert store.load_run(live.run_id) == run
+    assert store.runs.load(live.run_id) == run
     with pytest.raises(StorageError, match="already finished"):
         resume_run(store, live.run_id)
 
@@ -150,11 +150,11 @@ def test_resume_of_a_run_that_had_played_its_last_turn_just_closes_it(store):
     live = start_run(store, question_id=Q, level="novice", seed=1, max_turns=2, **AGENTS)
     live.step()
     rec = live.sim.step()  # the process "dies" after storing the last turn, before closing the run
-    store.append_turn(live.run_id, rec)
-    store.finish_run(live.run_id, status="interrupted")
+    store.runs.append_turn(live.run_id, rec)
+    store.runs.finish(live.run_id, status="interrupted")
     resumed = resume_run(store, live.run_id)
     assert resumed.done
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.stop_reason, row.turns) == ("finished", "max_turns", 2)
 
 
@@ -162,10 +162,10 @@ def test_imported_recording_cannot_be_resumed(store):
     run = start_run(store, question_id=Q, level="novice", max_turns=2, **AGENTS).run_to_end()
     recorded = replace(run, run_id=None, adapters=(("assistant", "recorded/adaptive"), ("user", "recorded/x"),
                                                     ("extractor", "recorded/labels")))
-    rid = store.save_run(recorded, status="interrupted")
+    rid = store.runs.save(recorded, status="interrupted")
     with pytest.raises(StorageError, match="imported from a recording"):
         resume_run(store, rid)
-    assert store.get_run_row(rid).status == "interrupted"
+    assert store.search.get_row(rid).status == "interrupted"
 
 
 def test_a_run_whose_user_had_said_goodbye_is_closed_as_user_done_on_resume(store):
@@ -174,12 +174,12 @@ def test_a_run_whose_user_had_said_goodbye_is_closed_as_user_done_on_resume(stor
     live = start_run(store, question_id=Q, level="novice", seed=1, max_turns=5, **AGENTS)
     live.step()
     rec = replace(live.sim.step(), user_done=True)  # as Simulation.step records a user's terminate
-    store.append_turn(live.run_id, rec)
-    store.finish_run(live.run_id, status="interrupted")  # the process "died" before closing the run
-    assert store.load_run(live.run_id).turns[-1].user_done is True  # stored and read back
+    store.runs.append_turn(live.run_id, rec)
+    store.runs.finish(live.run_id, status="interrupted")  # the process "died" before closing the run
+    assert store.runs.load(live.run_id).turns[-1].user_done is True  # stored and read back
     resumed = resume_run(store, live.run_id)
     assert resumed.done
-    row = store.get_run_row(live.run_id)
+    row = store.search.get_row(live.run_id)
     assert (row.status, row.stop_reason, row.turns) == ("finished", "user_done", 2)
 
 
@@ -219,4 +219,4 @@ def test_a_leased_step_opens_one_connection_for_the_lease_the_play_and_the_write
         live.step()
         steps += 1
     assert steps == 3 and len(opened) == steps
-    assert store.get_run_row(live.run_id).status == "finished"
+    assert store.search.get_row(live.run_id).status == "finished"

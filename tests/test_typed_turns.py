@@ -78,10 +78,10 @@ def test_a_typed_reply_answers_the_message_the_page_showed(db):
     assert next_user_turn(live.sim).message == shown  # asked once, held until the step
     with pytest.raises(AwaitingInput):
         live.step()
-    assert len(store.load_run(live.run_id).turns) == 0  # nothing stored while waiting
+    assert len(store.runs.load(live.run_id).turns) == 0  # nothing stored while waiting
     live.sim.assistant.put(teaching_reply(live.run.graph))
     rec = live.step()
-    run = store.load_run(live.run_id)
+    run = store.runs.load(live.run_id)
     assert rec.user_message == shown and run.adapter["assistant"] == "human"
     want = expected_turn(run, 1)
     assert rec.signals == want.signals and rec.state_after == want.state_after and rec.nodes == want.nodes
@@ -94,7 +94,7 @@ def test_fork_keeps_the_first_turns_and_plays_the_typed_reply(db):
         parent.step()
     reply = teaching_reply(parent.run.graph)
     child = fork_run(store, parent.run_id, 2, reply)
-    p, c = store.load_run(parent.run_id), store.load_run(child.run_id)
+    p, c = store.runs.load(parent.run_id), store.runs.load(child.run_id)
     assert child.run_id != parent.run_id and fork_link(c) == (parent.run_id, 2)
     assert dict(c.meta)[FORKED_FROM] == parent.run_id and dict(c.meta)[FORKED_AT] == 2
     assert c.turns[0] == p.turns[0]  # the turns before the fork are the parent's
@@ -102,8 +102,8 @@ def test_fork_keeps_the_first_turns_and_plays_the_typed_reply(db):
     want = expected_turn(c, 2)
     assert c.turns[1].signals == want.signals and c.turns[1].state_after == want.state_after
     child.step()  # then the parent's own agents go on
-    assert len(store.load_run(child.run_id).turns) == 3
-    assert store.load_run(child.run_id).adapter == p.adapter
+    assert len(store.runs.load(child.run_id).turns) == 3
+    assert store.runs.load(child.run_id).adapter == p.adapter
     with pytest.raises(Exception, match="turns 1–3"):
         fork_run(store, parent.run_id, 9, reply)
 
@@ -119,7 +119,7 @@ def start_typed(side: str) -> AppTest:
 def test_typed_assistant_turn_on_the_page_is_stored_as_human(db):
     at = start_typed("assistant")
     run_id = at.query_params["run"]
-    graph = Store(db).load_run(run_id).graph
+    graph = Store(db).runs.load(run_id).graph
     assert at.button(key="sim_step").disabled  # the next turn needs your reply
     learner = [m.value for m in at.markdown]
     assert any(m.startswith("**The learner says:** ") for m in learner)  # one line: the box fits 900 px
@@ -127,7 +127,7 @@ def test_typed_assistant_turn_on_the_page_is_stored_as_human(db):
     at.text_area(key="sim_typed").input(reply).run()
     at.button(key="sim_send").click().run()
     ok(at)
-    run = Store(db).load_run(run_id)
+    run = Store(db).runs.load(run_id)
     assert run.adapter["assistant"] == "human" and len(run.turns) == 1
     rec = run.turns[0]
     assert rec.assistant_message == reply
@@ -147,7 +147,7 @@ def test_typed_user_turn_on_the_page(db):
     at.text_area(key="sim_typed").input("What makes the wax rise and fall?").run()
     at.button(key="sim_send").click().run()
     ok(at)
-    run = Store(db).load_run(run_id)
+    run = Store(db).runs.load(run_id)
     assert run.adapter["user"] == "human" and run.adapter["assistant"] != "human"
     assert run.turns[0].user_message == "What makes the wax rise and fall?"
     assert run.turns[0].assistant_message.strip()  # the agent answered your message
@@ -169,9 +169,9 @@ def test_fork_on_the_page_opens_the_pair_and_compare(db):
     ok(at)
     assert at.query_params["run"] == parent.run_id and at.query_params["turn"] == "2"
     child_id = at.query_params["pair"]
-    child = store.load_run(child_id)
+    child = store.runs.load(child_id)
     assert fork_link(child) == (parent.run_id, 2)
-    assert child.turns[0] == store.load_run(parent.run_id).turns[0]
+    assert child.turns[0] == store.runs.load(parent.run_id).turns[0]
     assert len(child.turns) == 2 and child.turns[1].assistant_message == reply
     assert any("is a fork of run" in c.value for c in at.caption)
     # the Compare view is on the page, on the pair
@@ -183,7 +183,7 @@ def test_link_without_turn_opens_a_finished_run_at_its_last_turn(db):
     store = Store(db)
     live = start_run(store, question_id=QUESTION, level="novice", assistant_id="offline/simple", seed=1, max_turns=4)
     live.run_to_end()
-    assert store.get_run_row(live.run_id).status == "finished"
+    assert store.search.get_row(live.run_id).status == "finished"
     at = ok(app(SIMULATE, run=live.run_id))
     assert at.query_params["turn"] == "4" and status_line(at).startswith("Turn **4** of 4")
     # an unfinished run still opens at its start
@@ -198,7 +198,7 @@ def test_sending_an_empty_reply_says_what_to_do_and_plays_nothing(db):
     at.button(key="sim_send").click().run()
     ok(at)
     assert any("type the assistant's message first" in e.value for e in at.error)
-    assert len(Store(db).load_run(at.query_params["run"]).turns) == 0
+    assert len(Store(db).runs.load(at.query_params["run"]).turns) == 0
 
 
 def test_the_fork_of_a_typed_run_goes_on_typed_beside_its_parent(db):
@@ -207,20 +207,20 @@ def test_the_fork_of_a_typed_run_goes_on_typed_beside_its_parent(db):
     for text in ("Let us start with counting.", "Now the shelf."):
         parent.sim.assistant.put(text)
         parent.step()
-    store.finish_run(parent.run_id, status="interrupted", error="handed over to the app")
+    store.runs.finish(parent.run_id, status="interrupted", error="handed over to the app")
     at = ok(app(SIMULATE, run=parent.run_id, turn="2"))
     at.toggle(key="sim_fork_open_0").set_value(True).run()
     at.text_area(key=f"sim_fork_text_{parent.run_id}_2").input("Count the arrangements first.").run()
     at.button(key="sim_fork_0").click().run()
     ok(at)
     child_id = at.query_params["pair"]
-    assert store.load_run(child_id).adapter["assistant"] == "human"
+    assert store.runs.load(child_id).adapter["assistant"] == "human"
     # only the child waits for a reply at turn 2; the parent has nothing new at this turn
     at.text_area(key="sim_typed_1").input("Then the lamps that are on.").run()
     at.button(key="sim_send_1").click().run()
     ok(at)
-    child = store.load_run(child_id)
+    child = store.runs.load(child_id)
     assert [t.assistant_message for t in child.turns] == ["Let us start with counting.", "Count the arrangements first.",
                                                           "Then the lamps that are on."]
-    assert len(store.load_run(parent.run_id).turns) == 2  # the parent was not played
+    assert len(store.runs.load(parent.run_id).turns) == 2  # the parent was not played
     assert not at.error, [e.value for e in at.error]  # and waiting for its own reply is no error

@@ -38,7 +38,7 @@ def test_a_table_never_shows_python_none(seeded_store):
     """Old: a run that failed before its first turn showed KG / DC / CO as "None" on Saved runs
     (Streamlit's grid writes a missing value as Python's None unless given a placeholder)."""
     live = start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1)
-    seeded_store.finish_run(live.run_id, status="failed", error="the model did not answer")
+    seeded_store.runs.finish(live.run_id, status="failed", error="the model did not answer")
     start_run(seeded_store, question_id=QID, level="novice", assistant_id="offline/simple", seed=2,
               max_turns=2).run_to_end()
     at = _open("../pages/runs.py")
@@ -99,7 +99,7 @@ def test_the_learner_keeps_the_case_of_names_too():
 
 def test_a_crispr_learner_never_writes_cas9_or_dna_in_lower_case(db_path):
     store = Store(db_path)
-    store.seed_samples()
+    store.questions.seed_samples()
     seen = 0
     for assistant in ("offline/simple", "offline/comprehensive"):
         run = start_run(store, question_id="sample_crispr_gene_editing", level="novice", assistant_id=assistant,
@@ -159,15 +159,15 @@ def test_an_abandoned_start_leaves_no_zero_turn_run_and_a_played_one_stays_resum
 
     clock = _Clock()
     store = Store(db_path, clock=clock)
-    store.seed_samples()
+    store.questions.seed_samples()
     empty = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1, lease_seconds=60)
     played = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=2, max_turns=4,
                        lease_seconds=60)
     played.step()
     typed = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=3)  # command line
     clock.t += 61
-    assert sorted(store.mark_dead_runs()) == sorted([empty.run_id, played.run_id])
-    ids = {r.id: r for r in store.list_runs()}
+    assert sorted(store.runs.mark_dead()) == sorted([empty.run_id, played.run_id])
+    ids = {r.id: r for r in store.search.list()}
     assert empty.run_id not in ids  # nothing was played: nothing to resume
     assert (ids[played.run_id].status, ids[played.run_id].turns) == ("interrupted", 1)
     assert ids[typed.run_id].status == "running"  # no lease: the pid check keeps it (this process is alive)
@@ -185,20 +185,20 @@ def test_close_after_start_deletes_the_unplayed_run_and_keeps_a_played_one(seede
     at.button(key="setup_start").click().run()
     assert not at.exception, [e.value for e in at.exception]
     first = _url_run(at)
-    assert seeded_store.get_run_row(first).turns == 0
+    assert seeded_store.search.get_row(first).turns == 0
     at.button(key="setup_start").click().run()  # a second Start replaces the first, never played
     second = _url_run(at)
-    assert second != first and first not in {r.id for r in seeded_store.list_runs()}
+    assert second != first and first not in {r.id for r in seeded_store.search.list()}
     at.button(key="sim_step").click().run()
-    assert seeded_store.get_run_row(second).turns == 1
+    assert seeded_store.search.get_row(second).turns == 1
     at.run()  # the step redrew only the player's fragments: the whole page, with Close
     at.button(key="sim_close").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert seeded_store.get_run_row(second).turns == 1  # played: it stays, resumable
+    assert seeded_store.search.get_row(second).turns == 1  # played: it stays, resumable
     at.button(key="setup_start").click().run()
     third = _url_run(at)
     at.button(key="sim_close").click().run()
-    assert third not in {r.id for r in seeded_store.list_runs()}
+    assert third not in {r.id for r in seeded_store.search.list()}
 
 
 _HELP_PROBE = """
@@ -267,10 +267,10 @@ def test_a_page_left_idle_past_the_lease_of_an_unplayed_run_says_it_was_removed(
 
     clock = _Clock()
     store = Store(db_path, clock=clock)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1, lease_seconds=60)
     p = Player(store, (live.run_id,), live={live.run_id: live})
     clock.t += 600  # the page sat idle: nobody renewed the lease
-    store.mark_dead_runs()
+    store.runs.mark_dead()
     assert not p.forward()
     assert "was removed" in p.error and "New simulation" in p.error and "step again" not in p.error, p.error

@@ -193,10 +193,10 @@ def test_runs_page_what_if_on_a_version_says_what_was_remapped(run, seeded_store
 
     from knowsim_core.engine.whatif import NEW_IU_START
 
-    rid = seeded_store.save_run(run)
-    seeded_store.add_graph_version(SAMPLE.material.question_id, version(drop_leaf), note="no check step")
+    rid = seeded_store.runs.save(run)
+    seeded_store.questions.add_graph_version(SAMPLE.material.question_id, version(drop_leaf), note="no check step")
     at = AppTest.from_file("../pages/runs.py", default_timeout=60).run()
-    rows = [r.id for r in seeded_store.list_runs()]
+    rows = [r.id for r in seeded_store.search.list()]
     at.session_state[runs_table_key(at)] = {"selection": {"rows": [rows.index(rid)], "columns": [], "cells": []}}
     at.run()
     pick = next(o for o in at.selectbox(key="wi_graph").options if o.endswith("no check step"))

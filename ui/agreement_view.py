@@ -52,7 +52,7 @@ def judgment_line(j: Judgment) -> str:
 def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
     """The judgments of ``turn`` of run ``run_id`` and the researcher's own 👍/👎 + note."""
     try:
-        judgments = [j for j in store.list_judgments(run_id) if j.turn == turn]
+        judgments = [j for j in store.judgments.list(run_id) if j.turn == turn]
     except KnowSimError as exc:
         st.caption(f"Judgments cannot be read: {exc}")
         return
@@ -79,13 +79,13 @@ def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
         if b.button("Poor reply", icon=":material/thumb_down:", key=f"{key}_down"):
             verdict = False
         if mine is not None and b.button("Withdraw mine", key=f"{key}_withdraw"):
-            store.remove_judgment(run_id, turn, source="researcher", who=mine.who)
+            store.judgments.remove(run_id, turn, source="researcher", who=mine.who)
             st.rerun()
         if verdict is not None:
             name = name.strip() or _default_name()
             st.session_state[WHO_KEY] = name
             try:
-                store.add_judgment(run_id, Judgment(turn=turn, liked=verdict, source="researcher", who=name,
+                store.judgments.add(run_id, Judgment(turn=turn, liked=verdict, source="researcher", who=name,
                                                     note=note.strip()))
             except KnowSimError as exc:
                 st.error(f"Not saved: {exc}")

@@ -40,6 +40,7 @@ from knowsim_core.batch.plan import BatchSpec, Estimate
 from knowsim_core.batch.service import BatchRequest
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage.liveness import pid_alive, process_start
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -150,7 +151,7 @@ def elsewhere(store: Any, launched: list[Launch]) -> list[Launch]:
     watched and resumed here, not stopped."""
     mine = {rec.tag for rec in launched}
     out = []
-    for tag, created in store.list_batches():
+    for tag, created in store.search.list_batches():
         if tag not in mine:
             try:
                 when = datetime.fromisoformat(created).timestamp()
@@ -163,8 +164,8 @@ def elsewhere(store: Any, launched: list[Launch]) -> list[Launch]:
 def playing_elsewhere(store: Any, tag: str) -> bool:
     """Whether some process is still writing runs of batch ``tag`` or holds one of its cells (dead
     writers' runs are marked interrupted first; dead holders' claims do not count)."""
-    store.mark_dead_runs()
-    return store.count_runs(batch_tag=tag, status="running") > 0 or bool(store.cell_holders(tag))
+    store.runs.mark_dead()
+    return store.search.count(RunFilter(batch_tag=tag, status="running")) > 0 or bool(store.cells.holders(tag))
 
 
 def alive(rec: Launch) -> bool:
@@ -199,8 +200,8 @@ def stop(rec: Launch, *, now: bool = False) -> bool:
 def progress(store: Any, tag: str) -> dict[str, int]:
     """Cells of batch ``tag`` by the status of their best run, plus ``cells`` (the matrix size)
     and ``not started``."""
-    counts = store.batch_cell_counts(tag)  # one per cell, by its best run: never a cell counted twice
-    data = store.get_batch(tag)
+    counts = store.cells.status_counts(tag)  # one per cell, by its best run: never a cell counted twice
+    data = store.search.get_batch(tag)
     cells = len(BatchSpec.from_data(data).cells()) if data else 0
     counts["cells"] = cells
     counts["not started"] = max(0, cells - sum(counts[s] for s in STATUSES))

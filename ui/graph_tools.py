@@ -165,19 +165,19 @@ def render_editor(store, version, result: EditResult | None = None) -> IUGraph:
 
 def save_version(store, parent, graph: IUGraph, *, note: str, author: str) -> None:
     try:
-        new_id = store.add_graph_version(parent.question_id, graph, note=note, author=author, parent_id=parent.id)
+        new_id = store.questions.add_graph_version(parent.question_id, graph, note=note, author=author, parent_id=parent.id)
     except KnowSimError as exc:
         st.error(str(exc))
         return
     st.session_state[NONCE_KEY] = st.session_state.get(NONCE_KEY, 0) + 1
-    v = store.get_graph_version(new_id)
+    v = store.questions.get_graph_version(new_id)
     st.session_state[FLASH_KEY] = f"Saved version {v.version} ({note})."
     st.session_state[NEXT_VERSION_KEY] = v.id  # picked before the selectbox on the rerun
     st.rerun()
 
 
 def render_history(store, question_id: str) -> None:
-    versions = store.graph_versions(question_id)
+    versions = store.questions.graph_versions(question_id)
     if len(versions) < 2:
         st.caption("Only one version so far; save an edit to start a history.")
         return

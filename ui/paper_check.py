@@ -30,6 +30,7 @@ RECORD_LIMIT = 60  # adaptive × novice records read for the per-turn comparison
 
 def paper_check_tab(db) -> None:
     """Draw the tab for ``db`` (a :class:`~knowsim_core.storage.Store`)."""
+    from knowsim_core.storage.run_filter import RunFilter
     st.caption(
         "What the paper measured with real LLM tutors (Fig. 6 failure-mode shares and Table 4 KG / DC / CO: "
         "nine LLM tutors with the simple strategy prompt, 15 turns, no early stop; Table 12 stop turn: the "
@@ -40,12 +41,12 @@ def paper_check_tab(db) -> None:
         "all four offline strategies: `python benchmarks/paper_check.py`."
     )
     c1, c2 = st.columns(2)
-    batch = c1.selectbox("Batch", [None, *db.run_values("batch_tag")], key="pc_batch",
+    batch = c1.selectbox("Batch", [None, *db.search.values("batch_tag")], key="pc_batch",
                          format_func=lambda v: v or "all", help="only the runs of one `batch --tag NAME`")
     paper_only = c2.toggle("Only the paper's questions", value=True, key="pc_paper_only",
                            help="runs on the paper's 60 questions (math_…, expertqa_…), imported with "
                                 "`python -m knowsim_core import <the paper's data folder>`")
-    facts = db.run_facts(status="finished", batch_tag=batch, limit=LIMIT)
+    facts = db.search.facts(RunFilter(batch_tag=batch), status="finished", limit=LIMIT)
     if paper_only:
         facts = [f for f in facts if task_of(f.question_id)]
     if not facts:
@@ -54,15 +55,15 @@ def paper_check_tab(db) -> None:
                 else "No finished runs yet.")
         return
     if not paper_only:  # all questions: say what is pooled, as Across runs does (issue 34)
-        _, forks, typed = db.population_mix(status="finished", batch_tag=batch)
-        several = db.mixed_graph_versions(status="finished", batch_tag=batch)
+        _, forks, typed = db.search.population_mix(RunFilter(batch_tag=batch), status="finished")
+        several = db.search.mixed_versions(RunFilter(batch_tag=batch), status="finished")
         pooled = [f"{n} {what if n != 1 else one}" for n, what, one in (
             (forks, "forks of other runs", "fork of another run"), (typed, "runs with a typed side", "run with a typed side"))
                   if n] + [f"graph versions {', '.join(f'v{v}' for v in vs)} of {q}" for q, vs in several.items()]
         if pooled:
             st.warning("These figures pool " + "; ".join(pooled[:4]) + ("; …" if len(pooled) > 4 else "")
                        + ". Narrow them on the Across runs tab's filters.", icon=":material/merge_type:")
-    series = db.overload_series([f.run_id for f in facts])
+    series = db.search.overload_series([f.run_id for f in facts])
     outcomes = [outcome_from_facts(f, series.get(f.run_id, [])) for f in facts]
     st.caption(f"{len(outcomes)} finished runs")
     assistants = sorted({o.assistant for o in outcomes})
@@ -79,7 +80,7 @@ def paper_check_tab(db) -> None:
         by_id = {f.run_id: o for f, o in zip(facts, outcomes)}
         # the per-turn figures need the records: read up to RECORD_LIMIT of the cell's runs
         for f in cell[:RECORD_LIMIT]:
-            full = outcome_of(db.load_run(f.run_id), assistant=f.assistant)
+            full = outcome_of(db.runs.load(f.run_id), assistant=f.assistant)
             by_id[f.run_id] = replace(by_id[f.run_id], dc_proxy=full.dc_proxy, turn_sums=full.turn_sums,
                                       turns=full.turns)
         st.subheader("Adaptive × novice beside the paper's four recorded conversations")

@@ -6,7 +6,7 @@ every turn is stored. A run opened from a link in a fresh session is read from t
 if it is not finished, continued with :func:`runner.resume_run` the first time a new turn is
 needed — so reloading the page or losing the connection resumes the run.
 
-Runs played here are held under a lease (:meth:`Store.renew_lease`): each step renews it and the
+Runs played here are held under a lease (``store.runs.renew_lease``): each step renews it and the
 page renews it while the run is open (:meth:`Player.hold_leases`), so a run whose browser session
 went away is marked ``interrupted`` once the lease lapses and shows up on Saved runs with Resume.
 """
@@ -39,7 +39,7 @@ class Player:
     # ------------------------------------------------------------------ reading
     def _fresh(self, rid: str) -> RunRecord:
         live = self.live.get(rid)
-        return live.run if live is not None else self.store.load_run(rid)
+        return live.run if live is not None else self.store.runs.load(rid)
 
     @property
     def primary(self) -> RunRecord:
@@ -123,7 +123,7 @@ class Player:
         from knowsim_core.storage import LEASE_SECONDS
 
         live = self.live.get(rid)
-        if live is not None and not live.done and not self.store.renew_lease(rid, seconds=LEASE_SECONDS):
+        if live is not None and not live.done and not self.store.runs.renew_lease(rid, seconds=LEASE_SECONDS):
             live = None
         if live is None:
             live = resume_run(self.store, rid, settings=self.settings, lease_seconds=LEASE_SECONDS)
@@ -137,7 +137,7 @@ class Player:
         if self.runs[rid].turns:
             return ""
         try:
-            self.store.get_run_row(rid)
+            self.store.search.get_row(rid)
             return ""
         except KnowSimError:
             return (f"Run {rid} had no turn yet and was removed when this page sat idle past its lease; "
@@ -150,7 +150,7 @@ class Player:
 
         for rid, live in self.live.items():
             if not live.done:
-                self.store.renew_lease(rid, seconds=LEASE_SECONDS)
+                self.store.runs.renew_lease(rid, seconds=LEASE_SECONDS)
 
     def forward(self) -> bool:
         """Show the next turn, playing it first where it is not stored yet. False when nothing moved."""
@@ -196,4 +196,4 @@ class Player:
         """Re-read runs nobody is stepping here (another tab may have added turns)."""
         for rid in self.run_ids:
             if rid not in self.live:
-                self.runs[rid] = self.store.load_run(rid)
+                self.runs[rid] = self.store.runs.load(rid)

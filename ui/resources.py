@@ -37,7 +37,7 @@ def _store(path: str):
 
     store = Store(path)
     if not store.read_only:  # a read-only database is shown as it is (seeding writes)
-        store.seed_samples()  # the first screen is never empty
+        store.questions.seed_samples()  # the first screen is never empty
     return store
 
 
@@ -210,7 +210,7 @@ def agent_settings(store) -> dict[str, Any] | None:
     settings = llm_settings()
     if settings is None:
         return None
-    return {"settings": settings, "cache": store if settings.cache_enabled else None}
+    return {"settings": settings, "cache": store.caches if settings.cache_enabled else None}
 
 
 def agent_ids(kind: str) -> list[str]:

@@ -105,7 +105,7 @@ def filter_bar(store, *, prefix: str, fields: tuple[str, ...] = tuple(BAR_FIELDS
     The Person's answer filter shows only when some run holds one.
     """
     values: dict[str, Any] = {}
-    shown = [f for f in fields if f != "correctness" or store.run_values("correctness")]
+    shown = [f for f in fields if f != "correctness" or store.search.values("correctness")]
     cols: list = []
     for name in shown:
         if not cols:
@@ -130,16 +130,16 @@ def _bar_widget(store, col, name: str, prefix: str, values: dict[str, Any]) -> A
         return _linked_text(col, label, key=key, param=param, help=help_text,
                             placeholder="e.g. 938e or comprehensive" if name == "find" else "words in any message")
     if name == "question_id":
-        questions = store.list_questions()  # grouped by kind, samples first
+        questions = store.questions.list()  # grouped by kind, samples first
         return _linked(col, label, [q.id for q in questions], key=key, param=param,
                        labels={q.id: question_label(q) for q in questions})
     if name == "batch_tag":
-        return _linked(col, label, [NO_BATCH, *store.run_values("batch_tag")], key=key, param=param,
+        return _linked(col, label, [NO_BATCH, *store.search.values("batch_tag")], key=key, param=param,
                        labels={NO_BATCH: "(no batch)"}, help=help_text,
                        cast=lambda raw: NO_BATCH if raw.strip() == NO_BATCH_URL else raw,
                        url=lambda v: NO_BATCH_URL if v == NO_BATCH else v)
     if name == "graph_version" and values.get("question_id") is not None:
-        found = {v.version: v for v in store.graph_versions(values["question_id"])}
+        found = {v.version: v for v in store.questions.graph_versions(values["question_id"])}
         picked = _linked(col, label, list(found), key=f"{prefix}_graph_version", param="version", cast=int,
                          labels={n: f"v{n}" + (f" · {v.note}" if v.note else "") for n, v in found.items()},
                          help="only runs simulated on this version of the question's IU graph")
@@ -148,14 +148,14 @@ def _bar_widget(store, col, name: str, prefix: str, values: dict[str, Any]) -> A
     if name == "graph_version":
         if "version" in st.query_params:  # the per-question choice leaves with its question
             del st.query_params["version"]
-        numbers = store.run_graph_version_numbers()
+        numbers = store.search.graph_version_numbers()
         return _linked(col, label, numbers, key=key, param=param, cast=cast, labels={n: f"v{n}" for n in numbers},
                        help="the version number of each run's question graph: do not pool v1 with v3")
     options, labels = {
         "level": (list(LEVELS), None), "kind": (list(QUESTION_KINDS), KIND_LABELS),
         "origin": (list(ORIGIN_LABELS), ORIGIN_LABELS), "rated": (list(RATED_LABELS), RATED_LABELS),
-        "tag": (store.all_run_tags(), None),
-    }.get(name) or (store.run_values(name), None)
+        "tag": (store.search.all_tags(), None),
+    }.get(name) or (store.search.values(name), None)
     return _linked(col, label, options, key=key, param=param, cast=cast, labels=labels, help=help_text)
 
 
@@ -173,19 +173,20 @@ def filters(store) -> dict[str, Any]:
     return {"filter": run_filter, "bad_only": bad, "group": group, "order": ORDER_LABELS[order]}
 
 
-def query(f: dict[str, Any]) -> dict[str, Any]:
-    """The filters as ``Store.list_runs`` keywords (every one applied in SQL, before the page's LIMIT)."""
+def query(f: dict[str, Any]) -> RunFilter:
+    """The runs the page's choices select: the bar's filter, narrowed to failed / interrupted runs
+    when asked (every condition is applied in SQL, before the page's LIMIT)."""
     run_filter: RunFilter = f["filter"]
     if f.get("bad_only"):
         run_filter = run_filter.replace(status=BAD_STATUSES)
-    return run_filter.keywords()
+    return run_filter
 
 
 def fetch(store, f: dict[str, Any], *, page: int) -> tuple[list, int]:
     """One page of rows and the total count for the filters."""
-    base = query(f)
-    return (store.list_runs(**base, order=f["order"], limit=PAGE_SIZE, offset=page * PAGE_SIZE),
-            store.count_runs(**base))
+    run_filter = query(f)
+    return (store.search.list(run_filter, order=f["order"], limit=PAGE_SIZE, offset=page * PAGE_SIZE),
+            store.search.count(run_filter))
 
 
 def spends(rows) -> bool:
@@ -195,8 +196,8 @@ def spends(rows) -> bool:
 
 def table_rows(rows, versions: dict[int, int] | None = None, tags: dict[str, list[str]] | None = None
                ) -> list[dict[str, Any]]:
-    """Table rows; ``versions`` maps graph version ids to their numbers (``Store.graph_version_numbers``),
-    ``tags`` run ids to their tags (``Store.run_tags``).
+    """Table rows; ``versions`` maps graph version ids to their numbers (``store.questions.graph_version_numbers``),
+    ``tags`` run ids to their tags (``store.search.tags_of``).
 
     Status and the three metrics come right after the id, so they are in view at 1400 px without
     scrolling the table sideways. Token and cost columns appear only when some run on the page
@@ -222,7 +223,7 @@ def table_rows(rows, versions: dict[int, int] | None = None, tags: dict[str, lis
 
 
 def batch_rows(groups) -> list[dict[str, Any]]:
-    """One table row per batch tag (``Store.batch_groups``)."""
+    """One table row per batch tag (``store.search.batch_groups``)."""
     def mean(v):
         return None if v is None else round(v, 3)
     return [
@@ -247,7 +248,7 @@ def table_key(f: dict[str, Any], *, page: int) -> str:
     """
     import hashlib
 
-    view = repr((sorted((k, repr(v)) for k, v in query(f).items()), f.get("order"), page,
+    view = repr((query(f), f.get("order"), page,  # a frozen dataclass: its repr names every condition
                  st.session_state.get(TABLE_GEN, 0)))
     return f"{TABLE_KEY}_{hashlib.sha1(view.encode()).hexdigest()[:10]}"
 
@@ -268,12 +269,12 @@ def selected_rows(key: str) -> list[int]:
 def exports(store, run_id: str) -> None:
     """Download buttons for the three formats (built only when clicked)."""
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.load_run(run_id), judgments=store.list_judgments(run_id)), file_name=f"{run_id}.json",
+    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.runs.load(run_id), judgments=store.judgments.list(run_id)), file_name=f"{run_id}.json",
                        mime="application/json", on_click="ignore", key=f"dl_studio_{run_id}")
-    c2.download_button("Reference JSON", data=lambda: reference_export.dumps(store.load_run(run_id)),
+    c2.download_button("Reference JSON", data=lambda: reference_export.dumps(store.runs.load(run_id)),
                        file_name=f"{run_id}_reference.json", mime="application/json", on_click="ignore",
                        key=f"dl_ref_{run_id}")
-    c3.download_button("CSV (turns)", data=lambda: csv_export.dumps(store.load_run(run_id)), file_name=f"{run_id}.csv",
+    c3.download_button("CSV (turns)", data=lambda: csv_export.dumps(store.runs.load(run_id)), file_name=f"{run_id}.csv",
                        mime="text/csv", on_click="ignore", key=f"dl_csv_{run_id}")
 
 
@@ -313,13 +314,13 @@ def zip_of_studio_files(store, run_ids: list[str]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for rid in run_ids:
-            zf.writestr(f"{rid}.json", studio.dumps(store.load_run(rid), judgments=store.list_judgments(rid)))
+            zf.writestr(f"{rid}.json", studio.dumps(store.runs.load(rid), judgments=store.judgments.list(rid)))
     return buf.getvalue()
 
 
 def jsonl_of_runs(store, run_ids: list[str]) -> str:
     """One Studio run per line (the same records as the zip, for pandas / jq)."""
-    return "".join(studio.dumps(store.load_run(rid), indent=None, judgments=store.list_judgments(rid)) + "\n"
+    return "".join(studio.dumps(store.runs.load(rid), indent=None, judgments=store.judgments.list(rid)) + "\n"
                    for rid in run_ids)
 
 
@@ -367,7 +368,7 @@ def confirm_delete(store, run_ids: list[str]) -> None:
     if c1.button("Delete", type="primary", key="del_yes"):
         _dismiss()
         try:
-            store.delete_runs(ids)
+            store.runs.delete(ids)
         except KnowSimError as exc:
             st.error(str(exc))
             return
@@ -389,7 +390,7 @@ def resume(store, run_id: str) -> None:
     from knowsim_core.agents import registry
     from ui.nav import open_in_simulate
 
-    row = store.get_run_row(run_id)
+    row = store.search.get_row(run_id)
     if any(registry.spec_of(agent).human for agent in (row.assistant, row.user)):
         open_in_simulate(run_id, row.turns)
         return
@@ -417,12 +418,12 @@ def tag_editor(store, run_id: str) -> None:
     """The run's tags, each removable, and a box to add more (comma-separated)."""
     from knowsim_core.errors import KnowSimError
 
-    have = store.run_tags([run_id]).get(run_id, [])
+    have = store.search.tags_of([run_id]).get(run_id, [])
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     row.markdown("**Tags:**" + ("" if have else " none yet"))
     for t in have:
         if row.button(inline_markdown(t), key=f"runs_untag_{run_id}_{t}", icon=":material/close:", help=inline_markdown(f"remove the tag {t!r}")):
-            store.remove_run_tag(run_id, t)
+            store.runs.remove_tag(run_id, t)
             forget_selection()  # under that tag's filter its row leaves the list: no other run takes its place
             st.rerun()
     with st.form(f"runs_tag_form_{run_id}", clear_on_submit=True, border=False):
@@ -431,7 +432,7 @@ def tag_editor(store, run_id: str) -> None:
                             help="comma-separated; filter by a tag above or with `failures --tag TAG`")
         if c2.form_submit_button("Add", icon=":material/sell:"):
             try:
-                added = store.add_run_tags(run_id, [t for t in new.split(",") if t.strip()] or [""])
+                added = store.runs.add_tags(run_id, [t for t in new.split(",") if t.strip()] or [""])
             except KnowSimError as exc:
                 st.error(str(exc))
                 return

@@ -40,7 +40,7 @@ def render_setup(store) -> None:
     """The form; "Start" creates a stored run and opens it in the player."""
     from knowsim_core.services.runner import start_run
 
-    questions = store.list_questions()
+    questions = store.questions.list()
     if not questions:
         st.info("There are no questions yet; add one on the Questions page.")
         return
@@ -52,7 +52,7 @@ def render_setup(store) -> None:
         "Question", ids, index=ids.index(wanted) if wanted in ids else 0, key="setup_question",
         format_func=label_of.get,
     )
-    versions = store.graph_versions(qid)
+    versions = store.questions.graph_versions(qid)
     if not versions:
         st.warning("This question has no IU graph yet; open it in the Graph editor to add or extract one.")
         return

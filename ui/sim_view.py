@@ -180,10 +180,10 @@ def graph_version_label(p: Player, rid: str) -> str:
     """"graph v3" — which version of its question's graph the run is on (two versions are two graphs;
     the header never said which one, issue 34); "" for a run stored without one."""
     try:
-        vid = p.store.get_run_row(rid).graph_version_id
+        vid = p.store.search.get_row(rid).graph_version_id
     except KnowSimError:
         return ""
-    number = p.store.graph_version_numbers([vid]).get(vid) if vid is not None else None
+    number = p.store.questions.graph_version_numbers([vid]).get(vid) if vid is not None else None
     return f"graph v{number}" if number is not None else ""
 
 

@@ -98,8 +98,8 @@ def discard_unplayed(store, p: Player | None, *, keep: tuple[str, ...] = ()) -> 
         if rid in keep or live.run.turns:
             continue
         try:
-            if store.get_run_row(rid).turns == 0:
-                store.delete_run(rid)
+            if store.search.get_row(rid).turns == 0:
+                store.runs.delete([rid])
                 gone.append(rid)
         except KnowSimError:  # already gone (its lease lapsed) or the database is read-only
             pass

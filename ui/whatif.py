@@ -76,7 +76,7 @@ def render_whatif(store, run: RunRecord, *, key: str = "wi") -> RunRecord | None
     )
     signals = edited_signals(run, int(turn), st.session_state.get(tkey))
     graph = None
-    versions = store.graph_versions(run.question_id) if run.question_id else []
+    versions = store.questions.graph_versions(run.question_id) if run.question_id else []
     if versions:
         labels = ["(the run's own graph)"] + [f"v{v.version} · {v.note or '—'}" for v in versions]
         pick = st.selectbox("Graph", labels, key=f"{key}_graph")

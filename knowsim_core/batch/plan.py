@@ -207,7 +207,7 @@ def estimate_stored(store: Any, spec: BatchSpec, conversations: int) -> Estimate
         from knowsim_core.llm.settings import LLMSettings  # lazy: offline batches never load the LLM layer
 
         prices = LLMSettings.from_env().prices
-    return estimate(spec, conversations, prices=prices, history=store.token_totals(spec.llm_agents()))
+    return estimate(spec, conversations, prices=prices, history=store.search.token_totals(spec.llm_agents()))
 
 
 __all__ = ["BatchSpec", "Cell", "Estimate", "estimate", "estimate_stored", "model_name", "row_key",
@@ -247,11 +247,11 @@ def plan(
     if questions is None:
         raise ConfigError("batch needs --questions (all or ids), or --resume TAG")
     if questions == "all":
-        if not store.list_questions():
-            store.seed_samples()
+        if not store.questions.list():
+            store.questions.seed_samples()
         # what the README's `--questions all` means: every question to simulate on (samples, the
         # paper's, yours); an imported real conversation's question is read, not replayed, unless named
-        questions = [q.id for q in store.list_questions() if q.n_graph_versions and q.kind != "real"]
+        questions = [q.id for q in store.questions.list() if q.n_graph_versions and q.kind != "real"]
     else:
         questions = _split(questions)
         for q in questions:
@@ -291,7 +291,7 @@ def _versions(store: Store, questions: list[str], number: int | None) -> tuple[i
     """The graph version id each question plays on: version ``number``, else its newest."""
     out, missing = [], []
     for q in questions:
-        versions = store.graph_versions(q)
+        versions = store.questions.graph_versions(q)
         pick = next((v for v in versions if v.version == number), None) if number is not None else (
             versions[-1] if versions else None)
         if pick is None:

@@ -112,7 +112,7 @@ def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[St
     """Play one cell to its end (or to a stop request, after the current turn).
 
     ``resume_id`` continues that stored run instead of starting a new one — for an untagged cell
-    only: a tagged cell's claim (``Store.claim_cell``) names the run to continue, read when the cell
+    only: a tagged cell's claim (``store.cells.claim``) names the run to continue, read when the cell
     is claimed, since another process may have moved it on since the plan; ``llm(store, index)``
     gives the LLM settings of this conversation (None for offline cells). The conversation's calls
     share one connection (each turn still its own transaction): see ``Store.pinned``.
@@ -132,7 +132,7 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
         return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=resume_id, on_start=on_start,
                      on_turn=on_turn)
     try:
-        claim = store.claim_cell(tag, cell.index, cell.key)
+        claim = store.cells.claim(tag, cell.index, cell.key)
     except KnowSimError as exc:
         out.status, out.error = "failed", str(exc)
         return out
@@ -146,7 +146,7 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
                      on_turn=on_turn)
     finally:
         try:
-            store.release_cell(tag, cell.index)
+            store.cells.release(tag, cell.index)
         except KnowSimError:
             pass  # a claim left behind is reclaimable once this process is gone
 
@@ -303,7 +303,7 @@ class LLMSetup:
 
     def __call__(self, store: Store, index: int) -> dict[str, Any]:
         s = self.settings().for_conversation(index)
-        return {"settings": s, "cache": store if s.cache_enabled else None}
+        return {"settings": s, "cache": store.caches if s.cache_enabled else None}
 
 
 def admit(pending: list[tuple[Cell, str]], in_flight: Callable[[], int], limit: int, *, control: Control,
@@ -451,7 +451,7 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     """Mark a conversation still in flight after a second Ctrl-C as interrupted."""
     if run_id:
         try:
-            store.finish_run(run_id, status="interrupted", error=STOP_ERROR)
+            store.runs.finish(run_id, status="interrupted", error=STOP_ERROR)
         except KnowSimError:
             pass  # it ended on its own in the meantime
     return Outcome(index, "interrupted" if run_id else "not started", run_id)

@@ -28,6 +28,7 @@ from knowsim_core.engine.config import DEFAULT_PRESET
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
 
 DEFAULT_CONCURRENCY = 16
@@ -132,7 +133,7 @@ def _matrix(store: Store, req: BatchRequest) -> tuple[str | None, BatchSpec]:
         if req.questions is not None or req.tag or req.graph_version is not None:
             raise ConfigError("--resume TAG continues the stored matrix of that batch; drop --questions / --tag "
                               "/ --graph-version")
-        data = store.get_batch(req.resume)
+        data = store.search.get_batch(req.resume)
         if data is None:
             raise StorageError(f"no batch tagged {req.resume!r} in {store.path}; `runs --batch TAG` lists a batch's runs")
         return req.resume, BatchSpec.from_data(data)
@@ -158,7 +159,7 @@ def prepare(store: Store, req: BatchRequest) -> Prepared:
     tag, spec = _matrix(store, req)
     if tag is None:
         tag = req.tag or new_batch_tag()
-        if store.get_batch(tag) is not None:
+        if store.search.get_batch(tag) is not None:
             raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
         todo, skipped, busy, pids = [(c, "") for c in spec.cells()], 0, 0, set()
     else:
@@ -175,10 +176,10 @@ def cells_to_run(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Ce
     how many another live process is still playing (opening the store marked dead writers' runs
     ``interrupted``, so a ``running`` run here has a live writer; it is left alone; so is a cell a
     live process has claimed), and the pids of those processes. Each cell is claimed again when it
-    starts (:meth:`Store.claim_cell`): this list is only what to try."""
-    holders = store.cell_holders(tag)
+    starts (``store.cells.claim``): this list is only what to try."""
+    holders = store.cells.holders(tag)
     finished, busy, resumable = set(), set(), {}
-    for row in store.list_runs(batch_tag=tag, limit=10**9, order="created_asc"):
+    for row in store.search.list(RunFilter(batch_tag=tag), limit=10**9, order="created_asc"):
         if row.status == "finished":
             finished.add(row_key(row))
         elif row.status == "running":
@@ -222,7 +223,7 @@ class BatchJob:
     def start(cls, store: Store, prepared: Prepared) -> "BatchJob":
         """Store a new batch's matrix under its tag (so it can be resumed) and return the job."""
         if not prepared.resumed:
-            store.save_batch(prepared.tag, prepared.spec.to_data())
+            store.search.save_batch(prepared.tag, prepared.spec.to_data())
         return cls(store, prepared)
 
     def play(self, *, tick: Callable[[], None] = lambda: None,

@@ -57,7 +57,7 @@ def _watch(parent: int) -> None:
             rid = _WORKER["run_id"]
             if rid:
                 try:
-                    _WORKER["store"].finish_run(rid, status="interrupted", error=STOP_ERROR)
+                    _WORKER["store"].runs.finish(rid, status="interrupted", error=STOP_ERROR)
                 except KnowSimError:
                     pass
             os._exit(130)
@@ -160,7 +160,7 @@ class ProcessLanes:
         for pool in self.pools:
             pool.shutdown(wait=False, cancel_futures=True)
         _wait_for_workers()
-        self.store.mark_dead_runs()  # anything a worker could not mark itself
+        self.store.runs.mark_dead()  # anything a worker could not mark itself
         abandoned = [Outcome(cell.index, "interrupted") for cell, _ in self.running.values()]
         self.running.clear()
         return abandoned

@@ -100,10 +100,10 @@ def _mix(store: Store, spec: BatchSpec) -> str:
     """What the matrix holds, so ``all`` / ``offline`` can be read before anything runs:
     "questions: 10 (10 sample) × levels: 3 (novice, …) × assistants: 4 (offline/simple, …) × seeds 1..3"."""
     kinds: dict[str, int] = {}
-    known = {q.id: q.kind for q in store.list_questions()}
+    known = {q.id: q.kind for q in store.questions.list()}
     for q in spec.questions:
         kinds[known.get(q, "?")] = kinds.get(known.get(q, "?"), 0) + 1
-    numbers = store.graph_version_numbers(list(spec.graph_version_ids))
+    numbers = store.questions.graph_version_numbers(list(spec.graph_version_ids))
     counts: dict[int, int] = {}
     for vid in spec.graph_version_ids:
         counts[numbers.get(vid, 0)] = counts.get(numbers.get(vid, 0), 0) + 1

@@ -37,7 +37,7 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
     """
     from knowsim_core.evaluation.explain import explain_run  # here: `explain --help` loads no evaluation
 
-    run = store.load_run(run_id)
+    run = store.runs.load(run_id)
     if turn is not None and turn > len(run.turns):
         raise ConfigError(f"run {run_id} has {len(run.turns)} turn(s); pick --turn from 1 to {len(run.turns)}")
     turns = explain_run(run, turn=turn)

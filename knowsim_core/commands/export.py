@@ -40,13 +40,13 @@ def render(store, run_id: str, fmt: str) -> str:
 
     if fmt == "html":
         return replay_html(store, [run_id])
-    run = store.load_run(run_id)
+    run = store.runs.load(run_id)
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     if fmt == "studio-json":
-        return studio.dumps(run, judgments=store.list_judgments(run_id)) + "\n"
+        return studio.dumps(run, judgments=store.judgments.list(run_id)) + "\n"
     if fmt == "reference-json":
-        domain = store.get_question(run.question_id).domain
-        record = reference_export.to_reference(run, judgement=store.get_judgement(run_id), domain=domain)
+        domain = store.questions.get(run.question_id).domain
+        record = reference_export.to_reference(run, judgement=store.caches.get_judgement(run_id), domain=domain)
         return jsonio.dumps([record], indent=2) + "\n"
     return csv_export.dumps(run)
 

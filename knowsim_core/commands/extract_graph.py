@@ -45,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     ensure_question(store, args.question)
-    q = store.get_question(args.question)
+    q = store.questions.get(args.question)
     settings = llm_settings(args)
     gx = registry.resolve("graph_extractor", args.model, settings=settings,
-                          cache=store if settings.cache_enabled else None)
+                          cache=store.caches if settings.cache_enabled else None)
     graph = gx.extract_graph(q.text, q.reference_answer)
     tokens = sum(u.input_tokens + u.output_tokens for u in gx.last_usage)
     cost = sum(u.cost_usd for u in gx.last_usage)
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     for note in gx.last_notes:
         summary += f"\n  note: {note}"
     if not args.no_save:
-        parent = store.latest_graph_version(q.id)
-        vid = store.add_graph_version(q.id, graph, note=f"extracted by {gx.id} ({gx.prompt_version})",
+        parent = store.questions.latest_graph_version(q.id)
+        vid = store.questions.add_graph_version(q.id, graph, note=f"extracted by {gx.id} ({gx.prompt_version})",
                                       author=gx.id, parent_id=parent.id if parent else None)
         summary += f"\nsaved as graph version id {vid} of {q.id}"
     print(summary, file=sys.stderr if args.json else sys.stdout)

@@ -5,7 +5,7 @@ the suffix; ``--latex`` prints the per-level KG / DC / CO table with n and sprea
 both drawn from the same summary ``--json`` prints (:mod:`knowsim_core.evaluation.figures`).
 
 The same population and the same arithmetic as the Failure modes page's "Across runs" tab
-(:meth:`Store.run_facts` + :func:`knowsim_core.evaluation.analysis.level_summary`), so a figure quoted from
+(``store.search.facts`` + :func:`knowsim_core.evaluation.analysis.level_summary`), so a figure quoted from
 either is the other's. Finished runs only unless ``--status`` says otherwise.
 """
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.figure:
         figure_format(args.figure)  # a bad suffix fails before any work
     store = open_store(args)
-    facts = store.run_facts(status=args.status, **RunFilter.from_args(args).keywords())
+    facts = store.search.facts(RunFilter.from_args(args), status=args.status)
     summary = level_summary(facts)
     if args.figure:
         size = write_mode_figure(summary, args.figure)

@@ -25,12 +25,12 @@ def run(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     settings = llm_settings(args)
-    judge = registry.resolve("judge", args.model, settings=settings, cache=store if settings.cache_enabled else None)
+    judge = registry.resolve("judge", args.model, settings=settings, cache=store.caches if settings.cache_enabled else None)
     out = []
     for run_id in args.run_ids:
-        record = store.load_run(run_id)
+        record = store.runs.load(run_id)
         j = judge.judge(record)
-        store.set_judgement(run_id, score=j.score, rationale=j.rationale, model=judge.id)
+        store.caches.set_judgement(run_id, score=j.score, rationale=j.rationale, model=judge.id)
         cost = sum(u.cost_usd for u in j.usage)
         out.append({"run_id": run_id, "score": j.score, "rationale": j.rationale, "model": judge.id, "cost_usd": cost})
         if not args.json:

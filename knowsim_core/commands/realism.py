@@ -52,7 +52,7 @@ def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
     from knowsim_core.llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
 
     env = LLMSettings.from_env()
-    return {"settings": env, "cache": store if env.cache_enabled else None}
+    return {"settings": env, "cache": store.caches if env.cache_enabled else None}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
         from knowsim_core.agents.llm_acts import make_tagger
 
         tagger = make_tagger(args.tagger, **(_llm_settings([args.tagger], store) or {})).tag
-    rows = [r for r in store.list_runs(limit=100_000) if spec_of(r.assistant).recorded]
-    runs = [store.load_run(r.id) for r in rows]
+    rows = [r for r in store.search.list(limit=100_000) if spec_of(r.assistant).recorded]
+    runs = [store.runs.load(r.id) for r in rows]
     if args.conversation:
         known = [dict(r.meta).get("conversation") for r in runs]
         missing = [c for c in dict.fromkeys(args.conversation) if c not in known]

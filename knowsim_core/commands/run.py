@@ -77,7 +77,7 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
     """The id of version ``number`` of the question's graph (None: the newest, start_run's default)."""
     if number is None:
         return None
-    versions = {v.version: v.id for v in store.graph_versions(question_id)}
+    versions = {v.version: v.id for v in store.questions.graph_versions(question_id)}
     if number not in versions:
         have = ", ".join(f"v{n}" for n in sorted(versions)) or "none"
         raise ConfigError(f"question {question_id} has no graph version {number} (it has {have}); "
@@ -105,12 +105,12 @@ def run(args: argparse.Namespace) -> int:
             graph_version_id=graph_version_id(store, args.question, args.graph_version),
         )
     if args.tag:
-        store.add_run_tags(live.run_id, args.tag)  # filed before it plays: an interrupted run is found too
+        store.runs.add_tags(live.run_id, args.tag)  # filed before it plays: an interrupted run is found too
     out = sys.stderr if args.json else sys.stdout
     r = live.run
-    row = store.get_run_row(live.run_id)
-    version = store.graph_version_numbers([row.graph_version_id]).get(row.graph_version_id)
-    tags = store.run_tags([live.run_id]).get(live.run_id, [])
+    row = store.search.get_row(live.run_id)
+    version = store.questions.graph_version_numbers([row.graph_version_id]).get(row.graph_version_id)
+    tags = store.search.tags_of([live.run_id]).get(live.run_id, [])
     print(f"run {live.run_id}: {r.question_id} · graph v{version if version else '?'} · {r.level} · "
           f"{r.adapter.get('assistant')} · seed {r.seed}" + (f" · tags {', '.join(tags)}" if tags else ""), file=out)
     print(HEADER, file=out)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from knowsim_core.storage import Store
+    from knowsim_core.storage.run_filter import RunFilter
 
 # Imports of the storage layer are inside the functions: every command imports this module (for
 # --db), and ``<command> --help`` should not load sqlite-utils, numpy and pydantic to print its
@@ -78,15 +79,15 @@ def run(args: argparse.Namespace) -> int:
     from knowsim_core.text.redact import redact_urls
 
     store = open_store(args)
-    filters = RunFilter.from_args(args, status=args.status or ()).keywords()
-    rows = store.list_runs(**filters, limit=args.limit)
+    run_filter = RunFilter.from_args(args, status=args.status or ())
+    rows = store.search.list(run_filter, limit=args.limit)
     rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:
         # graph_version_id is the version's row id; graph_version is the number --graph-version takes
-        numbers = store.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
+        numbers = store.questions.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
         print(json.dumps([{**asdict(r), "graph_version": numbers.get(r.graph_version_id)} for r in rows],
                          ensure_ascii=False, indent=2))
-        _say_more(store, filters, len(rows), file=sys.stderr)  # stdout stays one JSON list
+        _say_more(store, run_filter, len(rows), file=sys.stderr)  # stdout stays one JSON list
         return 0
     if not rows:
         print(f"no runs in {store.path}")
@@ -100,12 +101,12 @@ def run(args: argparse.Namespace) -> int:
             f"{r.id:<12}  {r.status:<11}  {r.turns:>5}  {r.level:<12}  {r.assistant:<{aw}}  {_fmt(r.kg, '.0f'):>4}  "
             f"{_fmt(r.dc, '.3f'):>6}  {_fmt(r.co, '.3f'):>6}  {q}"
         )
-    _say_more(store, filters, len(rows))
+    _say_more(store, run_filter, len(rows))
     return 0
 
 
-def _say_more(store: Store, filters: dict, shown: int, *, file=None) -> None:
+def _say_more(store: Store, run_filter: RunFilter, shown: int, *, file=None) -> None:
     """"… N more (use --limit)" when the page holds fewer runs than match (text and --json alike)."""
-    total = store.count_runs(**filters)
+    total = store.search.count(run_filter)
     if total > shown:
         print(f"… {total - shown} more (use --limit)", file=file)

@@ -195,19 +195,20 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
     ``split``: part A's conversation keys or run ids (:func:`load_split`), else the hash split;
     ``part``: only the human conversations of that part (``A`` or ``B``).
     """
+    from knowsim_core.storage.run_filter import RunFilter
     from knowsim_core.services.reading_evidence import READINGS, reread
 
     if reading not in READINGS:
         raise ValueError(f"unknown reading {reading!r}; expected one of {', '.join(READINGS)}")
     extractors: dict[str, Any] = {}
     out = Agreement(excluded=defaultdict(int))
-    judged = store.all_judgments()
-    rows = {r.id: r for r in store.list_runs(user="human", limit=1_000_000)}
+    judged = store.judgments.all()
+    rows = {r.id: r for r in store.search.list(RunFilter(user="human"), limit=1_000_000)}
     wanted = set(rows) | set(judged)
     # a stable order (question ids come from the source ids; run ids are random per import), so the
     # seeded bootstrap gives the same interval for the same conversations in any database
     for rid in sorted(wanted, key=lambda r: (rows[r].question_id if r in rows else "", r)):
-        run = store.load_run(rid)
+        run = store.runs.load(rid)
         readable = has_reading(run)
         human = is_human_reading(run)
         if extractor and run.adapter.get("extractor") != extractor and readable:

@@ -129,7 +129,7 @@ def level_summary(facts: Sequence[RunFacts]) -> dict[str, Any]:
     """Per knowledge level: runs, mode shares (the paper's names; they sum to 1 when any IU was
     explained) and mean KG / DC / CO with their spread — what ``failures --json`` prints.
 
-    The caller chooses the population (:meth:`Store.run_facts` filters finished runs by default).
+    The caller chooses the population (``store.search.facts`` filters finished runs by default).
     """
     by_level: dict[str, Any] = {}
     for row in shares_by_level(facts):

@@ -138,6 +138,6 @@ def replay_html(store: Any, run_ids: Sequence[str]) -> str:
         raise FormatError("name a run to export")
     runs = []
     for rid in run_ids:
-        run = store.load_run(rid)
+        run = store.runs.load(rid)
         runs.append(run_data(run, run_id=rid, fork_of=fork_link(run)))
     return render(replay_payload(runs))

@@ -83,7 +83,7 @@ def people_of(store, agreement: Agreement) -> list[Person]:
     def arm(qid: str) -> str:
         if qid not in arms:
             try:
-                arms[qid] = store.get_question(qid).domain or "math"
+                arms[qid] = store.questions.get(qid).domain or "math"
             except Exception:  # noqa: BLE001 - a question deleted since: its runs still carry the level
                 arms[qid] = "math"
         return arms[qid]
@@ -95,10 +95,11 @@ def people_of(store, agreement: Agreement) -> list[Person]:
 
 def runs_of(store, tags: Iterable[str]) -> list[SimRun]:
     """The finished runs of the batches ``tags`` with their stored metrics."""
+    from knowsim_core.storage.run_filter import RunFilter
     out = []
-    domains = {q.id: q.domain for q in store.list_questions()}
+    domains = {q.id: q.domain for q in store.questions.list()}
     for tag in tags:
-        rows = store.list_runs(batch_tag=tag, status="finished", limit=10**9)
+        rows = store.search.list(RunFilter(batch_tag=tag, status="finished"), limit=10**9)
         if not rows:
             raise NoMatch(f"--simulated {tag}: no finished run carries this batch tag; "
                           "`python -m knowsim_core runs --batch TAG` lists a batch's runs")

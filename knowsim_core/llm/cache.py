@@ -1,7 +1,7 @@
 """Response cache: a key from the full request, values as JSON text, storage injected.
 
 Any object with ``cache_get(key) -> str | None`` and ``cache_put(key, value)`` works (the
-Studio's :class:`~knowsim_core.storage.Store` does). The key covers everything that can change
+Studio's caches repository does: ``cache=store.caches``). The key covers everything that can change
 a reply — provider, endpoint, model, messages, output schema, sampling and seed — so re-running
 an identical configuration makes no call, and changing anything makes a fresh one.
 """

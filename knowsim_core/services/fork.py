@@ -42,7 +42,7 @@ def fork_run(
         SessionError: ``turn`` is not one of the parent's stored turns, or ``reply`` is empty.
         StorageError: unknown parent, or a parent imported from a recording (no agents to go on with).
     """
-    parent = store.load_run(parent_id)
+    parent = store.runs.load(parent_id)
     if not 1 <= turn <= len(parent.turns):
         raise SessionError(f"run {parent_id} has turns 1–{len(parent.turns)}; cannot fork at turn {turn}")
     if not reply.strip():
@@ -54,8 +54,8 @@ def fork_run(
         parent, turns=parent.turns[: turn - 1], run_id=None, stop_reason=None,
         meta=(*meta, (FORKED_FROM, parent_id), (FORKED_AT, turn)),
     )
-    row = store.get_run_row(parent_id)
-    child_id = store.create_run(child, graph_version_id=row.graph_version_id)
+    row = store.search.get_row(parent_id)
+    child_id = store.runs.create(child, graph_version_id=row.graph_version_id)
     user = HumanUser(fallback=agents["user"])
     user.put(original.user_message, attempt=bool(original.user_attempt), thought=original.user_thought)
     assistant = HumanAssistant(fallback=agents["assistant"])

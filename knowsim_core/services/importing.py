@@ -39,6 +39,7 @@ from knowsim_core.text.redact import redact_urls
 from knowsim_core.formats.reference import (
     ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
 )
+from knowsim_core.storage.run_filter import RunFilter
 
 DOMAINS = {"math": "math", "expertqa": "expert"}
 INIT_CACHE_NAME = "init_ks_cache.json"
@@ -298,12 +299,12 @@ def import_path(
                     report.skipped.append(f"{name} (already stored" + (f" as {stored})" if stored != name else ")"))
                     continue
                 status = "finished" if run.stop_reason else "interrupted"
-                report.runs.append(store.save_run(run, status=status))
-                store.add_judgments(report.runs[-1], judgments)
+                report.runs.append(store.runs.save(run, status=status))
+                store.judgments.add_many(report.runs[-1], judgments)
         return report
     if kind == "iu-cache":
         graph_of = load_iu_cache(p)
-        known = {q.id for q in store.list_questions()}
+        known = {q.id for q in store.questions.list()}
         report.skipped = [f"{pid} (no such question)" for pid in graph_of if pid not in known]
         with store.transaction():
             for pid, graph in graph_of.items():
@@ -332,15 +333,15 @@ def _stored_copy(store: Store, run: RunRecord, key: str) -> str | None:
     question, level and seed with as many turns."""
     if run.run_id:
         try:
-            if _content_key(store.load_run(run.run_id)) == key:
+            if _content_key(store.runs.load(run.run_id)) == key:
                 return run.run_id
         except StorageError:  # no run of that id (or one that cannot be read back: not a copy)
             pass
     page, offset = 500, 0
     while True:
-        rows = store.list_runs(question_id=run.question_id, level=run.level, seed=run.seed, limit=page, offset=offset)
+        rows = store.search.list(RunFilter(question_id=run.question_id, level=run.level, seed=run.seed), limit=page, offset=offset)
         for row in rows:
-            if row.turns == len(run.turns) and row.id != run.run_id and _content_key(store.load_run(row.id)) == key:
+            if row.turns == len(run.turns) and row.id != run.run_id and _content_key(store.runs.load(row.id)) == key:
                 return row.id
         if len(rows) < page:
             return None
@@ -359,9 +360,9 @@ def _judgments_of(p: Path, kind: str, n: int) -> list[list]:
 
 def _add_graph_if_new(store: Store, qid: str, graph: IUGraph, *, note: str) -> int:
     target = graph.to_data()
-    if any(v.graph.to_data() == target for v in store.graph_versions(qid)):
+    if any(v.graph.to_data() == target for v in store.questions.graph_versions(qid)):
         return 0
-    store.add_graph_version(qid, graph, note=note, author="reference")
+    store.questions.add_graph_version(qid, graph, note=note, author="reference")
     return 1
 
 
@@ -369,13 +370,13 @@ def _import_items(
     store: Store, items: list[ReferenceItem], graph_of: dict[str, IUGraph],
     init: dict[str, dict[str, KnowledgeState]], report: ImportReport,
 ) -> None:
-    existing = {q.id: q for q in store.list_questions()}
+    existing = {q.id: q for q in store.questions.list()}
     for it in items:  # check first: a clash must not leave half an import behind
         if it.id in existing and existing[it.id].text != it.question:
             raise FormatError(f"question {it.id} already exists with another text; rename one of them first")
     for it in items:
         if it.id not in existing:
-            store.add_question(
+            store.questions.add(
                 question_id=it.id, text=it.question, reference_answer=it.reference_answer,
                 domain=DOMAINS.get(it.task, it.task), field=it.field, source=f"reference {it.task}", kind="paper",
             )
@@ -390,6 +391,6 @@ def _import_items(
             if set(s0) != labels:
                 report.skipped.append(f"{it.id}/{level} initial state (names other IUs than the graph)")
                 continue
-            if store.get_initial_state(it.id, level) != s0:
-                store.set_initial_state(it.id, level, s0)
+            if store.caches.get_initial_state(it.id, level) != s0:
+                store.caches.set_initial_state(it.id, level, s0)
                 report.initial_states += 1

@@ -34,6 +34,7 @@ from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
 from knowsim_core.storage import Store
 from knowsim_core.formats.conversations import read_conversations
 from knowsim_core.formats.realworld import AUTHOR, GRAPH_NOTE, SHAPES, Conversation, is_image_path, legacy_question_id
+from knowsim_core.storage.run_filter import RunFilter
 
 DEFAULT_EXTRACTOR = "offline/lexical"
 IMAGE_NOTE = "image-path message: the person sent a picture; only its path is recorded"
@@ -124,7 +125,7 @@ def make_extractor(extractor_id: str, store: Store | None = None) -> SignalExtra
 
     settings = LLMSettings.from_env()
     return registry.resolve("extractor", extractor_id, settings=settings,
-                            cache=store if settings.cache_enabled else None)
+                            cache=store.caches if settings.cache_enabled else None)
 
 
 def _run_meta(conv: Conversation, origin: str) -> dict:
@@ -179,20 +180,20 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
     report = RealworldReport(kind, conversations=len(convs), skipped=list(notes))
     built = [(conv, build_run(conv, extractor=extractor, params=params)) for conv in convs]
     with store.transaction():
-        known = {q.id for q in store.list_questions()}
+        known = {q.id for q in store.questions.list()}
         for i, (conv, run) in enumerate(built):
             if _already_imported(store, conv, p):
                 report.skipped.append(f"{conv.key} (already imported)")
                 continue
             if conv.question_id not in known:
-                store.add_question(question_id=conv.question_id, text=conv.question, domain="math",
+                store.questions.add(question_id=conv.question_id, text=conv.question, domain="math",
                                    field=conv.field, source=conv.source, kind="real",
                                    title=concept_title(conv.field, [c[0] for c in conv.concepts], conv.source))
                 report.questions += 1
             gid = _graph_version(store, conv.question_id, run.graph, report) if conv.concepts else None
-            rid = store.save_run(run, status="finished", graph_version_id=gid)
+            rid = store.runs.save(run, status="finished", graph_version_id=gid)
             report.runs.append(rid)
-            report.judgments += store.add_judgments(rid, conv.votes)
+            report.judgments += store.judgments.add_many(rid, conv.votes)
             report.add_counts(conv)
             if not conv.concepts:
                 report.unread.append(f"{conv.key} ({no_reading_reason(conv)})")
@@ -213,16 +214,16 @@ def _already_imported(store: Store, conv: Conversation, path: Path) -> bool:
             different conversations claim one id; naming the file, the conversation and the id.
     """
     same = [(u, a or "") for u, a in conv.pairs]
-    for row in store.list_runs(question_id=legacy_question_id(conv)):  # imported before ids were hashed
+    for row in store.search.list(RunFilter(question_id=legacy_question_id(conv))):  # imported before ids were hashed
         if spec_of(row.assistant).recorded:
-            stored = store.load_run(row.id)
+            stored = store.runs.load(row.id)
             if (dict(stored.meta).get("conversation") == conv.key
                     and [(t.user_message, t.assistant_message) for t in stored.turns] == same):
                 return True
-    for row in store.list_runs(question_id=conv.question_id):
+    for row in store.search.list(RunFilter(question_id=conv.question_id)):
         if not spec_of(row.assistant).recorded:
             continue
-        stored = store.load_run(row.id)
+        stored = store.runs.load(row.id)
         if [(t.user_message, t.assistant_message) for t in stored.turns] == same:
             return True
         raise FormatError(
@@ -236,8 +237,8 @@ def _already_imported(store: Store, conv: Conversation, path: Path) -> bool:
 
 def _graph_version(store: Store, qid: str, graph: IUGraph, report: RealworldReport) -> int:
     target = graph.to_data()
-    for v in store.graph_versions(qid):
+    for v in store.questions.graph_versions(qid):
         if v.graph.to_data() == target:
             return v.id
     report.graph_versions += 1
-    return store.add_graph_version(qid, graph, note=GRAPH_NOTE, author=AUTHOR)
+    return store.questions.add_graph_version(qid, graph, note=GRAPH_NOTE, author=AUTHOR)

@@ -8,7 +8,7 @@ per-turn seeds derived from the run's seed, the continuation is the turn the fir
 have played. Everything an agent's prompt reads (question, reference answer, graph, domain) is
 stored with the run, so a resumed run sends the requests an uninterrupted one would.
 
-The app plays runs under a lease (``lease_seconds``, see :meth:`Store.renew_lease`): every step
+The app plays runs under a lease (``lease_seconds``, see ``store.runs.renew_lease``): every step
 renews it before the model calls and again when the turn is stored, and a run whose browser
 session went away is marked ``interrupted`` once it lapses. Command-line runs hold no lease.
 """
@@ -38,7 +38,7 @@ def _llm_defaults(store: Store) -> dict[str, Any]:
     from knowsim_core.llm import LLMSettings  # lazy: offline runs never import the LLM layer
 
     settings = LLMSettings.from_env()
-    return {"settings": settings, "cache": store if settings.cache_enabled else None}
+    return {"settings": settings, "cache": store.caches if settings.cache_enabled else None}
 
 
 def build_agents(
@@ -112,7 +112,7 @@ class LiveRun:
                 marked interrupted); nothing was played — resume it.
         """
         with self.store.pinned():  # one connection for the lease, the step's reads and its writes
-            if self.leased and not self.done and not self.store.renew_lease(self.run_id):
+            if self.leased and not self.done and not self.store.runs.renew_lease(self.run_id):
                 raise StorageError(
                     f"run {self.run_id} is no longer running in this session (it was idle too long and was "
                     "marked interrupted); resume it to play on"
@@ -223,19 +223,19 @@ def start_run(
     if level not in LEVELS and level != CUSTOM_LEVEL:
         raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)} or custom")
     with store.pinned():  # one connection for the setup's reads and the run's creation
-        q = store.get_question(question_id)
+        q = store.questions.get(question_id)
         if graph_version_id is not None:
-            gv = store.get_graph_version(graph_version_id)
+            gv = store.questions.get_graph_version(graph_version_id)
             if gv.question_id != question_id:
                 raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
         else:
-            gv = store.latest_graph_version(question_id)
+            gv = store.questions.latest_graph_version(question_id)
             if gv is None:
                 raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
         params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
         graph = gv.graph
         if initial_state is None:
-            cached = store.get_initial_state(question_id, level)
+            cached = store.caches.get_initial_state(question_id, level)
             if cached is not None and set(cached) == set(graph.index.labels):
                 initial_state = cached
         elif set(initial_state) != set(graph.index.labels):
@@ -249,7 +249,7 @@ def start_run(
             stop_mode=stop_mode,
         )
         s0 = sim.reset(seed=seed, initial=initial_state)
-        run_id = store.create_run(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
+        run_id = store.runs.create(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
         sim.reset(seed=seed, initial=s0, run_id=run_id)
         return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
 
@@ -275,7 +275,7 @@ def resume_run(
 ) -> LiveRun:
     """Continue an interrupted or failed run from its last completed turn.
 
-    The run is claimed with :meth:`Store.reopen_run`, which re-checks its status and turn count in
+    The run is claimed with ``store.runs.reopen``, which re-checks its status and turn count in
     the claiming transaction: of two concurrent resumes one wins, the other gets a StorageError.
 
     Raises:
@@ -283,24 +283,24 @@ def resume_run(
             process is still writing, or one that moved on while this resume was preparing.
     """
     with store.pinned():  # one connection for the checks, the load and the claim
-        row = store.get_run_row(run_id)
+        row = store.search.get_row(run_id)
         if row.status == "finished":  # the cheap early answer; reopen_run decides under the write lock
             raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
-        run = store.load_run(run_id)
+        run = store.runs.load(run_id)
         if not run.domain:  # stored before runs recorded their domain: the question still knows it
-            run = replace(run, domain=store.get_question(run.question_id).domain)
+            run = replace(run, domain=store.questions.get(run.question_id).domain)
         adapters = run.adapter
         try:
             agents = build_agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
         except KeyError as exc:
             raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
-        store.reopen_run(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
+        store.runs.reopen(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
         sim = Simulation.resume(run, **agents)
         live = LiveRun(store, sim, run_id, leased=lease_seconds is not None)
         stop = _stop_reason_of(run)
         if stop is not None:  # the writer died between its last turn and closing the run
             sim.end(stop)
-            store.finish_run(run_id, status="finished", stop_reason=stop)
+            store.runs.finish(run_id, status="finished", stop_reason=stop)
         return live
 
 
@@ -311,8 +311,8 @@ __all__ = ["LiveRun", "start_run", "resume_run", "DEFAULT_USER", "DEFAULT_EXTRAC
 def ensure_question(store: Store, question_id: str) -> None:
     """Sample questions are seeded on first use, so a fresh database can run them at once."""
     try:
-        store.get_question(question_id)
+        store.questions.get(question_id)
     except StorageError:
         if not any(s.id == question_id for s in load_samples()):
             raise
-        store.seed_samples()
+        store.questions.seed_samples()

@@ -10,15 +10,19 @@ connection helper:
 * :mod:`.questions` — questions and their graph versions (one door for every graph).
 * :mod:`.runs` — runs and turns: one transaction per turn, close, reopen (check-and-set), load,
   delete; :mod:`.liveness` — writer pids and app leases.
-* :mod:`.run_search` — filters, transcript search (FTS5), pages, batch groups, cross-run facts.
+* :mod:`.run_filter` — :class:`~.run_filter.RunFilter`, which runs a view reads, and its SQL.
+* :mod:`.run_search` — transcript search (FTS5), pages, batch groups, cross-run facts.
 * :mod:`.caches` — initial states, the LLM response cache, IQ judgements.
+* :mod:`.judgments` — people's 👍/👎 on turns.
 * :mod:`.batch_cells` — which process plays which cell of a batch (claimed once, atomically).
 
-**Why a facade.** :class:`Store` composes the repositories (``store.questions``, ``store.runs``,
-``store.search``, ``store.caches``) and keeps one delegating method per name the app, the
-commands, the benchmarks and the tests already call. Those ~40 call sites keep working
-unchanged, one object still means "this database file" (it is what ``ui.resources`` caches and
-what a page passes around), and each repository stays small enough to read in one sitting.
+**One object, its repositories.** :class:`Store` stands for one database file: it opens, checks
+and migrates it and spans transactions; callers reach the data through its repositories
+(``store.questions``, ``store.runs``, ``store.search``, ``store.caches``, ``store.judgments``,
+``store.cells``), e.g. ``store.runs.load(rid)`` or ``store.search.list(RunFilter(batch_tag=t))``.
+One object still means "this database file" (it is what ``ui.resources`` caches and what a page
+passes around), each operation has one name and one owner, and each repository stays small
+enough to read in one sitting. (``Store`` used to forward ~50 one-line methods to them.)
 
 The tables the repositories share are joined in SQL where a view needs both (a run list shows
 its question's text); otherwise each repository writes only its own tables. API keys never reach

@@ -5,7 +5,9 @@ The Saved runs and Failure modes pages and the ``runs`` and ``failures`` command
 runs by the same fields. Each field is declared once here — its URL parameter, its option, how a
 value is read and checked — so a page's deep link (``/runs?batch=-&gv=2``), a command's options
 (``runs --batch - --graph-version 2``) and the SQL ``WHERE`` (:func:`where_clause`, applied before
-any ``LIMIT``) cannot disagree. Two bugs came from four hand-written copies: ``failures
+any ``LIMIT``) cannot disagree. The run-search repository takes the filter itself
+(``store.search.list(flt, limit=…)``, ``count``, ``facts``, ``population_mix``, ``mixed_versions``,
+``batch_groups``): no view spells its conditions as loose keywords. Two bugs came from four hand-written copies: ``failures
 --graph-version 99999999999999999999`` overflowed SQLite's integer (``runs`` refused it), and
 ``/failures?batch=-`` counted every run (``/runs?batch=-`` meant "runs of no batch").
 
@@ -169,7 +171,7 @@ class RunFilter:
 
     # ------------------------------------------------------------------ SQL
     def keywords(self) -> dict[str, Any]:
-        """The conditions set, as :func:`where_clause` keywords (what ``Store.list_runs`` and friends take)."""
+        """The conditions set, as :func:`where_clause` keywords (what :meth:`where` passes it)."""
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
@@ -232,6 +234,9 @@ class RunFilter:
         return replace(self, **changes)
 
 
+NO_FILTER = RunFilter()  # every run: the repositories' default (frozen, so one shared instance is safe)
+
+
 def _arg_type(f: _Field) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         try:
@@ -267,21 +272,23 @@ def _like(fragment: str) -> str:
     return "%" + fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None = None, find: str | None = None,
-                 tag: str | None = None, graph_version: int | None = None, kind: str | None = None,
-                 origin: str | None = None, rating_min: float | None = None, rated: str | None = None,
-                 no_batch: bool = False, **exact: Any) -> tuple[str, list[Any]]:
-    """``WHERE`` over ``runs r``: every condition given must hold.
+def where_clause(*, text: str | None = None, find: str | None = None, tag: str | None = None,
+                 graph_version: int | None = None, kind: str | None = None, origin: str | None = None,
+                 rated: str | None = None, no_batch: bool = False, **exact: Any) -> tuple[str, list[Any]]:
+    """``WHERE`` over ``runs r``: every condition given must hold — the SQL of :meth:`RunFilter.where`.
+
+    The repositories take a :class:`RunFilter` and reach this through it; it keeps keywords
+    (``RunFilter.keywords()``) because one internal query needs a condition no filter holds: Home's
+    recent entries summarise "any of these batch tags" (``batch_tag=[...]``).
 
     ``exact``: column values (a sequence means any of them; ``seed`` 0 is a value, None is "no
-    filter"); ``contains``: a fragment per column; ``find``: a fragment in any of the
-    :data:`CONTAINS` id columns ("comprehensive" finds ``offline/comprehensive``); ``text``:
-    words that must all occur in the run's transcript (FTS5). ``tag``: one of the researcher's
-    tags (or the batch tag); ``graph_version``: the version *number* of the question's graph (v1,
-    v3 — across questions); ``kind``: the question's kind (sample / paper / real / yours);
-    ``origin``: one of :data:`ORIGINS`; ``rating_min``/``rated``: the rating the run's metadata
-    holds (a person's rating of a real conversation); ``no_batch``: only runs of no batch.
-    Numbers are checked as :class:`RunFilter` checks them (never an OverflowError in SQLite).
+    filter"); ``find``: a fragment in any of the :data:`CONTAINS` id columns ("comprehensive"
+    finds ``offline/comprehensive``); ``text``: words that must all occur in the run's transcript
+    (FTS5). ``tag``: one of the researcher's tags (or the batch tag); ``graph_version``: the
+    version *number* of the question's graph (v1, v3 — across questions); ``kind``: the
+    question's kind (sample / paper / real / yours); ``origin``: one of :data:`ORIGINS`;
+    ``rated``: whether a person rated the run (a real conversation); ``no_batch``: only runs of no
+    batch. Numbers are checked as :class:`RunFilter` checks them (never an OverflowError in SQLite).
     """
     where, args = [], []
     if no_batch:  # the runs made one by one
@@ -308,9 +315,6 @@ def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None 
         if rated not in RATED:
             raise StorageError(f"unknown rating filter {rated!r}; expected one of {', '.join(RATED)}")
         where.append("r.rating IS NOT NULL" if rated == "rated" else "r.rating IS NULL")
-    if rating_min is not None:
-        where.append("r.rating >= ?")
-        args.append(float(rating_min))
     for col, value in exact.items():
         if col not in EXACT:
             raise StorageError(f"runs cannot be filtered by {col!r}; expected one of {', '.join(EXACT)}")
@@ -323,12 +327,6 @@ def where_clause(*, text: str | None = None, contains: Mapping[str, str] | None 
                 raise StorageError(f"{col}: expected a whole number up to {MAX_SEED}, got {value}")
             where.append(f"r.{col} = ?")
             args.append(value)
-    for col, fragment in (contains or {}).items():
-        if col not in CONTAINS:
-            raise StorageError(f"runs cannot be searched by {col!r}; expected one of {', '.join(CONTAINS)}")
-        if fragment and fragment.strip():
-            where.append(f"r.{col} LIKE ? ESCAPE '\\'")
-            args.append(_like(fragment.strip()))
     if find and find.strip():  # the run's own id too: "938e" finds run 938e…
         where.append("(" + " OR ".join(f"r.{c} LIKE ? ESCAPE '\\'" for c in ("id", *CONTAINS)) + ")")
         args += [_like(find.strip())] * (len(CONTAINS) + 1)

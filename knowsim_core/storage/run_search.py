@@ -1,7 +1,11 @@
 """Finding runs: filters, full-text search over transcripts, pages, per-batch groups, cross-run facts.
 
-Every filter is applied in SQL, before ``LIMIT``: a page is never filtered after the fact in
-Python. The ``WHERE`` clause is built here by hand because the list joins ``questions`` and the
+Every method that reads a set of runs (``list``, ``count``, ``batch_groups``, ``facts``,
+``population_mix``, ``mixed_versions``) takes one :class:`~.run_filter.RunFilter` (default: every
+run) plus its own paging, order or status arguments, so a page, a command and a test say which
+runs in the same typed words. Every filter is applied in SQL, before ``LIMIT``: a page is never
+filtered after the fact in Python. The ``WHERE`` clause (:func:`~.run_filter.where_clause`) is
+built by hand because the list joins ``questions`` and the
 search is a sub-select on the FTS table (``turns_fts``; turns of runs still open by substring);
 sqlite-utils' ``rows_where`` takes exactly such a clause, but not the join.
 """
@@ -10,14 +14,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from knowsim_core.engine.facts import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, now
 from knowsim_core.storage.run_filter import (  # noqa: F401 — where_clause and its words live with RunFilter
-    CONTAINS, EXACT, ORIGINS, RATED, TYPED_SQL, RunFilter, where_clause,
+    CONTAINS, EXACT, NO_FILTER, ORIGINS, RATED, TYPED_SQL, RunFilter, where_clause,
 )
 from knowsim_core.storage.runs import MODE_COLUMNS, Runs
 
@@ -100,19 +104,18 @@ class RunSearch:
             raise StorageError(unknown_run(run_id))
         return RunRow(*row)
 
-    def list(self, *, limit: int = 200, offset: int = 0, order: str = "created_desc", text: str | None = None,
-             contains: Mapping[str, str] | None = None, find: str | None = None, **exact: Any) -> list[RunRow]:
-        """Runs matching every given filter; ``text`` searches the transcripts (all words must occur)."""
+    def list(self, run_filter: RunFilter = NO_FILTER, *, limit: int = 200, offset: int = 0,
+             order: str = "created_desc") -> list[RunRow]:
+        """One page of the runs matching the filter (its ``text`` searches the transcripts), in ``order``."""
         if order not in ORDERS:
             raise StorageError(f"unknown run order {order!r}; expected one of {', '.join(ORDERS)}")
-        where, args = where_clause(text=text, contains=contains, find=find, **exact)
+        where, args = _where(run_filter)
         sql = f"{_SELECT}{where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?"
         with self._conn.db() as db:
             return [RunRow(*r) for r in db.execute(sql, [*args, int(limit), int(offset)]).fetchall()]
 
-    def count(self, *, text: str | None = None, contains: Mapping[str, str] | None = None, find: str | None = None,
-              **exact: Any) -> int:
-        where, args = where_clause(text=text, contains=contains, find=find, **exact)
+    def count(self, run_filter: RunFilter = NO_FILTER) -> int:
+        where, args = _where(run_filter)
         with self._conn.db() as db:
             return db.execute(f"SELECT COUNT(*) FROM runs r{where}", args).fetchone()[0]
 
@@ -131,13 +134,13 @@ class RunSearch:
             return [r[0] for r in db.execute(
                 f"SELECT DISTINCT {column} FROM runs WHERE {column} IS NOT NULL ORDER BY {column}").fetchall()]
 
-    def batch_groups(self, *, limit: int = 200, text: str | None = None, contains: Mapping[str, str] | None = None,
-                     find: str | None = None, order: str | None = None, unbatched: bool = False,
-                     **exact: Any) -> list[BatchGroup]:
-        """One summary per batch tag over the runs matching the filters, newest batch first
-        (``order`` is accepted so a page can pass its list filters unchanged; groups are by recency).
+    def batch_groups(self, run_filter: RunFilter = NO_FILTER, *, limit: int = 200,
+                     unbatched: bool = False) -> list[BatchGroup]:
+        """One summary per batch tag over the runs matching the filter, newest batch first.
         With ``unbatched`` the runs of no batch form one more group, tagged ``""``."""
-        where, args = where_clause(text=text, contains=contains, find=find, **exact)
+        return self._groups(*_where(run_filter), limit=limit, unbatched=unbatched)
+
+    def _groups(self, where: str, args: list[Any], *, limit: int, unbatched: bool = False) -> list[BatchGroup]:
         if not unbatched:
             where = (where + " AND" if where else " WHERE") + " r.batch_tag IS NOT NULL"
         sql = (
@@ -161,24 +164,24 @@ class RunSearch:
             tags = [t for (t,) in db.execute(
                 "SELECT batch_tag FROM runs WHERE batch_tag IS NOT NULL GROUP BY batch_tag "
                 "ORDER BY MAX(created) DESC LIMIT ?", [int(limit)])]
-        groups = self.batch_groups(limit=limit, batch_tag=tags) if tags else []
+        # "any of these tags" is no RunFilter condition (a filter holds one tag): the keywords directly
+        groups = self._groups(*where_clause(batch_tag=tags), limit=limit) if tags else []
         entries: list[RunRow | BatchGroup] = [*singles, *groups]
         entries.sort(key=lambda e: e.last if isinstance(e, BatchGroup) else e.created, reverse=True)
         return entries[:limit]
 
-    def facts(self, *, status: str = "finished", limit: int | None = None, **filters: Any) -> list[RunFacts]:
+    def facts(self, run_filter: RunFilter = NO_FILTER, *, status: str = "finished",
+              limit: int | None = None) -> list[RunFacts]:
         """The population of the cross-run views (Failure modes page, ``failures`` command).
 
-        Runs with at least one turn that match every filter (:func:`where_clause` keywords, e.g.
-        ``RunFilter.keywords()``), newest first. ``status`` is one of
+        Runs with at least one turn that match the filter, newest first. ``status`` (the view's
+        finished / all / unfinished choice, not the filter's run statuses) is one of
         :data:`~knowsim_core.evaluation.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
         turn 1 is not averaged with finished ones unless asked). Every filter is applied in SQL
         before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
         no stored metrics (still running, or its writer died) is read back record by record.
         """
-        if status not in STATUS_CHOICES:
-            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
-        where, args = self._facts_where(status=status, **filters)
+        where, args = self._facts_where(run_filter, status=status)
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
         sql = (
@@ -219,21 +222,22 @@ class RunSearch:
         return out
 
     @staticmethod
-    def _facts_where(*, status: str, **filters: Any) -> tuple[str, list[Any]]:
-        """The cross-run population's ``WHERE``: the filters, at least one turn, and the status choice."""
-        where, args = where_clause(**filters)
+    def _facts_where(run_filter: RunFilter, *, status: str) -> tuple[str, list[Any]]:
+        """The cross-run population's ``WHERE``: the filter, at least one turn, and the status choice."""
+        if status not in STATUS_CHOICES:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        where, args = _where(run_filter)
         # extractor 'none': a recorded conversation kept without a reading (no IUs, so no modes or metrics)
         where = (where + " AND" if where else " WHERE") + " r.n_turns > 0 AND r.extractor != 'none'"
         if status != "all":
             where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
         return where, args
 
-    def population_mix(self, *, status: str = "finished", **filters: Any) -> tuple[list[int], int, int]:
+    def population_mix(self, run_filter: RunFilter = NO_FILTER, *,
+                       status: str = "finished") -> tuple[list[int], int, int]:
         """(graph version numbers, forks, runs with a typed side) in the population :meth:`facts`
-        reads with the same filters — what a view must say before it pools them."""
-        if status not in STATUS_CHOICES:
-            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
-        where, args = self._facts_where(status=status, **filters)
+        reads with the same filter and status — what a view must say before it pools them."""
+        where, args = self._facts_where(run_filter, status=status)
         with self._conn.db() as db:
             versions = [v for (v,) in db.execute(
                 "SELECT DISTINCT g.version FROM runs r JOIN graph_versions g ON g.id = r.graph_version_id"
@@ -243,14 +247,12 @@ class RunSearch:
                 f"COALESCE(SUM({TYPED_SQL}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
-    def mixed_versions(self, *, status: str = "finished", **filters: Any) -> dict[str, list[int]]:
+    def mixed_versions(self, run_filter: RunFilter = NO_FILTER, *, status: str = "finished") -> dict[str, list[int]]:
         """``{question id: its graph version numbers}`` for the questions whose runs in the
-        :meth:`facts` population (same filters) span more than one version of their graph — what
+        :meth:`facts` population (same filter and status) span more than one version of their graph — what
         pooling mixes. Runs of different questions on v1 and v3 are each on their question's one
         graph: nothing to warn about (a population-wide list of versions did, issue 34)."""
-        if status not in STATUS_CHOICES:
-            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
-        where, args = self._facts_where(status=status, **filters)
+        where, args = self._facts_where(run_filter, status=status)
         with self._conn.db() as db:
             rows = db.execute(
                 "SELECT DISTINCT r.question_id, g.version FROM runs r JOIN graph_versions g ON g.id = r.graph_version_id"
@@ -316,3 +318,10 @@ class RunSearch:
             row = next(db["batches"].rows_where("tag = ?", [tag], select="spec_json"), None)
         return json.loads(row["spec_json"]) if row else None
 
+
+def _where(run_filter: RunFilter) -> tuple[str, list[Any]]:
+    """The filter's ``WHERE``; anything but a :class:`RunFilter` (a dict of keywords, the old
+    ``**filters``) is refused here rather than read as "no filter"."""
+    if not isinstance(run_filter, RunFilter):
+        raise TypeError(f"expected a RunFilter, got {type(run_filter).__name__}")
+    return run_filter.where()

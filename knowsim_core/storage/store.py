@@ -1,9 +1,23 @@
-"""``Store``: the one object the rest of the Studio holds — a facade over the repositories.
+"""``Store``: the one object the rest of the Studio holds — one database file and its repositories.
 
-It opens the file once (check, migrate, mark dead runs), then each repository opens its own
-fresh connection per call through the shared :class:`~.connection.Connection`. New code may
-use a repository directly (``store.search.list(...)``, ``store.runs.load(...)``); the methods
-below keep the names ~40 call sites already use.
+It opens the file once (check, migrate, mark the runs of dead writers), then each repository
+opens its own fresh connection per call through the shared :class:`~.connection.Connection`.
+Callers reach the data through the repositories, each the one owner of its tables:
+
+* ``store.questions`` (:class:`~.questions.Questions`): questions, their graph versions, the samples;
+* ``store.runs`` (:class:`~.runs.Runs`): create, append turns, finish, reopen, load, delete, tags, leases;
+* ``store.search`` (:class:`~.run_search.RunSearch`): which runs — pages, counts, batch groups,
+  cross-run facts — each taking one :class:`~.run_filter.RunFilter`; stored batch matrices;
+* ``store.caches`` (:class:`~.caches.Caches`): initial states, IQ judgements, and the LLM
+  response cache (it is the ``ResponseCache`` a model is given: ``cache=store.caches``);
+* ``store.judgments`` (:class:`~.judgments.Judgments`, made on first use): 👍/👎 on turns;
+* ``store.cells`` (:class:`~.batch_cells.BatchCells`): which process plays which cell of a batch.
+
+``Store`` itself keeps only what belongs to the file: opening, checking and migrating it, ``path``,
+``read_only``, ``schema_version``, ``integrity_check()``, ``transaction()`` and ``pinned()`` (which
+span every repository, since they share the connection). It used to forward ~50 one-line methods
+(``store.load_run`` → ``store.runs.load``): two names for every operation, and a second place to
+change a signature. ``tests/test_store_facade.py`` keeps it from growing them back.
 """
 
 from __future__ import annotations
@@ -11,22 +25,19 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from knowsim_core.errors import StorageError
-from knowsim_core.engine.graph import IUGraph
-from knowsim_core.engine.records import RunRecord, TurnRecord
-from knowsim_core.engine.state import KnowledgeState
-from knowsim_core.storage.batch_cells import BatchCells, Claim
+from knowsim_core.storage.batch_cells import BatchCells
 from knowsim_core.storage.caches import Caches
 from knowsim_core.storage.connection import Connection, default_path
 from knowsim_core.storage.migrations import check_file, migrate
-from knowsim_core.storage.questions import GraphVersion, QuestionRow, Questions
-from knowsim_core.storage.run_search import BatchGroup, RunRow, RunSearch
+from knowsim_core.storage.questions import Questions
+from knowsim_core.storage.run_search import RunSearch
 from knowsim_core.storage.runs import Runs
 
 if TYPE_CHECKING:  # the judgments' file schema (pydantic models) is imported when judgments are used
-    from knowsim_core.storage.judgments import Judgment, Judgments
+    from knowsim_core.storage.judgments import Judgments
 
 
 class Store:
@@ -55,8 +66,8 @@ class Store:
         self.caches = Caches(self._conn)
         self._judgments: Judgments | None = None
         self.cells = BatchCells(self._conn, clock=clock)
-        try:
-            self.mark_dead_runs()
+        try:  # the dead-run sweep at open: runs whose writer died read as interrupted from here on
+            self.runs.mark_dead()
         except StorageError as exc:
             if "disk is full" not in str(exc) and "No space left" not in str(exc):
                 raise
@@ -72,7 +83,7 @@ class Store:
     def transaction(self) -> Iterator["Store"]:
         """Group many calls of this thread into one write transaction (bulk imports).
 
-        Inside the block every method of this store, on this thread, shares one connection and
+        Inside the block every repository of this store, on this thread, shares one connection and
         one ``BEGIN IMMEDIATE`` transaction: all of it is committed at the end, or none of it.
         """
         with self._conn.transaction():
@@ -87,62 +98,15 @@ class Store:
 
     @property
     def schema_version(self) -> int:
+        """The file's schema version (``PRAGMA user_version``; :data:`~.migrations.SCHEMA_VERSION` once migrated)."""
         with self._conn.db() as db:
             return db.execute("PRAGMA user_version").fetchone()[0]
 
     def integrity_check(self) -> str:
+        """SQLite's verdict on the whole file: ``"ok"``, or what is broken."""
         with self._conn.db() as db:
             return db.execute("PRAGMA integrity_check").fetchone()[0]
 
-    # ------------------------------------------------------------------ questions and graphs
-    def add_question(self, **kw: Any) -> str:
-        return self.questions.add(**kw)
-
-    def list_questions(self, *, search: str = "", domain: str | None = None,
-                       kind: str | None = None) -> list[QuestionRow]:
-        return self.questions.list(search=search, domain=domain, kind=kind)
-
-    def get_question(self, question_id: str) -> QuestionRow:
-        return self.questions.get(question_id)
-
-    def seed_samples(self) -> int:
-        return self.questions.seed_samples()
-
-    def add_graph_version(self, question_id: str, graph: IUGraph, **kw: Any) -> int:
-        return self.questions.add_graph_version(question_id, graph, **kw)
-
-    def graph_versions(self, question_id: str) -> list[GraphVersion]:
-        return self.questions.graph_versions(question_id)
-
-    def get_graph_version(self, version_id: int) -> GraphVersion:
-        return self.questions.get_graph_version(version_id)
-
-    def latest_graph_version(self, question_id: str) -> GraphVersion | None:
-        return self.questions.latest_graph_version(question_id)
-
-    def graph_version_numbers(self, version_ids: list[int]) -> dict[int, int]:
-        return self.questions.graph_version_numbers(version_ids)
-
-    # ------------------------------------------------------------------ caches and judgements
-    def set_initial_state(self, question_id: str, level: str, state: KnowledgeState) -> None:
-        self.caches.set_initial_state(question_id, level, state)
-
-    def get_initial_state(self, question_id: str, level: str) -> KnowledgeState | None:
-        return self.caches.get_initial_state(question_id, level)
-
-    def cache_get(self, key: str) -> str | None:
-        return self.caches.cache_get(key)
-
-    def cache_put(self, key: str, value: str) -> None:
-        self.caches.cache_put(key, value)
-
-    def set_judgement(self, run_id: str, *, score: float, rationale: str, model: str) -> None:
-        self.caches.set_judgement(run_id, score=score, rationale=rationale, model=model)
-
-    def get_judgement(self, run_id: str) -> tuple[float, str, str] | None:
-        return self.caches.get_judgement(run_id)
-
-    # ------------------------------------------------------------------ judgments of turns (👍/👎)
     @property
     def judgments(self) -> Judgments:
         """The judgments repository, made on first use: its module imports the judgments' file
@@ -152,121 +116,3 @@ class Store:
 
             self._judgments = Judgments(self._conn)
         return self._judgments
-
-    def add_judgment(self, run_id: str, judgment: Judgment) -> Judgment:
-        return self.judgments.add(run_id, judgment)
-
-    def add_judgments(self, run_id: str, judgments: list[Judgment] | tuple[Judgment, ...]) -> int:
-        return self.judgments.add_many(run_id, judgments)
-
-    def list_judgments(self, run_id: str) -> list[Judgment]:
-        return self.judgments.list(run_id)
-
-    def all_judgments(self) -> dict[str, list[Judgment]]:
-        return self.judgments.all()
-
-    def remove_judgment(self, run_id: str, turn: int, *, source: str, who: str) -> bool:
-        return self.judgments.remove(run_id, turn, source=source, who=who)
-
-    # ------------------------------------------------------------------ runs and turns
-    def create_run(self, run: RunRecord, **kw: Any) -> str:
-        return self.runs.create(run, **kw)
-
-    def save_run(self, run: RunRecord, **kw: Any) -> str:
-        return self.runs.save(run, **kw)
-
-    def append_turn(self, run_id: str, turn: TurnRecord) -> None:
-        self.runs.append_turn(run_id, turn)
-
-    def finish_run(self, run_id: str, **kw: Any) -> None:
-        self.runs.finish(run_id, **kw)
-
-    def reopen_run(self, run_id: str, **kw: Any) -> None:
-        self.runs.reopen(run_id, **kw)
-
-    def load_run(self, run_id: str) -> RunRecord:
-        return self.runs.load(run_id)
-
-    def delete_run(self, run_id: str) -> None:
-        self.runs.delete([run_id])
-
-    def delete_runs(self, run_ids: list[str]) -> None:
-        """Delete several runs in one transaction: all of them, or none if any id is unknown."""
-        self.runs.delete(list(run_ids))
-
-    def mark_dead_runs(self) -> list[str]:
-        return self.runs.mark_dead()
-
-    def renew_lease(self, run_id: str, *, seconds: float | None = None) -> bool:
-        return self.runs.renew_lease(run_id, seconds=seconds)
-
-    # ------------------------------------------------------------------ finding runs
-    def get_run_row(self, run_id: str) -> RunRow:
-        return self.search.get_row(run_id)
-
-    def list_runs(self, **filters: Any) -> list[RunRow]:
-        """Runs matching every filter (see :func:`~.run_search.where_clause`), one page."""
-        return self.search.list(**filters)
-
-    def count_runs(self, **filters: Any) -> int:
-        return self.search.count(**filters)
-
-    def add_run_tags(self, run_id: str, tags: list[str]) -> list[str]:
-        return self.runs.add_tags(run_id, tags)
-
-    def remove_run_tag(self, run_id: str, tag: str) -> bool:
-        return self.runs.remove_tag(run_id, tag)
-
-    def run_tags(self, run_ids: list[str]) -> dict[str, list[str]]:
-        return self.search.tags_of(run_ids)
-
-    def all_run_tags(self) -> list[str]:
-        return self.search.all_tags()
-
-    def run_graph_version_numbers(self) -> list[int]:
-        return self.search.graph_version_numbers()
-
-    def run_values(self, column: str) -> list[Any]:
-        return self.search.values(column)
-
-    def batch_groups(self, **filters: Any) -> list[BatchGroup]:
-        return self.search.batch_groups(**filters)
-
-    def recent_entries(self, limit: int = 8) -> list[RunRow | BatchGroup]:
-        return self.search.recent(limit)
-
-    def run_facts(self, **filters: Any) -> list:
-        return self.search.facts(**filters)
-
-    def overload_series(self, run_ids: list[str]) -> dict[str, list[tuple[bool, int]]]:
-        return self.search.overload_series(run_ids)
-
-    def population_mix(self, **filters: Any) -> tuple[list[int], int, int]:
-        return self.search.population_mix(**filters)
-
-    def mixed_graph_versions(self, **filters: Any) -> dict[str, list[int]]:
-        return self.search.mixed_versions(**filters)
-
-    def token_totals(self, agent_ids: list[str], *, limit: int = 500) -> list[tuple[str, str, str, int, int, int]]:
-        return self.search.token_totals(agent_ids, limit=limit)
-
-    def save_batch(self, tag: str, spec: dict[str, Any]) -> None:
-        self.search.save_batch(tag, spec)
-
-    def get_batch(self, tag: str) -> dict[str, Any] | None:
-        return self.search.get_batch(tag)
-
-    def list_batches(self) -> list[tuple[str, str]]:
-        return self.search.list_batches()
-
-    def claim_cell(self, tag: str, index: int, key: tuple) -> Claim:
-        return self.cells.claim(tag, index, key)
-
-    def release_cell(self, tag: str, index: int) -> None:
-        self.cells.release(tag, index)
-
-    def cell_holders(self, tag: str) -> dict[int, int]:
-        return self.cells.holders(tag)
-
-    def batch_cell_counts(self, tag: str) -> dict[str, int]:
-        return self.cells.status_counts(tag)

@@ -21,14 +21,14 @@ BOTTOM_JS = """(sel) => { const el = document.querySelector(sel); if (!el) retur
 
 def typed_run(studio, turns: int = 2) -> str:
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_herd_immunity", level="novice", assistant_id="human", seed=3,
                      max_turns=6)
     for _ in range(turns):
         live.sim.assistant.put("R0 is the average number of people one infected person infects when nobody is "
                                "immune. " * 6)  # a long reply: the messages box scrolls
         live.step()
-    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+    store.runs.finish(live.run_id, status="interrupted", error="handed over to the app")
     return live.run_id
 
 
@@ -63,7 +63,7 @@ def test_a_two_line_status_keeps_the_gauge_and_its_delta_above_900px(studio, scr
     """Old: once the status named the virtual stop and the run's end it took two lines, and the
     gauge's ▲/▼ (and its 0 tick) went below 900 px, cut off by the window's edge."""
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     # a run with a virtual stop (follicular lymphoma had one until issue 34 item 17's reader; CRISPR's
     # stops at turn 8 under it) — the premise is asserted below, so a moved premise fails loudly
     live = start_run(store, question_id="sample_crispr_gene_editing", level="novice",

@@ -19,7 +19,7 @@ EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]")
 def test_a_click_on_a_judged_turn_opens_it_in_simulate(page, studio, tmp_path):
     store = Store(studio.db)
     report = import_path(store, conversations(tmp_path))
-    judged = {(rid, j.turn): j for rid in report.runs for j in store.list_judgments(rid)}
+    judged = {(rid, j.turn): j for rid in report.runs for j in store.judgments.list(rid)}
     page.goto(studio.url + "/agreement")
     wait_idle(page, 90_000)
     # issue 34 item 11: no emoji on the page (chromium without an emoji font drew 👍/👎 as boxes); the

@@ -59,18 +59,18 @@ def test_demo_three_steps_colours_match_the_stored_records(studio, page):
     ids = query(page)
     runs = {"sim_graph_0": ids["run"], "sim_graph_1": ids["pair"]}
     for key, rid in runs.items():
-        wait_graph(page, key, expected_nodes(store.load_run(rid), 0))
+        wait_graph(page, key, expected_nodes(store.runs.load(rid), 0))
     for turn in (1, 2, 3):
         page.get_by_role("button", name="Step").click()
         page.wait_for_function(f"() => new URLSearchParams(location.search).get('turn') === '{turn}'")
         for key, rid in runs.items():
-            run = store.load_run(rid)
+            run = store.runs.load(rid)
             assert len(run.turns) == turn  # stored as it was played
             wait_graph(page, key, expected_nodes(run, turn))
     # the keyboard: ← steps back, → forward again
     page.locator("body").press("ArrowLeft")
     page.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '2'")
-    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(runs["sim_graph_0"]), 2))
+    wait_graph(page, "sim_graph_0", expected_nodes(store.runs.load(runs["sim_graph_0"]), 2))
     page.locator("body").press("ArrowRight")
     page.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '3'")
     wait_idle(page)
@@ -87,14 +87,14 @@ def open_played_run(studio, page, turns: int = 2):
     """A stored run of the largest sample played for ``turns`` turns, open in Simulate at its last
     turn with the graph drawn; returns the live run."""
     store = Store(studio.db)
-    store.seed_samples()  # idempotent; the app does it too on its first page
+    store.questions.seed_samples()  # idempotent; the app does it too on its first page
     live = start_run(store, question_id="sample_transformer_attention", level="intermediate",
                      assistant_id="offline/adaptive", seed=5)
     for _ in range(turns):
         live.step()
     page.goto(f"{studio.url}/simulate?run={live.run_id}&turn={turns}")
     wait_idle(page)
-    wait_graph(page, "sim_graph_0", expected_nodes(store.load_run(live.run_id), turns))
+    wait_graph(page, "sim_graph_0", expected_nodes(store.runs.load(live.run_id), turns))
     return live
 
 
@@ -107,7 +107,7 @@ def test_clicking_a_node_selects_it_and_a_reload_keeps_the_view(studio, page):
     page.reload()
     wait_idle(page)
     assert query(page)["turn"] == "2"
-    wait_graph(page, "sim_graph_0", expected_nodes(live.store.load_run(live.run_id), 2))
+    wait_graph(page, "sim_graph_0", expected_nodes(live.store.runs.load(live.run_id), 2))
 
 
 def _click_node(page, key: str, node_id: str) -> None:
@@ -123,11 +123,11 @@ def _click_node(page, key: str, node_id: str) -> None:
 
 def test_markup_in_iu_text_renders_as_text_everywhere(studio, page):
     store = Store(studio.db)
-    qid = store.add_question(text=f"Question {EVIL}", reference_answer=EVIL, domain="security")
-    data = store.latest_graph_version("sample_lava_lamps").graph.to_data()
+    qid = store.questions.add(text=f"Question {EVIL}", reference_answer=EVIL, domain="security")
+    data = store.questions.latest_graph_version("sample_lava_lamps").graph.to_data()
     data["nodes"][0]["concept"] = EVIL
     data["nodes"][0]["description"] = EVIL
-    gv = store.add_graph_version(qid, IUGraph.from_data(data), note=EVIL)
+    gv = store.questions.add_graph_version(qid, IUGraph.from_data(data), note=EVIL)
     live = start_run(store, question_id=qid, level="novice", assistant_id="offline/comprehensive",
                      graph_version_id=gv)
     live.step()
@@ -166,10 +166,10 @@ def test_play_advances_on_its_own_and_pause_stops_it(studio, page):
     import time
 
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_herd_immunity", level="novice", assistant_id="offline/simple",
                      seed=2, max_turns=6)
-    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")  # the app resumes it
+    store.runs.finish(live.run_id, status="interrupted", error="handed over to the app")  # the app resumes it
     page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=0")
     wait_idle(page)
     play = page.locator(".st-key-sim_play button")  # by key: a role-name match on "Play" also finds "Export replay"
@@ -186,6 +186,6 @@ def test_play_advances_on_its_own_and_pause_stops_it(studio, page):
     stopped = int(query(page)["turn"])
     page.wait_for_timeout(max(2500, 3 * tick * 1000))  # three ticks at the pace the page just showed
     assert int(query(page)["turn"]) == stopped
-    run = store.load_run(live.run_id)
+    run = store.runs.load(live.run_id)
     assert len(run.turns) >= stopped  # every played turn was stored
     wait_graph(page, "sim_graph_0", expected_nodes(run, stopped))

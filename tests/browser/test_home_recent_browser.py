@@ -23,7 +23,7 @@ CUT = """() => [...document.querySelectorAll(".st-key-home_recent [data-testid='
 
 def test_recent_run_lines_wrap_and_keep_their_status_and_kg(studio, browser):
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_lava_lamps", level="intermediate",
                      assistant_id="offline/comprehensive", seed=3)
     live.run_to_end()

@@ -17,11 +17,11 @@ URL_TURN = "() => new URLSearchParams(location.search).get('turn')"
 
 def test_a_home_link_to_another_turn_of_the_open_run_opens_that_turn(studio, page):
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple",
                      seed=5, max_turns=4)
     live.run_to_end()
-    last = len(store.load_run(live.run_id).turns)
+    last = len(store.runs.load(live.run_id).turns)
     assert last >= 2
     page.goto(f"{studio.url}/simulate?run={live.run_id}&turn=1")
     wait_idle(page)

@@ -64,9 +64,9 @@ def test_standalone_html_shows_hostile_text_as_text(browser, tmp_path):
 @pytest.fixture(scope="module")
 def seeded(studio):
     store = Store(studio.db)
-    store.seed_samples()
-    g = store.latest_graph_version(QID).graph
-    ids = [store.save_run(make_run(g, question_id=QID, level=lv, seed=i, max_turns=4))
+    store.questions.seed_samples()
+    g = store.questions.latest_graph_version(QID).graph
+    ids = [store.runs.save(make_run(g, question_id=QID, level=lv, seed=i, max_turns=4))
            for i, lv in enumerate(["novice", "advanced"], 1)]
     return store, ids
 
@@ -94,7 +94,7 @@ def test_failure_modes_for_a_run(page, studio, seeded):
     page.wait_for_timeout(500)
     page.screenshot(path=str(ARTIFACTS / "failure-modes.png"))
     # every mode with a count has a segment painted in its colour (patterned bars once drew as nothing)
-    run = store.load_run(ids[0])
+    run = store.runs.load(ids[0])
     present = {m.title for t in run.turns for _, m in t.modes}
     fills = page.locator(".js-plotly-plot").first.evaluate(
         """(el) => Object.fromEntries([...el.querySelectorAll('.barlayer .trace')].map((g, i) => [el._fullData[i].name,
@@ -138,7 +138,7 @@ def test_compare_two_runs(page, studio, seeded):
 
 def test_edit_a_node_description_and_save(page, studio, seeded):
     store, _ = seeded
-    before = len(store.graph_versions(QID))
+    before = len(store.questions.graph_versions(QID))
 
     def open_editor_page():
         page.goto(f"{studio.url}/graph?question={QID}")
@@ -206,7 +206,7 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
     page.get_by_role("button", name="Save as new version").click()
     wait_idle(page)
     page.get_by_text("Saved version").wait_for(timeout=30_000)
-    versions = store.graph_versions(QID)
+    versions = store.questions.graph_versions(QID)
     assert len(versions) == before + 1
     from knowsim_core.presentation.graph_diff import diff_graphs
 
@@ -217,7 +217,7 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
 def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
     """Pointing an edge row at another IU draws the new edge (dashed) before anything is saved."""
     store, _ = seeded
-    version = store.latest_graph_version(QID)
+    version = store.questions.latest_graph_version(QID)
     edge = version.graph.edges[0]
     target = next(n.id for n in reversed(version.graph.nodes)
                   if n.id not in (edge.from_, edge.to) and (edge.from_, n.id) not in {(e.from_, e.to) for e in version.graph.edges})
@@ -254,7 +254,7 @@ def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
     dashed = page.evaluate(f"window.__knowsim['{key}'].edges.get().filter((e) => e.dashes).map((e) => [e.from, e.to])")
     assert dashed == [[edge.from_, target]]
     page.get_by_text(f"new edges dashed: {edge.from_} → {target}").wait_for()
-    assert store.latest_graph_version(QID).id == version.id  # drawn, not saved
+    assert store.questions.latest_graph_version(QID).id == version.id  # drawn, not saved
     # a click on an IU opens its editor beside the graph, with the edge still drawn
     node = version.graph.nodes[1].id
     box = page.locator(".vis-network canvas").first.bounding_box()

@@ -26,7 +26,7 @@ PLAY = ".st-key-sim_play button"
 def finished_run(studio, seed: int) -> str:
     """A stored run played to its end (``TURNS`` turns)."""
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_herd_immunity", level="novice", assistant_id="offline/adaptive",
                      seed=seed, max_turns=TURNS)
     while not live.done:

@@ -74,7 +74,7 @@ def expected_rows(ius: list[dict]) -> list[list[str]]:
 
 def test_turn_hash_keys_buttons_and_the_why_text(seeded_store, tmp_path, offline_page, capsys):
     rid = stored(seeded_store, turns=4)
-    run = seeded_store.load_run(rid)
+    run = seeded_store.runs.load(rid)
     whys = explain_json(seeded_store, rid, capsys)
     url = export_file(seeded_store, tmp_path, rid).as_uri()
     page = offline_page
@@ -178,7 +178,7 @@ def test_simulates_export_replay_button_downloads_a_replay_that_opens_offline(st
     offline_page.goto(path.as_uri() + "#turn=2")
     s = shown(offline_page)
     assert s["head"].startswith(f"Run {live.run_id}") and s["label"] == "Turn 2 of 2"
-    assert s["assistant"] == live.store.load_run(live.run_id).turns[1].assistant_message
+    assert s["assistant"] == live.store.runs.load(live.run_id).turns[1].assistant_message
 
 
 def test_failure_modes_figure_and_table_downloads(studio, page, tmp_path):
@@ -189,7 +189,7 @@ def test_failure_modes_figure_and_table_downloads(studio, page, tmp_path):
     from tests.browser.conftest import wait_idle
 
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     for level in ("novice", "advanced"):
         start_run(store, question_id="sample_lava_lamps", level=level, assistant_id="offline/simple", seed=4,
                   max_turns=3).run_to_end()

@@ -57,9 +57,9 @@ def query(page) -> dict[str, str]:
 
 def handed_over(store: Store, **kw) -> str:
     """A stored run this process will not write (the app resumes it)."""
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, **kw)
-    store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+    store.runs.finish(live.run_id, status="interrupted", error="handed over to the app")
     return live.run_id
 
 
@@ -127,10 +127,10 @@ def test_the_gauge_keeps_its_scale_over_five_steps(studio, screen):
         wait_idle(screen)
         ranges.append(screen.evaluate(GAUGE_RANGES_JS))
         # each step's needle and bars are that turn's record (the charts stay mounted: never stale)
-        load = store.load_run(rid).turns[turn - 1].quantities.effective_load
+        load = store.runs.load(rid).turns[turn - 1].quantities.effective_load
         screen.wait_for_function(f"() => {{ const s = ({CHART_STATE_JS})(); "
                                  f"return s.bars === {turn} && Math.abs(s.gauge - {load}) < 1e-9; }}", timeout=10_000)
-    run = store.load_run(rid)
+    run = store.runs.load(rid)
     loads = [t.quantities.effective_load for t in run.turns[:5]]
     # the scale is max(2τ, the heaviest turn played so far): stepping never rescales the dial, only a
     # newly played turn heavier than 2τ and every earlier one widens it (ui/gauge.gauge_top) — and
@@ -144,17 +144,17 @@ def test_the_gauge_keeps_its_scale_over_five_steps(studio, screen):
 def test_a_typed_assistant_reply_recolours_the_graph_as_stored(studio, screen):
     store = Store(studio.db)
     rid = handed_over(store, question_id="sample_lava_lamps", level="novice", assistant_id="human", seed=4)
-    graph = store.load_run(rid).graph
+    graph = store.runs.load(rid).graph
     roots = [n for n in graph.nodes if not graph.index.prereqs.get(n.id)]
     reply = " ".join(f"{n.concept}: {n.description}" for n in roots[:2])
     screen.goto(f"{studio.url}/simulate?run={rid}&turn=0")
     wait_idle(screen)
-    wait_graph(screen, "sim_graph_0", expected_nodes(store.load_run(rid), 0))
+    wait_graph(screen, "sim_graph_0", expected_nodes(store.runs.load(rid), 0))
     screen.get_by_text("The learner says:").first.wait_for()
     screen.get_by_label("Your reply as the assistant").fill(reply)
     screen.get_by_role("button", name="Send").click()  # as a person would: type, then click Send
     screen.wait_for_function("() => new URLSearchParams(location.search).get('turn') === '1'")
-    run = store.load_run(rid)
+    run = store.runs.load(rid)
     assert run.adapter["assistant"] == "human" and run.turns[0].assistant_message == reply
     assert run.turns[0].transitions, "the typed reply taught something"
     wait_graph(screen, "sim_graph_0", expected_nodes(run, 1))
@@ -167,12 +167,12 @@ def fork_with_a_typed_reply(studio, screen, *, interrupted: bool = False):
     forked at turn 2 in Simulate with a typed reply and opened beside its fork; (store, live run,
     fork id)."""
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive", seed=6)
     for _ in range(3):
         live.step()
     if interrupted:
-        store.finish_run(live.run_id, status="interrupted", error="handed over to the app")
+        store.runs.finish(live.run_id, status="interrupted", error="handed over to the app")
     screen.goto(f"{studio.url}/simulate?run={live.run_id}&turn=2")
     wait_idle(screen)
     screen.get_by_text("Fork at turn 2").first.click()
@@ -188,7 +188,7 @@ def fork_with_a_typed_reply(studio, screen, *, interrupted: bool = False):
 
 def test_a_fork_opens_the_pair_and_compare(studio, screen):
     store, live, child_id = fork_with_a_typed_reply(studio, screen)
-    child = store.load_run(child_id)
+    child = store.runs.load(child_id)
     assert fork_link(child) == (live.run_id, 2) and len(child.turns) == 2
     screen.get_by_text("Per-IU states").first.wait_for()
     wait_graph(screen, "sim_graph_1", expected_nodes(child, 2))

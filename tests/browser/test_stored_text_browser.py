@@ -27,13 +27,13 @@ def test_a_remote_image_in_a_stored_message_is_never_fetched(studio, page):
         port = s.getsockname()[1]  # nothing listens there; a fetch attempt still shows in the log
     pixel = f"http://127.0.0.1:{port}/pixel.png"
     store = Store(studio.db)
-    store.seed_samples()
+    store.questions.seed_samples()
     live = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple")
     live.step()
-    run = store.load_run(live.run_id)
+    run = store.runs.load(live.run_id)
     turn = replace(run.turns[0], assistant_message=f"# Shouting heading\n\n![track]({pixel})\n\n$$x^2$$ done",
                    user_message="a question")
-    rid = store.save_run(replace(run, run_id=None, turns=(turn,)), status="finished")
+    rid = store.runs.save(replace(run, run_id=None, turns=(turn,)), status="finished")
     page.goto(f"{studio.url}/simulate?run={rid}&turn=1")
     wait_idle(page)
     page.get_by_text("Shouting heading").first.wait_for()
@@ -50,7 +50,7 @@ def test_a_path_typed_as_a_batch_tag_is_one_error_and_nothing_launches(studio, p
     traceback, and no file appears outside the launches folder."""
     from ui import batch_view as bv
 
-    Store(studio.db).seed_samples()
+    Store(studio.db).questions.seed_samples()
     page.goto(f"{studio.url}/batch")
     wait_idle(page)
     tag = page.get_by_label("Tag")

@@ -55,12 +55,12 @@ def test_play_reaches_the_last_turn_at_every_speed(studio, screen, speed, second
         except Exception:
             ARTIFACTS.mkdir(exist_ok=True)
             screen.screenshot(path=str(ARTIFACTS / f"play-stalled-{seconds}.png"))
-            run = store.load_run(rid)
+            run = store.runs.load(rid)
             pytest.fail(f"try {attempt + 1} at {speed}: stalled at turn {url_turn(screen)} "
                         f"({len(run.turns)} stored, {run.stop_reason}) after {time.monotonic() - started:.1f} s")
         # it stops by itself at the end: the button offers Play again and the run is finished
         screen.locator(".st-key-sim_play button", has_text="Play").first.wait_for(timeout=10_000)
-        run = store.load_run(rid)
+        run = store.runs.load(rid)
         assert len(run.turns) == PLAY_TURNS and run.stop_reason is not None
 
 
@@ -80,12 +80,12 @@ def test_compare_after_a_fork_and_15_steps_equals_the_stored_records(studio, scr
     from ui.compare import metric_deltas
 
     store, live, child_id = fork_with_a_typed_reply(studio, screen, interrupted=True)
-    assert fork_link(store.load_run(child_id)) == (live.run_id, 2)
+    assert fork_link(store.runs.load(child_id)) == (live.run_id, 2)
     for turn in range(3, 16):
         screen.locator(".st-key-sim_step button").first.click()
         screen.wait_for_function(f"() => new URLSearchParams(location.search).get('turn') === '{turn}'", timeout=30_000)
         wait_idle(screen)
-    a, b = store.load_run(live.run_id), store.load_run(child_id)
+    a, b = store.runs.load(live.run_id), store.runs.load(child_id)
     assert len(b.turns) == 15 and len(a.turns) == 15
     # the two graphs of the panel show each run's stored state after turn 15
     screen.get_by_text("B: state after turn 15").first.wait_for(timeout=15_000)
@@ -117,10 +117,10 @@ def test_after_a_delete_no_unchosen_run_is_selected(studio, screen):
     from tests.part2_support import make_run
 
     store = Store(studio.db)
-    store.seed_samples()
-    g = store.latest_graph_version("sample_dice_reroll_game").graph
+    store.questions.seed_samples()
+    g = store.questions.latest_graph_version("sample_dice_reroll_game").graph
     for seed in range(1, 10):
-        store.save_run(make_run(g, question_id="sample_dice_reroll_game", level="novice", seed=seed, max_turns=3),
+        store.runs.save(make_run(g, question_id="sample_dice_reroll_game", level="novice", seed=seed, max_turns=3),
                        batch_tag="delete-check")
     screen.goto(f"{studio.url}/runs?batch=delete-check")
     wait_idle(screen)

@@ -41,7 +41,7 @@ def test_the_whole_turn_lies_inside_the_viewport(studio, screen):
     _click_node(screen, "sim_graph_0", node.id)
     screen.get_by_text("Turn 2:").first.wait_for()
     screen.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2")
-    rec = Store(studio.db).load_run(live.run_id).turns[1]
+    rec = Store(studio.db).runs.load(live.run_id).turns[1]
     assert main_scroll(screen) == 0, "nothing scrolled"
     inside(screen, screen.locator(".ks-canvas").first, "the graph")
     inside(screen, screen.get_by_text(f"{node.id} — {node.concept}").first, "the selected IU")
@@ -66,7 +66,7 @@ def test_the_whole_turn_lies_inside_the_viewport(studio, screen):
 
 
 def test_new_simulation_folds_away_after_start(studio, screen):
-    Store(studio.db).seed_samples()
+    Store(studio.db).questions.seed_samples()
     screen.goto(f"{studio.url}/simulate")
     wait_idle(screen)
     start = screen.locator(".st-key-setup_start button")
