@@ -31,18 +31,37 @@ if [ "$want" = test ] && [ ! -x /usr/bin/chromium ]; then
 fi
 
 # The optional local model (make local-model; make test runs it end to end). llama-cpp-python builds
-# llama.cpp from source once (cmake + a C++ compiler, ~15 CPU-minutes); pip's wheel cache keeps it.
+# llama.cpp from source once (cmake + a C++ compiler, ~15 CPU-minutes) into a wheel kept per build
+# flags in ~/.cache/knowsim/wheels, so a new virtual environment on the same machine reuses it.
+# On x86-64 the build targets AVX2 (x86-64-v3) instead of the build machine's own CPU: a native build
+# on a CPU that reports AMX runs llama.cpp's AMX kernels, which crashed the server here with SIGSEGV
+# (ggml_backend_amx_mul_mat) on its first generated token. pip's own wheel cache cannot be used for
+# this: it keys a built wheel by the source, not by the flags it was built with.
 if [ "$want" = local-model ] || [ "$want" = test ]; then
-  local_stamp="$VENV/.installed-local-$(sha1sum requirements-local.txt constraints.txt | sha1sum | cut -c1-12)"
+  llama_cmake=""
+  [ "$(uname -m)" = x86_64 ] && llama_cmake="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+  flags_id=$(printf '%s' "$llama_cmake" | sha1sum | cut -c1-12)
+  local_stamp="$VENV/.installed-local-$( (sha1sum requirements-local.txt constraints.txt; echo "$flags_id") | sha1sum | cut -c1-12)"
   if [ ! -f "$local_stamp" ]; then
-    if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
-      echo "[setup] installing Debian's cmake and build-essential (to build llama.cpp once)"
-      SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-      $SUDO apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake build-essential >/dev/null
+    wheels="${XDG_CACHE_HOME:-$HOME/.cache}/knowsim/wheels/llama-$flags_id"
+    llama_pin=$(grep -i '^llama[-_]cpp[-_]python==' constraints.txt | cut -d= -f3)
+    if ! ls "$wheels"/llama_cpp_python-"$llama_pin"-*.whl >/dev/null 2>&1; then
+      if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
+        echo "[setup] installing Debian's cmake and build-essential (to build llama.cpp once)"
+        SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq cmake build-essential >/dev/null
+      fi
+      echo "[setup] building llama.cpp (llama-cpp-python $llama_pin) once: ~15 CPU-minutes"
+      mkdir -p "$wheels"
+      CMAKE_ARGS="$llama_cmake" "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps \
+        --no-cache-dir -w "$wheels" "llama-cpp-python==$llama_pin"
     fi
-    echo "[setup] installing requirements-local.txt (the first time builds llama.cpp: ~15 CPU-minutes)"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-local.txt
+    echo "[setup] installing requirements-local.txt (llama.cpp from $wheels)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+      "$wheels"/llama_cpp_python-"$llama_pin"-*.whl
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt \
+      --find-links "$wheels" -r requirements-local.txt
     touch "$local_stamp"
   fi
 fi
