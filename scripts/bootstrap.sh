@@ -58,7 +58,7 @@ if [ "$want" = local-model ] || [ "$want" = test ]; then
         --no-cache-dir -w "$wheels" "llama-cpp-python==$llama_pin"
     fi
     echo "[setup] installing requirements-local.txt (llama.cpp from $wheels)"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt --no-deps --force-reinstall \
       "$wheels"/llama_cpp_python-"$llama_pin"-*.whl
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt \
       --find-links "$wheels" -r requirements-local.txt
