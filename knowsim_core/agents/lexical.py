@@ -20,6 +20,7 @@ plain rule on the user's message (:func:`attempt_types`). The coefficients live 
 from __future__ import annotations
 
 import math
+import operator
 import re
 from dataclasses import dataclass
 
@@ -58,6 +59,12 @@ TQ_FEATURES = ("bias", "message_rank", "sentence_word_rank", "best_sentence_word
 # (knowsim_core.evaluation.extractor_eval.fit_model) and reads them as 0, whatever its weights.
 CONTEXT_FEATURES = ("neighbour_mention",)
 _OWN = tuple(f not in CONTEXT_FEATURES for f in TQ_FEATURES)
+
+# the labels' values, read once (an enum member's .value is a property lookup, 34,000 a matrix)
+_NOT_MENTIONED, _SHALLOW, _WELL = (q.value for q in (TeachingQuality.NOT_MENTIONED, TeachingQuality.SHALLOW,
+                                                     TeachingQuality.WELL_EXPLAINED))
+_NONE, _ARTICULATION, _REASONING = (a.value for a in (AttemptType.NONE, AttemptType.ARTICULATION,
+                                                      AttemptType.REASONING))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,28 +200,41 @@ def _neighbours(prof: IUProfiles) -> dict[str, tuple[str, ...]]:
 
 
 def _p(weights: tuple[float, ...], x: tuple[float, ...]) -> float:
-    z = sum(w * v for w, v in zip(weights, x))
+    z = sum(map(operator.mul, weights, x))  # left to right from 0, as a generator sum: the same float
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def _own_weights(weights: tuple[float, ...]) -> tuple[float, ...]:
+    """The "mentioned?" weights with the context features' set to 0: the same sum as reading those
+    features as 0 (a product with a zero is a zero whichever factor is, and the bias, an own
+    feature, comes first), without building a masked copy of every IU's features each turn."""
+    hit = _OWN_WEIGHTS.get(weights)
+    if hit is None:
+        hit = _OWN_WEIGHTS[weights] = tuple(w if own else 0.0 for w, own in zip(weights, _OWN))
+    return hit
+
+
+_OWN_WEIGHTS: dict[tuple[float, ...], tuple[float, ...]] = {}
 
 
 def teaching_quality(prof: IUProfiles, message: str, user_message: str = "",
                      model: LexicalModel = COEFFICIENTS) -> dict[str, tuple[str, str]]:
     """``{iu: (quality, reason)}`` for every IU, from one assistant message."""
     out = {}
+    mentioned = _own_weights(model.mentioned)
     for iu, x in tq_features(prof, message, user_message).items():
-        pm = _p(model.mentioned, tuple(v if own else 0.0 for v, own in zip(x, _OWN)))
+        pm = _p(mentioned, x)
         facts = f"rank in message {x[1]:.2f}, closest sentence {x[2]:.2f}, cue depth {x[6]:.2f}"
         if pm < 0.5:
-            out[iu] = (TeachingQuality.NOT_MENTIONED.value, f"not mentioned (p={pm:.2f}; {facts})")
+            out[iu] = (_NOT_MENTIONED, f"not mentioned (p={pm:.2f}; {facts})")
             continue
         pw = _p(model.well, x)
         # the rubric's floor (spec §9), not fitted: a one-line reply or a bare naming with no
         # explaining cue is at most shallow, whatever the weights say
         if pw >= 0.5 and (not RUBRIC_FLOOR or x[6] >= MIN_DEPTH and x[10] > 0.1):
-            out[iu] = (TeachingQuality.WELL_EXPLAINED.value, f"explained with definition/reason/example cues "
-                                                             f"(p={pw:.2f}; {facts})")
+            out[iu] = (_WELL, f"explained with definition/reason/example cues (p={pw:.2f}; {facts})")
         else:
-            out[iu] = (TeachingQuality.SHALLOW.value, f"mentioned without substantive explanation (p={pw:.2f}; {facts})")
+            out[iu] = (_SHALLOW, f"mentioned without substantive explanation (p={pw:.2f}; {facts})")
     return out
 
 
@@ -230,11 +250,11 @@ def attempt_types(prof: IUProfiles, user_message: str, prev_assistant: str) -> d
     for iu, p in prof.profiles.items():
         used = [t for t in p.concept_terms if t in terms]
         if len(used) < ATTEMPT_COVER * max(1, len(p.concept_terms)):
-            out[iu] = AttemptType.NONE.value
+            out[iu] = _NONE
         elif prev_assistant and all(t in prev_terms for t in used):
-            out[iu] = AttemptType.ARTICULATION.value
+            out[iu] = _ARTICULATION
         else:
-            out[iu] = AttemptType.REASONING.value
+            out[iu] = _REASONING
     return out
 
 
@@ -295,9 +315,15 @@ def label_turn(graph: IUGraph, user_message: str, assistant_message: str, prev_a
     prof = profiles_for(graph)
     tq = teaching_quality(prof, assistant_message, user_message, model)
     at = attempt_types(prof, user_message, prev_assistant)
+    # the values are TeachingQuality / AttemptType values already: IUSignal.make's checks are not needed
     return tuple(
-        IUSignal.make(n.id, tq[n.id][0], at[n.id], tq[n.id][1], concept=n.concept) for n in graph.nodes
+        IUSignal(id=n.id, teaching_quality=tq[n.id][0], attempt=_ATTEMPT_OF[at[n.id]], concept=n.concept,
+                 reasoning=tq[n.id][1])
+        for n in graph.nodes
     )
+
+
+_ATTEMPT_OF = {a.value: a for a in AttemptType}
 
 
 class LexicalExtractor:

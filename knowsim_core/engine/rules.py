@@ -165,13 +165,13 @@ def apply_turn(
     ceiling_pre: dict[str, int] = {}
     out: dict[str, LabelState] = dict(pre_items)
     by_position: list[NodeTurn | None] = [None] * len(idx.ids)
+    live_ceiling = params.ceiling_source == "live"
     for step in idx.plan:
-        node = _update_node(step, pre_state, post_state, prior_carry, signal_of.get(step.id), load, hinge, params)
-        ceiling_pre[step.id] = int(node.ceiling_pre)
-        post_state[step.id] = int(node.post)
         signal = signal_of.get(step.id)
+        node, ceiling_pre[step.id], post_state[step.id] = _update_node(
+            step, pre_state, post_state, prior_carry, signal, load, hinge, params, live_ceiling)
         reasoning = signal.reasoning if signal is not None else None
-        out[step.label] = LabelState(state=node.post, carry=node.carry, evidence=reasoning or "")
+        out[step.label] = LabelState(node.post, node.carry, reasoning or "")
         by_position[step.position] = node
 
     quantities = _quantities(graph, mentioned=mentioned, signal_of=signal_of, pre_state=pre_state,
@@ -246,10 +246,13 @@ def _hinge(graph: IUGraph, mentioned: list[IUSignal], pre_state: dict[str, int],
 
 
 def _update_node(step: UpdateStep, pre_state: dict[str, int], live: dict[str, int], prior_carry: dict[str, float],
-                 signal: IUSignal | None, load: TurnLoad, hinge: dict[str, float], params: RuleParams) -> NodeTurn:
+                 signal: IUSignal | None, load: TurnLoad, hinge: dict[str, float], params: RuleParams,
+                 live_ceiling: bool) -> tuple[NodeTurn, int, int]:
     """§4.6–§4.10 for one IU: its ceiling (minimum rule, §4.7), the proposed step (§4.8), the
     efficiency dropoff with carry (§4.9) and the no-regression guard (§4.10). ``live`` holds the
-    states updated so far this turn (the cascading ceiling reads it)."""
+    states updated so far this turn (the cascading ceiling reads it; ``live_ceiling``: the rules
+    read it, ``params.ceiling_source == "live"``). Returns the node with its pre-turn ceiling and
+    post state as ints (what the cascade and the quantities read)."""
     iu_id, prereqs = step.id, step.prerequisites
     before = pre_state[iu_id]
     if step.dangling:  # a prerequisite that is no node is unaware
@@ -257,8 +260,8 @@ def _update_node(step: UpdateStep, pre_state: dict[str, int], live: dict[str, in
     elif not prereqs:
         ceiling_pre = ceiling = _K
     else:  # §4.7 minimum rule: the weakest prerequisite, before the turn and (cascading) now
-        ceiling_pre = _CEILING_OF_MIN[min(pre_state[p] for p in prereqs)]
-        ceiling = ceiling_pre if params.ceiling_source != "live" else _CEILING_OF_MIN[min(live[p] for p in prereqs)]
+        ceiling_pre = _CEILING_OF_MIN[min([pre_state[p] for p in prereqs])]
+        ceiling = _CEILING_OF_MIN[min([live[p] for p in prereqs])] if live_ceiling else ceiling_pre
     quality = signal.teaching_quality if signal is not None else _NOT_MENTIONED
     if quality == _NOT_MENTIONED or (quality == _SHALLOW and before != _U):
         proposed = before
@@ -278,11 +281,14 @@ def _update_node(step: UpdateStep, pre_state: dict[str, int], live: dict[str, in
         after, carry = proposed, 0.0
     if after < before:  # §4.10 guard; unreachable under §4.8
         after = before
-    return NodeTurn(
-        id=iu_id, label=step.label, pre=STATES[before], ceiling_pre=STATES[ceiling_pre], ceiling=STATES[ceiling],
-        quality=quality, attempt=signal.attempt if signal is not None else AttemptType.NONE,
-        proposed=STATES[proposed], efficiency=share, prior_carry=prior, post=STATES[after], carry=carry,
-    )
+    # positional, in NodeTurn's field order (a keyword NamedTuple call costs twice as much, 34,000 a matrix)
+    node = tuple.__new__(NodeTurn, (iu_id, step.label, STATES[before], STATES[ceiling_pre], STATES[ceiling], quality,
+                      signal.attempt if signal is not None else _NO_ATTEMPT, STATES[proposed], share, prior,
+                      STATES[after], carry))
+    return node, ceiling_pre, after
+
+
+_NO_ATTEMPT = AttemptType.NONE
 
 
 def _quantities(
