@@ -34,9 +34,9 @@ from typing import Any, Iterator
 from knowsim_core.errors import FormatError, StorageError
 
 
-
-def _import_sqlite_utils() -> Any:
-    """``sqlite_utils.Database``, without pandas (nor numpy) unless this process already has it.
+def import_sqlite_utils() -> Any:
+    """The ``sqlite_utils`` module, imported on first use and without pandas (nor numpy) unless this
+    process already has it; every import of sqlite-utils in the Studio goes through here.
 
     sqlite-utils tries ``importlib.import_module("pandas")`` when it is imported and carries on
     with ``pd = None`` on ``ImportError`` — the path it takes wherever pandas is not installed —
@@ -49,22 +49,51 @@ def _import_sqlite_utils() -> Any:
     the import is plain: nothing is saved there, and other threads may be importing pandas.
     """
     if "pandas" in sys.modules or "streamlit" in sys.modules or "sqlite_utils" in sys.modules:
-        from sqlite_utils import Database as database
-        return database
+        import sqlite_utils
+        return sqlite_utils
     # numpy likewise (~0.1 s; sqlite-utils maps its scalar types to column types, for tables it
     # creates from values — the Studio's tables come from its migrations' SQL), unless loaded already
     hidden = [name for name in ("pandas", "numpy") if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
-        from sqlite_utils import Database as database
+        import sqlite_utils
     finally:
         for name in hidden:
             del sys.modules[name]
-    return database
+    return sqlite_utils
 
 
-Database = _import_sqlite_utils()
+class Database:
+    """One open connection as the repositories use it: ``execute`` and ``conn`` are sqlite3's own,
+    ``db["table"]`` is sqlite-utils' table over the same connection (``rows_where``, ``count_where``,
+    ``insert``, ``upsert``, ``update``) and ``utils`` its whole ``Database`` (migrations take one).
+
+    sqlite-utils is imported by the first call that needs it, not by opening the store: it costs
+    ~50 ms of start-up (with click, dateutil and its plugin loader), and listing runs, appending
+    turns and closing runs are plain SQL. What its ``Database`` did to every connection it wrapped
+    (``PRAGMA recursive_triggers``) :meth:`Connection._open` does itself.
+    """
+
+    __slots__ = ("conn", "_utils")
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self._utils: Any = None
+
+    def execute(self, sql: str, parameters: Any = None) -> sqlite3.Cursor:
+        return self.conn.execute(sql) if parameters is None else self.conn.execute(sql, parameters)
+
+    @property
+    def utils(self) -> Any:
+        """sqlite-utils' ``Database`` over this connection, made on first use."""
+        if self._utils is None:
+            self._utils = import_sqlite_utils().Database(self.conn, recursive_triggers=False)
+        return self._utils
+
+    def __getitem__(self, table: str) -> Any:
+        return self.utils[table]
+
 
 DEFAULT_DB = Path("~/.knowsim/studio.db")
 ENV_DB = "KNOWSIM_DB"
@@ -134,6 +163,7 @@ class Connection:
             conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils' Database set it, which wrapped every connection
         if not self.read_only:
             # WAL + NORMAL: a commit survives any crash of this process (SIGKILL included: the
             # crash tests check it); only a power cut may lose the last few commits, never corrupt

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
-
-from knowsim_core.storage.connection import Database
+from typing import TYPE_CHECKING, Any
 
 from knowsim_core.errors import StorageError
-from knowsim_core.engine.graph import IUGraph
-from knowsim_core.storage.connection import Connection, now
+from knowsim_core.storage.connection import Connection, Database, now
+
+if TYPE_CHECKING:  # the graph model (pydantic) is imported where a graph is read back: listing runs needs none
+    from knowsim_core.engine.graph import IUGraph
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +76,8 @@ def insert_graph(db: Database, qid: str, graph: IUGraph, *, note: str, author: s
     parent it is kept as authored (an import, a sample, a first extraction): its own cycles
     are allowed, an empty graph, NaN levels, duplicate ids or dangling edges never are.
     """
+    from knowsim_core.engine.graph import IUGraph
+
     parent = None
     if parent_id is not None:
         row = db.execute("SELECT graph_json FROM graph_versions WHERE id = ?", [parent_id]).fetchone()
@@ -187,6 +189,8 @@ class Questions:
 
     def _versions(self, where: str, args: list[Any], *, order_by: str | None = None,
                   limit: int | None = None) -> list[GraphVersion]:
+        from knowsim_core.engine.graph import IUGraph
+
         with self._conn.db() as db:
             rows = list(db["graph_versions"].rows_where(where, args, order_by=order_by, limit=limit))
         return [GraphVersion(*(r[c] for c in self._G_COLUMNS), graph=IUGraph.from_data(json.loads(r["graph_json"])))

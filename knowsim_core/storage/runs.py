@@ -21,19 +21,19 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
-
-from knowsim_core.storage.connection import Database
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from knowsim_core.errors import FormatError, StorageError
-from knowsim_core.engine.failures import FAILURE_ORDER
-from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 from knowsim_core.storage.caches import unknown_run
-from knowsim_core.storage.connection import Connection, now, pack, unpack
+from knowsim_core.storage.connection import Connection, Database, now, pack, unpack
 from knowsim_core.storage.liveness import LEASE_LAPSED, writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 from knowsim_core.text.tags import check_run_tag
+from knowsim_core.vocab import FAILURE_ORDER
+
+if TYPE_CHECKING:  # the records (pydantic graphs, ~0.1 s) are imported where a run is read back: listing needs none
+    from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")
@@ -318,6 +318,8 @@ class Runs:
 
     # ------------------------------------------------------------------ reading one, deleting
     def load(self, run_id: str) -> RunRecord:
+        from knowsim_core.engine.records import RunRecord
+
         with self._conn.db() as db:
             row = next(db["runs"].rows_where("id = ?", [run_id], select="setup_json, stop_reason"), None)
             if row is None:
