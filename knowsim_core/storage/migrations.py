@@ -202,12 +202,15 @@ def _m0006_judgments(db: Database) -> None:
 def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     """(rating, correctness) columns of a run from its meta: a finite number, and a short text
     (``correct`` / ``incorrect`` as the release writes it, ``true``/``false`` for a boolean)."""
-    # imported here: formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s),
-    # which opening a database never needs (``runs`` starts without it: tests/test_cli_startup.py)
-    from knowsim_core.formats.judgments import rating_of
-
     r, c = meta.get("rating"), meta.get("correctness")
-    rating = rating_of(r)
+    rating = None
+    if r is not None:  # a judged run (an import): most runs have no rating, and a batch worker never does
+        # imported here: formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s),
+        # which opening a database never needs (``runs`` starts without it: tests/test_cli_startup.py),
+        # nor storing a simulated run (each batch worker imported it for its first run: ~40 ms)
+        from knowsim_core.formats.judgments import rating_of
+
+        rating = rating_of(r)
     if isinstance(c, bool):
         c = "true" if c else "false"
     correctness = str(c).strip().lower()[:40] if c is not None and str(c).strip() else None
