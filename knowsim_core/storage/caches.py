@@ -40,9 +40,9 @@ class Caches:
         from knowsim_core.engine.state import KnowledgeState
 
         with self._conn.db() as db:
-            row = next(db["initial_states"].rows_where("question_id = ? AND level = ?", [question_id, level],
-                                                       select="state_json"), None)
-        return KnowledgeState.from_data(json.loads(row["state_json"])) if row else None
+            row = db.execute("SELECT state_json FROM initial_states WHERE question_id = ? AND level = ?",
+                             [question_id, level]).fetchone()
+        return KnowledgeState.from_data(json.loads(row[0])) if row else None
 
     # ------------------------------------------------------------------ LLM response cache
     def cache_get(self, key: str) -> str | None:

@@ -248,6 +248,22 @@ class Connection:
                 self._local.db = None
 
 
+def insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
+    """Plain ``INSERT`` of one row, returning its rowid: sqlite-utils' ``table.insert()``
+    introspects the table (a dozen PRAGMA queries) on every call, which cost more than the write
+    itself on the hot path (a run per conversation, a turn per step of a batch, the samples seeded
+    into a new file)."""
+    cur = db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                     list(row.values()))
+    return int(cur.lastrowid)
+
+
+def exists(db: Database, table: str, where: str, args: list[Any]) -> bool:
+    """Whether a row of ``table`` matches ``where`` (sqlite-utils' ``count_where`` asked SQLite for
+    the table and view names first, on every call)."""
+    return db.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", args).fetchone() is not None
+
+
 def begin_immediate(conn: sqlite3.Connection) -> None:
     """``BEGIN IMMEDIATE``, waiting for another writer's commit in short steps, up to ``BUSY_TIMEOUT_MS``.
 
