@@ -101,6 +101,29 @@ def test_a_run_read_back_and_a_new_file_still_get_what_they_need(tmp_path):
     assert store.search.count(RunFilter(origin="agents")) == 1 and store.search.count(RunFilter(origin="typed")) == 0
 
 
+_DRY_PROBE = """
+import json, sys
+from knowsim_core.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "loaded": sorted(m for m in ("sqlite_utils", "multiprocessing", "knowsim_core.batch.workers")
+                                                 if m in sys.modules)}))
+"""
+
+
+def test_a_dry_run_on_a_stored_file_imports_neither_sqlite_utils_nor_the_worker_processes(tmp_path):
+    """``batch --dry-run`` plans and prints: it reads the questions, their graph versions and the
+    batches in plain SQL, and starts no worker process. Old code: all three were loaded."""
+    store = Store(tmp_path / "x.db")
+    store.questions.seed_samples()
+    argv = ["batch", "--questions", "all", "--levels", "all", "--assistants", "offline", "--workers", "2",
+            "--dry-run", "--db", str(tmp_path / "x.db")]
+    done = subprocess.run([sys.executable, "-c", _DRY_PROBE, *argv], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"code": 0, "loaded": []}
+    assert "to run" in done.stdout
+
+
 def test_judgments_are_stored_through_the_store_made_on_first_use(tmp_path):
     from knowsim_core.storage import Store
 

@@ -217,6 +217,5 @@ class Questions:
             for i in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
                 chunk = ids[i : i + 500]
                 marks = ", ".join("?" * len(chunk))
-                out.update((r["id"], r["version"]) for r in
-                           db["graph_versions"].rows_where(f"id IN ({marks})", chunk, select="id, version"))
+                out.update(db.execute(f"SELECT id, version FROM graph_versions WHERE id IN ({marks})", chunk))
         return out

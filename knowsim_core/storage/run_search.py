@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.caches import unknown_run
-from knowsim_core.storage.connection import Connection, now
+from knowsim_core.storage.connection import Connection, exists, insert_row, now
 from knowsim_core.storage.run_filter import (  # noqa: F401 — where_clause and its words live with RunFilter
     CONTAINS, EXACT, NO_FILTER, ORIGINS, RATED, RunFilter, typed_sql, where_clause,
 )
@@ -308,10 +308,10 @@ class RunSearch:
             StorageError: the tag is taken.
         """
         with self._conn.write() as db:
-            if db["batches"].count_where("tag = ?", [tag]):
+            if exists(db, "batches", "tag = ?", [tag]):
                 raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
-            db["batches"].insert({"tag": tag, "created": now(),
-                                  "spec_json": json.dumps(spec, ensure_ascii=False, sort_keys=True)})
+            insert_row(db, "batches", {"tag": tag, "created": now(),
+                                       "spec_json": json.dumps(spec, ensure_ascii=False, sort_keys=True)})
 
     def list_batches(self) -> list[tuple[str, str]]:
         """(tag, created) of every stored batch, newest first."""
@@ -321,8 +321,8 @@ class RunSearch:
     def get_batch(self, tag: str) -> dict[str, Any] | None:
         """The matrix stored for a batch tag, or None."""
         with self._conn.db() as db:
-            row = next(db["batches"].rows_where("tag = ?", [tag], select="spec_json"), None)
-        return json.loads(row["spec_json"]) if row else None
+            row = db.execute("SELECT spec_json FROM batches WHERE tag = ?", [tag]).fetchone()
+        return json.loads(row[0]) if row else None
 
 
 def _where(run_filter: RunFilter) -> tuple[str, list[Any]]:

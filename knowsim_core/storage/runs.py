@@ -321,14 +321,13 @@ class Runs:
         from knowsim_core.engine.records import RunRecord
 
         with self._conn.db() as db:
-            row = next(db["runs"].rows_where("id = ?", [run_id], select="setup_json, stop_reason"), None)
+            row = db.execute("SELECT setup_json, stop_reason FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
                 raise StorageError(unknown_run(run_id))
-            records = [r["record_json"] for r in db["turns"].rows_where(
-                "run_id = ?", [run_id], select="record_json", order_by="turn")]
+            records = [r for (r,) in db.execute("SELECT record_json FROM turns WHERE run_id = ? ORDER BY turn",
+                                                 [run_id])]
         try:
-            data = {**unpack(row["setup_json"]), "turns": [unpack(r) for r in records], "run_id": run_id,
-                    "stop_reason": row["stop_reason"]}
+            data = {**unpack(row[0]), "turns": [unpack(r) for r in records], "run_id": run_id, "stop_reason": row[1]}
             return RunRecord.from_data(data)
         except FormatError as exc:
             raise StorageError(f"run {run_id} cannot be read back: {exc}") from None
