@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from knowsim_core import cli
+from knowsim_core.storage import SCHEMA_VERSION, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,6 +58,70 @@ def test_runs_imports_neither_numpy_nor_the_judgments_schema_until_used(tmp_path
                           capture_output=True, text=True, check=True)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out == {"code": 0, "loaded": [], "numpy": "numpy"}
+
+
+_LEAN_PROBE = """
+import json, sys
+from knowsim_core.cli import main
+code = main(sys.argv[1:])
+heavy = ("sqlite_utils", "pydantic", "knowsim_core.engine.graph", "knowsim_core.engine.records",
+         "knowsim_core.engine.facts", "knowsim_core.engine.metrics", "knowsim_core.engine.state")
+print(json.dumps({"code": code, "loaded": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def _a_run():
+    from knowsim_core.formats.samples import load_samples
+    from tests.part2_support import make_run
+
+    return make_run(load_samples()[0].graph)
+
+
+def test_listing_the_runs_of_a_current_file_imports_neither_sqlite_utils_nor_the_engine(tmp_path):
+    """``runs`` on a file at the current schema reads rows with plain SQL: sqlite-utils (table helpers,
+    migrations) and the engine's records and graphs (pydantic) are imported by the code paths that use
+    them. Old code: all of them were loaded by ``import knowsim_core.storage``."""
+    Store(tmp_path / "x.db").runs.save(_a_run())  # migrated and holding a run, in this process
+    done = subprocess.run([sys.executable, "-c", _LEAN_PROBE, "runs", "--db", str(tmp_path / "x.db")], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"code": 0, "loaded": []}
+    assert "finished" in done.stdout  # the run was listed
+
+
+def test_a_run_read_back_and_a_new_file_still_get_what_they_need(tmp_path):
+    """The lazy imports are taken where they are needed: migrating a new file (sqlite-utils'
+    migrations), loading a run (the records), a filter on typed runs (the records' ids)."""
+    from knowsim_core.storage.run_filter import RunFilter
+
+    store = Store(tmp_path / "new.db")
+    assert store.schema_version == SCHEMA_VERSION
+    rid = store.runs.save(_a_run())
+    assert store.runs.load(rid).turns
+    assert store.search.count(RunFilter(origin="agents")) == 1 and store.search.count(RunFilter(origin="typed")) == 0
+
+
+_DRY_PROBE = """
+import json, sys
+from knowsim_core.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "loaded": sorted(m for m in ("sqlite_utils", "multiprocessing", "knowsim_core.batch.workers")
+                                                 if m in sys.modules)}))
+"""
+
+
+def test_a_dry_run_on_a_stored_file_imports_neither_sqlite_utils_nor_the_worker_processes(tmp_path):
+    """``batch --dry-run`` plans and prints: it reads the questions, their graph versions and the
+    batches in plain SQL, and starts no worker process. Old code: all three were loaded."""
+    store = Store(tmp_path / "x.db")
+    store.questions.seed_samples()
+    argv = ["batch", "--questions", "all", "--levels", "all", "--assistants", "offline", "--workers", "2",
+            "--dry-run", "--db", str(tmp_path / "x.db")]
+    done = subprocess.run([sys.executable, "-c", _DRY_PROBE, *argv], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"code": 0, "loaded": []}
+    assert "to run" in done.stdout
 
 
 def test_judgments_are_stored_through_the_store_made_on_first_use(tmp_path):

@@ -129,13 +129,13 @@ def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_p
     from dataclasses import replace
 
     from knowsim_core.storage.connection import Connection
-    from knowsim_core.storage.migrations import MIGRATIONS
+    from knowsim_core.storage.migrations import migrations
     from tests.part2_support import make_run
 
     path = tmp_path / "old.db"
     conn = Connection(path)
     with conn.write() as db:
-        MIGRATIONS.apply(db, stop_before="0008_run_tags_and_sources")
+        migrations().apply(db.utils, stop_before="0008_run_tags_and_sources")
         db.execute("PRAGMA user_version = 5")
     from knowsim_core.formats.samples import load_samples
 

@@ -407,9 +407,10 @@ def test_finish_takes_the_callers_record_only_when_it_holds_exactly_the_stored_t
         store.runs.finish("nope", status="finished")
 
 
-def test_a_writer_waits_for_the_write_lock_in_sqlites_busy_handler(db_path, monkeypatch):
-    """A write transaction that finds another writer's lock waits (SQLite's busy_timeout), takes the
-    lock as soon as it is released, and past the timeout fails with one StorageError."""
+def test_a_writer_waits_for_the_write_lock_up_to_the_busy_timeout(db_path, monkeypatch):
+    """A write transaction that finds another writer's lock waits (in short steps, up to
+    BUSY_TIMEOUT_MS), takes the lock once it is released, and past the timeout fails with one
+    StorageError; the connection's own busy timeout is back afterwards."""
     import threading
     import time
 
@@ -426,8 +427,11 @@ def test_a_writer_waits_for_the_write_lock_in_sqlites_busy_handler(db_path, monk
     release = threading.Timer(0.05, lambda: holder.execute("COMMIT"))
     start = time.monotonic()
     release.start()
-    with store.transaction():  # waits for the other connection's commit
-        waited = time.monotonic() - start
+    with store.pinned():
+        with store.transaction():  # waits for the other connection's commit
+            waited = time.monotonic() - start
+        with store._conn.db() as db:
+            assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 5000  # off only while taking the lock
     assert 0.04 < waited < 2.0
     release.join()
     holder.close()

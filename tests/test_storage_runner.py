@@ -13,6 +13,7 @@ from knowsim_core.formats.samples import get_sample
 from knowsim_core.engine.state import initial_state
 from knowsim_core.engine.config import preset
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 from tests import storage_fakes as fk
 
 AGENTS = dict(assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
@@ -220,3 +221,39 @@ def test_a_leased_step_opens_one_connection_for_the_lease_the_play_and_the_write
         steps += 1
     assert steps == 3 and len(opened) == steps
     assert store.search.get_row(live.run_id).status == "finished"
+
+
+def test_on_close_runs_inside_the_transaction_that_closes_the_run(store):
+    """A batch releases its cell's claim in the run's closing transaction (one write less per
+    conversation): what ``on_close`` writes commits with the close, and a failing ``on_close``
+    leaves neither stored."""
+    import sqlite3
+
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=2, **AGENTS)
+    seen = []
+
+    def on_close() -> None:
+        other = sqlite3.connect(store.path)
+        try:  # not committed yet: another connection still sees the run open, without its turns
+            seen.append(other.execute("SELECT status, n_turns FROM runs WHERE id = ?", [live.run_id]).fetchone())
+        finally:
+            other.close()
+        store.runs.add_tags(live.run_id, ["closed-with-it"])
+
+    live.on_close = on_close
+    live.run_to_end()
+    assert seen == [("running", 0)]
+    assert store.search.get_row(live.run_id).status == "finished"
+    assert store.search.count(RunFilter(tag="closed-with-it")) == 1
+
+    failing = start_run(store, question_id=Q, level="novice", seed=5, max_turns=2, **AGENTS)
+
+    def boom() -> None:
+        store.runs.add_tags(failing.run_id, ["never"])
+        raise StorageError("the caller's bookkeeping failed")
+
+    failing.on_close = boom
+    with pytest.raises(StorageError, match="bookkeeping"):
+        failing.run_to_end()
+    row = store.search.get_row(failing.run_id)
+    assert (row.status, row.turns) == ("running", 0) and store.search.count(RunFilter(tag="never")) == 0

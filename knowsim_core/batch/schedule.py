@@ -130,7 +130,7 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
         return out
     if not tag:
         return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=resume_id, on_start=on_start,
-                     on_turn=on_turn)
+                     on_turn=on_turn, on_close=None)
     try:
         claim = store.cells.claim(tag, cell.index, cell.key)
     except KnowSimError as exc:
@@ -141,19 +141,27 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
         out.error = ("finished by another process" if claim.outcome == "done"
                      else f"being played by process {claim.holder}")
         return out
+    released: list[bool] = []
+
+    def release() -> None:  # in the transaction that closes the run (LiveRun.on_close), else after it
+        store.cells.release(tag, cell.index)
+        released.append(True)
+
     try:
         return _play(store, cell, out, tag=tag, stop=stop, llm=llm, resume_id=claim.resume_id, on_start=on_start,
-                     on_turn=on_turn)
+                     on_turn=on_turn, on_close=release)
     finally:
-        try:
-            store.cells.release(tag, cell.index)
-        except KnowSimError:
-            pass  # a claim left behind is reclaimable once this process is gone
+        # released with the run's close, unless that transaction failed (the outcome then says so)
+        if not (released and out.status in ("finished", "interrupted")):
+            try:
+                store.cells.release(tag, cell.index)
+            except KnowSimError:
+                pass  # a claim left behind is reclaimable once this process is gone
 
 
 def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
           llm: Callable[[Store, int], Any] | None, resume_id: str, on_start: Callable[[str], None] | None,
-          on_turn: Callable[[Any], None] | None) -> Outcome:
+          on_turn: Callable[[Any], None] | None, on_close: Callable[[], None] | None) -> Outcome:
     from knowsim_core.services.runner import resume_run, start_run
 
     settings = llm(store, cell.index) if llm is not None else None
@@ -167,6 +175,7 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
         return out
     out.run_id = live.run_id
     live.buffered = True  # an offline conversation's turns go to the database a few at a time
+    live.on_close = on_close  # the cell's claim is released in the run's closing transaction
     if on_start is not None:
         on_start(live.run_id)
     try:

@@ -23,7 +23,6 @@ from typing import Callable
 
 from knowsim_core.batch.plan import BatchSpec, Cell, Estimate, estimate_stored, plan, row_key
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
-from knowsim_core.batch.workers import run_processes
 from knowsim_core.engine.config import DEFAULT_PRESET
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
@@ -235,6 +234,9 @@ class BatchJob:
         llm = LLMSetup(p.concurrency) if p.spec.llm_agents() else None
         with signals_stop(self.control):
             if p.workers > 1:
+                # the worker processes' module (multiprocessing): a dry run or a thread batch needs none
+                from knowsim_core.batch.workers import run_processes
+
                 self.outcomes, self.forced = run_processes(self.store, p.todo, workers=p.workers, tag=p.tag,
                                                            control=self.control, tally=self.tally, budget=budget,
                                                            llm=llm, tick=tick, on_outcome=on_outcome)

@@ -79,6 +79,10 @@ class LiveRun:
     :data:`BUFFER_SECONDS`) and go to the database with the next ones, the last of them in the same
     transaction that closes the run. Every way out of :meth:`step` writes them first, and so do
     :meth:`flush` and :meth:`interrupt`.
+
+    ``on_close`` (set by a batch) is called inside the transaction that closes the run, for the
+    caller's own bookkeeping to commit with it (a batch releases the cell's claim there: one write
+    transaction less per conversation); if that transaction fails, neither is stored.
     """
 
     def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False,
@@ -88,6 +92,7 @@ class LiveRun:
         self.run_id = run_id
         self.leased = leased  # the app's runs: renew the lease before each step
         self.buffered = False
+        self.on_close: Callable[[], None] | None = None
         self._offline = not any(registry.spec_of(agent_id).needs_model for agent_id in sim.run.adapter.values())
         self._pending: list[TurnRecord] = []
         self._since = 0.0
@@ -158,6 +163,11 @@ class LiveRun:
         if not self._pending and close is None:
             return
         turns, self._pending = self._pending, []
+        if close is not None and self.on_close is not None:
+            with self.store.transaction():
+                self.store.runs.append_turns(self.run_id, turns, close=close)
+                self.on_close()
+            return
         with self.store.pinned():  # the close reads the turns written in the same transaction
             self.store.runs.append_turns(self.run_id, turns, close=close)
 

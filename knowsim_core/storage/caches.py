@@ -8,10 +8,13 @@ derived values, so the run repository stays about the run's own record.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from knowsim_core.errors import StorageError
-from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.storage.connection import Connection, now
+
+if TYPE_CHECKING:  # imported where a state is read back (the engine's graph model is pydantic)
+    from knowsim_core.engine.state import KnowledgeState
 
 
 def unknown_run(run_id: str) -> str:
@@ -34,10 +37,12 @@ class Caches:
             )
 
     def get_initial_state(self, question_id: str, level: str) -> KnowledgeState | None:
+        from knowsim_core.engine.state import KnowledgeState
+
         with self._conn.db() as db:
-            row = next(db["initial_states"].rows_where("question_id = ? AND level = ?", [question_id, level],
-                                                       select="state_json"), None)
-        return KnowledgeState.from_data(json.loads(row["state_json"])) if row else None
+            row = db.execute("SELECT state_json FROM initial_states WHERE question_id = ? AND level = ?",
+                             [question_id, level]).fetchone()
+        return KnowledgeState.from_data(json.loads(row[0])) if row else None
 
     # ------------------------------------------------------------------ LLM response cache
     def cache_get(self, key: str) -> str | None:

@@ -25,6 +25,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 import zlib
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -34,9 +35,9 @@ from typing import Any, Iterator
 from knowsim_core.errors import FormatError, StorageError
 
 
-
-def _import_sqlite_utils() -> Any:
-    """``sqlite_utils.Database``, without pandas (nor numpy) unless this process already has it.
+def import_sqlite_utils() -> Any:
+    """The ``sqlite_utils`` module, imported on first use and without pandas (nor numpy) unless this
+    process already has it; every import of sqlite-utils in the Studio goes through here.
 
     sqlite-utils tries ``importlib.import_module("pandas")`` when it is imported and carries on
     with ``pd = None`` on ``ImportError`` — the path it takes wherever pandas is not installed —
@@ -49,22 +50,51 @@ def _import_sqlite_utils() -> Any:
     the import is plain: nothing is saved there, and other threads may be importing pandas.
     """
     if "pandas" in sys.modules or "streamlit" in sys.modules or "sqlite_utils" in sys.modules:
-        from sqlite_utils import Database as database
-        return database
+        import sqlite_utils
+        return sqlite_utils
     # numpy likewise (~0.1 s; sqlite-utils maps its scalar types to column types, for tables it
     # creates from values — the Studio's tables come from its migrations' SQL), unless loaded already
     hidden = [name for name in ("pandas", "numpy") if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
-        from sqlite_utils import Database as database
+        import sqlite_utils
     finally:
         for name in hidden:
             del sys.modules[name]
-    return database
+    return sqlite_utils
 
 
-Database = _import_sqlite_utils()
+class Database:
+    """One open connection as the repositories use it: ``execute`` and ``conn`` are sqlite3's own,
+    ``db["table"]`` is sqlite-utils' table over the same connection (``rows_where``, ``count_where``,
+    ``insert``, ``upsert``, ``update``) and ``utils`` its whole ``Database`` (migrations take one).
+
+    sqlite-utils is imported by the first call that needs it, not by opening the store: it costs
+    ~50 ms of start-up (with click, dateutil and its plugin loader), and listing runs, appending
+    turns and closing runs are plain SQL. What its ``Database`` did to every connection it wrapped
+    (``PRAGMA recursive_triggers``) :meth:`Connection._open` does itself.
+    """
+
+    __slots__ = ("conn", "_utils")
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self._utils: Any = None
+
+    def execute(self, sql: str, parameters: Any = None) -> sqlite3.Cursor:
+        return self.conn.execute(sql) if parameters is None else self.conn.execute(sql, parameters)
+
+    @property
+    def utils(self) -> Any:
+        """sqlite-utils' ``Database`` over this connection, made on first use."""
+        if self._utils is None:
+            self._utils = import_sqlite_utils().Database(self.conn, recursive_triggers=False)
+        return self._utils
+
+    def __getitem__(self, table: str) -> Any:
+        return self.utils[table]
+
 
 DEFAULT_DB = Path("~/.knowsim/studio.db")
 ENV_DB = "KNOWSIM_DB"
@@ -134,6 +164,7 @@ class Connection:
             conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils' Database set it, which wrapped every connection
         if not self.read_only:
             # WAL + NORMAL: a commit survives any crash of this process (SIGKILL included: the
             # crash tests check it); only a power cut may lose the last few commits, never corrupt
@@ -195,7 +226,7 @@ class Connection:
             yield self._local.db
             return
         with self.db() as db:
-            db.conn.execute("BEGIN IMMEDIATE")  # waits for another writer up to the busy timeout
+            begin_immediate(db.conn)  # waits for another writer up to the busy timeout
             try:
                 yield db
             except BaseException:
@@ -215,6 +246,47 @@ class Connection:
                 yield
             finally:
                 self._local.db = None
+
+
+def insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
+    """Plain ``INSERT`` of one row, returning its rowid: sqlite-utils' ``table.insert()``
+    introspects the table (a dozen PRAGMA queries) on every call, which cost more than the write
+    itself on the hot path (a run per conversation, a turn per step of a batch, the samples seeded
+    into a new file)."""
+    cur = db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                     list(row.values()))
+    return int(cur.lastrowid)
+
+
+def exists(db: Database, table: str, where: str, args: list[Any]) -> bool:
+    """Whether a row of ``table`` matches ``where`` (sqlite-utils' ``count_where`` asked SQLite for
+    the table and view names first, on every call)."""
+    return db.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", args).fetchone() is not None
+
+
+def begin_immediate(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting for another writer's commit in short steps, up to ``BUSY_TIMEOUT_MS``.
+
+    SQLite's own busy handler sleeps 1, 2, 5, 10, … ms between tries, however soon the lock is
+    free: a batch worker that found the other one committing (a commit holds the lock ~0.2–1 ms)
+    slept a millisecond or more, ~20 times per worker on the offline matrix, its core idle. Here
+    the tries come after 50 µs, doubling up to 5 ms; the busy timeout is off only for this statement.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 50e-6
+    conn.execute("PRAGMA busy_timeout = 0")  # a taken lock answers SQLITE_BUSY at once
+    try:
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def pack(data: Any) -> bytes:

@@ -58,7 +58,17 @@ def writer_gone(pid: Any, start: Any, rhost: Any, beat: Any, lease_until: Any, *
     return "" if age < STALE_REMOTE_SECONDS else PROCESS_DIED
 
 
+_OWN: dict[int, str] = {}  # this process's pid -> its start time (a forked worker has a pid of its own)
+
+
 def writer() -> dict[str, Any]:
-    """The columns that name this process as a run's writer."""
+    """The columns that name this process as a run's writer.
+
+    This process's start time is read from /proc once per pid, not once per run and claim (a
+    batch worker wrote both for every conversation); other pids are always read afresh, since a
+    pid can be reused."""
     pid = os.getpid()
-    return {"pid": pid, "pid_start": process_start(pid), "host": socket.gethostname()}
+    start = _OWN.get(pid)
+    if start is None:
+        start = _OWN[pid] = process_start(pid)
+    return {"pid": pid, "pid_start": start, "host": socket.gethostname()}

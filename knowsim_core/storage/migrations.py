@@ -16,19 +16,48 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from functools import cache
 from pathlib import Path
-
-from sqlite_utils import Migrations
+from typing import TYPE_CHECKING, Callable
 
 from knowsim_core.errors import StorageError
-from knowsim_core.storage.connection import SQLITE_HEADER, Connection, Database, connect_read_only, unpack
+from knowsim_core.storage.connection import (
+    SQLITE_HEADER, Connection, Database, connect_read_only, import_sqlite_utils, unpack,
+)
+
+if TYPE_CHECKING:
+    from sqlite_utils import Migrations
 
 # ---------------------------------------------------------------------- schema
-MIGRATIONS = Migrations("knowsim_studio")
+MIGRATION_SET = "knowsim_studio"  # the set's name in _sqlite_migrations: how a file is known as ours
 SCHEMA_VERSION = 8  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+_STEPS: list[tuple[str, Callable[[Database], None]]] = []
 
 
-@MIGRATIONS(name="0001_initial")
+def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
+    """Register the decorated function as the next migration, named ``name``. sqlite-utils applies
+    it, passing its own ``Database``; a step uses only ``execute``, which both kinds have."""
+    def register(fn: Callable[[Database], None]) -> Callable[[Database], None]:
+        _STEPS.append((name, fn))
+        return fn
+    return register
+
+
+@cache
+def migrations() -> Migrations:
+    """sqlite-utils' migration set of the Studio's migrations, in order, made on first use.
+
+    Built here rather than at import so that opening a current file (every command, every worker
+    process) imports no sqlite-utils: only a file with migrations pending, or a test that replays
+    them part-way (``apply(db.utils, stop_before=…)``), needs it.
+    """
+    steps = import_sqlite_utils().Migrations(MIGRATION_SET)
+    for name, fn in _STEPS:
+        steps(name=name)(fn)
+    return steps
+
+
+@_migration("0001_initial")
 def _m0001_initial(db: Database) -> None:
     for sql in (
         """CREATE TABLE questions (
@@ -88,7 +117,7 @@ def _m0001_initial(db: Database) -> None:
         db.execute(sql)
 
 
-@MIGRATIONS(name="0002_compressed_records")
+@_migration("0002_compressed_records")
 def _m0002_compressed_records(db: Database) -> None:
     """From schema 2 on, ``runs.setup_json`` and ``turns.record_json`` are written as zlib-compressed
     JSON (a BLOB; about a fifth of the text). Nothing changes in the tables: rows written under
@@ -96,7 +125,7 @@ def _m0002_compressed_records(db: Database) -> None:
     an older Studio refuse the file instead of failing on a compressed record."""
 
 
-@MIGRATIONS(name="0003_run_leases")
+@_migration("0003_run_leases")
 def _m0003_run_leases(db: Database) -> None:
     """A run the app plays holds a lease: ``lease_seconds`` (its length) and ``lease_until`` (Unix
     time it lapses). NULL for command-line runs, which are judged by their writer's pid."""
@@ -104,7 +133,7 @@ def _m0003_run_leases(db: Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN lease_until REAL")
 
 
-@MIGRATIONS(name="0004_batch_tag")
+@_migration("0004_batch_tag")
 def _m0004_batch_tag(db: Database) -> None:
     """Runs carry the tag of the ``batch`` that made them (NULL for single runs and imports), so a
     batch can be listed, filtered and resumed; ``batches`` keeps each batch's matrix, so
@@ -114,7 +143,7 @@ def _m0004_batch_tag(db: Database) -> None:
     db.execute("CREATE TABLE batches (tag TEXT PRIMARY KEY, created TEXT NOT NULL, spec_json TEXT NOT NULL)")
 
 
-@MIGRATIONS(name="0005_recency_index_and_deferred_search")
+@_migration("0005_recency_index_and_deferred_search")
 def _m0005_recency_index_and_deferred_search(db: Database) -> None:
     """Two speed-ups of a busy database.
 
@@ -149,7 +178,7 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
             VALUES (new.rowid, new.user_message, new.assistant_message); END""")
 
 
-@MIGRATIONS(name="0006_judgments")
+@_migration("0006_judgments")
 def _m0006_judgments(db: Database) -> None:
     """Judgments of turns (issue 21): a person's thumbs imported with a recorded conversation, or a
     researcher's 👍/👎 and note given in Simulate — one per (run, turn, source, who), gone with
@@ -173,19 +202,22 @@ def _m0006_judgments(db: Database) -> None:
 def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     """(rating, correctness) columns of a run from its meta: a finite number, and a short text
     (``correct`` / ``incorrect`` as the release writes it, ``true``/``false`` for a boolean)."""
-    # imported here: formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s),
-    # which opening a database never needs (``runs`` starts without it: tests/test_cli_startup.py)
-    from knowsim_core.formats.judgments import rating_of
-
     r, c = meta.get("rating"), meta.get("correctness")
-    rating = rating_of(r)
+    rating = None
+    if r is not None:  # a judged run (an import): most runs have no rating, and a batch worker never does
+        # imported here: formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s),
+        # which opening a database never needs (``runs`` starts without it: tests/test_cli_startup.py),
+        # nor storing a simulated run (each batch worker imported it for its first run: ~40 ms)
+        from knowsim_core.formats.judgments import rating_of
+
+        rating = rating_of(r)
     if isinstance(c, bool):
         c = "true" if c else "false"
     correctness = str(c).strip().lower()[:40] if c is not None and str(c).strip() else None
     return rating, correctness
 
 
-@MIGRATIONS(name="0007_batch_cells")
+@_migration("0007_batch_cells")
 def _m0007_batch_cells(db: Database) -> None:
     """A batch cell is claimed in the database before it runs (:mod:`.batch_cells`): one row per
     (tag, cell index) held by the process playing it — its pid, the kernel start time of that pid
@@ -216,7 +248,7 @@ def legacy_kind(question_id: str, source: str) -> str:
     return "yours"
 
 
-@MIGRATIONS(name="0008_run_tags_and_sources")
+@_migration("0008_run_tags_and_sources")
 def _m0008_run_tags_and_sources(db: Database) -> None:
     """Questions get a ``kind`` (sample / paper / real / yours: pickers group by it, samples first)
     and a ``title`` (set where the text makes a poor title, e.g. a real conversation that opens
@@ -289,7 +321,7 @@ def check_file(path: Path) -> None:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             ours = "_sqlite_migrations" in tables and conn.execute(
-                "SELECT 1 FROM _sqlite_migrations WHERE migration_set = ? LIMIT 1", [MIGRATIONS.name]
+                "SELECT 1 FROM _sqlite_migrations WHERE migration_set = ? LIMIT 1", [MIGRATION_SET]
             ).fetchone() is not None
         finally:
             conn.close()
@@ -334,6 +366,7 @@ def migrate(conn: Connection) -> None:
             raise StorageError(f"{conn.path}: cannot switch to WAL journaling (got {mode}); is the folder writable?")
     with conn.write() as db:
         # under the write lock, so concurrent first openings migrate exactly once
-        if MIGRATIONS.pending(db):
-            MIGRATIONS.apply(db)
+        steps = migrations()
+        if steps.pending(db.utils):
+            steps.apply(db.utils)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
-
-from knowsim_core.storage.connection import Database
+from typing import TYPE_CHECKING, Any
 
 from knowsim_core.errors import StorageError
-from knowsim_core.engine.graph import IUGraph
-from knowsim_core.storage.connection import Connection, now
+from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now
+
+if TYPE_CHECKING:  # the graph model (pydantic) is imported where a graph is read back: listing runs needs none
+    from knowsim_core.engine.graph import IUGraph
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +76,8 @@ def insert_graph(db: Database, qid: str, graph: IUGraph, *, note: str, author: s
     parent it is kept as authored (an import, a sample, a first extraction): its own cycles
     are allowed, an empty graph, NaN levels, duplicate ids or dangling edges never are.
     """
+    from knowsim_core.engine.graph import IUGraph
+
     parent = None
     if parent_id is not None:
         row = db.execute("SELECT graph_json FROM graph_versions WHERE id = ?", [parent_id]).fetchone()
@@ -84,15 +86,14 @@ def insert_graph(db: Database, qid: str, graph: IUGraph, *, note: str, author: s
     version = db.execute(
         "SELECT COALESCE(MAX(version), 0) + 1 FROM graph_versions WHERE question_id = ?", [qid]
     ).fetchone()[0]
-    table = db["graph_versions"]
-    table.insert({"question_id": qid, "version": version, "parent_id": parent_id, "note": note, "author": author,
-                  "created": now(), "graph_json": graph_json(graph)})
-    return int(table.last_rowid)
+    return insert_row(db, "graph_versions", {
+        "question_id": qid, "version": version, "parent_id": parent_id, "note": note, "author": author,
+        "created": now(), "graph_json": graph_json(graph)})
 
 
 def insert_question(db: Database, **row: Any) -> None:
     """A question row as given plus its creation time (the caller checked the id is free)."""
-    db["questions"].insert({"field": "", **row, "created": now()})
+    insert_row(db, "questions", {"field": "", **row, "created": now()})
 
 
 class Questions:
@@ -164,7 +165,7 @@ class Questions:
         added = 0
         with self._conn.write() as db:  # one transaction for the whole set
             for s in load_samples():
-                if db["questions"].count_where("id = ?", [s.id]):
+                if exists(db, "questions", "id = ?", [s.id]):
                     continue
                 insert_question(db, id=s.id, text=s.question, reference_answer=s.reference_answer,
                                 domain=s.domain, field=s.field, source=s.source or "sample", kind="sample")
@@ -187,10 +188,13 @@ class Questions:
 
     def _versions(self, where: str, args: list[Any], *, order_by: str | None = None,
                   limit: int | None = None) -> list[GraphVersion]:
+        from knowsim_core.engine.graph import IUGraph
+
+        sql = (f"SELECT {', '.join(self._G_COLUMNS)}, graph_json FROM graph_versions WHERE {where}"
+               + (f" ORDER BY {order_by}" if order_by else "") + (f" LIMIT {int(limit)}" if limit is not None else ""))
         with self._conn.db() as db:
-            rows = list(db["graph_versions"].rows_where(where, args, order_by=order_by, limit=limit))
-        return [GraphVersion(*(r[c] for c in self._G_COLUMNS), graph=IUGraph.from_data(json.loads(r["graph_json"])))
-                for r in rows]
+            rows = db.execute(sql, args).fetchall()
+        return [GraphVersion(*r[:-1], graph=IUGraph.from_data(json.loads(r[-1]))) for r in rows]
 
     def graph_versions(self, question_id: str) -> list[GraphVersion]:
         return self._versions("question_id = ?", [question_id], order_by="version")
@@ -213,6 +217,5 @@ class Questions:
             for i in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
                 chunk = ids[i : i + 500]
                 marks = ", ".join("?" * len(chunk))
-                out.update((r["id"], r["version"]) for r in
-                           db["graph_versions"].rows_where(f"id IN ({marks})", chunk, select="id, version"))
+                out.update(db.execute(f"SELECT id, version FROM graph_versions WHERE id IN ({marks})", chunk))
         return out

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, fields, replace
+from functools import cache
 from typing import Any, Callable, Mapping
 
-from knowsim_core.engine.records import HUMAN_ID, RECORDED_PREFIX
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.questions import QUESTION_KINDS
 from knowsim_core.storage.runs import STATUSES as RUN_STATUSES
@@ -37,8 +37,23 @@ RATED = ("rated", "unrated")
 NO_BATCH_URL = "-"  # ?batch=- / --batch -: the runs of no batch (a batch tag is never "-")
 MAX_SEED = 2**63 - 1  # SQLite's largest integer
 MAX_GRAPH_VERSION = 1_000_000
-RECORDED_SQL = f"(r.assistant LIKE '{RECORDED_PREFIX}%' OR r.user LIKE '{RECORDED_PREFIX}%')"
-TYPED_SQL = f"((r.assistant = '{HUMAN_ID}' OR r.user = '{HUMAN_ID}') AND NOT {RECORDED_SQL})"
+
+
+@cache
+def recorded_sql() -> str:
+    """A run with a side imported from a recording. Made on first use: the run records' ids live in
+    :mod:`knowsim_core.engine.records` (pydantic graphs, ~0.1 s to import), which listing runs needs not."""
+    from knowsim_core.engine.records import RECORDED_PREFIX
+
+    return f"(r.assistant LIKE '{RECORDED_PREFIX}%' OR r.user LIKE '{RECORDED_PREFIX}%')"
+
+
+@cache
+def typed_sql() -> str:
+    """A run with a side a person typed in the Studio (not a recording); made on first use, as :func:`recorded_sql`."""
+    from knowsim_core.engine.records import HUMAN_ID
+
+    return f"((r.assistant = '{HUMAN_ID}' OR r.user = '{HUMAN_ID}') AND NOT {recorded_sql()})"
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
@@ -309,8 +324,8 @@ def where_clause(*, text: str | None = None, find: str | None = None, tag: str |
     if origin:
         if origin not in ORIGINS:
             raise StorageError(f"unknown run origin {origin!r}; expected one of {', '.join(ORIGINS)}")
-        where.append({"forked": "r.forked_from IS NOT NULL", "typed": TYPED_SQL, "recorded": RECORDED_SQL,
-                      "agents": f"r.forked_from IS NULL AND NOT {TYPED_SQL} AND NOT {RECORDED_SQL}"}[origin])
+        where.append({"forked": "r.forked_from IS NOT NULL", "typed": typed_sql(), "recorded": recorded_sql(),
+                      "agents": f"r.forked_from IS NULL AND NOT {typed_sql()} AND NOT {recorded_sql()}"}[origin])
     if rated:
         if rated not in RATED:
             raise StorageError(f"unknown rating filter {rated!r}; expected one of {', '.join(RATED)}")

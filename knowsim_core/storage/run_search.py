@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from knowsim_core.engine.facts import STATUS_CHOICES, RunFacts, facts_from_summary, run_facts
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.caches import unknown_run
-from knowsim_core.storage.connection import Connection, now
+from knowsim_core.storage.connection import Connection, exists, insert_row, now
 from knowsim_core.storage.run_filter import (  # noqa: F401 — where_clause and its words live with RunFilter
-    CONTAINS, EXACT, NO_FILTER, ORIGINS, RATED, TYPED_SQL, RunFilter, where_clause,
+    CONTAINS, EXACT, NO_FILTER, ORIGINS, RATED, RunFilter, typed_sql, where_clause,
 )
 from knowsim_core.storage.runs import MODE_COLUMNS, Runs
+
+if TYPE_CHECKING:  # the cross-run facts (engine records, pydantic graphs) are imported by the views that read them
+    from knowsim_core.engine.facts import RunFacts
 
 ORDERS = {
     "created_desc": "r.created DESC, r.rowid DESC",
@@ -181,6 +183,8 @@ class RunSearch:
         before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
         no stored metrics (still running, or its writer died) is read back record by record.
         """
+        from knowsim_core.engine.facts import facts_from_summary, run_facts
+
         where, args = self._facts_where(run_filter, status=status)
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
@@ -224,6 +228,8 @@ class RunSearch:
     @staticmethod
     def _facts_where(run_filter: RunFilter, *, status: str) -> tuple[str, list[Any]]:
         """The cross-run population's ``WHERE``: the filter, at least one turn, and the status choice."""
+        from knowsim_core.engine.facts import STATUS_CHOICES
+
         if status not in STATUS_CHOICES:
             raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
         where, args = _where(run_filter)
@@ -244,7 +250,7 @@ class RunSearch:
                 f"{where} ORDER BY g.version", args)]
             forks, typed = db.execute(
                 "SELECT COALESCE(SUM(r.forked_from IS NOT NULL), 0), "
-                f"COALESCE(SUM({TYPED_SQL}), 0) FROM runs r{where}", args).fetchone()
+                f"COALESCE(SUM({typed_sql()}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
     def mixed_versions(self, run_filter: RunFilter = NO_FILTER, *, status: str = "finished") -> dict[str, list[int]]:
@@ -302,10 +308,10 @@ class RunSearch:
             StorageError: the tag is taken.
         """
         with self._conn.write() as db:
-            if db["batches"].count_where("tag = ?", [tag]):
+            if exists(db, "batches", "tag = ?", [tag]):
                 raise StorageError(f"batch tag {tag!r} exists; continue it with --resume {tag} or choose another --tag")
-            db["batches"].insert({"tag": tag, "created": now(),
-                                  "spec_json": json.dumps(spec, ensure_ascii=False, sort_keys=True)})
+            insert_row(db, "batches", {"tag": tag, "created": now(),
+                                       "spec_json": json.dumps(spec, ensure_ascii=False, sort_keys=True)})
 
     def list_batches(self) -> list[tuple[str, str]]:
         """(tag, created) of every stored batch, newest first."""
@@ -315,8 +321,8 @@ class RunSearch:
     def get_batch(self, tag: str) -> dict[str, Any] | None:
         """The matrix stored for a batch tag, or None."""
         with self._conn.db() as db:
-            row = next(db["batches"].rows_where("tag = ?", [tag], select="spec_json"), None)
-        return json.loads(row["spec_json"]) if row else None
+            row = db.execute("SELECT spec_json FROM batches WHERE tag = ?", [tag]).fetchone()
+        return json.loads(row[0]) if row else None
 
 
 def _where(run_filter: RunFilter) -> tuple[str, list[Any]]:

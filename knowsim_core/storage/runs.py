@@ -21,19 +21,19 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
-
-from knowsim_core.storage.connection import Database
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from knowsim_core.errors import FormatError, StorageError
-from knowsim_core.engine.failures import FAILURE_ORDER
-from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 from knowsim_core.storage.caches import unknown_run
-from knowsim_core.storage.connection import Connection, now, pack, unpack
+from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now, pack, unpack
 from knowsim_core.storage.liveness import LEASE_LAPSED, writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 from knowsim_core.text.tags import check_run_tag
+from knowsim_core.vocab import FAILURE_ORDER
+
+if TYPE_CHECKING:  # the records (pydantic graphs, ~0.1 s) are imported where a run is read back: listing needs none
+    from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 
 STATUSES = ("running", "finished", "failed", "interrupted")
 FINAL_STATUSES = ("finished", "failed", "interrupted")
@@ -89,22 +89,22 @@ class Runs:
     def _insert(self, db: Database, run: RunRecord, *, status: str, graph_version_id: int | None,
                 batch_tag: str | None = None) -> str:
         rid = run.run_id
-        if not rid or db["runs"].count_where("id = ?", [rid]):
+        if not rid or exists(db, "runs", "id = ?", [rid]):
             rid = uuid.uuid4().hex[:12]
         qid = run.question_id
-        if not db["questions"].count_where("id = ?", [qid]):
+        if not exists(db, "questions", "id = ?", [qid]):
             source = str(dict(run.meta).get("source", "run"))
             insert_question(db, id=qid, text=run.question or qid, reference_answer=run.reference_answer,
                             domain=run.domain, source=source, kind=legacy_kind(qid, source))
         if graph_version_id is None:
             gjson = graph_json(run.graph)
-            versions = [(r["id"], r["graph_json"]) for r in db["graph_versions"].rows_where(
-                "question_id = ?", [qid], select="id, graph_json", order_by="version DESC")]
+            versions = db.execute("SELECT id, graph_json FROM graph_versions WHERE question_id = ? "
+                                  "ORDER BY version DESC", [qid]).fetchall()
             graph_version_id = next((v for v, g in versions if g == gjson), None)
             if graph_version_id is None and not versions and run.graph.nodes:  # no IUs: a transcript, no graph
                 graph_version_id = insert_graph(db, qid, run.graph, note="graph of an imported run", author="import",
                                                 parent_id=None)
-        elif not db["graph_versions"].count_where("id = ? AND question_id = ?", [graph_version_id, qid]):
+        elif not exists(db, "graph_versions", "id = ? AND question_id = ?", [graph_version_id, qid]):
             raise StorageError(f"graph version {graph_version_id} is not a version of question {qid!r}")
         setup = run.with_turns(()).to_data()
         for key in ("turns", "metrics", "run_id", "stop_reason"):
@@ -112,7 +112,7 @@ class Runs:
         adapters = run.adapter
         rating, correctness = judged_columns(dict(run.meta))  # a human run's judgments, for Saved runs
         stamp = now()
-        _insert_row(db, "runs", {
+        insert_row(db, "runs", {
             "id": rid, "question_id": qid, "graph_version_id": graph_version_id, "level": run.level,
             "assistant": adapters.get("assistant", ""), "user": adapters.get("user", ""),
             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
@@ -143,7 +143,7 @@ class Runs:
                "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
                "n_upward": q.n_upward_transitions, **{m.value: modes.get(m, 0) for m in FAILURE_ORDER},
                "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": record}
-        rowid = _insert_row(db, "turns", row)
+        rowid = insert_row(db, "turns", row)
         if defer_search:
             db.execute("INSERT INTO turns_unindexed (turn_rowid) VALUES (?)", [rowid])
         else:
@@ -318,15 +318,16 @@ class Runs:
 
     # ------------------------------------------------------------------ reading one, deleting
     def load(self, run_id: str) -> RunRecord:
+        from knowsim_core.engine.records import RunRecord
+
         with self._conn.db() as db:
-            row = next(db["runs"].rows_where("id = ?", [run_id], select="setup_json, stop_reason"), None)
+            row = db.execute("SELECT setup_json, stop_reason FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
                 raise StorageError(unknown_run(run_id))
-            records = [r["record_json"] for r in db["turns"].rows_where(
-                "run_id = ?", [run_id], select="record_json", order_by="turn")]
+            records = [r for (r,) in db.execute("SELECT record_json FROM turns WHERE run_id = ? ORDER BY turn",
+                                                 [run_id])]
         try:
-            data = {**unpack(row["setup_json"]), "turns": [unpack(r) for r in records], "run_id": run_id,
-                    "stop_reason": row["stop_reason"]}
+            data = {**unpack(row[0]), "turns": [unpack(r) for r in records], "run_id": run_id, "stop_reason": row[1]}
             return RunRecord.from_data(data)
         except FormatError as exc:
             raise StorageError(f"run {run_id} cannot be read back: {exc}") from None
@@ -368,15 +369,6 @@ def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
     m = run.metrics()
     db.execute("UPDATE runs SET kg = ?, dc = ?, co = ? WHERE id = ?",
                [m.knowledge_gain, m.delivery_calibration, m.cognitive_overload, rid])
-
-
-def _insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
-    """Plain ``INSERT`` of one row, returning its rowid: sqlite-utils' ``table.insert()``
-    introspects the table (a dozen PRAGMA queries) on every call, which cost more than the write
-    itself on the hot path (a run per conversation, a turn per step of a batch)."""
-    cur = db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                     list(row.values()))
-    return int(cur.lastrowid)
 
 
 def index_run_turns(db: Database, run_id: str) -> None:
