@@ -54,8 +54,9 @@ def held_out(reference_dir):
 def sub_matrix(held_out):
     from knowsim_core.evaluation.paper_matrix import run_matrix
 
-    return (run_matrix(held_out, seed=1, assistants=(PAPER_POPULATION,))
-            + run_matrix(held_out, seed=1, levels=("novice",), assistants=("offline/adaptive", "offline/comprehensive")))
+    return (run_matrix(held_out, seed=1, assistants=(PAPER_POPULATION,), workers=2)
+            + run_matrix(held_out, seed=1, levels=("novice",), assistants=("offline/adaptive", "offline/comprehensive"),
+                         workers=2))
 
 
 def by_level(outcomes):
@@ -157,6 +158,18 @@ def test_the_matrix_is_deterministic_per_seed(held_out):
     b = run_matrix(few, seed=3, levels=("novice",), assistants=(PAPER_POPULATION,))
     c = run_matrix(few, seed=4, levels=("novice",), assistants=(PAPER_POPULATION,))
     assert a == b and a != c
+
+
+def test_the_matrix_in_two_processes_is_the_matrix_in_one(held_out):
+    from knowsim_core.evaluation.paper_matrix import run_matrix
+
+    few = held_out[:3] + held_out[-2:]  # math and ExpertQA questions
+    seen = []
+    one = run_matrix(few, seed=2, levels=("novice", "advanced"), assistants=("offline/simple", "offline/socratic"))
+    two = run_matrix(few, seed=2, levels=("novice", "advanced"), assistants=("offline/simple", "offline/socratic"),
+                     workers=2, on_run=seen.append)
+    assert len(one) == 5 * 2 * 2
+    assert two == one and seen == one  # same outcomes, same order, each reported once in this process
 
 
 def test_the_recordings_stop_turns_are_compared_1_based():

@@ -9,6 +9,8 @@ No storage: the point is the figures, and the batch command already measures the
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -58,26 +60,50 @@ def split_halves(questions: Sequence[PaperQuestion]) -> tuple[list[PaperQuestion
 def run_matrix(
     questions: Iterable[PaperQuestion], *, levels: Sequence[str] = LEVELS, assistants: Sequence[str] = STRATEGIES,
     seed: int = 1, user: str = "offline/knowsim", extractor: str = "offline/lexical",
-    on_run: Callable[[RunOutcome], None] | None = None,
+    on_run: Callable[[RunOutcome], None] | None = None, workers: int = 1,
 ) -> list[RunOutcome]:
-    """Play every (question × level × assistant) once with ``seed``; one :class:`RunOutcome` each."""
-    out = []
-    for q in questions:
-        for level in levels:
-            s0 = q.initial.get(level)
-            if s0 is None:
-                continue
-            for a in assistants:
-                sim = Simulation(
-                    material=q.material, assistant=registry.resolve("assistant", a),
-                    user=registry.resolve("user", user), extractor=registry.resolve("extractor", extractor),
-                    level=level,
-                )
-                sim.reset(seed=seed, initial=s0)
-                o = outcome_of(sim.run_to_end(), assistant=a)
+    """Play every (question × level × assistant) once with ``seed``; one :class:`RunOutcome` each,
+    in question, level, assistant order. ``workers`` > 1 plays the questions in that many processes:
+    every run is seeded on its own, so the outcomes (and their order) are the same as in one process;
+    ``on_run`` is still called in this process, in that order, as each question's runs come back."""
+    jobs = [(q, tuple(levels), tuple(assistants), seed, user, extractor) for q in questions]
+    out: list[RunOutcome] = []
+
+    def collect(chunks: Iterable[list[RunOutcome]]) -> None:
+        for chunk in chunks:
+            for o in chunk:
                 out.append(o)
                 if on_run is not None:
                     on_run(o)
+
+    if workers <= 1 or len(jobs) < 2:
+        collect(map(_play_question, jobs))
+        return out
+    # fork where the platform has it (the workers inherit the imported engine: no re-import per
+    # worker); a worker left behind by a killed parent ends when its pipe closes
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
+        collect(pool.map(_play_question, jobs))
+    return out
+
+
+def _play_question(job: tuple[PaperQuestion, tuple[str, ...], tuple[str, ...], int, str, str]) -> list[RunOutcome]:
+    """One question's runs (every level with a cached s_0 × every assistant) — a worker's unit."""
+    q, levels, assistants, seed, user, extractor = job
+    out = []
+    for level in levels:
+        s0 = q.initial.get(level)
+        if s0 is None:
+            continue
+        for a in assistants:
+            sim = Simulation(
+                material=q.material, assistant=registry.resolve("assistant", a),
+                user=registry.resolve("user", user), extractor=registry.resolve("extractor", extractor),
+                level=level,
+            )
+            sim.reset(seed=seed, initial=s0)
+            out.append(outcome_of(sim.run_to_end(), assistant=a))
     return out
 
 
