@@ -159,6 +159,20 @@ def test_upload_limit_matches_the_import_cap():
     assert cfg["server"]["maxUploadSize"] == math.ceil(MAX_IMPORT_BYTES / 1_000_000)
 
 
+def test_the_server_reads_the_no_forced_gc_option_from_the_repository(monkeypatch):
+    """Streamlit's forced gc.collect(2) after each script run cost ~90 ms of a Step's ~110 ms of server
+    CPU (benchmarks/app.py); the option is read from .streamlit/config.toml under its real name (a
+    misspelt key would be ignored and the collection would come back)."""
+    from pathlib import Path
+
+    from streamlit import config
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    config.get_config_options(force_reparse=True)
+    assert config.get_option("runner.postScriptGC") is False
+    assert config.get_where_defined("runner.postScriptGC").endswith(".streamlit/config.toml")
+
+
 def test_failure_mode_colours_are_distinct_and_never_a_state_colour():
     from knowsim_core.engine.failures import FailureMode
     from ui.theme import CHANGED_COLOUR, MODE_COLORS, STATE_STYLE, mode_colour
