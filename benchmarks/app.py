@@ -12,7 +12,7 @@ Then it opens a run whose assistant replies are typed (agent id ``human``) and s
 (``--typed`` of them): click "Send" → the offline extractor and the rules run on the text, the turn
 is stored and the graph receives its new states — the typed-turn round trip.
 
-Targets (issue 14): ≤ 300 ms from the click to the new graph data (median), ≤ 50 KB per step. The
+Targets: ≤ 300 ms from the click to the new graph data (median; issue 14), ≤ 150 ms (issue 32), ≤ 50 KB per step. The
 colours then finish a 150 ms tween, drawn as they change; that figure is printed beside it.
 
 Pages (issue 24): every page is opened ``--page-opens`` times as a reload would (a new session:
@@ -290,8 +290,10 @@ def main() -> int:
           f"{typed_turns} stored")
     print(line("typed turn round trip", typed_ms, "ms"))
     print(line("websocket bytes received", typed_kb, "KB"))
-    ok = statistics.median(data_ms or turn_ms) <= 300 and max(kb_in) <= 50
-    print(f"targets (click → new graph data ≤ 300 ms median, ≤ 50 KB/step): {'met' if ok else 'NOT met'}")
+    step_median = statistics.median(data_ms or turn_ms)
+    print(f"targets (click → new graph data ≤ 300 ms median, ≤ 50 KB/step): "
+          f"{'met' if step_median <= 300 and max(kb_in) <= 50 else 'NOT met'}; "
+          f"≤ 150 ms (issue 32): {'met' if step_median <= 150 else 'NOT met'}")
     print(f"pages (navigation → title on screen, a new session each time; {args.page_opens} opens after a first "
           f"visit; load average {load_average()} on {__import__('os').cpu_count()} cores — a shared machine "
           "inflates these)")
