@@ -69,13 +69,10 @@ def _fmt(v) -> str:
     return "–" if v is None else f"{v:.2f}"
 
 
-def render_turn_card(run: RunRecord, rec: TurnRecord | None, *, key: str, messages: bool = True) -> None:
-    """The card for one turn of ``run`` (turn 0: the question and the starting state); without
-    ``messages`` where the page shows the two messages elsewhere."""
-    if rec is None:
-        st.markdown("**Question.** " + inline_markdown(run.question.replace("\n", " ")))
-        st.caption(f"Starting level: {run.level}. Step forward to play the first turn.")
-        return
+def render_turn_card(run: RunRecord, rec: TurnRecord, *, key: str, messages: bool = True) -> None:
+    """The card for one played turn of ``run``; without ``messages`` where the page shows the two
+    messages elsewhere. Turn 0 has no card: the page names the question in its header and says what
+    plays the first turn (``ui.sim_view.first_turn_hint``)."""
     if messages:
         with st.chat_message("user"):
             st.markdown(inline_markdown(rec.user_message))
