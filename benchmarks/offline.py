@@ -8,7 +8,10 @@ database), conversations per second over the command's whole wall time, and over
 the start-up of the same command with ``--dry-run`` (imports, database creation, the sample
 questions' import).
 
-Usage: ``python benchmarks/offline.py [--seeds 1,2] [--workers 2] [--repeat 3] [--no-batch]``; writes
+Usage: ``python benchmarks/offline.py [--seeds 1,2] [--workers 2] [--repeat 3] [--no-batch] [--baseline DIR]``
+(``--baseline``: a checkout of another revision, e.g. ``git worktree add /tmp/base 9c98dce``; the
+whole command runs there and here alternately, and ``batch.against`` logs both rates and their
+ratio); writes
 ``benchmarks/logs/offline.json`` (``in_process`` and, without ``--no-batch``, ``batch``: the median rate
 over the whole command, start-up included, is ``batch.conversations_per_s_median``).
 """
@@ -56,6 +59,41 @@ class Timed:
             self._totals[self._bucket] += time.perf_counter() - start
 
 
+def _batch_command(n_seeds: int, workers: int, db: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "knowsim_core", "batch", "--questions", "all", "--levels", "all",
+            "--assistants", "offline", "--seeds", str(n_seeds), "--workers", str(workers), "--db", str(db), *extra]
+
+
+def _git_commit(tree: Path) -> str:
+    done = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def against_baseline(baseline: Path, n_seeds: int, workers: int, rounds: int) -> dict:
+    """The same whole command (start-up included, a fresh database each) in another checkout and in
+    this one, alternately for ``rounds`` rounds, with this interpreter and packages: the ratio of the
+    two conversations-per-second medians is measured here, not quoted. ``python -m knowsim_core``
+    run from a checkout imports that checkout's package."""
+    rates: dict[str, list[float]] = {"baseline": [], "this_tree": []}
+    counts: dict[str, int] = {}
+    for _ in range(rounds):
+        for name, tree in (("baseline", baseline), ("this_tree", ROOT)):
+            with tempfile.TemporaryDirectory(prefix="knowsim-ab-") as tmp:
+                start = time.perf_counter()
+                done = subprocess.run(_batch_command(n_seeds, workers, Path(tmp) / "ab.db", "--json"),
+                                      capture_output=True, text=True, cwd=tree, check=True)
+                wall = time.perf_counter() - start
+            finished = sum(1 for r in json.loads(done.stdout) if r["status"] == "finished")
+            counts[name] = finished
+            rates[name].append(round(finished / wall, 1))
+    base, this = statistics.median(rates["baseline"]), statistics.median(rates["this_tree"])
+    print(f"against {baseline} ({_git_commit(baseline)[:7]}), {rounds} alternating rounds: {this:.1f} vs {base:.1f} "
+          f"conversations/s ({counts['this_tree']} vs {counts['baseline']} conversations) = {this / base:.2f}x")
+    return {"baseline_tree": str(baseline), "baseline_commit": _git_commit(baseline), "rounds": rounds,
+            "conversations": counts, "conversations_per_s": rates,
+            "conversations_per_s_median": {"baseline": base, "this_tree": this}, "ratio": round(this / base, 2)}
+
+
 def batch_figure(n_seeds: int, workers: int, repeat: int = 1) -> dict:
     """Time the real ``batch`` command over the whole offline matrix (seeds 1..n) with storage,
     ``repeat`` times (each on a new database); with more than one, the median is printed last."""
@@ -63,9 +101,7 @@ def batch_figure(n_seeds: int, workers: int, repeat: int = 1) -> dict:
     def timed(*extra: str) -> tuple[float, float, str]:
         """(wall s, CPU s of the command and its workers, stdout)."""
         with tempfile.TemporaryDirectory(prefix="knowsim-bench-") as tmp:
-            cmd = [sys.executable, "-m", "knowsim_core", "batch", "--questions", "all", "--levels", "all",
-                   "--assistants", "offline", "--seeds", str(n_seeds), "--workers", str(workers),
-                   "--db", str(Path(tmp) / "bench.db"), *extra]
+            cmd = _batch_command(n_seeds, workers, Path(tmp) / "bench.db", *extra)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
@@ -112,6 +148,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="1", help="comma-separated seeds (default 1); the batch runs seeds 1..N")
     ap.add_argument("--workers", type=int, default=2, help="worker processes of the batch (default 2)")
     ap.add_argument("--no-batch", action="store_true", help="skip the batch with storage")
+    ap.add_argument("--baseline", type=Path, help="a checkout of another revision (git worktree add DIR REV): "
+                                                  "the whole batch command there and here, alternately, --repeat rounds")
     ap.add_argument("--repeat", type=int, default=3, help="batches to time (default 3; the median is printed: this "
                                                           "kind of machine varies by ±15%% from run to run)")
     args = ap.parse_args()
@@ -151,6 +189,9 @@ def main() -> None:
                          ("extractor", totals["extractor"]), ("rules_records", rules), ("total", wall))}}}
     if not args.no_batch:
         figures["batch"] = batch_figure(len(seeds), args.workers, max(1, args.repeat))
+        if args.baseline:
+            figures["batch"]["against"] = against_baseline(args.baseline.resolve(), len(seeds), args.workers,
+                                                           max(1, args.repeat))
     write_log("offline", figures, seeds=seeds,
               split=f"every sample question x {len(LEVELS)} levels x {len(ASSISTANTS)} offline assistants",
               extra={"assistants": list(ASSISTANTS), "workers": args.workers, "repeat": args.repeat})
