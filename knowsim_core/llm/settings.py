@@ -61,7 +61,9 @@ DEFAULT_MODELS: dict[str, tuple[str, ...]] = {
 ASSISTANT_STRATEGIES: tuple[str, ...] = ("adaptive", "simple", "comprehensive", "socratic")
 ROLES: tuple[str, ...] = ("assistant", "user", "extractor", "graph_extractor", "judge", "act_tagger")
 # A small model on a busy CPU writes a few tokens per second: replies are capped per role, so one
-# call takes minutes at most (the extractor writes one entry per IU, ~60 tokens each with bounded strings).
+# call takes minutes at most. The extractor's compact format is ~25-30 tokens per IU (333 tokens on
+# average for graphs of 11 and 13 IUs, benchmarks/logs/local_model.json), so its cap leaves room for
+# ~40 IUs; the learner's JSON reply was ~50 tokens.
 LOCAL_MAX_TOKENS: dict[str, int] = {"assistant": 160, "user": 120, "extractor": 1200, "graph_extractor": 2000,
                                     "judge": 200, "act_tagger": 40}
 # The deadline of one request to the local model: a 13-IU extractor call (3,500 prompt tokens, 1,200
