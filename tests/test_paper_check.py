@@ -172,6 +172,55 @@ def test_the_matrix_in_two_processes_is_the_matrix_in_one(held_out):
     assert two == one and seen == one  # same outcomes, same order, each reported once in this process
 
 
+def test_the_workers_end_when_the_matrix_is_killed(reference_dir, tmp_path):
+    """SIGKILL on the process running run_matrix(workers=2): its workers end too (a pool's worker
+    would otherwise wait on its queue for ever)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "matrix.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})\n"
+        "from knowsim_core.evaluation.paper_matrix import load_paper_questions, run_matrix\n"
+        f"qs = load_paper_questions({str(reference_dir)!r})\n"
+        "run_matrix(qs, workers=2, on_run=lambda o: print('run', flush=True))\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    children: list[int] = []
+    try:
+        assert proc.stdout.readline().strip() == "run"  # the workers are playing
+        children = [int(p) for p in (Path("/proc") / str(proc.pid) / "task" / str(proc.pid) / "children")
+                    .read_text().split()]
+        assert len(children) == 2
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        alive = children
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [c for c in alive if _running(c)]
+        assert not alive, f"workers {alive} outlived their killed parent"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        for pid in children:  # what a failed run of this test would leave behind
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (an exited process nobody has reaped yet)."""
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def test_the_recordings_stop_turns_are_compared_1_based():
     assert recorded_novice_adaptive()["mean_stop_turn"] == 11.0  # 0-based 9, 11, 9, 11
 

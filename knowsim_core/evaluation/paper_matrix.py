@@ -10,6 +10,9 @@ No storage: the point is the figures, and the batch command already measures the
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,7 @@ from knowsim_core.services.importing import DOMAINS, read_items
 
 LEVELS = ("novice", "intermediate", "advanced")
 STRATEGIES = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic")
+PARENT_POLL_S = 0.2  # how often a worker of run_matrix(workers=N) checks that its parent lives
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +84,25 @@ def run_matrix(
         collect(map(_play_question, jobs))
         return out
     # fork where the platform has it (the workers inherit the imported engine: no re-import per
-    # worker); a worker left behind by a killed parent ends when its pipe closes
+    # worker). A pool's worker waits on a queue whose other end it holds itself, so a parent killed
+    # with SIGKILL would leave it waiting for ever: each worker watches its parent instead.
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx,
+                             initializer=_watch_parent, initargs=(os.getpid(),)) as pool:
         collect(pool.map(_play_question, jobs))
     return out
+
+
+def _watch_parent(parent: int) -> None:
+    """A worker's first act: a thread that ends the worker once ``parent`` is gone."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
 
 
 def _play_question(job: tuple[PaperQuestion, tuple[str, ...], tuple[str, ...], int, str, str]) -> list[RunOutcome]:
