@@ -437,6 +437,40 @@ def test_a_writer_waits_for_the_write_lock_up_to_the_busy_timeout(db_path, monke
     holder.close()
 
 
+def test_every_form_of_database_is_locked_is_waited_for_and_nothing_else(tmp_path):
+    """The lock wait retries SQLITE_BUSY in its extended forms too — Python reports the extended code,
+    and BEGIN IMMEDIATE answers SQLITE_BUSY_SNAPSHOT (517) when another writer commits in between —
+    and never another error. The errors are SQLite's own, produced here."""
+    from knowsim_core.storage.connection import is_busy
+
+    path = tmp_path / "locks.db"
+    a = sqlite3.connect(path, isolation_level=None, timeout=0)
+    a.execute("PRAGMA journal_mode = WAL")
+    a.execute("CREATE TABLE t (x)")
+    b = sqlite3.connect(path, isolation_level=None, timeout=0)
+    errors = {}
+    a.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.OperationalError) as plain:
+        b.execute("BEGIN IMMEDIATE")
+    errors["plain"] = plain.value
+    a.execute("COMMIT")
+    a.execute("BEGIN")
+    a.execute("SELECT * FROM t").fetchall()  # a read snapshot ...
+    b.execute("INSERT INTO t VALUES (1)")  # ... that another writer's commit makes stale
+    with pytest.raises(sqlite3.OperationalError) as stale:
+        a.execute("INSERT INTO t VALUES (2)")
+    errors["snapshot"] = stale.value
+    a.execute("ROLLBACK")
+    with pytest.raises(sqlite3.OperationalError) as other:
+        a.execute("SELECT * FROM no_such_table")
+    assert errors["plain"].sqlite_errorcode == sqlite3.SQLITE_BUSY
+    assert errors["snapshot"].sqlite_errorcode == 517  # SQLITE_BUSY_SNAPSHOT: "database is locked" too
+    assert is_busy(errors["plain"]) and is_busy(errors["snapshot"])
+    assert not is_busy(other.value)
+    a.close()
+    b.close()
+
+
 def _fts_consistent(path) -> tuple[bool, int]:
     """(the FTS5 index is sound, number of turns waiting to be indexed). With none waiting, the
     index must equal the turns table exactly (FTS5's integrity check against its content table);

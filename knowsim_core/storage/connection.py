@@ -264,6 +264,17 @@ def exists(db: Database, table: str, where: str, args: list[Any]) -> bool:
     return db.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", args).fetchone() is not None
 
 
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" in any of its forms. Python reports the
+    *extended* result code: SQLITE_BUSY_RECOVERY (261), SQLITE_BUSY_SNAPSHOT (517) and
+    SQLITE_BUSY_TIMEOUT (773) are SQLITE_BUSY (5) in their low byte. Comparing with 5 alone let a
+    variant through as a failure: four batch commands racing on a new file ended one of them with
+    "database is locked" under load (the likely path: in WAL mode BEGIN IMMEDIATE answers
+    SQLITE_BUSY_SNAPSHOT when another writer commits between its read lock and its write lock, and
+    with the busy timeout off SQLite does not retry it itself)."""
+    return (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF == sqlite3.SQLITE_BUSY
+
+
 def begin_immediate(conn: sqlite3.Connection) -> None:
     """``BEGIN IMMEDIATE``, waiting for another writer's commit in short steps, up to ``BUSY_TIMEOUT_MS``.
 
@@ -281,7 +292,7 @@ def begin_immediate(conn: sqlite3.Connection) -> None:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                if not is_busy(exc) or time.monotonic() >= deadline:
                     raise
             time.sleep(pause)
             pause = min(pause * 2, 0.005)
