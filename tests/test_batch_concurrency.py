@@ -155,7 +155,8 @@ def test_without_flags_offline_matrices_use_a_process_per_core_and_model_batches
     assert mode("--assistants", "offline/simple", "--levels", "novice", questions="sample_lava_lamps") == "up to 1 at once"
     assert mode(*LLM) == "up to 16 at once"
     assert mode("--concurrency", "3") == "up to 3 at once"
-    assert mode("--workers", "1") == "up to 16 at once"
+    assert mode("--workers", "1") == "up to 1 at once"  # one process, one conversation: threads only contend
+    assert mode("--workers", "1", *LLM) == "up to 1 at once"  # what was asked; --concurrency N is the way to 16
     assert mode("--workers", "3", *LLM) == "3 worker processes"
 
 

@@ -195,9 +195,15 @@ def cells_to_run(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Ce
 def modes(req: BatchRequest, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
     """(worker processes, conversations in flight per process): what was asked, else a process per
     core (at most one per conversation) for offline agents only (threads would share one core under
-    the GIL), else ``DEFAULT_CONCURRENCY`` threads for a matrix with a model in it."""
-    if req.workers is not None or req.concurrency is not None:
-        return req.workers or 1, req.concurrency or DEFAULT_CONCURRENCY
+    the GIL), else ``DEFAULT_CONCURRENCY`` threads for a matrix with a model in it.
+
+    ``--workers K`` alone is K processes of one conversation each, K = 1 too: one process playing
+    16 offline conversations in threads took 4.4 s for the offline matrix against 3.4 s one at a
+    time (the threads only contended for the GIL and the write lock)."""
+    if req.concurrency is not None:
+        return req.workers or 1, req.concurrency
+    if req.workers is not None:
+        return req.workers, 1
     if spec.llm_agents():
         return 1, DEFAULT_CONCURRENCY
     return max(1, min(os.cpu_count() or 1, n_todo)), 1
