@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Callable
 
 from streamlit.testing.v1 import AppTest
 
@@ -258,6 +259,39 @@ def test_the_batch_progress_line_says_how_runs_ended():
 
     line = Progress(Tally(total=360, done=2, interrupted=2), 360, stream=io.StringIO()).line()
     assert "2/360 runs ended" in line and "2 interrupted" in line, line
+
+
+def test_batch_progress_into_a_log_prints_tenths_failures_and_a_line_every_few_seconds():
+    """Old: a line per finished conversation when stderr is not a terminal (120 lines for the
+    sample matrix, 7,200 for a night's batch). Now: the first end, each tenth of the batch, any
+    conversation that did not finish, a line at least every ``LOG_EVERY_S``, and the last state."""
+    import io
+
+    from knowsim_core.batch.schedule import Outcome, Tally
+    from knowsim_core.commands.batch import Progress
+
+    def play(total: int, statuses: dict[int, str], clock_at: Callable[[int], float]) -> list[str]:
+        tally, stream, now = Tally(total=total), io.StringIO(), [0.0]
+        progress = Progress(tally, total, stream=stream, clock=lambda: now[0])
+        for i in range(total):
+            out = Outcome(i, statuses.get(i, "finished"))
+            with tally.lock:
+                tally.done += 1
+            now[0] = clock_at(i)
+            progress.finished_one(out)
+        progress.close()
+        return stream.getvalue().splitlines()
+
+    lines = play(120, {}, lambda i: 0.0)
+    assert [int(line.split("] ")[1].split("/")[0]) for line in lines] == [1, 12, 24, 36, 48, 60, 72, 84, 96, 108, 120]
+    assert "120/120 runs ended" in lines[-1]
+    with_failure = play(120, {30: "failed"}, lambda i: 0.0)
+    assert len(with_failure) == 12 and any(line.split("] ")[1].startswith("31/120") for line in with_failure)
+    slow = play(5, {}, lambda i: 10.0 * i)  # a tenth per conversation anyway: every one prints
+    assert len(slow) == 5
+    # 1,000 conversations 2.5 s apart: a line per 10 s (~250) and the tenths, not 1,000 lines
+    long_night = play(1000, {}, lambda i: 2.5 * i)
+    assert 250 <= len(long_night) <= 262, len(long_night)
 
 
 def test_a_page_left_idle_past_the_lease_of_an_unplayed_run_says_it_was_removed(db_path):

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from knowsim_core.batch.plan import BatchSpec, Cell
 from knowsim_core.batch.schedule import Control, Outcome, Tally
@@ -120,13 +120,20 @@ def _resume_command(req: BatchRequest, tag: str, db: str) -> str:
 
 
 class Progress:
-    """done / in flight / failed, tokens, cost and an ETA on one line of stderr (redrawn on a
-    terminal; a plain line per finished conversation otherwise)."""
+    """done / in flight / failed, tokens, cost and an ETA on one line of stderr: redrawn on a
+    terminal; otherwise (a log file, CI) a plain line at the first conversation's end, at every
+    tenth of the batch, at least every :data:`LOG_EVERY_S` seconds, whenever a conversation ends
+    other than finished, and at the end — a line per conversation buried a 7,200-run batch's log."""
 
-    def __init__(self, tally: Tally, total: int, stream: TextIO | None = None):
+    LOG_EVERY_S = 10.0
+
+    def __init__(self, tally: Tally, total: int, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.tally, self.total, self.stream = tally, total, stream or sys.stderr
         self.tty = self.stream.isatty()
         self.last = 0.0
+        self.clock = clock
+        self._logged = (-1, 0.0)  # (the tenth of the batch, the time) of the last plain line
 
     def line(self) -> str:
         t = self.tally
@@ -152,12 +159,26 @@ class Progress:
         if self.tty:
             self.last = 0.0
             self.tick()
-        else:
-            print(self.line(), file=self.stream, flush=True)
+            return
+        with self.tally.lock:
+            done = self.tally.done
+        tenth, now_s = 10 * done // max(1, self.total), self.clock()
+        last_tenth, last_s = self._logged
+        if out.status != "finished" or last_tenth < 0 or tenth > last_tenth or now_s - last_s >= self.LOG_EVERY_S:
+            self._log(tenth, now_s)
+
+    def _log(self, tenth: int, at: float) -> None:
+        self._logged = (tenth, at)
+        print(self.line(), file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.tty:
             print("\r" + self.line(), file=self.stream, flush=True)
+            return
+        with self.tally.lock:
+            done = self.tally.done
+        if done and self._logged[0] < 10 * done // max(1, self.total):  # the last state, unless just printed
+            self._log(10 * done // max(1, self.total), self.clock())
 
 
 def run(args: argparse.Namespace) -> int:
