@@ -163,13 +163,9 @@ class LiveRun:
         if not self._pending and close is None:
             return
         turns, self._pending = self._pending, []
-        if close is not None and self.on_close is not None:
-            with self.store.transaction():
-                self.store.runs.append_turns(self.run_id, turns, close=close)
-                self.on_close()
-            return
         with self.store.pinned():  # the close reads the turns written in the same transaction
-            self.store.runs.append_turns(self.run_id, turns, close=close)
+            self.store.runs.append_turns(self.run_id, turns, close=close,
+                                         then=self.on_close if close is not None else None)
 
     def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:
         """Step until the run ends; an agent's empty message ends it quietly (it is recorded).
