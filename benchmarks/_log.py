@@ -79,6 +79,20 @@ def machine() -> dict[str, Any]:
             "load_average": load}
 
 
+def compile_bytecode(*trees: Path) -> dict[str, Any]:
+    """Write the bytecode of each tree's ``knowsim_core`` (and ``pages``, ``app.py``) as
+    ``scripts/bootstrap.sh`` does before it starts anything, and say so in the log: with
+    ``PYTHONDONTWRITEBYTECODE`` set, an uncompiled tree compiles every module from source on each
+    start (~40 ms of a command's start-up here), so two trees compare like with like only when both
+    are compiled — a baseline checkout made with ``git worktree add`` has no ``__pycache__``."""
+    done = []
+    for tree in trees or (ROOT,):
+        targets = [str(Path(tree) / t) for t in ("knowsim_core", "pages", "app.py") if (Path(tree) / t).exists()]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *targets], capture_output=True, check=True)
+        done.append(str(tree))
+    return {"compiled": done, "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "")}
+
+
 def write_log(name: str, figures: dict[str, Any], *, seeds: Any = None, split: str | None = None,
               extra: dict[str, Any] | None = None, log_dir: Path | None = None) -> Path:
     """Write ``<log_dir>/<name>.json`` (default ``benchmarks/logs``) and return its path.

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from benchmarks._log import write_log  # noqa: E402
+from benchmarks._log import compile_bytecode, write_log  # noqa: E402
 from knowsim_core.agents import registry  # noqa: E402
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.engine.session import Simulation
@@ -187,14 +187,17 @@ def main() -> None:
         "ms_per_turn": {k: round(1000 * v / turns, 3) for k, v in
                         (("user", totals["user"]), ("assistant", totals["assistant"]),
                          ("extractor", totals["extractor"]), ("rules_records", rules), ("total", wall))}}}
-    if not args.no_batch:
+    bytecode = None
+    if not args.no_batch:  # the command as the README's set-up leaves it: this tree's (and the baseline's) bytecode written
+        bytecode = compile_bytecode(ROOT, *([args.baseline.resolve()] if args.baseline else []))
         figures["batch"] = batch_figure(len(seeds), args.workers, max(1, args.repeat))
         if args.baseline:
             figures["batch"]["against"] = against_baseline(args.baseline.resolve(), len(seeds), args.workers,
                                                            max(1, args.repeat))
     write_log("offline", figures, seeds=seeds,
               split=f"every sample question x {len(LEVELS)} levels x {len(ASSISTANTS)} offline assistants",
-              extra={"assistants": list(ASSISTANTS), "workers": args.workers, "repeat": args.repeat})
+              extra={"assistants": list(ASSISTANTS), "workers": args.workers, "repeat": args.repeat,
+                     "bytecode": bytecode})
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._log import write_log  # noqa: E402
+from benchmarks._log import compile_bytecode, write_log  # noqa: E402
 
 
 def _wall(argv: list[str], repeat: int, cwd: Path = ROOT) -> float:
@@ -59,6 +59,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--against", type=Path, help="another checkout whose `runs` is timed alternately with this one's")
     args = ap.parse_args()
+    bytecode = compile_bytecode(ROOT, *([args.against.resolve()] if args.against else []))  # as set-up leaves them
     load = os.getloadavg()
     other: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -84,7 +85,7 @@ def main() -> None:
                "repeat": args.repeat}
     print(json.dumps(figures, indent=1))
     write_log("startup", figures, seeds=None, split=f"median of {args.repeat} alternate runs",
-              extra={"against": str(args.against) if args.against else None})
+              extra={"against": str(args.against) if args.against else None, "bytecode": bytecode})
 
 
 if __name__ == "__main__":

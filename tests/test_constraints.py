@@ -55,3 +55,39 @@ def test_a_pin_outside_the_bounds_is_seen():
     """The check above on a planted constraints text: it must notice."""
     req = Requirement("numpy>=2.0,<3")
     assert not req.specifier.contains(pins("numpy==1.26.4\n")["numpy"])
+
+
+def test_bootstrap_writes_the_packages_bytecode_before_it_starts_anything(tmp_path):
+    """With PYTHONDONTWRITEBYTECODE set, Python compiled every module from source at each start
+    (~40 ms of a command's start-up): the set-up's compileall line, run as written on a copy of the
+    tree, leaves a current .pyc for every module of the package, the pages and app.py, which the
+    interpreter then loads without compiling. Planted faults: the line removed, or naming a folder
+    that is not there, fail here."""
+    import shutil
+    import subprocess
+    import sys
+
+    script = (ROOT / "scripts" / "bootstrap.sh").read_text()
+    lines = [ln.strip() for ln in script.splitlines() if "-m compileall" in ln and not ln.lstrip().startswith("#")]
+    assert len(lines) == 1, lines
+    cut = script.index("\ncase \"$want\" in")
+    assert script.index(lines[0]) < cut, "the bytecode is written after the command starts"
+    args = lines[0].split("-m compileall", 1)[1].split()
+    for name in ("knowsim_core", "pages", "app.py"):
+        assert name in args, f"bootstrap's compileall leaves out {name}"
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(
+            src, tmp_path / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+    subprocess.run([sys.executable, "-m", "compileall", *args], cwd=tmp_path, check=True, capture_output=True)
+    import importlib.util
+
+    for py in [*(tmp_path / "knowsim_core").rglob("*.py"), *(tmp_path / "pages").rglob("*.py"), tmp_path / "app.py"]:
+        pyc = Path(importlib.util.cache_from_source(str(py)))
+        assert pyc.exists(), f"no bytecode for {py.relative_to(tmp_path)}"
+    import os
+
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-v", "-c", "import knowsim_core.cli"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=True)
+    cli_pyc = importlib.util.cache_from_source(str(tmp_path / "knowsim_core" / "cli.py"))
+    assert f"code object from '{cli_pyc}'" in done.stderr, "knowsim_core.cli was compiled from source, not loaded"
