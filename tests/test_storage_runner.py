@@ -263,8 +263,9 @@ def test_the_records_are_packed_before_the_write_lock_is_taken_the_closing_write
     """Packing a turn (JSON + zlib, ~0.2 ms) holds no lock another writer waits for. The runner
     used to open the closing transaction itself (for ``on_close``) and call ``append_turns`` inside
     it, so a batch conversation's last turns — with 15-turn conversations and a 16-turn buffer, all
-    of them — were packed holding the write lock: ~4.9 ms of lock per conversation instead of ~1.6.
-    Each pack here checks that a second connection could take the write lock at that moment."""
+    of them — were packed holding the write lock: ~4.9 ms of lock per conversation instead of ~1.6;
+    a new run's setup record and a saved run's records were packed inside it too. Each pack here
+    checks that a second connection could take the write lock at that moment."""
     import sqlite3
 
     from knowsim_core.storage import runs as runs_module
@@ -287,9 +288,12 @@ def test_the_records_are_packed_before_the_write_lock_is_taken_the_closing_write
     monkeypatch.setattr(runner, "BUFFER_TURNS", 3)
     monkeypatch.setattr(runner, "BUFFER_SECONDS", 3600.0)
     live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
+    assert locked == [False], locked  # the run's setup record (packed inside the lock before, too)
     released = []
     live.on_close = lambda: released.append(store.search.get_row(live.run_id).turns)  # a batch's cell release
-    locked.clear()  # the run's setup record
     live.run_to_end()
-    assert locked == [False] * 5, locked  # 3 turns in a flush, 2 with the close: none under the lock
+    assert locked == [False] * 6, locked  # then 3 turns in a flush, 2 with the close: none under the lock
+    locked.clear()
+    store.runs.save(live.run.with_turns(live.run.turns))  # a whole run at once (imports, replays)
+    assert locked == [False] * 6, locked
     assert released == [5] and store.search.get_row(live.run_id).status == "finished"

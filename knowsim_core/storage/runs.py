@@ -69,8 +69,10 @@ class Runs:
 
         ``lease_seconds``: the app's runs hold a lease (see :meth:`renew_lease`); CLI runs none.
         """
+        packed = _packed(run)  # before the lock: another writer would wait for the JSON + zlib
         with self._conn.write() as db:
-            rid = self._insert(db, run, status="running", graph_version_id=graph_version_id, batch_tag=batch_tag)
+            rid = self._insert(db, run, packed, status="running", graph_version_id=graph_version_id,
+                               batch_tag=batch_tag)
             if lease_seconds is not None:
                 db["runs"].update(rid, {"lease_seconds": float(lease_seconds),
                                         "lease_until": self._clock() + float(lease_seconds)})
@@ -83,11 +85,13 @@ class Runs:
         """Store a whole run in one transaction (imports, replays)."""
         if status not in STATUSES:
             raise StorageError(f"unknown run status {status!r}; expected one of {', '.join(STATUSES)}")
+        packed = _packed(run)
         with self._conn.write() as db:
-            return self._insert(db, run, status=status, graph_version_id=graph_version_id, batch_tag=batch_tag)
+            return self._insert(db, run, packed, status=status, graph_version_id=graph_version_id,
+                                batch_tag=batch_tag)
 
-    def _insert(self, db: Database, run: RunRecord, *, status: str, graph_version_id: int | None,
-                batch_tag: str | None = None) -> str:
+    def _insert(self, db: Database, run: RunRecord, packed: tuple[bytes, list[bytes]], *, status: str,
+                graph_version_id: int | None, batch_tag: str | None = None) -> str:
         rid = run.run_id
         if not rid or exists(db, "runs", "id = ?", [rid]):
             rid = uuid.uuid4().hex[:12]
@@ -106,9 +110,6 @@ class Runs:
                                                 parent_id=None)
         elif not exists(db, "graph_versions", "id = ? AND question_id = ?", [graph_version_id, qid]):
             raise StorageError(f"graph version {graph_version_id} is not a version of question {qid!r}")
-        setup = run.with_turns(()).to_data()
-        for key in ("turns", "metrics", "run_id", "stop_reason"):
-            setup.pop(key, None)
         adapters = run.adapter
         rating, correctness = judged_columns(dict(run.meta))  # a human run's judgments, for Saved runs
         stamp = now()
@@ -117,13 +118,13 @@ class Runs:
             "assistant": adapters.get("assistant", ""), "user": adapters.get("user", ""),
             "extractor": adapters.get("extractor", ""), "preset": run.params.preset, "seed": run.seed,
             "status": status, "stop_reason": run.stop_reason, "n_turns": 0, "created": stamp, "updated": stamp,
-            **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": pack(setup),
+            **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": packed[0],
             "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness,
             "forked_from": forked_column(dict(run.meta))})
-        for i, turn in enumerate(run.turns, 1):
+        for i, (turn, record) in enumerate(zip(run.turns, packed[1]), 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
-            self._insert_turn(db, rid, turn, pack(turn.to_data()))
+            self._insert_turn(db, rid, turn, record)
         if run.turns and status != "running":
             _set_metrics(db, rid, run)
         return rid
@@ -370,6 +371,14 @@ class Runs:
         """Take ``tag`` off the run; False when it did not have it."""
         with self._conn.write() as db:
             return bool(db.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag]).rowcount)
+
+
+def _packed(run: RunRecord) -> tuple[bytes, list[bytes]]:
+    """A run's setup record (without its turns, metrics, id and stop) and each turn's record, packed."""
+    setup = run.with_turns(()).to_data()
+    for key in ("turns", "metrics", "run_id", "stop_reason"):
+        setup.pop(key, None)
+    return pack(setup), [pack(t.to_data()) for t in run.turns]
 
 
 def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
