@@ -1,4 +1,5 @@
-"""Storage speed: append one turn, save a 15-turn run, list, filter, group and search 10,000 runs.
+"""Storage speed: append one turn, save a 15-turn run, list, filter, group and search 10,000 runs,
+claim a batch cell.
 
 Every figure goes through the public :class:`Store` API with a fresh connection per call (as the
 app uses it) on a real file in a temporary folder, with the Studio's own settings (WAL,
@@ -137,6 +138,25 @@ def main() -> None:
                          ("batch_groups", lambda: store.search.batch_groups()), ("recent_entries", lambda: store.search.recent(8)),
                          ("load_run", lambda: store.runs.load(full.run_id))):
             q[name] = round(1000 * timed(fn), 2)
+
+        # claiming a batch cell (one per conversation, under the write lock) in a batch of 5,000
+        # runs: with the cell index (migration 0009), then with it dropped (what it replaced)
+        with closing(sqlite3.connect(store.path)) as conn, conn:
+            conn.execute("UPDATE runs SET batch_tag = 'big' WHERE batch_tag IS NULL")
+            big = conn.execute("SELECT COUNT(*) FROM runs WHERE batch_tag = 'big'").fetchone()[0]
+        key = ["sample_lava_lamps", "novice", "offline/oracle", "offline/knowsim", "offline/knowsim", "paper-final", 999]
+
+        def claim() -> None:
+            store.cells.claim("big", 0, key)
+            store.cells.release("big", 0)
+
+        with_index = timed(claim, 20)
+        with closing(sqlite3.connect(store.path)) as conn, conn:
+            conn.execute("DROP INDEX runs_batch_cell")
+        without = timed(claim, 20)
+        print(f"claim + release a cell ({big:,}-run batch) {ms(with_index)}   (without the cell index {ms(without).strip()})")
+        fig["claim_cell_ms"] = {"batch_runs": big, "with_index": round(1000 * with_index, 3),
+                                "without_index": round(1000 * without, 3)}
     write_log("storage", fig, seeds=None,
               split=f"sample_lava_lamps x offline/adaptive x novice (one full run); {N_RUNS:,} runs built from every "
                     f"sample x offline assistant, {BULK_TURNS} turns each",

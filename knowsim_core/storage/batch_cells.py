@@ -29,6 +29,9 @@ from knowsim_core.storage.connection import Connection, now
 from knowsim_core.storage.liveness import writer, writer_gone
 
 CELL_COLUMNS = ("question_id", "level", "assistant", "user", "extractor", "preset", "seed")
+# a cell's runs, oldest first: read through the index runs_batch_cell (migration 0009)
+CELL_RUNS_SQL = ("SELECT id, status, pid, pid_start, host, heartbeat, lease_until FROM runs WHERE batch_tag = ? AND "
+                 + " AND ".join(f"{c} = ?" for c in CELL_COLUMNS) + " ORDER BY created, rowid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +54,9 @@ class BatchCells:
     def claim(self, tag: str, index: int, key: Sequence[object]) -> Claim:
         """Claim cell ``index`` (identity ``key``: question, level, assistant, user, extractor,
         preset, seed) of batch ``tag`` for this process, atomically (see the module docstring)."""
-        where = " AND ".join(f"{c} = ?" for c in CELL_COLUMNS)
         me = os.getpid()
         with self._conn.write() as db:
-            runs = db.execute(
-                f"SELECT id, status, pid, pid_start, host, heartbeat, lease_until FROM runs "
-                f"WHERE batch_tag = ? AND {where} ORDER BY created, rowid", [tag, *key]).fetchall()
+            runs = db.execute(CELL_RUNS_SQL, [tag, *key]).fetchall()
             if any(r[1] == "finished" for r in runs):
                 return Claim("done")
             clock = self._clock()
