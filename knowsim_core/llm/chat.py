@@ -20,6 +20,7 @@ reply cap do not fit.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -27,7 +28,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pydantic import BaseModel
 
@@ -39,6 +40,7 @@ from knowsim_core.llm.errors import MalformedOutputError, ProviderCallError, red
 from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_secrets
 from knowsim_core.llm.jsontext import validate_reply
 from knowsim_core.llm.providers import BadReply, RawReply, call, check_base_url, gate_for, get_client, sdk_errors
+from knowsim_core.llm.proxy import Proxy, opener, proxy_for
 from knowsim_core.llm.settings import LOCAL_TIMEOUT_S, PROVIDERS, LLMSettings
 
 JSON_INSTRUCTION = (
@@ -121,10 +123,15 @@ def as_messages(system: str, history: Sequence[Message] = (), user: str | None =
 
 
 class ChatModel:
-    """A model at a provider, with settings, an optional response cache and a usage role."""
+    """A model at a provider, with settings, an optional response cache and a usage role.
 
-    def __init__(self, ref: ModelRef, *, settings: LLMSettings | None = None, cache: ResponseCache | None = None):
+    ``env``: where the proxy variables are read (``os.environ`` when None, read at each call, so the
+    client follows it); see :func:`~knowsim_core.llm.proxy.proxy_for`."""
+
+    def __init__(self, ref: ModelRef, *, settings: LLMSettings | None = None, cache: ResponseCache | None = None,
+                 env: Mapping[str, str] | None = None):
         self.ref = ref
+        self._env = env  # None, not os.environ itself: a model stays picklable (os.environ is not)
         self.settings = settings or LLMSettings.from_env()
         self.cache = cache if self.settings.cache_enabled else None
         # a resumed run's id holds a redacted URL: the real one comes from the settings
@@ -135,6 +142,7 @@ class ChatModel:
                 "(e.g. http://localhost:11434/v1) or write compat/<model>@<base_url>"
             )
         check_base_url(self.base_url, ref.id)  # a malformed URL is one line now, not a traceback mid-run
+        self.proxy()  # so is a proxy the clients cannot use (socks5://…)
         if ref.provider != "compat" and not self.settings.api_key(ref.provider):
             var = f"{ref.provider.upper()}_API_KEY"
             raise ConfigError(f"{ref.id}: no API key; set {var} (in the app, the sidebar takes a key too)")
@@ -147,9 +155,18 @@ class ChatModel:
     def id(self) -> str:
         return self.ref.id
 
+    def proxy(self) -> Proxy | None:
+        """The proxy this model's requests go through now (None: direct).
+
+        Raises:
+            ConfigError: the environment names a proxy the clients cannot use (see ``proxy_for``).
+        """
+        return proxy_for(self.base_url, os.environ if self._env is None else self._env)
+
     def _secrets(self) -> tuple[str, ...]:
-        """What to mask in replies and errors: configured keys and the credentials of this URL."""
-        return self.settings.secrets() + url_secrets(self.base_url)
+        """What to mask in replies and errors: configured keys, the credentials of this URL and of its proxy."""
+        proxy = self.proxy()
+        return self.settings.secrets() + url_secrets(self.base_url) + (proxy.secrets if proxy is not None else ())
 
     def complete(
         self,
@@ -178,7 +195,8 @@ class ChatModel:
         mode = self._mode(json_schema)
         sent = self._sent(messages, schema, mode)
         self.check_context(sent, max_tokens, role)
-        get_client(self.ref.provider, base_url=self.base_url, settings=self.settings)  # SDK import: not latency
+        get_client(self.ref.provider, base_url=self.base_url, settings=self.settings,
+                   proxy=self.proxy())  # SDK import: not latency
         started = time.perf_counter()
         raws: list[RawReply] = []
         unknown = 0  # unusable 200s of a request given up for another structured mode
@@ -262,7 +280,8 @@ class ChatModel:
             req = urllib.request.Request(f"{root}/extras/tokenize/count", json.dumps({"input": text}).encode(),
                                          {"content-type": "application/json"})
             try:
-                with urllib.request.urlopen(req, timeout=self.settings.timeout_s) as r:
+                route = opener(root, os.environ if self._env is None else self._env)  # as the clients go
+                with route.open(req, timeout=self.settings.timeout_s) as r:
                     count = json.loads(r.read(1 << 16)).get("count")
                 if isinstance(count, int) and count >= 0:
                     _TOKENIZERS[root] = True
@@ -344,7 +363,8 @@ class ChatModel:
         connection, a timeout or an unusable 200 body, with backoff or the server's Retry-After.
         The error says how many retries were really made."""
         s = self.settings
-        client = get_client(self.ref.provider, base_url=self.base_url, settings=s)
+        proxy = self.proxy()  # one answer for the client and for its errors
+        client = get_client(self.ref.provider, base_url=self.base_url, settings=s, proxy=proxy)
         errors = sdk_errors(self.ref.provider) + (BadReply,)
         retries = 0
         unknown = 0  # unusable 200s: billed, but their token counts cannot be read
@@ -368,7 +388,7 @@ class ChatModel:
                 if wait is None or retries >= s.max_retries:
                     err = translate(exc, provider=self.ref.provider, model=self.ref.model, base_url=self.base_url,
                                     timeout_s=s.timeout_s, retries=retries, secrets=self._secrets(),
-                                    not_retried=why_not)
+                                    not_retried=why_not, proxy=proxy)
                     if unknown:  # say it: --max-cost cannot price them
                         err.args = (f"{err}; {unknown} unusable repl{'y' if unknown == 1 else 'ies'} billed, "
                                     "tokens unknown (counted as calls, in no token or cost figure)",)

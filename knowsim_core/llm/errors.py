@@ -7,7 +7,7 @@ credentials), and translated errors are raised ``from None`` so the SDK exceptio
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from knowsim_core.errors import ProviderError
 from knowsim_core.text.redact import redact  # noqa: F401  (re-exported: callers import it from here)
@@ -15,6 +15,10 @@ from knowsim_core.text.redact import redact  # noqa: F401  (re-exported: callers
 MAX_DETAIL_CHARS = 200
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait is not retried: the call fails now, saying so
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+PROXY_AUTH_STATUS = 407  # Proxy Authentication Required: only a proxy answers it
+
+if TYPE_CHECKING:
+    from knowsim_core.llm.proxy import Proxy
 
 
 def broken_answer(exc: BaseException) -> str:
@@ -36,6 +40,26 @@ def broken_answer(exc: BaseException) -> str:
     return ""
 
 
+def proxy_refusal(exc: BaseException) -> str:
+    """The proxy's answer when it refused to open a tunnel (a CONNECT answered with a non-2xx status,
+    e.g. "407 Proxy Authentication Required"), else "". The SDKs call it a connection error; the HTTP
+    stack's ``ProxyError`` is found among its causes by class name, as in :func:`broken_answer`."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        if type(cause).__name__ == "ProxyError":
+            return " ".join(str(cause).split())[:MAX_DETAIL_CHARS] or "no reason given"
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return ""
+
+
+def _refused_for_good(refusal: str) -> bool:
+    """A tunnel refusal the same request would get again: a 4xx (no credentials, a blocked host); a
+    5xx from the proxy (the provider unreachable from it) may pass."""
+    code = refusal.split(" ", 1)[0]
+    return code.isdigit() and 400 <= int(code) < 500
+
+
 def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
     """(seconds to wait before retry number ``retries + 1``, "") — or (None, why not) when the
     failure is not worth retrying. Retried: 408/409/429/5xx, connection errors and timeouts, and
@@ -47,6 +71,8 @@ def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
         return (0.5 * 2 ** retries if getattr(exc, "retry", True) else None), ""
     if name == "APIConnectionError" and broken_answer(exc):
         return None, "the same answer would come again"
+    if name == "APIConnectionError" and _refused_for_good(proxy_refusal(exc)):
+        return None, "the proxy would refuse it again"
     if name not in ("APIConnectionError", "APITimeoutError") and not (
             isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)):
         return None, ""
@@ -118,14 +144,19 @@ def translate(
     retries: int,
     secrets: Iterable[str],
     not_retried: str = "",
+    proxy: Proxy | None = None,
 ) -> ProviderCallError:
     """One line naming the provider, what happened and what to do. Works for both SDKs by duck typing
-    (both define APIStatusError with ``status_code``, APITimeoutError and APIConnectionError)."""
-    secrets = tuple(secrets)
+    (both define APIStatusError with ``status_code``, APITimeoutError and APIConnectionError).
+
+    ``proxy``: the proxy the call went through (None: direct). Every message then says so — "cannot
+    connect to X" behind a proxy is about the proxy as often as about X — by its URL without
+    credentials and the variable it came from, which is what the user can change."""
+    secrets = (*secrets, *(proxy.secrets if proxy is not None else ()))
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     key_var = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider, "KNOWSIM_COMPAT_API_KEY")
-    where = redact(base_url, secrets)
+    where = redact(base_url + (f" through the proxy {proxy.label}" if proxy is not None else ""), secrets)
     detail = _detail(exc, secrets)
     # what really happened: how many requests were sent, and why no more were
     tried = (f"after {retries} retr{'y' if retries == 1 else 'ies'}" if retries
@@ -154,11 +185,35 @@ def translate(
             "service may be answering there)",
             provider=provider, reason="server",
         )
+    if name == "APIConnectionError" and proxy is not None and (refusal := proxy_refusal(exc)):
+        fix = (f"check the credentials in {proxy.variable} (http://user:password@host:port) and that the proxy "
+               "lets this host through" if _refused_for_good(refusal)
+               else "the proxy could not reach it: check the base URL, or try again later")
+        return ProviderCallError(
+            f"{provider}: the proxy {redact(proxy.label, secrets)} refused a tunnel to {redact(base_url, secrets)} "
+            f"({redact(refusal, secrets)}; {tried}); {fix}, or add the host to NO_PROXY",
+            provider=provider, reason="connection",
+        )
+    if name == "APIConnectionError" and proxy is not None:
+        return ProviderCallError(
+            f"{provider}: cannot connect to {where} ({tried}); check that the proxy is running and "
+            f"{proxy.variable} is right, or add the host to NO_PROXY",
+            provider=provider, reason="connection",
+        )
     if name == "APIConnectionError":
         return ProviderCallError(
             f"{provider}: cannot connect to {where} ({tried}); check that the server is running "
             "and the base URL is right",
             provider=provider, reason="connection",
+        )
+    if status == PROXY_AUTH_STATUS:  # a plain-http request the proxy answered itself
+        by = f"the proxy {redact(proxy.label, secrets)}" if proxy is not None else "a proxy"
+        var = proxy.variable if proxy is not None else "HTTPS_PROXY / HTTP_PROXY"
+        asks = "rejected the credentials in" if proxy is not None and proxy.auth else "asks for credentials:"
+        return ProviderCallError(
+            f"{provider}: {by} {asks} {var} ({status}, for {redact(base_url, secrets)}); write them there as "
+            "http://user:password@host:port, or add the host to NO_PROXY",
+            provider=provider, reason="connection", status=status,
         )
     if status in (401, 403):
         return ProviderCallError(

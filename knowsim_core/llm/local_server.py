@@ -303,7 +303,8 @@ def _log_tail(log: Path, lines: int = 12) -> str:
 
 def _answers(url: str) -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/models", timeout=2) as r:
+        # never through a proxy: urllib's default opener would send this loopback probe to one
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{url}/models", timeout=2) as r:
             return r.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False

@@ -28,9 +28,10 @@ Structured output sends the documented wire formats: Chat Completions' strict ``
 bytes ``chat.completions.parse`` sends for our models, checked by a test) and Messages'
 ``output_config.format`` (the SDK's public ``transform_schema``). JSON mode
 (``response_format={"type": "json_object"}``; for Anthropic an instruction only) is the fallback
-for servers without schema support. Clients are cached per endpoint+key+timeouts and built with
-``max_retries=0``: retries are :mod:`knowsim_core.llm.chat`'s, so it can count them honestly
-and retry an unusable body too.
+for servers without schema support. Clients are cached per endpoint+key+timeouts+proxy and built
+with ``max_retries=0``: retries are :mod:`knowsim_core.llm.chat`'s, so it can count them honestly
+and retry an unusable body too. The environment's HTTP proxy (:func:`~knowsim_core.llm.proxy.proxy_for`)
+is the transport's own: an HTTP client given a transport reads no proxy variables.
 
 Sampling: ``temperature`` goes to both wire formats, so the spec's settings (§9: assistant 0.0,
 user 0.7, extractor 0.0 with retries at 0.4) hold on every provider. The Messages API takes it
@@ -52,6 +53,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from knowsim_core.llm.proxy import Proxy
 from knowsim_core.llm.settings import LLMSettings
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
@@ -113,14 +115,17 @@ _CLIENTS: dict[tuple[Any, ...], Any] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
-def get_client(provider: str, *, base_url: str, settings: LLMSettings) -> Any:
-    """A cached SDK client for this endpoint, with explicit timeouts and retries."""
+def get_client(provider: str, *, base_url: str, settings: LLMSettings, proxy: Proxy | None) -> Any:
+    """A cached SDK client for this endpoint, with explicit timeouts and retries, connecting through
+    ``proxy`` (:func:`~knowsim_core.llm.proxy.proxy_for`; None: directly). The proxy is part of the
+    cache key, so a changed environment gets a client that follows it; it has no default, so a new
+    caller cannot ignore the environment's proxy by leaving it out (the clients did, behind one)."""
     api_key = settings.api_key(provider) or (NO_KEY if provider == "compat" else "")
-    ident = (provider, base_url, api_key, settings.timeout_s, settings.connect_timeout_s)
+    ident = (provider, base_url, api_key, settings.timeout_s, settings.connect_timeout_s, proxy)
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(ident)
         if client is None:
-            client = _build_client(provider, base_url=base_url, api_key=api_key, settings=settings)
+            client = _build_client(provider, base_url=base_url, api_key=api_key, settings=settings, proxy=proxy)
             _CLIENTS[ident] = client
         return client
 
@@ -238,11 +243,34 @@ def _as_httpx_error(exc: Exception) -> Exception | None:
     return None
 
 
-def _transport() -> Any:
-    """The clients' HTTP transport: an ``httpcore2`` connection pool over :func:`_network_backend`
-    (the whole-request deadline), whose 4xx/5xx bodies end after :data:`ERROR_BODY_CAP` bytes. A
-    success body is left whole: :func:`_read_json` reads it under the reply cap, chunk by chunk; an
-    error body the SDK reads itself, whole, before raising."""
+def _pool(proxy: Proxy | None) -> Any:
+    """The ``httpcore2`` connection pool under :func:`_transport`: a plain one, or with ``proxy`` an
+    ``HTTPProxy`` (a pool that forwards http requests to the proxy and tunnels https ones through a
+    CONNECT) with the same TLS checks, limits and network backend — so the request's deadline
+    bounds the connection to the proxy, the CONNECT and the TLS handshake through it too."""
+    import httpcore2
+    import httpx2
+
+    common: dict[str, Any] = dict(
+        ssl_context=httpx2.create_ssl_context(), network_backend=_network_backend(),
+        max_connections=POOL_MAX_CONNECTIONS, max_keepalive_connections=POOL_MAX_KEEPALIVE,
+        keepalive_expiry=POOL_KEEPALIVE_EXPIRY_S)
+    if proxy is None:
+        return httpcore2.ConnectionPool(**common)
+    auth = None if proxy.auth is None else (proxy.auth[0].encode(), proxy.auth[1].encode())  # UTF-8, not only ASCII
+    # TLS to an https:// proxy is checked like TLS to the provider, in a context of its own (the tunnel
+    # sets the provider's ALPN protocols on the other)
+    proxy_tls = httpx2.create_ssl_context() if proxy.url.startswith("https://") else None
+    return httpcore2.HTTPProxy(proxy_url=proxy.url, proxy_auth=auth, proxy_ssl_context=proxy_tls, **common)
+
+
+def _transport(proxy: Proxy | None = None) -> Any:
+    """The clients' HTTP transport: an ``httpcore2`` connection pool (:func:`_pool`: through
+    ``proxy`` when there is one) over :func:`_network_backend` (the whole-request deadline), whose
+    4xx/5xx bodies end after :data:`ERROR_BODY_CAP` bytes. A success body is left whole:
+    :func:`_read_json` reads it under the reply cap, chunk by chunk; an error body the SDK reads
+    itself, whole, before raising. Given a transport, the HTTP client reads no proxy variables:
+    ``proxy`` is the only way one is used."""
     import httpcore2
     import httpx2
 
@@ -280,10 +308,7 @@ def _transport() -> Any:
 
     class _DeadlineTransport(httpx2.BaseTransport):
         def __init__(self) -> None:
-            self._pool = httpcore2.ConnectionPool(
-                ssl_context=httpx2.create_ssl_context(), network_backend=_network_backend(),
-                max_connections=POOL_MAX_CONNECTIONS, max_keepalive_connections=POOL_MAX_KEEPALIVE,
-                keepalive_expiry=POOL_KEEPALIVE_EXPIRY_S)
+            self._pool = _pool(proxy)
 
         def handle_request(self, request: Any) -> Any:
             extensions = dict(request.extensions)
@@ -314,7 +339,7 @@ def _transport() -> Any:
     return _DeadlineTransport()
 
 
-def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSettings) -> Any:
+def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSettings, proxy: Proxy | None) -> Any:
     if provider == "anthropic":
         import anthropic
 
@@ -323,7 +348,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
             base_url=base_url,
             timeout=anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
             max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
-            http_client=anthropic.DefaultHttpxClient(transport=_transport()),
+            http_client=anthropic.DefaultHttpxClient(transport=_transport(proxy)),
         )
     import openai
 
@@ -332,7 +357,7 @@ def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSe
         base_url=base_url,
         timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
         max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
-        http_client=openai.DefaultHttpxClient(transport=_transport()),
+        http_client=openai.DefaultHttpxClient(transport=_transport(proxy)),
     )
 
 

@@ -151,6 +151,8 @@ class FakeLLMServer:
     latency: float = 0.0  # seconds before every answer (on top of a Fault's delay)
     tokenizer: bool = False  # answer POST /extras/tokenize/count like llama-cpp-python's server
     token_counts: list[int] = field(default_factory=list)
+    host: str = "127.0.0.1"  # the address it listens on
+    name: str = ""  # the host its URLs name, if not ``host`` (behind a proxy: a name only the proxy resolves)
 
     def __post_init__(self) -> None:
         self._script: deque[Fault] = deque()
@@ -172,10 +174,20 @@ class FakeLLMServer:
             def do_POST(self) -> None:  # noqa: N802
                 server._handle(self)
 
+            def do_GET(self) -> None:  # noqa: N802  (GET /v1/models: what a readiness probe asks)
+                found = self.path.rstrip("/") == "/v1/models"
+                data = json.dumps({"object": "list", "data": [{"id": "m1", "object": "model"}]} if found
+                                  else {"error": {"message": f"no route {self.path}"}}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server((self.host, 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
@@ -195,7 +207,7 @@ class FakeLLMServer:
     @property
     def url(self) -> str:
         assert self._httpd is not None, "start() the server first"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"http://{self.name or self.host}:{self._httpd.server_address[1]}"
 
     @property
     def openai_url(self) -> str:  # what OpenAI(base_url=...) and compat ids take
