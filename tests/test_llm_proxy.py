@@ -32,6 +32,7 @@ import pytest
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm import ChatModel, LLMSettings, ModelRef, ProviderCallError, as_messages
 from knowsim_core.llm.proxy import Proxy, bypassed, is_loopback, proxy_for
+from knowsim_core.llm.settings import provider_status
 from tests.fakes.llm_server import FakeLLMServer
 from tests.test_llm_core import settings_for
 
@@ -421,3 +422,19 @@ def test_the_local_servers_readiness_probe_never_goes_to_a_proxy():
         assert proxy.seen == []
     finally:
         local.stop()
+
+
+# ---------------------------------------------------------------------- the sidebar's status lines
+def test_the_provider_status_says_which_proxy_a_provider_is_reached_through():
+    settings = LLMSettings.from_sources(env={"OPENAI_API_KEY": "sk-" + "k" * 20, "ANTHROPIC_API_KEY": "a" * 24,
+                                             "KNOWSIM_COMPAT_BASE_URL": "http://localhost:11434/v1"})
+    env = {"HTTPS_PROXY": f"http://carol:{PASSWORD}@proxy.corp:3128", "NO_PROXY": "api.anthropic.com"}
+    status = {p.name: p for p in provider_status(settings, env=env)}
+    assert status["openai"].available and status["openai"].detail.endswith(
+        "; through the proxy http://proxy.corp:3128 (HTTPS_PROXY)")
+    assert status["anthropic"].available and "proxy" not in status["anthropic"].detail  # in NO_PROXY
+    assert status["compat"].available and "proxy" not in status["compat"].detail  # loopback
+    assert not any(PASSWORD in p.detail or "carol" in p.detail for p in status.values())
+    socks = {p.name: p for p in provider_status(settings, env={"ALL_PROXY": "socks5://proxy.corp:1080"})}
+    assert not socks["openai"].available and "ALL_PROXY" in socks["openai"].detail
+    assert socks["compat"].available  # loopback: the socks proxy is never asked

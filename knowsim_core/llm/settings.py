@@ -334,12 +334,27 @@ def _sdk_installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
+def _route(url: str, env: Mapping[str, str]) -> tuple[bool, str]:
+    """(usable, what the status line adds) for the proxy calls to ``url`` go through under ``env``:
+    nothing when direct, the proxy and its variable when there is one, the one-line refusal (and
+    not usable) when the environment names a proxy the clients cannot use."""
+    from knowsim_core.llm.proxy import proxy_for  # lazy: urllib.request, only for the status line
+
+    try:
+        proxy = proxy_for(url, env)
+    except ConfigError as exc:
+        return False, f"; {exc}"
+    return True, (f"; through the proxy {proxy.label}" if proxy is not None else "")
+
+
+def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None) -> list[ProviderStatus]:
     """One line per provider for the sidebar: offline always; others when configured.
 
     No network call is made: "available" means the SDK is installed and a key (or, for
-    compat, a base URL) is set. A wrong key shows up as a clear error on the first call.
+    compat, a base URL) is set. A wrong key shows up as a clear error on the first call. A
+    provider reached through a proxy (``env``'s proxy variables, ``os.environ`` when None) says so.
     """
+    env = os.environ if env is None else env
     out = [ProviderStatus("offline", True, "built-in deterministic agents; no model calls")]
     for provider, sdk in (("openai", "openai"), ("anthropic", "anthropic"), ("compat", "openai")):
         if not _sdk_installed(sdk):
@@ -353,7 +368,8 @@ def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
                 out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
             elif url:
                 shown = ", ".join(redact_url(u) for u in settings.compat_base_urls())
-                out.append(ProviderStatus(provider, True, f"OpenAI-compatible server at {shown}"))
+                usable, route = _route(url, env)
+                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {shown}{route}"))
             else:
                 out.append(ProviderStatus(
                     provider, False,
@@ -363,7 +379,9 @@ def provider_status(settings: LLMSettings) -> list[ProviderStatus]:
         var = f"{provider.upper()}_API_KEY"
         if settings.api_key(provider):
             src = settings.key_sources.get(provider, "session")
-            out.append(ProviderStatus(provider, True, f"key from {src}; {redact_url(settings.base_url(provider))}"))
+            usable, route = _route(settings.base_url(provider), env)
+            out.append(ProviderStatus(provider, usable,
+                                      f"key from {src}; {redact_url(settings.base_url(provider))}{route}"))
         else:
             out.append(ProviderStatus(provider, False, f"no key: set {var} or type one in the sidebar"))
     return out
