@@ -15,6 +15,25 @@ ARENA_ANNOTATIONS = (SHARED_DIR / "realworld" / "simulatorarena_math"
                      / "math_tutoring_annotations_redacted_for_benchmarking.json")
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+
+
+def _loopback_not_proxied(environ=os.environ) -> None:
+    """Behind a proxy (``make test`` in a shell that exports one), urllib's health checks of the
+    Studio's test servers on 127.0.0.1 went to the proxy, as do subprocesses' (Streamlit, curl):
+    loopback is added to ``NO_PROXY`` for this session when a proxy variable is set. The Studio's own
+    LLM clients never proxy loopback anyway (knowsim_core/llm/proxy.py)."""
+    if not any(environ.get(v) for v in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
+                                         "all_proxy", "ALL_PROXY")):
+        return
+    for var in ("no_proxy", "NO_PROXY"):
+        have = [e.strip() for e in environ.get(var, "").split(",") if e.strip()]
+        environ[var] = ",".join(have + [n for n in LOOPBACK_NAMES if n not in have])
+
+
+_loopback_not_proxied()
+
+
 def in_ci(environ=os.environ) -> bool:
     """True when ``CI`` is set to anything but an explicit no (unset, "", "0", "false", "no", "off"):
     ``CI=true``, ``CI=1`` and ``CI=yes`` all mean CI. The one place a test asks (a copy tested

@@ -438,3 +438,14 @@ def test_the_provider_status_says_which_proxy_a_provider_is_reached_through():
     socks = {p.name: p for p in provider_status(settings, env={"ALL_PROXY": "socks5://proxy.corp:1080"})}
     assert not socks["openai"].available and "ALL_PROXY" in socks["openai"].detail
     assert socks["compat"].available  # loopback: the socks proxy is never asked
+
+
+def test_the_test_session_keeps_loopback_off_a_proxy():
+    from tests.conftest import _loopback_not_proxied
+
+    env = {"HTTPS_PROXY": "http://p:1", "NO_PROXY": "corp.example"}
+    _loopback_not_proxied(env)
+    assert env["NO_PROXY"] == "corp.example,127.0.0.1,localhost,::1" and env["no_proxy"] == "127.0.0.1,localhost,::1"
+    untouched = {"NO_PROXY": "x"}
+    _loopback_not_proxied(untouched)
+    assert untouched == {"NO_PROXY": "x"}  # no proxy set: nothing to keep loopback off
