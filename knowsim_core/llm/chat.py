@@ -280,8 +280,7 @@ class ChatModel:
             req = urllib.request.Request(f"{root}/extras/tokenize/count", json.dumps({"input": text}).encode(),
                                          {"content-type": "application/json"})
             try:
-                route = opener(root, os.environ if self._env is None else self._env)  # as the clients go
-                with route.open(req, timeout=self.settings.timeout_s) as r:
+                with opener(self.proxy()).open(req, timeout=self.settings.timeout_s) as r:  # as the clients go
                     count = json.loads(r.read(1 << 16)).get("count")
                 if isinstance(count, int) and count >= 0:
                     _TOKENIZERS[root] = True

