@@ -9,8 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui.frame import mark_framed
-from ui.resources import LOGO, db_path, ensure_vendor, get_store, llm_session_settings, provider_lines
+from ui.common.frame import mark_framed
+from ui.common.resources import LOGO, db_path, ensure_vendor, get_store, llm_session_settings, provider_lines
 
 # a local file: an emoji or material icon as page_icon makes the browser fetch it from a CDN
 st.set_page_config(page_title="KnowSim Studio", page_icon=str(LOGO), layout="wide")

@@ -16,12 +16,12 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement import collect, to_json
 from knowsim_core.storage.run_filter import RunFilter
-from ui import agreement_view as av
-from ui.failure_views import selected_point
-from ui.frame import ensure_frame
-from ui.nav import open_in_simulate
-from ui.resources import db_path, get_store
-from ui.tables import MISSING
+from ui.people import agreement_view as av
+from ui.runs.failure_views import selected_point
+from ui.common.frame import ensure_frame
+from ui.common.nav import open_in_simulate
+from ui.common.resources import db_path, get_store
+from ui.common.tables import MISSING
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

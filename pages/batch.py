@@ -9,12 +9,12 @@ import streamlit as st
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
-from ui import batch_view as bv
-from ui.frame import ensure_frame
-from ui.questions import KIND_SHORT, by_kind, question_label
+from ui.batch import launcher as bv
+from ui.common.frame import ensure_frame
+from ui.common.questions import KIND_SHORT, by_kind, question_label
 from knowsim_core.storage.questions import KIND_LABELS
-from ui.nav import store
-from ui.resources import agent_ids, db_path
+from ui.common.nav import store
+from ui.common.resources import agent_ids, db_path
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

@@ -11,13 +11,14 @@ import streamlit as st
 
 from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
 from knowsim_core.errors import KnowSimError
-from ui import failure_views as fv
-from ui import share
-from ui.nav import open_in_simulate, store
-from ui.frame import ensure_frame
-from ui.paper_check import paper_check_tab
-from ui import links, run_list
-from ui.tables import MISSING
+from ui.runs import failure_views as fv
+from ui.common import share
+from ui.common.nav import open_in_simulate, store
+from ui.common.frame import ensure_frame
+from ui.runs.paper_check import paper_check_tab
+from ui.common import links
+from ui.runs import run_list
+from ui.common.tables import MISSING
 from knowsim_core.storage.run_filter import RunFilter
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
@@ -72,7 +73,7 @@ with one:
                 open_in_simulate(rid, int(p["x"]))
 
 with many:
-    # the bar Saved runs uses (ui.run_list.filter_bar: one RunFilter, its URL and SQL), with the fields
+    # the bar Saved runs uses (ui.runs.run_list.filter_bar: one RunFilter, its URL and SQL), with the fields
     # a cross-run figure is cut by; every filter is applied in the query, before the limit
     run_filter = run_list.filter_bar(db, prefix="fm", fields=FM_FIELDS)
     c_status = st.columns(5)[0]

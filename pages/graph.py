@@ -7,10 +7,10 @@ cycles and duplicate edges; this page is where a researcher fixes them and keeps
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui import graph_tools
-from ui.nav import simulate_on_version, store
-from ui.frame import ensure_frame
-from ui.questions import question_label
+from ui.graph import tools as graph_tools
+from ui.common.nav import simulate_on_version, store
+from ui.common.frame import ensure_frame
+from ui.common.questions import question_label
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

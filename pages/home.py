@@ -4,12 +4,12 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import BatchGroup
-from ui import state
-from ui.demo import DEMO_ASSISTANT, start_demo
-from ui.resources import get_store
-from ui.run_list import counted
-from ui.frame import ensure_frame
-from ui.safe_text import inline_markdown
+from ui.simulate import state
+from ui.simulate.demo import DEMO_ASSISTANT, start_demo
+from ui.common.resources import get_store
+from ui.runs.run_list import counted
+from ui.common.frame import ensure_frame
+from ui.common.safe_text import inline_markdown
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

@@ -7,10 +7,10 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.importing import import_path
 from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
-from ui.questions import import_summary
-from ui.resources import get_store
-from ui.frame import ensure_frame
-from ui.safe_text import inline_markdown
+from ui.common.questions import import_summary
+from ui.common.resources import get_store
+from ui.common.frame import ensure_frame
+from ui.common.safe_text import inline_markdown
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

@@ -15,11 +15,11 @@ from knowsim_core.evaluation import realism
 from knowsim_core.errors import KnowSimError
 from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
 from knowsim_core.agents.registry import parse_id, spec_of
-from ui.frame import ensure_frame
-from ui.nav import store
-from ui.realism_view import level_figure, level_series
-from ui.resources import agent_ids, agent_settings
-from ui.tables import MISSING
+from ui.common.frame import ensure_frame
+from ui.common.nav import store
+from ui.people.realism_view import level_figure, level_series
+from ui.common.resources import agent_ids, agent_settings
+from ui.common.tables import MISSING
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

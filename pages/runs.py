@@ -8,13 +8,14 @@ import streamlit as st
 
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.errors import KnowSimError
-from ui import run_list, share
-from ui.compare import render_compare
-from ui.nav import open_in_simulate, store
-from ui.whatif import render_whatif
-from ui.frame import ensure_frame
-from ui.safe_text import inline_markdown
-from ui.tables import MISSING
+from ui.runs import run_list
+from ui.common import share
+from ui.runs.compare import render_compare
+from ui.common.nav import open_in_simulate, store
+from ui.runs.whatif import render_whatif
+from ui.common.frame import ensure_frame
+from ui.common.safe_text import inline_markdown
+from ui.common.tables import MISSING
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

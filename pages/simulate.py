@@ -6,13 +6,14 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.text.titles import clip
-from ui import share, state
-from ui.frame import ensure_frame
-from ui.questions import reading_heading
-from ui.resources import get_store
-from ui.safe_text import inline_markdown
-from ui.sim_setup import render_setup
-from ui.sim_view import render_player
+from ui.common import share
+from ui.simulate import state
+from ui.common.frame import ensure_frame
+from ui.common.questions import reading_heading
+from ui.common.resources import get_store
+from ui.common.safe_text import inline_markdown
+from ui.simulate.setup import render_setup
+from ui.simulate.view import render_player
 
 ensure_frame()  # a deep link as a fresh server's first request must still run app.py
 

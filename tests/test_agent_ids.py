@@ -51,7 +51,7 @@ _HAND_PARSER = re.compile(r"""\.r?partition\(\s*["'][:@]["']\s*\)|\.r?split\(\s*
 
 def _hand_parsers(root: Path) -> list[str]:
     folders = [root / "knowsim_core" / d for d in ("agents", "batch", "services", "commands", "evaluation")]
-    files = [p for d in folders for p in d.rglob("*.py")] + [*(root / "pages").glob("*.py"), *(root / "ui").glob("*.py")]
+    files = [p for d in folders for p in d.rglob("*.py")] + [*(root / "pages").glob("*.py"), *(root / "ui").rglob("*.py")]
     return [f"{p.relative_to(root)}:{i}" for p in files if p.name != "registry.py"
             for i, line in enumerate(p.read_text().splitlines(), 1) if _HAND_PARSER.search(line)]
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from knowsim_core.storage import Store
 from knowsim_core.storage.run_filter import RunFilter
-from ui import batch_view as bv
+from ui.batch import launcher as bv
 
 PAGE = "../pages/batch.py"
 QID = "sample_lava_lamps"

@@ -121,7 +121,7 @@ def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
     run = db.runs.load(db.ids[0])
     at = _open()
     before = len(db.search.list())
-    from ui import run_list  # the page's import path, driven directly (AppTest has no file upload)
+    from ui.runs import run_list  # the page's import path, driven directly (AppTest has no file upload)
 
     good = tmp_path / "run.json"
     good.write_text(studio.dumps(run))

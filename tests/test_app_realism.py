@@ -155,7 +155,7 @@ def test_cells_say_which_floor_they_beat_and_the_level_legend_has_every_series(w
     """Issue 34, item 14: the table did not mark which cells beat which floor, and the per-level
     chart's one-row legend lost a series (st.bar_chart, bottom legend, half-width column)."""
     from knowsim_core.evaluation import realism
-    from ui.realism_view import level_figure
+    from ui.people.realism_view import level_figure
 
     at = _open()
     at.button(key="realism_score").click().run()

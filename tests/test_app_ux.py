@@ -128,7 +128,7 @@ def test_simulates_graph_never_draws_labels_below_the_minimum(seeded_store):
     """Old: Simulate fitted the whole graph into its 310 px, labels of a 16-IU graph ~7 px; the
     browser now never zooms out below MIN_LABEL_PX (minScale in the graph's data)."""
     from tests.test_app_part1 import graph_payloads
-    from ui.graph_view import LABEL_FONT_PX, MIN_LABEL_PX
+    from ui.common.graph_view import LABEL_FONT_PX, MIN_LABEL_PX
 
     live = start_run(seeded_store, question_id="sample_herd_immunity", level="novice",
                      assistant_id="offline/adaptive", seed=1, max_turns=2)
@@ -193,7 +193,7 @@ def test_wording_one_run_iu_ids_titles_and_the_first_turn_hint(seeded_store):
     """Old: "1 runs match", "IU IU3: …", the Graph editor titled "IU graph", and "Step forward to
     play the first turn" under a disabled Step (a typed run's first message is the researcher's)."""
     from tests.part2_support import make_run
-    from ui.graph_editor import apply_edits, node_rows
+    from ui.graph.editor import apply_edits, node_rows
 
     g = seeded_store.questions.latest_graph_version(QID).graph
     seeded_store.runs.save(make_run(g, question_id=QID, seed=1, max_turns=2))

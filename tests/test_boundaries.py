@@ -50,7 +50,7 @@ def test_the_import_contracts_hold():
 @pytest.mark.parametrize("planted", [
     ("knowsim_core/engine/rules.py", "from knowsim_core.storage import Store  # planted: engine -> storage\n"),
     ("knowsim_core/formats/jsonio.py", "import knowsim_core.storage.runs  # planted: formats -> storage\n"),
-    ("ui/theme.py", "from knowsim_core.commands import runs  # planted: ui -> commands\n"),
+    ("ui/common/theme.py", "from knowsim_core.commands import runs  # planted: ui -> commands\n"),
     ("knowsim_core/engine/state.py", "def _late():\n    from knowsim_core.engine import session  # planted cycle\n"),
     ("pages/runs.py", "import sqlite3  # planted: a page speaks SQL\n"),
     ("pages/batch.py", "from knowsim_core.commands import batch as _cmd  # planted: a page imports a command\n"),

@@ -257,8 +257,8 @@ def test_simulate_page_shows_the_explain_commands_text(stored_run, capsys):
 
 
 def test_failure_heatmap_and_compare_view_use_the_same_whys():
-    from ui.compare import why_diff
-    from ui.failure_views import heatmap_figure
+    from ui.runs.compare import why_diff
+    from ui.runs.failure_views import heatmap_figure
 
     sample = load_samples()[0]
     a, b = _offline_run(sample, "novice", "offline/simple"), _offline_run(sample, "advanced", "offline/simple")

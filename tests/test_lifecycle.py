@@ -287,7 +287,7 @@ def test_a_run_stored_before_runs_kept_their_domain_resumes_with_the_questions(c
 
 # ---------------------------------------------------------------------- the app's player
 def test_the_player_holds_a_lease_and_takes_back_a_run_marked_interrupted_while_idle(clocked):
-    from ui.player import Player
+    from ui.simulate.player import Player
 
     store, clock = clocked
     live = start_run(store, question_id=Q, level="novice", seed=6, max_turns=4, **AGENTS)  # as the setup form does

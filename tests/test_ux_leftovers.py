@@ -297,7 +297,7 @@ def test_batch_progress_into_a_log_prints_tenths_failures_and_a_line_every_few_s
 def test_a_page_left_idle_past_the_lease_of_an_unplayed_run_says_it_was_removed(db_path):
     """With the empty run deleted when its lease lapsed, Step on the page still holding it said
     "unknown run id … — the turns played so far are saved; step again to retry" (neither holds)."""
-    from ui.player import Player
+    from ui.simulate.player import Player
 
     clock = _Clock()
     store = Store(db_path, clock=clock)

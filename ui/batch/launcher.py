@@ -43,7 +43,7 @@ from knowsim_core.storage.liveness import pid_alive, process_start
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATUSES = ("finished", "running", "interrupted", "failed")
 LOG_TAIL_LINES = 6
 SECOND_SIGNAL_AFTER_S = 0.3

@@ -32,9 +32,9 @@ from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.state import IUState
 
-from ui.graph_layout import positions, signature, wrap
-from ui.resources import graph_module_url, module_loader, vis_url
-from ui.theme import (BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, MODE_BADGE, MODE_COLORS, MODE_FONT, SELECTED_COLOUR,
+from ui.common.graph_layout import positions, signature, wrap
+from ui.common.resources import graph_module_url, module_loader, vis_url
+from ui.common.theme import (BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, MODE_BADGE, MODE_COLORS, MODE_FONT, SELECTED_COLOUR,
                       STATE_STYLE)
 
 _HTML = '<div class="ks-graph"><div class="ks-canvas"></div><div class="ks-info" aria-live="polite"></div></div>'

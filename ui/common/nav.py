@@ -1,7 +1,7 @@
 """Shared by the Graph, Failure Modes and Runs pages: the store and "open this run at this turn".
 
 Opening a run hands over to the Simulate page through its deep link (``?run=…&turn=…``), so the
-part-1 player shows exactly that view (:func:`ui.state.player` goes to the link's turn even when
+part-1 player shows exactly that view (:func:`ui.simulate.state.player` goes to the link's turn even when
 the run is already open there). A page that cannot switch (run on its own) says where it would go.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.resources import get_store
+from ui.common.resources import get_store
 
 SIMULATE_PAGE = "pages/simulate.py"
 
 
 def store():
-    """The shared store (the cached one of :mod:`ui.resources`, for the current ``$KNOWSIM_DB``)."""
+    """The shared store (the cached one of :mod:`ui.common.resources`, for the current ``$KNOWSIM_DB``)."""
     return get_store()
 
 

@@ -43,7 +43,7 @@ def reading_heading(question: Any, row: Any, run: Any) -> str:
     the answer — e.g. ``Real conversation · Number Theory: Perfect Square · novice learner · tutor
     gpt-4o · rated 7/10 · answer correct``. Before, the header read ``sa_math_25_f222c5ef_… —
     Hello, are you functioning properly?`` (issue 34). Markdown-safe: every text is escaped."""
-    from ui.safe_text import inline_markdown
+    from ui.common.safe_text import inline_markdown
 
     tutor = run.adapter.get("assistant", "?").partition("/")[2] or run.adapter.get("assistant", "?")
     parts = [f"**{KIND_SHORT.get(question.kind, question.kind)}** · " + inline_markdown(question.title),

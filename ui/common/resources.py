@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATIC_VENDOR = ROOT / "static" / "vendor"
 VIS_FILE = "vis-network.min.js"
 GRAPH_MODULE_SOURCE = ROOT / "ui" / "assets" / "graph_view.js"

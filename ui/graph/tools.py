@@ -1,7 +1,7 @@
 """Sections of the Graph page: editor tables + validation + save, history diff, export, import, extract.
 
 Each function draws one section and talks to the store; the logic it relies on lives in
-:mod:`ui.graph_editor` (edits, validation, import checks), :mod:`knowsim_core.presentation.graph_diff` and
+:mod:`ui.graph.editor` (edits, validation, import checks), :mod:`knowsim_core.presentation.graph_diff` and
 :mod:`knowsim_core.formats.graph_html`.
 """
 
@@ -17,12 +17,12 @@ from knowsim_core.formats.graph_html import graph_html
 from knowsim_core.engine.graph import IUGraph, IUNode, checked
 from knowsim_core.presentation.graph_diff import diff_graphs
 from knowsim_core.llm.settings import LLMSettings, llm_agent_ids, provider_status
-from ui.graph_editor import (
+from ui.graph.editor import (
     EDGE_COLUMNS, NODE_COLUMNS, EditResult, apply_edits, diff_html, edge_rows, endpoint_options, iu_where, judge, node_rows,
     parse_graph_file, preview,
 )
-from ui.graph_view import render_graph
-from ui.safe_text import inline_markdown
+from ui.common.graph_view import render_graph
+from ui.common.safe_text import inline_markdown
 
 NONCE_KEY = "graph_editor_nonce"
 FLASH_KEY = "graph_flash"
@@ -195,7 +195,7 @@ def render_history(store, question_id: str) -> None:
     d = diff_graphs(by_id[a].graph, by_id[b].graph)
     st.markdown(f"**{d.summary()}**")
     if not d.empty:
-        # our own tags around escaped graph text (ui.graph_editor.diff_html)
+        # our own tags around escaped graph text (ui.graph.editor.diff_html)
         st.markdown(diff_html(d), unsafe_allow_html=True)
         with st.expander("As plain text"):
             st.code("\n".join(d.lines()), language=None, wrap_lines=True)

@@ -18,7 +18,7 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.scoring import roc_points
 from knowsim_core.formats.judgments import Judgment
-from ui.safe_text import inline_markdown
+from ui.common.safe_text import inline_markdown
 
 UP_COLOUR, DOWN_COLOUR = "#009E73", "#D55E00"  # Okabe–Ito bluish green / vermillion
 SCORE_COLOURS = {"knowsim": "#0072B2", "reply_length": "#8C8C8C", "upward": "#CC79A7"}
@@ -37,7 +37,7 @@ def judgment_line(j: Judgment) -> str:
     """One judgment in a line: thumb, whose, when, note, and how an imported thumb matched its reply.
 
     The name and the note are stored text (a Studio JSON import brings them from anywhere), so they
-    go through :func:`~ui.safe_text.inline_markdown`: a ``![](http://tracker)`` note must not load."""
+    go through :func:`~ui.common.safe_text.inline_markdown`: a ``![](http://tracker)`` note must not load."""
     # Streamlit's material icons ship with the app; Debian's chromium has no emoji font (issue 34)
     thumb = ":material/thumb_up: up ·" if j.liked else ":material/thumb_down: down ·"
     who = inline_markdown(" ".join((j.who or "?").split()))

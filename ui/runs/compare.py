@@ -4,7 +4,7 @@ Typical use: the same question and assistant for a novice and an advanced learne
 Figure 1), or two assistants, or the same run on two graph versions. The numbers come from pure
 helpers (:func:`metric_deltas`, :func:`state_diff`, :func:`why_diff`) so tests can check them.
 States and modes are shown by name and in the colours of the graph and the failure charts
-(ui.theme), never as raw keys; the two graphs are drawn compact so their labels stay readable
+(ui.common.theme), never as raw keys; the two graphs are drawn compact so their labels stay readable
 side by side, and they say "hover", not "click": they cannot be selected.
 """
 
@@ -21,10 +21,10 @@ from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.graph import natural_key
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState
-from ui.graph_view import render_graph
-from ui.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
-from ui.safe_text import inline_markdown
-from ui.tables import MISSING
+from ui.common.graph_view import render_graph
+from ui.common.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
+from ui.common.safe_text import inline_markdown
+from ui.common.tables import MISSING
 
 # cell text → (background, text colour), for the styled tables
 _STATE_CELL = {state_badge(s): (v.colour, v.font) for s, v in STATE_STYLE.items()}

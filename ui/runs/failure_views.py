@@ -20,7 +20,7 @@ from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.graph import natural_key
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.vocab import MODE_MEANING
-from ui.theme import MODE_COLORS
+from ui.common.theme import MODE_COLORS
 
 FACTS_LIMIT = 5000  # runs read for the cross-run views (the newest first)
 
@@ -31,7 +31,7 @@ LEGEND_ABOVE = dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="botto
 
 
 def _mode_marker(m: FailureMode) -> dict:
-    """The mode's colour (ui.theme.MODE_COLORS, the same in every view) with a white outline.
+    """The mode's colour (ui.common.theme.MODE_COLORS, the same in every view) with a white outline.
 
     No fill patterns: the plotly.js bundled with Streamlit drew patterned stacked bars as nothing.
     """

@@ -15,7 +15,7 @@ of its stored records.
 from __future__ import annotations
 
 import streamlit as st
-from ui.tables import MISSING, fitted_columns, full_height
+from ui.common.tables import MISSING, fitted_columns, full_height
 
 from dataclasses import replace
 

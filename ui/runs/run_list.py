@@ -21,9 +21,9 @@ from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
 from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
 from knowsim_core.storage.run_filter import NO_BATCH_URL, RunFilter
-from ui import links
-from ui.questions import question_label
-from ui.safe_text import inline_markdown
+from ui.common import links
+from ui.common.questions import question_label
+from ui.common.safe_text import inline_markdown
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
@@ -388,7 +388,7 @@ def resume(store, run_id: str) -> None:
     ``running``, then stopped on the missing message: the run stayed ``running`` and left the
     "failed / interrupted" filter, issue 34.)"""
     from knowsim_core.agents import registry
-    from ui.nav import open_in_simulate
+    from ui.common.nav import open_in_simulate
 
     row = store.search.get_row(run_id)
     if any(registry.spec_of(agent).human for agent in (row.assistant, row.user)):

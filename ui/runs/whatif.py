@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 import streamlit as st
-from ui.tables import MISSING
+from ui.common.tables import MISSING
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.engine.records import RunRecord
@@ -93,7 +93,7 @@ def render_whatif(store, run: RunRecord, *, key: str = "wi") -> RunRecord | None
     except KnowSimError as exc:
         st.error(str(exc))
         return None
-    from ui.compare import metric_deltas
+    from ui.runs.compare import metric_deltas
 
     if remap is not None:
         render_remap(remap)

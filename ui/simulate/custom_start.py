@@ -16,8 +16,8 @@ from knowsim_core.engine.config import LevelRatios, RuleParams
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.state import STATE_NAMES, IUState, KnowledgeState, sample_initial_state
 
-from ui.graph_view import render_graph
-from ui.theme import state_name
+from ui.common.graph_view import render_graph
+from ui.common.theme import state_name
 
 _STATES = "_ks_custom_states"
 _EPOCH = "_ks_custom_epoch"

@@ -8,10 +8,10 @@ from knowsim_core.agents.registry import HUMAN_ID as HUMAN, spec_of
 from knowsim_core.engine.config import LEVELS, PRESETS, preset as get_preset
 from knowsim_core.errors import KnowSimError
 
-from ui import state
-from ui.custom_start import render_custom_start
-from ui.questions import question_label
-from ui.resources import agent_ids, agent_label_func, agent_settings
+from ui.simulate import state
+from ui.simulate.custom_start import render_custom_start
+from ui.common.questions import question_label
+from ui.common.resources import agent_ids, agent_label_func, agent_settings
 
 CUSTOM = "custom"
 DEFAULTS = {"assistant": "offline/adaptive", "user": "offline/knowsim", "extractor": "offline/lexical"}

@@ -1,6 +1,6 @@
 """Typed access to the session state the pages share (one place for every key).
 
-The Simulate view keeps one :class:`~ui.player.Player` per session; the URL (``?run=…&pair=…
+The Simulate view keeps one :class:`~ui.simulate.player.Player` per session; the URL (``?run=…&pair=…
 &turn=…``) is the source of truth when a page is opened, so a deep link or a reload shows the
 same run and turn.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from ui.player import Player
-from ui.resources import agent_settings
+from ui.simulate.player import Player
+from ui.common.resources import agent_settings
 
 PLAYER = "_ks_player"
 PLAYBACK = "_ks_playback"

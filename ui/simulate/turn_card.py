@@ -2,7 +2,7 @@
 
 Every text here is model or user text, so it is shown with Streamlit elements that escape HTML
 (markdown without ``unsafe_allow_html``, dataframes, captions) — never raw HTML — and messages
-go through :func:`~ui.safe_text.inline_markdown` first: no remote image loads, no heading or
+go through :func:`~ui.common.safe_text.inline_markdown` first: no remote image loads, no heading or
 table takes over the card.
 """
 
@@ -16,9 +16,9 @@ from knowsim_core.engine.records import recorded_proxy_dc
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.signals import AttemptType, TeachingQuality
 
-from ui.safe_text import inline_markdown
-from ui.theme import state_badge
-from ui.tables import MISSING
+from ui.common.safe_text import inline_markdown
+from ui.common.theme import state_badge
+from ui.common.tables import MISSING
 
 
 def running_metrics(run: RunRecord, turn: int):
@@ -72,7 +72,7 @@ def _fmt(v) -> str:
 def render_turn_card(run: RunRecord, rec: TurnRecord, *, key: str, messages: bool = True) -> None:
     """The card for one played turn of ``run``; without ``messages`` where the page shows the two
     messages elsewhere. Turn 0 has no card: the page names the question in its header and says what
-    plays the first turn (``ui.sim_view.first_turn_hint``)."""
+    plays the first turn (``ui.simulate.view.first_turn_hint``)."""
     if messages:
         with st.chat_message("user"):
             st.markdown(inline_markdown(rec.user_message))

@@ -22,14 +22,14 @@ from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.evaluation.explain import explain_turn
 
-from ui import state
-from ui.gauge import gauge_top, render_gauge, render_load_chart
-from ui.graph_view import MIN_LABEL_PX, render_graph, render_legend
-from ui.player import Player
-from ui.safe_text import inline_markdown
-from ui.theme import GLOSSARY, glossary_help
-from ui.agreement_view import render_turn_judgments
-from ui.turn_card import render_iu_panel, render_metrics, render_turn_card
+from ui.simulate import state
+from ui.simulate.gauge import gauge_top, render_gauge, render_load_chart
+from ui.common.graph_view import MIN_LABEL_PX, render_graph, render_legend
+from ui.simulate.player import Player
+from ui.common.safe_text import inline_markdown
+from ui.common.theme import GLOSSARY, glossary_help
+from ui.people.agreement_view import render_turn_judgments
+from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_card
 
 GRAPH_KEY = "sim_graph_{}"
 SCRUB_KEY = "sim_scrub"
@@ -234,7 +234,7 @@ def turn_modes(run: RunRecord, rec: TurnRecord | None) -> dict[str, FailureMode]
 
 def turn_judgment(p: Player, rid: str, rec: TurnRecord, *, key: str) -> None:
     """The person's or researchers' 👍/👎 on this turn, and the researcher's own, right under the
-    assistant's message so it is seen with the turn (:mod:`ui.agreement_view`)."""
+    assistant's message so it is seen with the turn (:mod:`ui.people.agreement_view`)."""
     render_turn_judgments(p.store, rid, rec.turn, key=key)
 
 
@@ -367,7 +367,7 @@ def _compare(p: Player) -> None:
     """The pair's Compare panel, inside the ticking fragment and drawn from the player's own records
     at the player's turn: drawn outside it, a step (a fragment rerun) left the panel on the turn it
     was first drawn at — "B − A KG −4" for a fork that ended +5 (issue 24)."""
-    from ui.compare import render_compare
+    from ui.runs.compare import render_compare
 
     # drawn only while open (on_change="rerun" makes the expander report it): a closed panel must
     # not add two graphs and four tables to every step of a playing pair
