@@ -16,14 +16,15 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement import collect, to_json
 from knowsim_core.storage.run_filter import RunFilter
-from ui.people import agreement_view as av
-from ui.runs.failure_views import selected_point
+from ui.common import nav
 from ui.common.frame import ensure_frame
-from ui.common.nav import open_in_simulate
 from ui.common.resources import db_path, get_store
+from ui.common.selection import selected_point
 from ui.common.tables import MISSING
+from ui.people import agreement_view as av
+from ui.people import keys
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.AGREEMENT)  # a deep link as a fresh server's first request must still run app.py
 
 
 @st.cache_data(show_spinner="Computing agreement (bootstrap intervals)…", max_entries=8)
@@ -116,7 +117,7 @@ with left:
 with right:
     st.plotly_chart(av.modes_figure(votes["modes"]), key="agr_modes")
 st.caption("Click a turn to open it in Simulate at that turn.")
-st.plotly_chart(av.turns_figure(report["turns"]), key="agr_turns", on_select="rerun", selection_mode="points")
+st.plotly_chart(av.turns_figure(report["turns"]), key=keys.AGREEMENT_TURNS, on_select="rerun", selection_mode="points")
 
 st.subheader("Per conversation: KnowSim metrics vs the person's rating and correctness")
 st.dataframe(av.conversation_rows(report), hide_index=True, key="agr_rating_table", placeholder=MISSING)
@@ -129,7 +130,7 @@ if unread["n"]:
 metric = st.radio("Metric", [m for m in convs["rating"]], horizontal=True, key="agr_metric",
                   format_func=str.upper) or "kg"
 st.caption("Green: solved correctly; orange: not. Click a conversation to open it in Simulate.")
-st.plotly_chart(av.rating_figure(report["runs"], metric), key="agr_scatter", on_select="rerun", selection_mode="points")
+st.plotly_chart(av.rating_figure(report["runs"], metric), key=keys.AGREEMENT_SCATTER, on_select="rerun", selection_mode="points")
 
 st.subheader("Tutor models: the paper's sign agreement on the people's conversations")
 st.markdown(f"Within an expertise level, pairs of tutor models with at least {pairs['min_cell']} conversations each "
@@ -164,7 +165,7 @@ if "simulated" in report:
                           for (m, s), e in zip(entry["sign"].items(), entry["spearman"].values())],
                          hide_index=True, key=f"agr_simfig_{user}", placeholder=MISSING)
 
-for key in ("agr_turns", "agr_scatter"):
+for key in (keys.AGREEMENT_TURNS, keys.AGREEMENT_SCATTER):
     point = selected_point(key)
     if point and point.get("customdata"):
-        open_in_simulate(str(point["customdata"][0]), int(point["customdata"][1]))
+        nav.open_in_simulate(str(point["customdata"][0]), int(point["customdata"][1]))

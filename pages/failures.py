@@ -11,15 +11,16 @@ import streamlit as st
 
 from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
 from knowsim_core.errors import KnowSimError
-from ui.runs import failure_views as fv
-from ui.common import share
-from ui.common.nav import open_in_simulate, store
-from ui.common.frame import ensure_frame
-from ui.runs.paper_check import paper_check_tab
-from ui.common import links
-from ui.runs import run_list
-from ui.common.tables import MISSING
 from knowsim_core.storage.run_filter import RunFilter
+from ui.common import links, nav, share
+from ui.common.frame import ensure_frame
+from ui.common.resources import get_store
+from ui.common.selection import selected_point
+from ui.common.tables import MISSING
+from ui.runs import failure_views as fv
+from ui.runs import keys
+from ui.runs.filter_bar import filter_bar
+from ui.runs.paper_check import paper_check_tab
 
 STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
 
@@ -31,16 +32,14 @@ def _cell(v):
     return round(v, 3) if isinstance(v, float) else v
 
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.FAILURES)  # a deep link as a fresh server's first request must still run app.py
 
 st.title("Failure modes")
-db = store()
+db = get_store()
 # a link with any cross-run filter (/failures?batch=TAG, the Batch page's "Failure modes of this
 # batch") opens on "Across runs"; ?run=ID on "One run"
-FM_FIELDS = ("question_id", "level", "assistant", "preset", "batch_tag", "tag", "graph_version", "kind", "origin",
-             "rated", "correctness")
-ACROSS_PARAMS = ("status", "version", *(RunFilter.param(f) for f in FM_FIELDS))
-across = any(k in st.query_params for k in ACROSS_PARAMS) and "run" not in st.query_params
+ACROSS_PARAMS = (nav.STATUS, nav.VERSION, *(RunFilter.param(f) for f in keys.FAILURE_FILTERS.fields))
+across = any(k in st.query_params for k in ACROSS_PARAMS) and nav.RUN not in st.query_params
 one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
 
 with one:
@@ -49,7 +48,7 @@ with one:
         st.info("No saved runs yet: start one on the Simulate page or open the demo on Home.")
     else:
         ids = [r.id for r in recent]
-        wanted = st.query_params.get("run")
+        wanted = st.query_params.get(nav.RUN)
         if wanted and wanted not in ids:
             try:
                 recent.insert(0, db.search.get_row(wanted))
@@ -63,25 +62,25 @@ with one:
         rid = back[picked]
         run = db.runs.load(rid)
         st.subheader("Modes per turn")
-        st.plotly_chart(fv.turn_bars_figure(run), key="fm_bars", on_select="rerun", selection_mode="points")
+        st.plotly_chart(fv.turn_bars_figure(run), key=keys.FAILURE_BARS, on_select="rerun", selection_mode="points")
         st.subheader("IU × turn")
         st.caption("Hover a cell for the reason; blank cells: the IU was not explained that turn.")
-        st.plotly_chart(fv.heatmap_figure(run), key="fm_heat", on_select="rerun", selection_mode="points")
-        for key in ("fm_bars", "fm_heat"):
-            p = fv.selected_point(key)
+        st.plotly_chart(fv.heatmap_figure(run), key=keys.FAILURE_HEAT, on_select="rerun", selection_mode="points")
+        for key in (keys.FAILURE_BARS, keys.FAILURE_HEAT):
+            p = selected_point(key)
             if p is not None and p.get("x") is not None:
-                open_in_simulate(rid, int(p["x"]))
+                nav.open_in_simulate(rid, int(p["x"]))
 
 with many:
-    # the bar Saved runs uses (ui.runs.run_list.filter_bar: one RunFilter, its URL and SQL), with the fields
-    # a cross-run figure is cut by; every filter is applied in the query, before the limit
-    run_filter = run_list.filter_bar(db, prefix="fm", fields=FM_FIELDS)
+    # the bar Saved runs uses (one RunFilter, its URL and SQL), with the fields a cross-run figure is
+    # cut by; every filter is applied in the query, before the limit
+    run_filter = filter_bar(db, keys.FAILURE_FILTERS)
     c_status = st.columns(5)[0]
-    links.from_url("fm_status", "status", list(STATUS_CHOICES))
-    status = c_status.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
+    links.from_url(keys.FAILURE_STATUS, nav.STATUS, list(STATUS_CHOICES))
+    status = c_status.selectbox("Runs", STATUS_CHOICES, key=keys.FAILURE_STATUS, format_func=STATUS_LABELS.get,
                                 help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                      "at turn 1 would pull every mean down.")
-    links.to_url("fm_status", "status", status, default="finished")
+    links.to_url(keys.FAILURE_STATUS, nav.STATUS, status, default="finished")
     facts = db.search.facts(run_filter, status=status, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
     _, forks, typed = db.search.population_mix(run_filter, status=status)
@@ -106,21 +105,21 @@ with many:
         st.caption(f"{len(facts)} runs · {which}" + (" · the newest shown; narrow the filters" if capped else "")
                    + f" · {SPREAD_TEXT}")
         st.subheader("Shares by knowledge level")
-        st.plotly_chart(fv.shares_figure(facts), key="fm_shares", on_select="rerun", selection_mode="points")
+        st.plotly_chart(fv.shares_figure(facts), key=keys.FAILURE_SHARES, on_select="rerun", selection_mode="points")
         share.paper_downloads(facts, key="fm_paper")  # the same files as `failures --figure / --latex`
         st.subheader("KG / DC / CO by level")
         by = st.radio("Rows", ["assistant", "question_id", "preset", "batch"], horizontal=True, key="fm_rows",
                       help="batch: one row per batch tag (runs started one by one are the row without a tag)")
         fig, _ = fv.table_figure(facts, row=by)
-        st.plotly_chart(fig, key="fm_table", on_select="rerun", selection_mode="points")
+        st.plotly_chart(fig, key=keys.FAILURE_TABLE, on_select="rerun", selection_mode="points")
         st.dataframe([{k: _cell(v) for k, v in r.items()} for r in metric_rows(facts, row=by)],
                      hide_index=True, key="fm_table_df", placeholder=MISSING)
-        p = fv.selected_point("fm_shares")
+        p = selected_point(keys.FAILURE_SHARES)
         target = fv.target_from_shares(p, facts) if p else None
-        p = fv.selected_point("fm_table")
+        p = selected_point(keys.FAILURE_TABLE)
         target = target or (fv.target_from_table(p, facts, row=by) if p else None)
         if target:
-            open_in_simulate(*target)
+            nav.open_in_simulate(*target)
 
 with paper:
     paper_check_tab(db)

@@ -15,21 +15,22 @@ from knowsim_core.evaluation import realism
 from knowsim_core.errors import KnowSimError
 from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS
 from knowsim_core.agents.registry import parse_id, spec_of
+from ui.common import nav
 from ui.common.frame import ensure_frame
-from ui.common.nav import store
-from ui.people.realism_view import level_figure, level_series
-from ui.common.resources import agent_ids, agent_settings
+from ui.common.resources import agent_ids, agent_settings, get_store
+from ui.common.selection import selected_rows
 from ui.common.tables import MISSING
+from ui.people import keys
+from ui.people.realism_view import level_figure, level_series
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.REALISM)  # a deep link as a fresh server's first request must still run app.py
 
-REPORT_KEY = "realism_report"
 FEW_TURNS = 10  # a level with fewer scored turns is shown but flagged: too few to compare
 st.title("Realism")
 st.caption("Turn-level realism on real human–tutor conversations: each simulator writes the person's turn t "
            "from the real history before it (KnowSim users also get the state read from that history) and is "
            "compared with what the person wrote.")
-db = store()
+db = get_store()
 rows = [r for r in db.search.list(limit=100_000) if spec_of(r.assistant).recorded]
 if not rows:
     st.info("No human conversations yet: import a SimulatorArena annotations file or a conversations .jsonl "
@@ -62,15 +63,15 @@ if st.button(f"Score {len(rows)} conversation(s)", key="realism_score", type="pr
                 report = realism.score(list(runs.values()), built, start="sampled")
             else:
                 report = realism.headline(list(runs.values()), built)
-        st.session_state[REPORT_KEY] = (report, {dict(r.meta).get("conversation", r.question_id): rid
+        st.session_state[keys.REALISM_REPORT] = (report, {dict(r.meta).get("conversation", r.question_id): rid
                                                  for rid, r in runs.items()})
     except KnowSimError as exc:
         st.error(f"Scoring stopped: {exc}")
-if REPORT_KEY not in st.session_state:
+if keys.REALISM_REPORT not in st.session_state:
     st.info("Choose the simulators and press Score (the offline ones take a few seconds).")
     st.stop()
 
-report, run_of = st.session_state[REPORT_KEY]
+report, run_of = st.session_state[keys.REALISM_REPORT]
 scored = [uid for uid in report["summary"] if uid != realism.MOST_COMMON]
 st.subheader("Summary (headline: no hindsight)")
 st.caption(f"Initial states: {realism.START_HELP[report['start']]}. Each simulator cell says which floors of "
@@ -116,8 +117,8 @@ with right:
 
 st.subheader("Turns")
 turns = realism.turn_rows(report, who)
-st.dataframe(turns, hide_index=True, key="realism_turns", on_select="rerun", selection_mode="single-row", placeholder=MISSING)
-picked = (st.session_state.get("realism_turns") or {}).get("selection", {}).get("rows", [])
+st.dataframe(turns, hide_index=True, key=keys.REALISM_TURNS, on_select="rerun", selection_mode="single-row", placeholder=MISSING)
+picked = selected_rows(keys.REALISM_TURNS)
 if picked and picked[0] < len(turns):
     row = report["turns"][picked[0]]
     run = db.runs.load(run_of[row["conversation"]])

@@ -6,16 +6,16 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.text.titles import clip
-from ui.common import share
-from ui.simulate import state
+from ui.common import nav, share
 from ui.common.frame import ensure_frame
 from ui.common.questions import reading_heading
 from ui.common.resources import get_store
 from ui.common.safe_text import inline_markdown
+from ui.simulate import state
 from ui.simulate.setup import render_setup
 from ui.simulate.view import render_player
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.SIMULATE)  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
 # the whole turn fits a 1400×900 window: little blank space above, a compact title

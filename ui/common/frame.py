@@ -7,13 +7,18 @@ runs ``pages/simulate.py`` on its own — no sidebar, no static vendor files, th
 that finds itself run that way switches the legacy mode off and reruns; the rerun executes
 ``app.py``, whose ``st.Page(..., url_path=...)`` has the same page hash, so the same page opens, now
 framed, with its query parameters intact.
+
+Every page starts with :func:`ensure_frame`, naming itself by its entry in :mod:`ui.common.nav`:
+it also notes which page this script run shows, so a page can tell that it was just entered
+(:func:`ui.common.nav.entered`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-FRAME_SEEN = "_knowsim_frame_seen"  # session_state key set by app.py on every run
+from ui.common import nav
+from ui.common.keys import FRAME_SEEN
 
 
 def mark_framed() -> None:
@@ -21,10 +26,15 @@ def mark_framed() -> None:
     st.session_state[FRAME_SEEN] = True
 
 
-def ensure_frame() -> None:
-    """Call first thing in every page script: rerun through ``app.py`` if this session never ran it."""
-    if st.session_state.get(FRAME_SEEN):
-        return
+def ensure_frame(page: nav.Page) -> None:
+    """Call first thing in every page script, with the page's entry in :mod:`ui.common.nav`: rerun
+    through ``app.py`` if this session never ran it, then note that this run shows ``page``."""
+    if not st.session_state.get(FRAME_SEEN):
+        _leave_legacy_pages()
+    nav.arrive(page)
+
+
+def _leave_legacy_pages() -> None:
     try:
         from streamlit.runtime.pages_manager import PagesManager
         from streamlit.runtime.scriptrunner import get_script_run_ctx

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-_SEEN = "_ks_link_{}"
+from ui.common.keys import link_seen
 
 
 def from_url(key: str, param: str, options: Sequence[Any] | None = None, *,
@@ -26,8 +26,8 @@ def from_url(key: str, param: str, options: Sequence[Any] | None = None, *,
         return False
     # also when the widget is gone: leaving the page drops a widget's value but not the "seen" mark,
     # so the same link followed again would count as applied and show "all" (then to_url erased it)
-    if key not in st.session_state or st.session_state.get(_SEEN.format(key)) != raw:
-        st.session_state[_SEEN.format(key)] = raw
+    if key not in st.session_state or st.session_state.get(link_seen(key)) != raw:
+        st.session_state[link_seen(key)] = raw
         try:
             value = cast(raw)
         except (TypeError, ValueError):
@@ -46,7 +46,7 @@ def to_url(key: str, param: str, value: Any, *, default: Any = None) -> None:
             del st.query_params[param]
     elif st.query_params.get(param) != want:
         st.query_params[param] = want
-    st.session_state[_SEEN.format(key)] = want
+    st.session_state[link_seen(key)] = want
 
 
 def flag(raw: str) -> bool:

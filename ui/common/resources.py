@@ -16,6 +16,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui.common import keys
+
 ROOT = Path(__file__).resolve().parents[2]
 STATIC_VENDOR = ROOT / "static" / "vendor"
 VIS_FILE = "vis-network.min.js"
@@ -168,10 +170,10 @@ def llm_settings():
 
     try:
         settings = LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
-        typed = {f: st.session_state.get(f"_llm_{f}", "") for f, _, _ in _SESSION_FIELDS}
+        typed = {f: st.session_state.get(keys.llm_field(f), "") for f, _, _ in _SESSION_FIELDS}
         return settings.with_overrides(**{k: v for k, v in typed.items() if v})
     except Exception as exc:  # noqa: BLE001 — a bad setting must not take the app down
-        st.session_state["_llm_settings_error"] = str(exc)
+        st.session_state[keys.LLM_SETTINGS_ERROR] = str(exc)
         return None
 
 
@@ -202,7 +204,7 @@ def llm_session_settings() -> None:
     with st.expander("Model keys (this session only)"):
         st.caption("Kept in memory for this session; never stored in the database or in exports.")
         for field, label, secret in _SESSION_FIELDS:
-            st.text_input(label, key=f"_llm_{field}", type="password" if secret else "default")
+            st.text_input(label, key=keys.llm_field(field), type="password" if secret else "default")
 
 
 def agent_settings(store) -> dict[str, Any] | None:

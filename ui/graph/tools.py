@@ -23,16 +23,12 @@ from ui.graph.editor import (
 )
 from ui.common.graph_view import render_graph
 from ui.common.safe_text import inline_markdown
-
-NONCE_KEY = "graph_editor_nonce"
-FLASH_KEY = "graph_flash"
-NEXT_VERSION_KEY = "graph_version_next"
+from ui.graph import keys
 
 
 def editor_keys(version_id: int) -> tuple[str, str]:
     """The data-editor keys for a version (a nonce renews them after a save so the tables reset)."""
-    n = st.session_state.get(NONCE_KEY, 0)
-    return f"nodes_{version_id}_{n}", f"edges_{version_id}_{n}"
+    return keys.editor_tables(version_id, st.session_state.get(keys.NONCE, 0))
 
 
 def draft(version) -> EditResult:
@@ -169,10 +165,10 @@ def save_version(store, parent, graph: IUGraph, *, note: str, author: str) -> No
     except KnowSimError as exc:
         st.error(str(exc))
         return
-    st.session_state[NONCE_KEY] = st.session_state.get(NONCE_KEY, 0) + 1
+    st.session_state[keys.NONCE] = st.session_state.get(keys.NONCE, 0) + 1
     v = store.questions.get_graph_version(new_id)
-    st.session_state[FLASH_KEY] = f"Saved version {v.version} ({note})."
-    st.session_state[NEXT_VERSION_KEY] = v.id  # picked before the selectbox on the rerun
+    st.session_state[keys.FLASH] = f"Saved version {v.version} ({note})."
+    st.session_state[keys.NEXT_VERSION] = v.id  # picked before the selectbox on the rerun
     st.rerun()
 
 

@@ -19,12 +19,10 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.scoring import roc_points
 from knowsim_core.formats.judgments import Judgment
 from ui.common.safe_text import inline_markdown
+from ui.people import keys
 
 UP_COLOUR, DOWN_COLOUR = "#009E73", "#D55E00"  # Okabe–Ito bluish green / vermillion
 SCORE_COLOURS = {"knowsim": "#0072B2", "reply_length": "#8C8C8C", "upward": "#CC79A7"}
-
-WHO_KEY = "judge_name"
-
 
 def _default_name() -> str:
     try:
@@ -63,7 +61,7 @@ def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
         row.caption("No one has judged this turn's reply yet.")
     if store.read_only:
         return
-    who = st.session_state.get(WHO_KEY) or _default_name()
+    who = st.session_state.get(keys.JUDGE_NAME) or _default_name()
     mine = next((j for j in judgments if j.source == "researcher" and j.who == who), None)
     with row.popover("Judge this reply", icon=":material/thumbs_up_down:",
                      help="Your thumb up or down on the tutor's reply in this turn; counted by Agreement beside the people's"):
@@ -83,7 +81,7 @@ def render_turn_judgments(store, run_id: str, turn: int, *, key: str) -> None:
             st.rerun()
         if verdict is not None:
             name = name.strip() or _default_name()
-            st.session_state[WHO_KEY] = name
+            st.session_state[keys.JUDGE_NAME] = name
             try:
                 store.judgments.add(run_id, Judgment(turn=turn, liked=verdict, source="researcher", who=name,
                                                     note=note.strip()))

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import plotly.graph_objects as go
-import streamlit as st
 
 from knowsim_core.evaluation.analysis import (
     METRIC_NAMES, RunFacts, first_occurrence, metric_table, modes_per_turn, representative_run, shares_by_level,
@@ -158,17 +157,7 @@ def table_figure(facts: Sequence[RunFacts], *, row: str) -> tuple[go.Figure, lis
     return fig, records
 
 
-# ---------------------------------------------------------------------- clicks
-def selected_point(key: str) -> dict[str, Any] | None:
-    """The first clicked point of a plotly chart (dict-style access; AppTest has no attributes)."""
-    ev = st.session_state.get(key)
-    try:
-        points = ev["selection"]["points"]
-    except (KeyError, TypeError):
-        return None
-    return points[0] if points else None
-
-
+# ---------------------------------------------------------------------- clicks (ui.common.selection reads them)
 def target_from_shares(point: dict[str, Any], facts: Sequence[RunFacts]) -> tuple[str, int] | None:
     data = point.get("customdata")
     if not data:

@@ -1,4 +1,5 @@
-"""The saved-runs list: filters, full-text search, paging, batch groups, row selection; and the run actions.
+"""The saved-runs list: its filters, paging, batch groups and table; and the run actions (export,
+import, delete, resume, tags). The filter bar is :mod:`ui.runs.filter_bar`; the keys :mod:`ui.runs.keys`.
 
 The list reads only ``RunRow`` summaries (one indexed query per page), so it stays fast with
 tens of thousands of runs; a full record is loaded only for the runs the user selects.
@@ -14,15 +15,14 @@ from typing import Any
 
 import streamlit as st
 
-from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from knowsim_core.formats import csv_export, reference_export, studio
 from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
-from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
-from knowsim_core.storage.run_filter import NO_BATCH_URL, RunFilter
-from ui.common import links
-from ui.common.questions import question_label
+from knowsim_core.storage.run_filter import RunFilter
+from ui.common import links, nav
+from ui.runs import keys
+from ui.runs.filter_bar import filter_bar, linked_toggle
 from ui.common.safe_text import inline_markdown
 
 PAGE_SIZE = 200
@@ -32,144 +32,17 @@ ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
 BAD_STATUSES = ("failed", "interrupted")
 
 
-ALL = None  # the "all" choice of every dropdown
-NO_BATCH = ""  # the group of runs made one by one (no batch tag), as "Group by batch" lists it
-FIND_COLUMNS = ("assistant", "user", "extractor", "preset", "batch_tag", "question_id")
-
-
-def _pick(col, label: str, options: list, *, key: str, help: str | None = None, labels: dict | None = None):
-    return col.selectbox(label, [ALL, *options], key=key, help=help,
-                         format_func=lambda v: "all" if v is None else (labels or {}).get(v, str(v)))
-
-
-ORIGIN_LABELS = {"forked": "forks of a run", "typed": "a side typed by a person", "recorded": "recorded conversations",
-                 "agents": "agents only"}
-RATED_LABELS = {"rated": "rated by a person", "unrated": "no rating"}
-
-
-def _linked(col, label: str, options: list, *, key: str, param: str, cast=str, help: str | None = None,
-            labels: dict | None = None, url=None):
-    """A dropdown filter whose value is also ``?param=`` in the URL (a deep link that survives a reload);
-    ``url`` writes a value as the URL text that ``cast`` reads back (when ``str`` of it would not do)."""
-    links.from_url(key, param, [ALL, *options], cast=cast)
-    value = _pick(col, label, options, key=key, help=help, labels=labels)
-    links.to_url(key, param, url(value) if url and value is not ALL else value)
-    return value
-
-
-def _linked_text(col, label: str, *, key: str, param: str, placeholder: str, help: str) -> str:
-    links.from_url(key, param)
-    value = col.text_input(label, key=key, placeholder=placeholder, help=help)
-    links.to_url(key, param, value.strip())
-    return value
-
-
-def _linked_toggle(col, label: str, *, key: str, param: str, help: str | None = None) -> bool:
-    links.from_url(key, param, cast=links.flag)
-    value = col.toggle(label, key=key, help=help)
-    links.to_url(key, param, value, default=False)
-    return value
-
-
-# The filters a bar can show, in this order, with their widget key suffix and label: the widget key is
-# f"{prefix}_{suffix}" (runs_q, fm_q …) and the URL parameter is RunFilter's (one owner: run_filter.py).
-BAR_FIELDS = {
-    "question_id": ("q", "Question"), "level": ("level", "Level"), "assistant": ("asst", "Assistant"),
-    "user": ("user", "User"), "extractor": ("extractor", "Extractor"), "preset": ("preset", "Preset"),
-    "batch_tag": ("batch", "Batch"), "seed": ("seed", "Seed"), "find": ("find", "Find in ids"),
-    "text": ("text", "Search transcripts"), "tag": ("tag", "Tag"), "kind": ("kind", "Source"),
-    "origin": ("origin", "Origin"), "graph_version": ("gv", "Graph version"), "rated": ("rated", "Rating"),
-    "correctness": ("correctness", "Person's answer"),
-}
-_HELP = {
-    "batch_tag": "runs made by `python -m knowsim_core batch --tag NAME`; (no batch): runs made one by one",
-    "find": "part of a run id, or of an assistant, user, extractor, preset, batch or question id",
-    "text": "every word must occur in the run's messages",
-    "tag": "your tags (add them below, or `run --tag`); a batch's tag works too",
-    "kind": "the kind of question: samples, the paper's set, real conversations, yours",
-    "origin": "forks of another run, runs where a person typed one side, or agents only",
-    "rated": "the rating a run's metadata holds (a person's rating of a real conversation)",
-    "correctness": "the correctness of the person's final answer, as their conversation file states it",
-}
-
-
-def filter_bar(store, *, prefix: str, fields: tuple[str, ...] = tuple(BAR_FIELDS), per_row: int = 5) -> RunFilter:
-    """The run filters as widgets, each a deep link, five to a row; returns the :class:`RunFilter`.
-
-    Used by Saved runs (``prefix="runs"``, every field) and Failure modes (``prefix="fm"``). The URL
-    parameters, their parsing (``?batch=-``: the runs of no batch) and the SQL are
-    :class:`RunFilter`'s. Each dropdown offers the values the database holds (``SELECT DISTINCT``);
-    "Find in ids" is a contains-search over the run id and the agent, preset, batch and question ids.
-    With one question chosen, Graph version picks among that question's versions by name
-    (``question=Q&version=2``); otherwise it is a version number across questions (``gv=2``).
-    The Person's answer filter shows only when some run holds one.
-    """
-    values: dict[str, Any] = {}
-    shown = [f for f in fields if f != "correctness" or store.search.values("correctness")]
-    cols: list = []
-    for name in shown:
-        if not cols:
-            cols = list(st.columns(per_row))
-        col = cols.pop(0)
-        values[name] = _bar_widget(store, col, name, prefix, values)
-    version_id = values.pop("graph_version_id", None)
-    batch = values.pop("batch_tag", None)
-    text_values = {k: (v.strip() or None) if isinstance(v, str) else v for k, v in values.items()}
-    return RunFilter(**text_values, batch_tag=batch if batch not in (None, NO_BATCH) else None,
-                     no_batch=batch == NO_BATCH, graph_version_id=version_id)
-
-
-def _bar_widget(store, col, name: str, prefix: str, values: dict[str, Any]) -> Any:
-    suffix, label = BAR_FIELDS[name]
-    key, param, help_text = f"{prefix}_{suffix}", RunFilter.param(name), _HELP.get(name)
-
-    def cast(raw: str) -> Any:
-        return RunFilter.parse_param(name, raw)
-
-    if name in ("find", "text"):
-        return _linked_text(col, label, key=key, param=param, help=help_text,
-                            placeholder="e.g. 938e or comprehensive" if name == "find" else "words in any message")
-    if name == "question_id":
-        questions = store.questions.list()  # grouped by kind, samples first
-        return _linked(col, label, [q.id for q in questions], key=key, param=param,
-                       labels={q.id: question_label(q) for q in questions})
-    if name == "batch_tag":
-        return _linked(col, label, [NO_BATCH, *store.search.values("batch_tag")], key=key, param=param,
-                       labels={NO_BATCH: "(no batch)"}, help=help_text,
-                       cast=lambda raw: NO_BATCH if raw.strip() == NO_BATCH_URL else raw,
-                       url=lambda v: NO_BATCH_URL if v == NO_BATCH else v)
-    if name == "graph_version" and values.get("question_id") is not None:
-        found = {v.version: v for v in store.questions.graph_versions(values["question_id"])}
-        picked = _linked(col, label, list(found), key=f"{prefix}_graph_version", param="version", cast=int,
-                         labels={n: f"v{n}" + (f" · {v.note}" if v.note else "") for n, v in found.items()},
-                         help="only runs simulated on this version of the question's IU graph")
-        values["graph_version_id"] = found[picked].id if picked in found else None
-        return None
-    if name == "graph_version":
-        if "version" in st.query_params:  # the per-question choice leaves with its question
-            del st.query_params["version"]
-        numbers = store.search.graph_version_numbers()
-        return _linked(col, label, numbers, key=key, param=param, cast=cast, labels={n: f"v{n}" for n in numbers},
-                       help="the version number of each run's question graph: do not pool v1 with v3")
-    options, labels = {
-        "level": (list(LEVELS), None), "kind": (list(QUESTION_KINDS), KIND_LABELS),
-        "origin": (list(ORIGIN_LABELS), ORIGIN_LABELS), "rated": (list(RATED_LABELS), RATED_LABELS),
-        "tag": (store.search.all_tags(), None),
-    }.get(name) or (store.search.values(name), None)
-    return _linked(col, label, options, key=key, param=param, cast=cast, labels=labels, help=help_text)
-
-
 def filters(store) -> dict[str, Any]:
-    """Saved runs' filters: the :func:`filter_bar` (every field) and the list's own choices —
-    failed / interrupted only, group by batch, order. Returns ``{"filter": RunFilter, ...}``."""
-    run_filter = filter_bar(store, prefix="runs")
+    """Saved runs' filters: the :func:`~ui.runs.filter_bar.filter_bar` (every field) and the list's own
+    choices — failed / interrupted only, group by batch, order. Returns ``{"filter": RunFilter, ...}``."""
+    run_filter = filter_bar(store, keys.RUN_FILTERS)
     c16, c17, c18 = st.columns([1, 1, 1])
-    bad = _linked_toggle(c16, "Failed / interrupted only", key="runs_bad", param="bad")
-    group = _linked_toggle(c17, "Group by batch", key="runs_group", param="group",
-                           help="one line per batch tag (runs of no batch on a line of their own), with its means")
-    links.from_url("runs_order", "order", list(ORDER_LABELS))
-    order = c18.selectbox("Order", list(ORDER_LABELS), key="runs_order")
-    links.to_url("runs_order", "order", order, default=next(iter(ORDER_LABELS)))
+    bad = linked_toggle(c16, "Failed / interrupted only", key=keys.BAD_ONLY, param=nav.BAD_ONLY)
+    group = linked_toggle(c17, "Group by batch", key=keys.GROUP, param=nav.GROUP,
+                          help="one line per batch tag (runs of no batch on a line of their own), with its means")
+    links.from_url(keys.ORDER, nav.ORDER, list(ORDER_LABELS))
+    order = c18.selectbox("Order", list(ORDER_LABELS), key=keys.ORDER)
+    links.to_url(keys.ORDER, nav.ORDER, order, default=next(iter(ORDER_LABELS)))
     return {"filter": run_filter, "bad_only": bad, "group": group, "order": ORDER_LABELS[order]}
 
 
@@ -234,9 +107,6 @@ def batch_rows(groups) -> list[dict[str, Any]]:
     ]
 
 
-TABLE_KEY = "runs_table"
-TABLE_GEN = "runs_table_gen"  # bumped when rows vanish (a delete), so no old selection carries over
-
 
 def table_key(f: dict[str, Any], *, page: int) -> str:
     """The run table's widget key: one per list shown (filters, order, page, deletions).
@@ -249,21 +119,13 @@ def table_key(f: dict[str, Any], *, page: int) -> str:
     import hashlib
 
     view = repr((query(f), f.get("order"), page,  # a frozen dataclass: its repr names every condition
-                 st.session_state.get(TABLE_GEN, 0)))
-    return f"{TABLE_KEY}_{hashlib.sha1(view.encode()).hexdigest()[:10]}"
+                 st.session_state.get(keys.TABLE_GEN, 0)))
+    return keys.table(hashlib.sha1(view.encode()).hexdigest()[:10])
 
 
 def forget_selection() -> None:
     """After rows vanished: the next table is a new widget with nothing selected."""
-    st.session_state[TABLE_GEN] = st.session_state.get(TABLE_GEN, 0) + 1
-
-
-def selected_rows(key: str) -> list[int]:
-    ev = st.session_state.get(key)
-    try:
-        return list(ev["selection"]["rows"])
-    except (KeyError, TypeError):
-        return []
+    st.session_state[keys.TABLE_GEN] = st.session_state.get(keys.TABLE_GEN, 0) + 1
 
 
 def exports(store, run_id: str) -> None:
@@ -289,7 +151,7 @@ def import_runs(store) -> None:
     from knowsim_core.services.importing import detect, import_path
 
     up = st.file_uploader("Import runs (Studio JSON or reference run file)", type=["json"], key="runs_import")
-    if up is None or st.session_state.get("runs_imported") == up.file_id:
+    if up is None or st.session_state.get(keys.IMPORTED) == up.file_id:
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Path(up.name).name
@@ -304,7 +166,7 @@ def import_runs(store) -> None:
             msg = str(exc).replace(str(path), up.name)  # the upload's name, not a temporary path
             st.error(msg if msg.startswith(up.name) else f"{up.name}: {msg}")
             return
-    st.session_state["runs_imported"] = up.file_id
+    st.session_state[keys.IMPORTED] = up.file_id
     skipped = f"; skipped {len(report.skipped)}" if report.skipped else ""
     st.success(f"Imported {len(report.runs)} run(s) from {up.name}{skipped}")
 
@@ -341,25 +203,22 @@ def export_many(store, run_ids: list[str]) -> None:
                        key="dl_many_jsonl")
 
 
-CONFIRM_KEY = "runs_confirm_delete"
-
-
 def _dismiss() -> None:
-    st.session_state.pop(CONFIRM_KEY, None)
+    st.session_state.pop(keys.CONFIRM_DELETE, None)
 
 
 def ask_delete(run_ids: list[str]) -> None:
     """Open the confirmation for these runs (the dialog shows while the key names them)."""
-    st.session_state[CONFIRM_KEY] = tuple(run_ids)
+    st.session_state[keys.CONFIRM_DELETE] = tuple(run_ids)
 
 
 def delete_asked(run_ids: list[str]) -> bool:
-    return st.session_state.get(CONFIRM_KEY) == tuple(run_ids)
+    return st.session_state.get(keys.CONFIRM_DELETE) == tuple(run_ids)
 
 
 @st.dialog("Delete runs?", on_dismiss=_dismiss)
 def confirm_delete(store, run_ids: list[str]) -> None:
-    """Asked while ``st.session_state[CONFIRM_KEY]`` names the runs (closing the dialog clears it)."""
+    """Asked while ``keys.CONFIRM_DELETE`` names the runs (closing the dialog clears it)."""
     ids = list(run_ids)
     what = f"Run {ids[0]}" if len(ids) == 1 else f"These {len(ids)} runs ({', '.join(i[:12] for i in ids[:5])}" + (
         ", …)" if len(ids) > 5 else ")")
@@ -372,7 +231,7 @@ def confirm_delete(store, run_ids: list[str]) -> None:
         except KnowSimError as exc:
             st.error(str(exc))
             return
-        st.session_state["runs_flash"] = f"Deleted run {ids[0]}." if len(ids) == 1 else f"Deleted {len(ids)} runs."
+        st.session_state[keys.FLASH] = f"Deleted run {ids[0]}." if len(ids) == 1 else f"Deleted {len(ids)} runs."
         forget_selection()  # the old selection would point at other rows
         st.rerun()
     if c2.button("Cancel", key="del_no"):
@@ -388,11 +247,10 @@ def resume(store, run_id: str) -> None:
     ``running``, then stopped on the missing message: the run stayed ``running`` and left the
     "failed / interrupted" filter, issue 34.)"""
     from knowsim_core.agents import registry
-    from ui.common.nav import open_in_simulate
 
     row = store.search.get_row(run_id)
     if any(registry.spec_of(agent).human for agent in (row.assistant, row.user)):
-        open_in_simulate(run_id, row.turns)
+        nav.open_in_simulate(run_id, row.turns)
         return
     try:
         live = resume_run(store, run_id, lease_seconds=LEASE_SECONDS)  # held like any run the app plays
@@ -402,16 +260,16 @@ def resume(store, run_id: str) -> None:
     except KnowSimError as exc:
         st.error(str(exc))
         return
-    st.session_state["runs_flash"] = f"Run {run_id} resumed and finished."
+    st.session_state[keys.FLASH] = f"Run {run_id} resumed and finished."
     forget_selection()  # under "Failed / interrupted only" its row leaves the list: no other run takes its place
     st.rerun()
 
 
 def show_batch(tag: str) -> None:
     """Leave the batch groups for the runs of one batch (a button callback: runs before the widgets);
-    ``""`` (:data:`NO_BATCH`) lists the runs made one by one."""
-    st.session_state["runs_batch"] = tag
-    st.session_state["runs_group"] = False
+    ``""`` (:data:`~ui.runs.filter_bar.NO_BATCH`) lists the runs made one by one."""
+    st.session_state[keys.RUN_FILTERS.of("batch_tag")] = tag
+    st.session_state[keys.GROUP] = False
 
 
 def tag_editor(store, run_id: str) -> None:
@@ -436,5 +294,5 @@ def tag_editor(store, run_id: str) -> None:
             except KnowSimError as exc:
                 st.error(str(exc))
                 return
-            st.session_state["runs_flash"] = f"Tagged run {run_id[:12]}: {', '.join(added) or 'no new tag'}."
+            st.session_state[keys.FLASH] = f"Tagged run {run_id[:12]}: {', '.join(added) or 'no new tag'}."
             st.rerun()

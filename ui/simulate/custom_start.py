@@ -18,15 +18,11 @@ from knowsim_core.engine.state import STATE_NAMES, IUState, KnowledgeState, samp
 
 from ui.common.graph_view import render_graph
 from ui.common.theme import state_name
-
-_STATES = "_ks_custom_states"
-_EPOCH = "_ks_custom_epoch"
-GRAPH_KEY = "setup_custom_graph"
-TABLE_KEY = "setup_custom_states"  # + epoch
+from ui.simulate import keys
 
 
 def _states(graph: IUGraph, scope: str, params: RuleParams, seed: int) -> dict[str, IUState]:
-    store = st.session_state.setdefault(_STATES, {})
+    store = st.session_state.setdefault(keys.CUSTOM_STATES, {})
     if scope not in store:
         base = sample_initial_state(graph, params.init_ratios["novice"], random.Random(seed))
         store[scope] = {v: base.state_of(graph.index.label_of[v]) for v in graph.index.ids}
@@ -34,7 +30,7 @@ def _states(graph: IUGraph, scope: str, params: RuleParams, seed: int) -> dict[s
 
 
 def _bump() -> None:
-    st.session_state[_EPOCH] = st.session_state.get(_EPOCH, 0) + 1
+    st.session_state[keys.CUSTOM_EPOCH] = st.session_state.get(keys.CUSTOM_EPOCH, 0) + 1
 
 
 def render_custom_start(graph: IUGraph, *, scope: str, params: RuleParams, seed: int) -> KnowledgeState:
@@ -52,7 +48,7 @@ def render_custom_start(graph: IUGraph, *, scope: str, params: RuleParams, seed:
     left, right = st.columns([3, 2])
     with left:
         st.caption("Click an IU, then choose its starting state.")
-        picked = render_graph(graph, states=states, key=GRAPH_KEY, height=360, descriptions=False)
+        picked = render_graph(graph, states=states, key=keys.CUSTOM_GRAPH, height=360, descriptions=False)
         if picked:
             names = [state_name(x) for x in IUState]
             choice = st.segmented_control(
@@ -66,7 +62,7 @@ def render_custom_start(graph: IUGraph, *, scope: str, params: RuleParams, seed:
         rows = [{"IU": n.id, "concept": n.concept, "state": states[n.id].key} for n in graph.nodes]
         edited = st.data_editor(
             rows,
-            key=f"{TABLE_KEY}_{st.session_state.get(_EPOCH, 0)}",
+            key=keys.custom_table(st.session_state.get(keys.CUSTOM_EPOCH, 0)),
             hide_index=True,
             disabled=["IU", "concept"],
             column_config={"state": st.column_config.SelectboxColumn("starting state", options=list(STATE_NAMES), required=True)},

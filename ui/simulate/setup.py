@@ -8,6 +8,7 @@ from knowsim_core.agents.registry import HUMAN_ID as HUMAN, spec_of
 from knowsim_core.engine.config import LEVELS, PRESETS, preset as get_preset
 from knowsim_core.errors import KnowSimError
 
+from ui.common import nav
 from ui.simulate import state
 from ui.simulate.custom_start import render_custom_start
 from ui.common.questions import question_label
@@ -45,7 +46,7 @@ def render_setup(store) -> None:
         st.info("There are no questions yet; add one on the Questions page.")
         return
     ids = [q.id for q in questions]
-    wanted = st.query_params.get("question")
+    wanted = st.query_params.get(nav.QUESTION)
     label_of = {q.id: question_label(q) for q in questions}  # grouped by kind, samples first
     c1, c2 = st.columns([3, 1])
     qid = c1.selectbox(
@@ -58,7 +59,7 @@ def render_setup(store) -> None:
         return
     newest_first = versions[::-1]
     numbers = [v.version for v in newest_first]
-    asked = st.query_params.get("version")  # the Graph editor's "Simulate on vN"
+    asked = st.query_params.get(nav.VERSION)  # the Graph editor's "Simulate on vN"
     gv = c2.selectbox(
         "Graph version", newest_first, key=f"setup_graph_{qid}",
         index=numbers.index(int(asked)) if qid == wanted and asked and asked.isdigit() and int(asked) in numbers else 0,

@@ -1,8 +1,9 @@
-"""Typed access to the session state the pages share (one place for every key).
+"""The Simulate page's session: its player, auto-play, and the runs it opens and closes (keys in
+:mod:`ui.simulate.keys`).
 
 The Simulate view keeps one :class:`~ui.simulate.player.Player` per session; the URL (``?run=…&pair=…
-&turn=…``) is the source of truth when a page is opened, so a deep link or a reload shows the
-same run and turn.
+&turn=…``, parameters of :mod:`ui.common.nav`) is the source of truth when the page is entered, so a
+deep link or a reload shows the same run and turn.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from ui.simulate.player import Player
+from ui.common import nav
 from ui.common.resources import agent_settings
+from ui.simulate import keys
+from ui.simulate.player import Player
 
-PLAYER = "_ks_player"
-PLAYBACK = "_ks_playback"
-COMPARE_OPEN = "_ks_compare_open"  # set after a fork: Simulate opens its Compare view on the pair
-SPEED_KEY = "sim_speed"  # the speed box, drawn on every Simulate run with a player (see player())
 SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.5 s)": 0.5}
 DEFAULT_SPEED = "normal (1 s)"
 LEASE_RENEW_SECONDS = 60  # the open Simulate page renews its runs' leases (storage.LEASE_SECONDS) this often
@@ -42,19 +41,19 @@ class Playback:
 
 
 def playback() -> Playback:
-    if PLAYBACK not in st.session_state:
-        st.session_state[PLAYBACK] = Playback()
-    return st.session_state[PLAYBACK]
+    if keys.PLAYBACK not in st.session_state:
+        st.session_state[keys.PLAYBACK] = Playback()
+    return st.session_state[keys.PLAYBACK]
 
 
 def url_run_ids() -> tuple[str, ...]:
     qp = st.query_params
-    ids = [qp.get("run", ""), qp.get("pair", "")]
+    ids = [qp.get(nav.RUN, ""), qp.get(nav.PAIR, "")]
     return tuple(i for i in ids if i)
 
 
 def url_turn() -> int | None:
-    raw = st.query_params.get("turn")
+    raw = st.query_params.get(nav.TURN)
     try:
         return int(raw) if raw is not None else None
     except ValueError:
@@ -63,25 +62,24 @@ def url_turn() -> int | None:
 
 def player(store) -> Player | None:
     """The session's player, (re)built from the URL when the URL names other runs, and moved to
-    the URL's turn when the page has just been entered with a link to another turn of the open
-    runs: a link to turn 5 of the run already open at turn 3 (from Home, Failure modes, Agreement
-    or Saved runs) showed turn 3 and rewrote the link to it.
+    the URL's turn when the page has just been entered (:func:`ui.common.nav.entered`) with a link
+    to another turn of the open runs: a link to turn 5 of the run already open at turn 3 (from
+    Home, Failure modes, Agreement or Saved runs) showed turn 3 and rewrote the link to it.
 
     Only on entering: while the page is shown, the player's own moves (Step, the slider, Play)
     run before the URL is rewritten, and a rerun the browser sent with an older URL must not
-    move it back. Entering is told by the speed box's value, which Streamlit drops with every
-    widget of a page that is left (and which Simulate draws on every run that has a player)."""
-    current: Player | None = st.session_state.get(PLAYER)
+    move it back."""
+    current: Player | None = st.session_state.get(keys.PLAYER)
     wanted = url_run_ids()
     turn = url_turn()
     if wanted and (current is None or current.run_ids != wanted):
         current = Player(store, wanted, turn=0 if turn is None else turn, settings=agent_settings(store))
         if turn is None and current.all_finished:  # a link to a finished run opens on its outcome
             current.goto(current.stored_turns)
-        st.session_state[PLAYER] = current
+        st.session_state[keys.PLAYER] = current
     elif current is not None and not wanted:
         sync_url(current)
-    elif current is not None and turn is not None and turn != current.turn and SPEED_KEY not in st.session_state:
+    elif current is not None and turn is not None and turn != current.turn and nav.entered(nav.SIMULATE):
         playback().playing = False
         current.goto(turn)
     return current
@@ -109,11 +107,11 @@ def discard_unplayed(store, p: Player | None, *, keep: tuple[str, ...] = ()) -> 
 def open_runs(store, run_ids: tuple[str, ...], *, turn: int = 0, live: dict | None = None) -> Player:
     """Make ``run_ids`` the session's runs (e.g. after "Start") and point the URL at them; a run
     started before and never played is deleted (:func:`discard_unplayed`)."""
-    discard_unplayed(store, st.session_state.get(PLAYER), keep=run_ids)
+    discard_unplayed(store, st.session_state.get(keys.PLAYER), keep=run_ids)
     p = Player(store, run_ids, turn=turn, live=live, settings=agent_settings(store))
     p.hold_leases()  # a run started here is abandoned if this session goes away before it ends
-    st.session_state[PLAYER] = p
-    st.session_state.pop(COMPARE_OPEN, None)
+    st.session_state[keys.PLAYER] = p
+    st.session_state.pop(keys.COMPARE_OPEN, None)
     playback().playing = False
     sync_url(p)
     return p
@@ -123,28 +121,25 @@ def close_runs(store=None) -> None:
     """Close the session's runs (they stay saved); with ``store``, one it started and never played
     is deleted (:func:`discard_unplayed`)."""
     if store is not None:
-        discard_unplayed(store, st.session_state.get(PLAYER))
-    st.session_state.pop(PLAYER, None)
-    st.session_state.pop(COMPARE_OPEN, None)
+        discard_unplayed(store, st.session_state.get(keys.PLAYER))
+    st.session_state.pop(keys.PLAYER, None)
+    st.session_state.pop(keys.COMPARE_OPEN, None)
     playback().playing = False
-    for k in ("run", "pair", "turn"):
+    for k in nav.SIMULATE_PARAMS:
         if k in st.query_params:
             del st.query_params[k]
 
 
 def url_params(p: Player) -> dict[str, str]:
     """The deep-link parameters of what ``p`` shows."""
-    want = {"run": p.run_ids[0], "turn": str(p.turn)}
-    if len(p.run_ids) > 1:
-        want["pair"] = p.run_ids[1]
-    return want
+    return nav.simulate_params(p.run_ids, p.turn)
 
 
 def sync_url(p: Player) -> None:
     """Write the shown runs and turn into the URL (only the keys that changed)."""
     want = url_params(p)
-    if "pair" not in want and "pair" in st.query_params:
-        del st.query_params["pair"]
+    if nav.PAIR not in want and nav.PAIR in st.query_params:
+        del st.query_params[nav.PAIR]
     for k, v in want.items():
         if st.query_params.get(k) != v:
             st.query_params[k] = v

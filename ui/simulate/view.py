@@ -22,7 +22,7 @@ from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.evaluation.explain import explain_turn
 
-from ui.simulate import state
+from ui.simulate import keys, state
 from ui.simulate.gauge import gauge_top, render_gauge, render_load_chart
 from ui.common.graph_view import MIN_LABEL_PX, render_graph, render_legend
 from ui.simulate.player import Player
@@ -31,9 +31,6 @@ from ui.common.theme import GLOSSARY, glossary_help
 from ui.people.agreement_view import render_turn_judgments
 from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_card
 
-GRAPH_KEY = "sim_graph_{}"
-SCRUB_KEY = "sim_scrub"
-TYPED_KEY = "sim_typed"
 # one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
 # the graph leaves room for a status of two lines (a virtual stop and the run's end named): at 310 px
 # such a status pushed the gauge's ▲/▼ and its lower ticks below 900 px (issue 34 item 8)
@@ -95,7 +92,7 @@ def scrub_key(p: Player) -> str:
     belongs to an older scrubber and equals the turn it was drawn at, which :func:`_scrub` ignores:
     only a real drag moves the cursor.
     """
-    return f"{SCRUB_KEY}_{p.turn}_{p.stored_turns}"
+    return f"{keys.SCRUB}_{p.turn}_{p.stored_turns}"
 
 
 def _scrub(p: Player, key: str, drawn: int) -> None:
@@ -119,7 +116,7 @@ def _play_controls(p: Player) -> None:
         st.rerun(scope="app")  # run_every is read when the ticking fragment is defined
     names = list(state.SPEEDS)
     current = next((n for n, v in state.SPEEDS.items() if v == pb.speed), state.DEFAULT_SPEED)
-    choice = row.selectbox("speed", names, index=names.index(current), key=state.SPEED_KEY,
+    choice = row.selectbox("speed", names, index=names.index(current), key=keys.SPEED,
                            label_visibility="collapsed", width=160)
     if state.SPEEDS[choice] != pb.speed:
         pb.speed = state.SPEEDS[choice]
@@ -272,7 +269,7 @@ def _single(p: Player, rid: str) -> None:
     _header(run, _status(p), version=graph_version_label(p, rid))
     left, right = st.columns([11, 9], gap="medium")
     with left:
-        selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(0),
+        selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(0),
                                 height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)),
                                 min_label_px=MIN_LABEL_PX)  # readable labels; a tall graph pans
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
@@ -293,7 +290,7 @@ def _pair(p: Player) -> None:
             _header(run, label=side_label(p, i), version=graph_version_label(p, rid))
             _compose(p, rid, i)  # e.g. the fork of a typed run goes on typed
             # compact: two graphs side by side keep labels of 11 px at least (glyph + id; the concept on hover)
-            selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=GRAPH_KEY.format(i),
+            selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(i),
                                     height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True,
                                     modes=turn_modes(run, p.record(rid)))
             _iu_panel(p, i, rid, selected, height=260 if selected else "content")
@@ -320,7 +317,7 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
                 st.error(f"The simulated learner could not write its message: {exc}")
                 return True
         label = "Your reply as the assistant" if role == "assistant" else "Your message as the learner"
-        st.text_area(label, key=TYPED_KEY + suffix, height=68,
+        st.text_area(label, key=keys.TYPED + suffix, height=68,
                      placeholder="It goes through the same extractor and rules as an agent's message.")
         attempt = role == "user" and st.checkbox("This message attempts an answer", key=f"sim_typed_attempt{suffix}")
         # never disabled: the box's text reaches the server when it loses focus, i.e. on this very click
@@ -331,7 +328,7 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
 
 def _send(p: Player, rid: str, suffix: str, attempt: bool) -> None:
     """Send the typed message (a callback, so the new turn is drawn by the same rerun)."""
-    key = TYPED_KEY + suffix
+    key = keys.TYPED + suffix
     if p.send(st.session_state.get(key) or "", rid=rid, **({"attempt": True} if attempt else {})):
         st.session_state[key] = ""  # the box is empty for the next turn
         state.playback().mark()
@@ -359,7 +356,7 @@ def _fork(p: Player, index: int, rid: str) -> None:
                 st.error(f"The fork could not be made: {exc}")
                 return
             state.open_runs(p.store, (rid, child.run_id), turn=rec.turn, live={child.run_id: child})
-            st.session_state[state.COMPARE_OPEN] = True
+            st.session_state[keys.COMPARE_OPEN] = True
             st.rerun(scope="app")
 
 
@@ -371,7 +368,7 @@ def _compare(p: Player) -> None:
 
     # drawn only while open (on_change="rerun" makes the expander report it): a closed panel must
     # not add two graphs and four tables to every step of a playing pair
-    panel = st.expander("Compare the two runs", expanded=bool(st.session_state.get(state.COMPARE_OPEN)),
+    panel = st.expander("Compare the two runs", expanded=bool(st.session_state.get(keys.COMPARE_OPEN)),
                         key="sim_compare_" + "_".join(p.run_ids), on_change="rerun")
     if panel.open:
         with panel:
