@@ -2,7 +2,7 @@
 
 Each feature package names its own keys in its ``keys.py`` (``ui.simulate.keys``, ``ui.runs.keys``
 …): a key that is read or written apart from the one widget that draws it is spelled there and only
-there, and a key only its widget uses is written once, at the widget. ``tests/test_ui_keys.py``
+there, and a key only its widget uses is written once, at the widget. ``tests/test_ui_owners.py``
 holds every module of ``ui/``, ``pages/`` and ``app.py`` to that.
 """
 
