@@ -2,7 +2,7 @@
 
 Order within a row follows the mean x of each node's prerequisites (one barycentre pass keeps
 edges short); a row is spread evenly around x = 0. Shared by the Studio's graph view
-(``ui/graph_layout.py``) and the single-file replay (``formats/replay_html.py``), so an exported
+(``ui/common/graph_layout.py``) and the single-file replay (``formats/replay_html.py``), so an exported
 replay shows the graph the way the Studio does. Pure: graph in, coordinates out.
 """
 

@@ -188,6 +188,6 @@ export default function render(component) {
   }).catch((e) => { info.textContent = "The graph could not be drawn: " + e.message; });
 }
 
-// the loader (ui/graph_view.py) calls this directly once the module is loaded: an update is drawn in
+// the loader (ui/common/graph_view.py) calls this directly once the module is loaded: an update is drawn in
 // the same task, without a dynamic import() round trip that queues it behind the rest of the rerun
 (window.__ksGraphRender ||= {})[import.meta.url] = render;

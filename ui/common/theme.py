@@ -28,7 +28,7 @@ def state_badge(state: IUState | int) -> str:
 
 # ---------------------------------------------------------------------- failure modes
 # Charts name every mode in their legend and hover (no fill patterns: Streamlit's plotly.js drops
-# patterned stacked bars, see ui/failure_views.py). Every view that colours a mode (Simulate,
+# patterned stacked bars, see ui/runs/failure_views.py). Every view that colours a mode (Simulate,
 # Failure modes, Compare) takes it from here.
 MODE_COLORS: dict[FailureMode, str] = MODE_COLOURS
 MODE_FONT: dict[FailureMode, str] = MODE_FONTS
