@@ -75,7 +75,7 @@ def test_the_pair_names_a_b_and_the_fork(seeded_store):
     at.query_params["run"] = live.run_id
     at.query_params["pair"] = child.run_id
     at.query_params["turn"] = "3"
-    at.session_state["_ks_compare_open"] = True  # ui.simulate.state.COMPARE_OPEN: the panel open, as after a fork
+    at.session_state["_ks_compare_open"] = True  # ui.simulate.keys.COMPARE_OPEN: the panel open, as after a fork
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     heads = [m.value for m in at.markdown if "learner**" in m.value]
