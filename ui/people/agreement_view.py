@@ -24,6 +24,7 @@ from ui.people import keys
 UP_COLOUR, DOWN_COLOUR = "#009E73", "#D55E00"  # Okabe–Ito bluish green / vermillion
 SCORE_COLOURS = {"knowsim": "#0072B2", "reply_length": "#8C8C8C", "upward": "#CC79A7"}
 
+
 def _default_name() -> str:
     try:
         return getpass.getuser() or "researcher"
