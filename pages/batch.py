@@ -9,6 +9,7 @@ import streamlit as st
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
+from knowsim_core.vocab import RunStatus
 from ui import batch_view as bv
 from ui.frame import ensure_frame
 from ui.questions import KIND_SHORT, by_kind, question_label
@@ -149,7 +150,7 @@ def watch() -> None:
     if rec.pid > 0:
         # wrapped: a long progress or summary line was cut at the right edge (issue 24 item 15)
         st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None, wrap_lines=True)
-    if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
+    if counts[RunStatus.FINISHED] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         try:
             bv.launch(path, bv.resume_argv(rec), rec.tag)
         except KnowSimError as exc:

@@ -19,8 +19,9 @@ from ui.paper_check import paper_check_tab
 from ui import links, run_list
 from ui.tables import MISSING
 from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.vocab import Population
 
-STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
+STATUS_LABELS = {Population.FINISHED: "Finished runs", Population.ALL: "All runs", Population.UNFINISHED: "Unfinished runs"}
 
 
 def _cell(v):
@@ -80,7 +81,7 @@ with many:
     status = c_status.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
                                 help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                      "at turn 1 would pull every mean down.")
-    links.to_url("fm_status", "status", status, default="finished")
+    links.to_url("fm_status", "status", status, default=Population.FINISHED)
     facts = db.search.facts(run_filter, status=status, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
     _, forks, typed = db.search.population_mix(run_filter, status=status)
@@ -100,7 +101,7 @@ with many:
     which = STATUS_LABELS[status].lower()
     if not facts:
         st.info(f"No runs with turns match these filters ({which})."
-                + (" Choose “all runs” under Runs to include unfinished ones." if status == "finished" else ""))
+                + (" Choose “all runs” under Runs to include unfinished ones." if status == Population.FINISHED else ""))
     else:
         st.caption(f"{len(facts)} runs · {which}" + (" · the newest shown; narrow the filters" if capped else "")
                    + f" · {SPREAD_TEXT}")

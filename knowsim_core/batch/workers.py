@@ -32,6 +32,7 @@ from knowsim_core.batch.plan import Cell
 from knowsim_core.batch.schedule import POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, run_cell, run_loop
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import Store
+from knowsim_core.vocab import CellOutcome, RunStatus
 
 FORCED_EXIT_WAIT_S = 3.0  # how long the parent waits for workers to leave after a second Ctrl-C
 
@@ -64,7 +65,7 @@ def _watch(parent: int) -> None:
             rid = _WORKER["run_id"]
             if rid:
                 try:
-                    _WORKER["store"].runs.finish(rid, status="interrupted", error=STOP_ERROR)
+                    _WORKER["store"].runs.finish(rid, status=RunStatus.INTERRUPTED, error=STOP_ERROR)
                 except KnowSimError:
                     pass
             os._exit(130)
@@ -82,7 +83,7 @@ def _worker_main(conn: Connection, others: list[Connection], stop: Any, force: A
     while True:
         try:
             job = conn.recv()
-        except EOFError:
+        except (EOFError, OSError):  # the parent is gone (or closed the pipe): nobody will send more
             return
         if job is None:
             return
@@ -92,8 +93,13 @@ def _worker_main(conn: Connection, others: list[Connection], stop: Any, force: A
             answer = (False, exc)
         try:
             conn.send(answer)
+        except OSError:  # a broken pipe: the parent is gone, and the run is stored (or marked) already
+            os._exit(1)
         except Exception as exc:  # noqa: BLE001 — e.g. an exception that does not pickle
-            conn.send((False, RuntimeError(f"batch worker {os.getpid()}: {answer[1]!r} ({exc})")))
+            try:
+                conn.send((False, RuntimeError(f"batch worker {os.getpid()}: {answer[1]!r} ({exc})")))
+            except OSError:
+                os._exit(1)
 
 
 def _worker_job(cell: Cell, tag: str, resume_id: str) -> Outcome:
@@ -200,13 +206,26 @@ class ProcessLanes:
             cell, worker = self.running.pop(pipe)
             try:
                 ok, value = pipe.recv()
-            except EOFError:
-                raise RuntimeError(f"batch worker {worker} (pid {self.procs[worker].pid}) exited while playing cell "
-                                   f"{cell.index}") from None
+            except (EOFError, OSError):  # the worker died mid-conversation (SIGKILL, out of memory)
+                out.append(self._lost(cell, worker))
+                continue
             if not ok:
                 raise value
             out.append(value)
         return out
+
+    def _lost(self, cell: Cell, worker: int) -> Outcome:
+        """A worker that died while playing ``cell``: reaped and forgotten (the next cell for that
+        lane starts a new process). Its claim on the cell and its run name a dead process, so the
+        cell is claimed again and its run resumed from its last stored turn; what was lost is at most
+        the turn in flight (and an offline conversation's buffered turns, replayed identically)."""
+        proc, pipe = self.procs[worker], self.pipes[worker]
+        self.procs[worker] = self.pipes[worker] = None
+        pipe.close()
+        proc.join(FORCED_EXIT_WAIT_S)  # reaped: a zombie's pid would still look alive to a claim
+        how = f"signal {-proc.exitcode}" if proc.exitcode is not None and proc.exitcode < 0 else f"exit {proc.exitcode}"
+        return Outcome(cell.index, CellOutcome.LOST,
+                       error=f"its worker process (pid {proc.pid}) died while playing it ({how})")
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -215,7 +234,7 @@ class ProcessLanes:
         self.force_event.set()  # each worker's watchdog marks its run interrupted and exits
         _wait_for_workers()
         self.store.runs.mark_dead()  # anything a worker could not mark itself
-        abandoned = [Outcome(cell.index, "interrupted") for cell, _ in self.running.values()]
+        abandoned = [Outcome(cell.index, CellOutcome.INTERRUPTED) for cell, _ in self.running.values()]
         self.running.clear()
         return abandoned
 
