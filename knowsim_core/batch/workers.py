@@ -195,7 +195,12 @@ class ProcessLanes:
         busy = {w for _, w in self.running.values()}
         worker = self._next if self._next not in busy else self._idle()
         pipe = self._pipe(worker)
-        pipe.send((cell, self.tag, resume_id))
+        try:
+            pipe.send((cell, self.tag, resume_id))
+        except OSError:  # the worker died between two cells: a new one takes the cell
+            self._reap(worker)
+            pipe = self._pipe(worker)
+            pipe.send((cell, self.tag, resume_id))
         self.running[pipe] = (cell, worker)
 
     def outcomes(self, timeout: float) -> list[Outcome]:
@@ -219,13 +224,20 @@ class ProcessLanes:
         lane starts a new process). Its claim on the cell and its run name a dead process, so the
         cell is claimed again and its run resumed from its last stored turn; what was lost is at most
         the turn in flight (and an offline conversation's buffered turns, replayed identically)."""
-        proc, pipe = self.procs[worker], self.pipes[worker]
-        self.procs[worker] = self.pipes[worker] = None
-        pipe.close()
-        proc.join(FORCED_EXIT_WAIT_S)  # reaped: a zombie's pid would still look alive to a claim
+        proc = self._reap(worker)
         how = f"signal {-proc.exitcode}" if proc.exitcode is not None and proc.exitcode < 0 else f"exit {proc.exitcode}"
         return Outcome(cell.index, CellOutcome.LOST,
                        error=f"its worker process (pid {proc.pid}) died while playing it ({how})")
+
+    def _reap(self, worker: int) -> Any:
+        """Forget a dead worker (its lane starts a new process on its next cell); its process, reaped."""
+        proc, pipe = self.procs[worker], self.pipes[worker]
+        self.procs[worker] = self.pipes[worker] = None
+        if pipe is not None:
+            pipe.close()
+        if proc is not None:
+            proc.join(FORCED_EXIT_WAIT_S)  # reaped: a zombie's pid would still look alive to a claim
+        return proc
 
     def stop(self) -> None:
         self.stop_event.set()

@@ -113,8 +113,10 @@ class RunWriter:
         turns still buffered and the calls the ending spent; ``run``: the run as played (its metrics
         need no reading back). A lapsed lease writes nothing: the run was closed where it was marked."""
         if self.ending is None:
-            if ending.reason is EndReason.LEASE_LAPSED:
+            if ending.reason is EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
                 self._pending.clear()
+                if ending.spent:
+                    self.store.runs.add_spent(self.run_id, ending.spent)
             else:
                 status = status_of(ending)
                 stop = ending.stop_reason if status is RunStatus.FINISHED else None
@@ -180,9 +182,8 @@ class LiveRun:
         if self.writer.ending is not None:
             return self.writer.ending
         with self.store.pinned():  # one connection for the lease, the step's reads and its writes
-            if self.leased and not self.store.runs.renew_lease(self.run_id):
-                return self.writer.end(Ending(EndReason.LEASE_LAPSED, error=LEASE_LAPSED_ERROR.format(self.run_id)),
-                                       self.sim.run)
+            if self.leased and not self.hold():
+                return self.writer.ending  # type: ignore[return-value]  # hold() closed it
             try:
                 result = self.sim.step()
             except SessionError:  # nothing was played (a typed side with nothing typed): the run stays open
@@ -200,6 +201,16 @@ class LiveRun:
             if self.sim.done:
                 self.writer.end(self.sim.ending, self.sim.run)
         return result
+
+    def hold(self, seconds: float | None = None) -> bool:
+        """Renew the run's lease (``seconds``: its new length); False when it lapsed and the run was
+        marked interrupted elsewhere — the run is then closed here as ``LEASE_LAPSED``, with the calls
+        its ledger still holds (a learner's message asked for but never answered) added to its cost."""
+        if self.writer.ending is None and self.store.runs.renew_lease(self.run_id, seconds=seconds):
+            return True
+        if self.writer.ending is None:
+            self.end(Ending(EndReason.LEASE_LAPSED, error=LEASE_LAPSED_ERROR.format(self.run_id)))
+        return False
 
     def end(self, ending: Ending) -> Ending:
         """Close the run as ``ending`` says, adding whatever the run's ledger still holds (calls of

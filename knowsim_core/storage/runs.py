@@ -210,6 +210,14 @@ class Runs:
                 raise StorageError(unknown_run(run_id))
             self._close(db, run_id, closing, stored=tuple(row))
 
+    def add_spent(self, run_id: str, spent: Sequence[Usage]) -> None:
+        """Add calls billed in a turn that no record holds to the run's tokens and cost, whatever its
+        status (a run closed elsewhere, e.g. marked interrupted when its lease lapsed)."""
+        with self._conn.write() as db:
+            db.execute("UPDATE runs SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, cost_usd = cost_usd + ? "
+                       "WHERE id = ?", [sum(u.input_tokens for u in spent), sum(u.output_tokens for u in spent),
+                                        sum(u.cost_usd for u in spent), run_id])
+
     def _close(self, db: Database, run_id: str, closing: Closing, *, stored: tuple[str, int]) -> None:
         status = closing.status
         if status not in FINAL_STATUSES:
