@@ -1,7 +1,9 @@
 """The batch service: what a batch request means, decided once for the command line and the Batch page.
 
-A :class:`BatchRequest` is the request in plain values (the command line builds it from its
-arguments, the Batch page from its form). The service owns everything between the request and the
+A :class:`BatchRequest` is the request in typed values (tuples of ids, numbers); the command line
+builds it from its options (:meth:`BatchRequest.from_args`), the Batch page from its form, and both
+the options and the command line a request is launched as come from one field table,
+:data:`OPTIONS`. The service owns everything between the request and the
 scheduler: the checks of the modes and tags, resuming a stored batch (its matrix, the cells still to
 run, those another process holds) or planning a new one under a given or generated tag, the
 estimate, the choice between worker processes and threads, the budget and the LLM settings, and the

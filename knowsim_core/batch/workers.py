@@ -8,6 +8,12 @@ immediate stop. The parent keeps at most K jobs submitted, so a stop never leave
 The scheduling, budget and stop rules are :func:`knowsim_core.batch.schedule.run_loop`'s, the one
 loop threads use too; only the lanes differ (:class:`ProcessLanes`: a process instead of a thread).
 
+**A lost worker** (SIGKILL, the out-of-memory killer) is seen as its pipe's end: its cell comes back
+as a ``lost`` outcome, which the loop plays again once on a new worker. The dead worker's claim on
+the cell and its ``running`` run name a process that is gone, so the new one claims the cell and
+resumes the run from its last stored turn: what is lost is the turn in flight (and, offline, the
+turns still buffered, which replay identically).
+
 **A pipe per worker.** The parent sends a worker its next cell down the worker's own pipe and
 reads the outcome back from it; the scheduler waits on all the pipes at once. A
 ``ProcessPoolExecutor`` per worker did the same through two helper threads in the parent (a

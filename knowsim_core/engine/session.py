@@ -4,8 +4,9 @@
 as data (Gymnasium's habit): a frozen :class:`TurnRecord`, or an :class:`Ending` saying how the
 conversation ended and what the cut-short turn cost. Nothing here touches storage: playing a turn is
 separate from storing it (``knowsim_core.services.runner``), so a turn can be played anywhere and
-stored by whoever holds the database. :func:`replay` (and :func:`knowsim_core.engine.whatif.what_if`, built on it) re-apply the pure rules to stored signals
-(no model call): a replayed, imported or edited run is just a list of records.
+stored by whoever holds the database. :func:`replay` (and :func:`knowsim_core.engine.whatif.what_if`,
+built on it) re-apply the pure rules to stored signals (no model call): a replayed, imported or
+edited run is just a list of records.
 """
 
 from __future__ import annotations

@@ -89,8 +89,8 @@ class RunWriter:
     cell's claim there); if the transaction fails, neither is stored.
     """
 
-    def __init__(self, store: Store, run_id: str, *, buffered: bool = False, on_close: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(self, store: Store, run_id: str, *, buffered: bool = False,
+                 on_close: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic):
         self.store = store
         self.run_id = run_id
         self.buffered = buffered
@@ -111,7 +111,8 @@ class RunWriter:
     def end(self, ending: Ending, run: RunRecord) -> Ending:
         """Close the run as ``ending`` says (:func:`~knowsim_core.services.play.status_of`), with the
         turns still buffered and the calls the ending spent; ``run``: the run as played (its metrics
-        need no reading back). A lapsed lease writes nothing: the run was closed where it was marked."""
+        need no reading back). A lapsed lease writes only what it spent: the run was closed where it was
+        marked interrupted."""
         if self.ending is None:
             if ending.reason is EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
                 self._pending.clear()
