@@ -39,7 +39,8 @@ def populate(store: Store, n: int) -> float:
     t0 = time.perf_counter()
     with store.transaction():
         for i in range(n):
-            store.runs.save(templates[i % len(templates)], status=RunStatus.FAILED if i % 97 == 0 else RunStatus.FINISHED)
+            status = RunStatus.FAILED if i % 97 == 0 else RunStatus.FINISHED
+            store.runs.save(templates[i % len(templates)], status=status)
     return time.perf_counter() - t0
 
 

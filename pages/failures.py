@@ -21,7 +21,8 @@ from ui.tables import MISSING
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.vocab import Population
 
-STATUS_LABELS = {Population.FINISHED: "Finished runs", Population.ALL: "All runs", Population.UNFINISHED: "Unfinished runs"}
+STATUS_LABELS = {Population.FINISHED: "Finished runs", Population.ALL: "All runs",
+                 Population.UNFINISHED: "Unfinished runs"}
 
 
 def _cell(v):

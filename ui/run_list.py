@@ -228,7 +228,8 @@ def batch_rows(groups) -> list[dict[str, Any]]:
     def mean(v):
         return None if v is None else round(v, 3)
     return [
-        {"batch": g.tag or "(no batch: runs made one by one)", "runs": g.runs, RunStatus.FINISHED: g.finished, Population.UNFINISHED: g.unfinished, "turns": g.turns,
+        {"batch": g.tag or "(no batch: runs made one by one)", "runs": g.runs,
+         RunStatus.FINISHED: g.finished, Population.UNFINISHED: g.unfinished, "turns": g.turns,
          "mean KG": mean(g.kg), "mean DC": mean(g.dc), "mean CO": mean(g.co),
          "first": g.first[:19], "last": g.last[:19]}
         for g in groups

@@ -379,9 +379,11 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
                     # dead process, so whoever plays it next resumes the run from its last stored turn
                     insort(pending, (cells[out.index], ""), key=_reverse_plan_order)
                     continue
-                out.status = CellOutcome.FAILED
-                out.error += ("; it was lost twice, so it was not tried again" if out.index in lost
-                              else "; the batch was stopping, so it was not tried again")
+                if out.index in lost:  # twice: something in this cell kills its worker (memory?)
+                    out.status = CellOutcome.FAILED
+                    out.error += "; it was lost twice, so it was not tried again"
+                else:  # the batch is stopping: its run is resumed with the rest
+                    out.status = CellOutcome.INTERRUPTED
             if out.status == CellOutcome.FAILED and is_disk_full(out.error):
                 control.full(out.error)
                 lanes.stop()

@@ -126,7 +126,8 @@ class Progress:
             done = self.tally.done
         tenth, now_s = 10 * done // max(1, self.total), self.clock()
         last_tenth, last_s = self._logged
-        if out.status != CellOutcome.FINISHED or last_tenth < 0 or tenth > last_tenth or now_s - last_s >= self.LOG_EVERY_S:
+        if (out.status != CellOutcome.FINISHED or last_tenth < 0 or tenth > last_tenth
+                or now_s - last_s >= self.LOG_EVERY_S):
             self._log(tenth, now_s)
 
     def _log(self, tenth: int, at: float) -> None:

@@ -41,7 +41,8 @@ class RunFacts:
         return {"KG": self.kg, "DC": self.dc, "CO": self.co}[name]
 
 
-def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = RunStatus.FINISHED, batch: str = "") -> RunFacts:
+def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = RunStatus.FINISHED,
+              batch: str = "") -> RunFacts:
     """Summarise one run for aggregation (counts cover every turn played, spec §7)."""
     counts = [0] * len(FAILURE_ORDER)
     first: list[int | None] = [None] * len(FAILURE_ORDER)

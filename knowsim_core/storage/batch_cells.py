@@ -90,8 +90,9 @@ class BatchCells:
         names = (RunStatus.FINISHED, RunStatus.RUNNING, RunStatus.INTERRUPTED, RunStatus.FAILED)  # best first
         with self._conn.db() as db:
             rows = db.execute(
-                "SELECT best, COUNT(*) FROM (SELECT MIN(CASE status WHEN ? THEN 0 WHEN ? THEN 1 WHEN ? THEN 2 ELSE 3 END)"
-                f" AS best FROM runs WHERE batch_tag = ? GROUP BY {cols}) GROUP BY best", [*names[:3], tag]).fetchall()
+                "SELECT best, COUNT(*) FROM (SELECT MIN(CASE status WHEN ? THEN 0 WHEN ? THEN 1 WHEN ? THEN 2 "
+                f"ELSE 3 END) AS best FROM runs WHERE batch_tag = ? GROUP BY {cols}) GROUP BY best",
+                [*names[:3], tag]).fetchall()
         out = dict.fromkeys(names, 0)
         for best, n in rows:
             out[names[best]] = n

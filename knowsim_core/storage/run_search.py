@@ -254,7 +254,8 @@ class RunSearch:
                 f"COALESCE(SUM({typed_sql()}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
-    def mixed_versions(self, run_filter: RunFilter = NO_FILTER, *, status: str = Population.FINISHED) -> dict[str, list[int]]:
+    def mixed_versions(self, run_filter: RunFilter = NO_FILTER, *,
+                       status: str = Population.FINISHED) -> dict[str, list[int]]:
         """``{question id: its graph version numbers}`` for the questions whose runs in the
         :meth:`facts` population (same filter and status) span more than one version of their graph — what
         pooling mixes. Runs of different questions on v1 and v3 are each on their question's one
