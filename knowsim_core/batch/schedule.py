@@ -215,7 +215,7 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
         return out
     out.add(ending.spent, lost=True)
     out.status = _CELL_OF_STATUS[status_of(ending)]
-    if out.status is not CellOutcome.FINISHED:
+    if out.status != CellOutcome.FINISHED:
         out.error = out.error or ending.error
     return out
 

@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     for t in r.turns:  # already played (resume)
         print(format_turn(t), file=out)
     ending = play(live, on_turn=lambda t: print(format_turn(t), file=out, flush=True))
-    if ending.reason is EndReason.PROVIDER_ERROR:  # stored failed, resumable: said in one line
+    if ending.reason == EndReason.PROVIDER_ERROR:  # stored failed, resumable: said in one line
         raise ProviderError(f"{ending.error} (run {live.run_id} is stored as failed; continue it with --resume "
                             f"{live.run_id})")
     final = live.run

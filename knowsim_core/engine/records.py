@@ -55,7 +55,7 @@ class Ending:
     ``spent``: model calls billed in a turn that did not complete (no turn record holds them).
     """
 
-    reason: EndReason
+    reason: EndReason  # compared with ==: a reason sent as its string (from another process) is the same
     stop_reason: str | None = None
     error: str = ""
     spent: tuple[Usage, ...] = ()
@@ -63,7 +63,7 @@ class Ending:
     @property
     def over(self) -> bool:
         """The conversation is over (nothing to resume), rather than cut short."""
-        return self.reason is EndReason.STOPPED
+        return self.reason == EndReason.STOPPED
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ STOPPED_BY_USER = "stopped by the user"  # the error of a run ended by Ctrl-C
 
 def status_of(ending: Ending) -> RunStatus:
     """The stored status of a run whose play ended so (the table in the module docstring)."""
-    if ending.reason is EndReason.STOPPED:
+    if ending.reason == EndReason.STOPPED:
         return RunStatus.FINISHED
     if ending.reason in (EndReason.PROVIDER_ERROR, EndReason.AGENT_ERROR):
         return RunStatus.FAILED

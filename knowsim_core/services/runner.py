@@ -114,13 +114,13 @@ class RunWriter:
         need no reading back). A lapsed lease writes only what it spent: the run was closed where it was
         marked interrupted."""
         if self.ending is None:
-            if ending.reason is EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
+            if ending.reason == EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
                 self._pending.clear()
                 if ending.spent:
                     self.store.runs.add_spent(self.run_id, ending.spent)
             else:
                 status = status_of(ending)
-                stop = ending.stop_reason if status is RunStatus.FINISHED else None
+                stop = ending.stop_reason if status == RunStatus.FINISHED else None
                 self._write(Closing(status, stop, ending.error, run, ending.spent))
             self.ending = ending  # once stored: a close that failed leaves the run open
         return self.ending
@@ -236,7 +236,7 @@ class LiveRun:
             ProviderError: a model call failed (the run is stored ``failed``, resumable).
         """
         ending = play(self, on_turn=progress)
-        if ending.reason is EndReason.PROVIDER_ERROR:
+        if ending.reason == EndReason.PROVIDER_ERROR:
             raise ProviderError(ending.error)
         return self.run
 
