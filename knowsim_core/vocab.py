@@ -137,7 +137,7 @@ class EndReason(StrEnum):
     STOPPED = "stopped"  # the conversation is over: a rule, the turn limit, an empty message, the user
     PROVIDER_ERROR = "provider_error"  # a model call failed (key, limit, server): play on after a resume
     AGENT_ERROR = "agent_error"  # an agent raised (a bug): the evidence is kept with the run
-    STOP_REQUESTED = "stop_requested"  # Ctrl-C, a batch's stop or its budget: nothing new is played
+    STOP_REQUESTED = "stop_requested"  # Ctrl-C, or a batch's stop request: nothing more is played
     LEASE_LAPSED = "lease_lapsed"  # the app's hold on the run lapsed (it was marked interrupted elsewhere)
 
 

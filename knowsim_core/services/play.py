@@ -11,7 +11,7 @@ ending              run status    when
 ``STOPPED``         finished      a stop rule, the turn limit, an empty message, the user done
 ``PROVIDER_ERROR``  failed        a model call failed (resumable from the last stored turn)
 ``AGENT_ERROR``     failed        an agent raised: a bug, which then propagates
-``STOP_REQUESTED``  interrupted   Ctrl-C, a batch's stop or its budget (resumable)
+``STOP_REQUESTED``  interrupted   Ctrl-C, or a batch's stop request (resumable)
 ``LEASE_LAPSED``    interrupted   the app's hold lapsed; the run was marked where it lapsed
 ==================  ============  ==========================================================
 
@@ -19,9 +19,9 @@ Every model call is recorded in the run's usage ledger when it is made, and each
 once: by the turn record that holds it, or by the ending of the turn it was cut short in.
 
 Playing a turn (``Simulation.step``: the agents, no database) and storing it
-(:class:`~knowsim_core.services.runner.RunWriter`) are separate objects; :class:`LiveRun` joins
-them in one process. A lane that plays elsewhere sends back each step's result and the driver
-hands it to the run's writer.
+(:class:`~knowsim_core.services.runner.RunWriter`) are separate objects; a
+:class:`~knowsim_core.services.runner.LiveRun` joins them in one process. A lane that plays
+elsewhere sends back each step's result, and the driver hands it to the run's writer.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def play(live: Playable, *, stop: Callable[[], str] | None = None,
          on_turn: Callable[[TurnRecord], None] | None = None) -> Ending:
     """Step ``live`` until it ends; returns its ending (already stored).
 
-    ``stop()``: a reason to stop before the next turn ("" to go on) — a batch's stop request or
-    budget; the run is then closed ``interrupted`` with that reason. ``on_turn``: called with each
+    ``stop()``: a reason to stop before the next turn ("" to go on) — a batch's stop request; the
+    run is then closed ``interrupted`` with that reason. ``on_turn``: called with each
     turn's record once it is stored (or buffered). A bug in an agent and Ctrl-C close the run and
     propagate (see :meth:`~knowsim_core.services.runner.LiveRun.step`).
     """
