@@ -51,6 +51,7 @@ from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.services.runner import start_run  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
+from knowsim_core.vocab import RunStatus  # noqa: E402
 from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS, StudioServer, wait_idle  # noqa: E402
 
 KEY = "sim_graph_0"
@@ -221,7 +222,7 @@ def main() -> int:
             store = Store(db)
             live = start_run(store, question_id=sample.id, level="novice", assistant_id=ASSISTANT, seed=1)
             # hand the run over to the app: this process will not write it (the app resumes it)
-            store.runs.finish(live.run_id, status="interrupted", error="handed over to the app")
+            store.runs.finish(live.run_id, status=RunStatus.INTERRUPTED, error="handed over to the app")
             t0 = time.monotonic()
             page.goto(f"{server.url}/simulate?run={live.run_id}&turn=0")
             page.wait_for_function(f"() => window.__knowsim && window.__knowsim.{KEY} && window.__knowsim.{KEY}.rev")
@@ -247,7 +248,7 @@ def main() -> int:
 
             # typed turns: the researcher writes the assistant's replies
             typed = start_run(store, question_id=sample.id, level="novice", assistant_id="human", seed=1)
-            store.runs.finish(typed.run_id, status="interrupted", error="handed over to the app")
+            store.runs.finish(typed.run_id, status=RunStatus.INTERRUPTED, error="handed over to the app")
             page.goto(f"{server.url}/simulate?run={typed.run_id}&turn=0")
             page.wait_for_function(f"() => window.__knowsim && window.__knowsim.{KEY} && window.__knowsim.{KEY}.rev")
             wait_idle(page)

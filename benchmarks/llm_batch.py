@@ -39,6 +39,7 @@ from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.formats.samples import load_samples  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
 from knowsim_core.storage.run_filter import RunFilter  # noqa: E402
+from knowsim_core.vocab import RunStatus  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies  # noqa: E402
 
 LEVELS = ("novice", "intermediate", "advanced")
@@ -141,7 +142,7 @@ def main() -> None:
                     "--extractor", "compat/bench", "--max-turns", str(args.turns), "--concurrency", str(c),
                     "--db", db]
             cpu, _ = run_batch(argv, env)
-            n = Store(db).search.count(RunFilter(status="finished"))
+            n = Store(db).search.count(RunFilter(status=RunStatus.FINISHED))
             actual = (max(clock.times) - min(clock.times)) + args.latency
             ideal = math.ceil(n / c) * args.turns * CALLS_PER_TURN * args.latency
             print(f"{c:>11}  {n:>5}  {n / actual * 60:>8.0f}  {srv.peak_in_flight:>13}  {ideal:>7.2f}  "

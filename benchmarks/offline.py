@@ -39,6 +39,7 @@ from benchmarks._log import compile_bytecode, write_log  # noqa: E402
 from knowsim_core.agents import registry  # noqa: E402
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.engine.session import Simulation
+from knowsim_core.vocab import RunStatus  # noqa: E402
 
 ASSISTANTS = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic", "offline/oracle")
 LEVELS = ("novice", "intermediate", "advanced")
@@ -85,7 +86,7 @@ def against_baseline(baseline: Path, n_seeds: int, workers: int, rounds: int) ->
                 done = subprocess.run(_batch_command(n_seeds, workers, Path(tmp) / "ab.db", "--json"),
                                       capture_output=True, text=True, cwd=tree, check=True)
                 wall = time.perf_counter() - start
-            finished = sum(1 for r in json.loads(done.stdout) if r["status"] == "finished")
+            finished = sum(1 for r in json.loads(done.stdout) if r["status"] == RunStatus.FINISHED)
             counts[name] = finished
             rates[name].append(round(finished / wall, 1))
     base, this = statistics.median(rates["baseline"]), statistics.median(rates["this_tree"])
@@ -128,7 +129,7 @@ def _one_batch(timed, workers: int) -> dict:
     startup, startup_cpu, _ = timed("--dry-run")
     wall, cpu, out = timed("--json")
     rows = json.loads(out)
-    finished = sum(1 for r in rows if r["status"] == "finished")
+    finished = sum(1 for r in rows if r["status"] == RunStatus.FINISHED)
     turns = sum(r["turns"] for r in rows)
     print(f"batch with storage (--workers {workers}, temporary database): {finished} of {len(rows)} conversations "
           f"finished, {turns} turns in {wall:.2f} s (start-up alone, --dry-run: {startup:.2f} s)")

@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks._log import write_log  # noqa: E402
 from knowsim_core.storage import Store  # noqa: E402
+from knowsim_core.vocab import RunStatus  # noqa: E402
 from tests.part2_support import make_run  # noqa: E402
 
 LEVELS = ("novice", "intermediate", "advanced")
@@ -38,7 +39,8 @@ def populate(store: Store, n: int) -> float:
     t0 = time.perf_counter()
     with store.transaction():
         for i in range(n):
-            store.runs.save(templates[i % len(templates)], status="failed" if i % 97 == 0 else "finished")
+            status = RunStatus.FAILED if i % 97 == 0 else RunStatus.FINISHED
+            store.runs.save(templates[i % len(templates)], status=status)
     return time.perf_counter() - t0
 
 

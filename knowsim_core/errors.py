@@ -19,16 +19,9 @@ from __future__ import annotations
 class KnowSimError(Exception):
     """Base of every error KnowSim Studio raises deliberately.
 
-    ``spent``: the usage records (:class:`knowsim_core.engine.records.Usage`) of model calls that were
-    billed before the error cut their turn short — no turn record holds them, so whoever closes the run
-    adds them to its cost (a failed turn's money still counts against ``--max-cost``).
+    An error carries its message only: the model calls billed before it are in the run's usage
+    ledger (:class:`knowsim_core.engine.ports.UsageLedger`), recorded when they were made.
     """
-
-    spent: tuple = ()
-
-    def add_spent(self, usages) -> None:
-        """Record calls billed before this error (kept in the order they were made)."""
-        self.spent = (*usages, *self.spent)
 
 
 class GraphError(KnowSimError):

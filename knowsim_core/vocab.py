@@ -11,6 +11,10 @@ app's #D9D9D9; the stop reasons written in the engine twice and as raw strings i
 the keys, and importing nothing of ours — and ``tests/test_vocabulary.py`` fails when one of them is
 written anywhere else.
 
+**Statuses** (a stored run's, a batch cell's, a cell claim's) and the reasons a conversation's play
+ends are ``StrEnum``s: they compare equal to the strings the database keeps, and
+``tests/test_statuses.py`` fails on a status word written as a string outside this module.
+
 **Failure modes** have one spelling, :attr:`FailureMode.title` (``PREREQ-BLOCKED``): the graph
 badge's legend, the charts, the command line, the replay and — in lower case at the head of a
 reason — the why text. A mode's letter (on the graph badge, in the replay, in the ``run`` command's
@@ -98,6 +102,66 @@ STOP_REASONS: tuple[str, ...] = (
     STOP_USER_DONE, STOP_END_OF_RECORDING,
 )
 RULE_STOPS: tuple[str, ...] = (STOP_MASTERY, STOP_OVERLOAD)  # what a turn's termination vote can fire
+
+
+# ---------------------------------------------------------------------- a run's life
+class RunStatus(StrEnum):
+    """A stored run's status (the ``runs.status`` column keeps these strings)."""
+
+    RUNNING = "running"  # a live process (or the app, under a lease) is writing it
+    FINISHED = "finished"  # it ended: its ``stop_reason`` says how
+    FAILED = "failed"  # a model call or an agent failed; resumable from its last stored turn
+    INTERRUPTED = "interrupted"  # stopped (Ctrl-C, a batch's stop, its writer gone); resumable
+
+
+RUN_STATUSES: tuple[RunStatus, ...] = tuple(RunStatus)
+FINAL_STATUSES: tuple[RunStatus, ...] = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.INTERRUPTED)
+UNFINISHED_STATUSES: tuple[RunStatus, ...] = (RunStatus.FAILED, RunStatus.INTERRUPTED)  # shown as needing a resume
+
+
+class Population(StrEnum):
+    """Which runs a cross-run view pools (Failure modes, the paper check): by status, as a choice."""
+
+    FINISHED = "finished"  # runs that ended (the default: a run stopped early would bias every rate)
+    ALL = "all"
+    UNFINISHED = "unfinished"  # failed and interrupted runs
+
+
+POPULATIONS: tuple[Population, ...] = tuple(Population)
+
+
+class EndReason(StrEnum):
+    """How a conversation's play ended (an :class:`~knowsim_core.engine.records.Ending`'s reason);
+    ``knowsim_core.services.play.status_of`` maps each to the run's :class:`RunStatus`."""
+
+    STOPPED = "stopped"  # the conversation is over: a rule, the turn limit, an empty message, the user
+    PROVIDER_ERROR = "provider_error"  # a model call failed (key, limit, server): play on after a resume
+    AGENT_ERROR = "agent_error"  # an agent raised (a bug): the evidence is kept with the run
+    STOP_REQUESTED = "stop_requested"  # Ctrl-C, or a batch's stop request: nothing more is played
+    LEASE_LAPSED = "lease_lapsed"  # the app's hold on the run lapsed (it was marked interrupted elsewhere)
+
+
+class CellOutcome(StrEnum):
+    """What became of one cell of a batch."""
+
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    NOT_STARTED = "not started"
+    SKIPPED = "skipped"  # another process finished it or holds it (it claimed it first)
+    LOST = "lost"  # the worker process playing it died: the cell is played again (a scheduler's word only)
+
+
+CELL_ENDED: tuple[CellOutcome, ...] = (CellOutcome.FINISHED, CellOutcome.FAILED, CellOutcome.INTERRUPTED,
+                                       CellOutcome.SKIPPED)
+
+
+class ClaimOutcome(StrEnum):
+    """What claiming a batch cell decided (``store.cells.claim``)."""
+
+    MINE = "mine"  # play it (continuing the run the claim names, if any)
+    DONE = "done"  # a finished run exists
+    TAKEN = "taken"  # a live process plays it
 
 
 # ---------------------------------------------------------------------- knowledge states

@@ -9,6 +9,7 @@ import streamlit as st
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
+from knowsim_core.vocab import RunStatus
 from knowsim_core.storage.questions import KIND_LABELS
 from knowsim_core.storage.run_filter import RunFilter
 from ui.batch import keys
@@ -148,7 +149,7 @@ def watch() -> None:
     if rec.pid > 0:
         # wrapped: a long progress or summary line was cut at the right edge (issue 24 item 15)
         st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None, wrap_lines=True)
-    if counts["finished"] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
+    if counts[RunStatus.FINISHED] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         try:
             bv.launch(path, bv.resume_argv(rec), rec.tag)
         except KnowSimError as exc:

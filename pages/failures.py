@@ -12,6 +12,7 @@ import streamlit as st
 from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.vocab import Population
 from ui.common import links, nav, share
 from ui.common.frame import ensure_frame
 from ui.common.resources import get_store
@@ -22,7 +23,8 @@ from ui.runs import keys
 from ui.runs.filter_bar import filter_bar
 from ui.runs.paper_check import paper_check_tab
 
-STATUS_LABELS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
+STATUS_LABELS = {Population.FINISHED: "Finished runs", Population.ALL: "All runs",
+                 Population.UNFINISHED: "Unfinished runs"}
 
 
 def _cell(v):
@@ -80,7 +82,7 @@ with many:
     status = c_status.selectbox("Runs", STATUS_CHOICES, key=keys.FAILURE_STATUS, format_func=STATUS_LABELS.get,
                                 help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                      "at turn 1 would pull every mean down.")
-    links.to_url(keys.FAILURE_STATUS, nav.STATUS, status, default="finished")
+    links.to_url(keys.FAILURE_STATUS, nav.STATUS, status, default=Population.FINISHED)
     facts = db.search.facts(run_filter, status=status, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
     _, forks, typed = db.search.population_mix(run_filter, status=status)
@@ -100,7 +102,7 @@ with many:
     which = STATUS_LABELS[status].lower()
     if not facts:
         st.info(f"No runs with turns match these filters ({which})."
-                + (" Choose “all runs” under Runs to include unfinished ones." if status == "finished" else ""))
+                + (" Choose “all runs” under Runs to include unfinished ones." if status == Population.FINISHED else ""))
     else:
         st.caption(f"{len(facts)} runs · {which}" + (" · the newest shown; narrow the filters" if capped else "")
                    + f" · {SPREAD_TEXT}")

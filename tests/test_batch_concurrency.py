@@ -152,11 +152,12 @@ def test_without_flags_offline_matrices_use_a_process_per_core_and_model_batches
 
     assert mode() == "4 worker processes"  # 2 questions × 3 levels × 5 assistants = 30 conversations
     assert mode("--assistants", "offline/simple", "--levels", "novice") == "2 worker processes"  # 2 conversations
-    assert mode("--assistants", "offline/simple", "--levels", "novice", questions="sample_lava_lamps") == "up to 1 at once"
-    assert mode(*LLM) == "up to 16 at once"
+    assert mode("--assistants", "offline/simple", "--levels", "novice", questions="sample_lava_lamps") == \
+        "one at a time, in this process"
+    assert mode(*LLM) == "up to 6 at once"  # 16 threads, but only 6 conversations: what will really run
     assert mode("--concurrency", "3") == "up to 3 at once"
-    assert mode("--workers", "1") == "up to 1 at once"  # one process, one conversation: threads only contend
-    assert mode("--workers", "1", *LLM) == "up to 1 at once"  # what was asked; --concurrency N is the way to 16
+    assert mode("--workers", "1") == "one at a time, in this process"  # one conversation at once: threads only contend
+    assert mode("--workers", "1", *LLM) == "one at a time, in this process"  # --concurrency N is the way to 16
     assert mode("--workers", "3", *LLM) == "3 worker processes"
 
 
@@ -219,7 +220,7 @@ def test_runs_lists_a_batch_and_resume_needs_a_known_tag(capsys, db_path):
                            "--db", str(db_path))
         assert code == 0, err
     code, out, _ = cli(capsys, "runs", "--batch", "two", "--json", "--db", str(db_path))
-    assert code == 0 and [r["batch_tag"] for r in json.loads(out)] == ["two", "two"]
+    assert code == 0 and [r["batch_tag"] for r in json.loads(out)["runs"]] == ["two", "two"]
     assert Store(db_path).search.count(RunFilter(batch_tag="one")) == 2
     code, out, err = cli(capsys, "batch", "--resume", "two", "--db", str(db_path))
     assert code == 0 and "0 to run" in out and "2 already finished" in out

@@ -17,6 +17,7 @@ from knowsim_core.batch.plan import Cell
 from knowsim_core.batch.schedule import Outcome
 from knowsim_core.batch.workers import ProcessLanes
 from knowsim_core.storage import Store
+from knowsim_core.vocab import CellOutcome
 
 
 def _cell(index: int) -> Cell:
@@ -30,7 +31,7 @@ def _lanes(tmp_path, monkeypatch, job) -> ProcessLanes:
 
 
 def _echo(cell: Cell, tag: str, resume_id: str) -> Outcome:
-    return Outcome(cell.index, "finished", run_id=f"{tag}-{os.getpid()}", turns=cell.index)
+    return Outcome(cell.index, CellOutcome.FINISHED, run_id=f"{tag}-{os.getpid()}", turns=cell.index)
 
 
 def test_cells_go_to_their_worker_and_outcomes_come_back_without_a_thread_in_the_parent(tmp_path, monkeypatch):
@@ -73,11 +74,21 @@ def _die(cell: Cell, tag: str, resume_id: str) -> Outcome:
     os._exit(3)
 
 
-def test_a_worker_that_dies_mid_cell_is_an_error_not_a_wait(tmp_path, monkeypatch):
+def test_a_worker_that_dies_mid_cell_is_a_lost_cell_not_a_wait_and_its_lane_starts_again(tmp_path, monkeypatch):
+    """Issue 49: the dead worker's cell came back as a RuntimeError that aborted the whole batch.
+    Now it is an outcome (``lost``, which the scheduler plays again) and the lane starts a new
+    worker for its next cell."""
     lanes = _lanes(tmp_path, monkeypatch, _die)
     try:
+        lanes._next = 0
         lanes.submit(_cell(4), "")
-        with pytest.raises(RuntimeError, match="exited while playing cell 4"):
-            lanes.outcomes(30.0)
+        (lost,) = lanes.outcomes(30.0)
+        assert lost.index == 4 and lost.status == CellOutcome.LOST and "(exit 3)" in lost.error
+        assert lanes.procs[0] is None and lanes.pipes[0] is None  # reaped and forgotten
+        monkeypatch.setattr(workers, "_worker_job", _echo)  # what the next fork runs
+        lanes._next = 0
+        lanes.submit(_cell(5), "")
+        (played,) = lanes.outcomes(30.0)
+        assert played.index == 5 and played.status == CellOutcome.FINISHED
     finally:
         lanes.close(forced=True)

@@ -13,8 +13,10 @@ import json
 
 import pytest
 
+from knowsim_core.engine.records import Ending
+from knowsim_core.vocab import EndReason
+
 from knowsim_core.cli import main
-from knowsim_core.errors import ProviderError
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
 from knowsim_core.storage.run_filter import RunFilter
@@ -47,8 +49,8 @@ def server(monkeypatch):
 def failed_first_turn(store, server, *script: Fault):
     server.push(*script)
     live = start_run(store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=3, **PRICED)
-    with pytest.raises(ProviderError):
-        live.step()
+    ending = live.step()  # how the turn ended, as data: the failed call, and what the turn had spent
+    assert isinstance(ending, Ending) and ending.reason is EndReason.PROVIDER_ERROR and ending.error
     return store.search.get_row(live.run_id)
 
 

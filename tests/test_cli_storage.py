@@ -58,7 +58,7 @@ def test_runs_json_lists_objects(capsys, db_path):
         cli(capsys, "run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant",
             "offline/simple", "--seed", seed, "--max-turns", "2", "--db", str(db_path))
     code, out, _ = cli(capsys, "runs", "--db", str(db_path), "--json")
-    rows = json.loads(out)
+    rows = json.loads(out)["runs"]
     assert code == 0 and len(rows) == 2
     for r in rows:
         assert {"id", "status", "turns", "question", "level", "assistant"} <= set(r)

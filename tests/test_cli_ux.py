@@ -26,19 +26,21 @@ def test_runs_json_says_how_many_more_and_names_the_version_number(capsys, db_pa
     ``graph_version_id`` — a row id, not the N ``--graph-version N`` takes."""
     _runs(capsys, db_path)
     code, out, err = cli(capsys, "runs", "--db", str(db_path), "--json", "--limit", "2")
-    rows = json.loads(out)  # stdout stays pure JSON
-    assert code == 0 and len(rows) == 2
+    page = json.loads(out)  # stdout stays pure JSON, and says itself that it was cut (issue 49)
+    rows = page["runs"]
+    assert code == 0 and len(rows) == 2 and (page["total"], page["more"]) == (3, 1)
     assert "1 more (use --limit)" in err
     store = Store(db_path)
     for row in rows:
         version = next(v for v in store.questions.graph_versions(row["question_id"]) if v.id == row["graph_version_id"])
         assert row["graph_version"] == version.version
     # some run's version row id is not its number (two questions, one v1 each), and the number filters
-    assert any(r["graph_version"] != r["graph_version_id"] for r in json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1]))
+    assert any(r["graph_version"] != r["graph_version_id"] for r in json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])["runs"])
     code, out, _ = cli(capsys, "runs", "--db", str(db_path), "--json", "--graph-version", str(rows[0]["graph_version"]))
-    assert rows[0]["id"] in {r["id"] for r in json.loads(out)}
+    assert rows[0]["id"] in {r["id"] for r in json.loads(out)["runs"]}
     # nothing more to say when everything fits
-    assert "more" not in cli(capsys, "runs", "--db", str(db_path), "--json")[2]
+    code, out, err = cli(capsys, "runs", "--db", str(db_path), "--json")
+    assert "more" not in err and (json.loads(out)["total"], json.loads(out)["more"]) == (3, 0)
 
 
 def test_batch_all_offline_means_the_readme_matrix_and_the_dry_run_shows_it(capsys, db_path):
@@ -125,7 +127,7 @@ def test_one_spelling_per_failure_mode_and_explain_columns_line_up(capsys, db_pa
 
     assert all(MODE_WORDS[m] == m.title.lower() for m in FailureMode)
     _runs(capsys, db_path, questions=("sample_lava_lamps",))
-    rid = json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])[0]["id"]
+    rid = json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])["runs"][0]["id"]
     code, out, _ = cli(capsys, "explain", rid, "--turn", "2", "--db", str(db_path))
     lines = [line for line in out.splitlines() if line.strip()][1:]
     header = lines[0]

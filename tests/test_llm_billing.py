@@ -6,10 +6,11 @@ Old behaviour these tests catch: an unusable 200 (HTML, cut short, no reply in i
 over any request's) was retried or failed, and left no trace in any usage — the server billed it,
 ``--max-cost`` and the run's cost never knew. Its token counts cannot be read, so it is not priced
 (nothing would be honest); it is counted in ``Usage.unknown_calls`` (the turn record's usage, or the
-failed turn's ``spent`` when the call failed) and said in the error ("tokens unknown").
+failed turn's ending's ``spent`` when the call failed: the chat records every call in its ledger)
+and said in the error ("tokens unknown").
 
 Where a failed turn's calls are visible: no record is written for a turn that fails, so its billed
-calls are in the run's tokens and cost (the runner adds ``exc.spent`` when it closes the run) and,
+calls are in the run's tokens and cost (the runner adds the ending's ``spent`` when it closes the run) and,
 for unusable 200s, in the run's error line; ``explain`` has no turn to show. Resuming replays the
 turn: those calls are billed again and counted again, the failed attempt's once.
 """
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import pytest
 
+from knowsim_core.engine.ports import UsageLedger
 from knowsim_core.engine.records import TurnRecord
-from knowsim_core.errors import ProviderError
+from knowsim_core.vocab import EndReason
 from knowsim_core.llm import ProviderCallError, as_messages
 from knowsim_core.services.runner import resume_run, start_run
 from tests.fakes.llm_server import Fault, Reply, llm_server  # noqa: F401 — fixture
@@ -27,6 +29,12 @@ from tests.test_billed_failures import PRICED, TOKENS, priced_server
 from tests.test_llm_core import GOOD, Pair, model
 
 PROVIDERS = ("openai", "anthropic", "compat")
+
+
+def billed(chat):
+    """``chat`` recording its calls in a ledger of its own (as a run's agents do in the run's)."""
+    chat.ledger = UsageLedger()
+    return chat
 MSG = as_messages("s", user="q")
 UNUSABLE = [Fault(body=b"<html>Bad gateway</html>"), Fault(cut=40), Fault(body=b"{}")]
 
@@ -45,28 +53,31 @@ def test_an_unusable_200_before_a_good_reply_is_one_billed_call_with_unknown_tok
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_call_whose_replies_are_all_unusable_says_tokens_unknown_and_carries_them(llm_server, provider):
     llm_server.push(Fault(body=b"<html>"), Fault(body=b"[1, 2]"))
+    chat = billed(model(llm_server, provider, KNOWSIM_LLM_MAX_RETRIES="1"))
     with pytest.raises(ProviderCallError) as err:
-        model(llm_server, provider, KNOWSIM_LLM_MAX_RETRIES="1").complete(MSG, role="user")
+        chat.complete(MSG, role="user")
     text = str(err.value)
     assert "\n" not in text and "after 1 retry" in text
     assert "2 unusable replies billed, tokens unknown" in text
-    (spent,) = err.value.spent
+    (spent,) = chat.ledger.take()
     assert (spent.role, spent.unknown_calls, spent.input_tokens, spent.cost_usd) == ("user", 2, 0, 0.0)
 
 
 def test_a_token_count_no_request_can_use_is_a_billed_call_with_unknown_tokens(llm_server):
     llm_server.reply = lambda req: Reply("hi", input_tokens=2**63, output_tokens=1)
-    with pytest.raises(ProviderCallError, match="1 unusable reply billed, tokens unknown") as err:
-        model(llm_server, "openai").complete(MSG)
-    assert [u.unknown_calls for u in err.value.spent] == [1]
+    chat = billed(model(llm_server, "openai"))
+    with pytest.raises(ProviderCallError, match="1 unusable reply billed, tokens unknown"):
+        chat.complete(MSG)
+    assert [u.unknown_calls for u in chat.ledger.take()] == [1]
 
 
 def test_a_request_cut_before_any_status_line_is_not_counted_as_billed(llm_server):
     """No 200 came (the head was still trickling at the deadline): nothing says the call was billed."""
     llm_server.push(Fault(trickle=0.05, trickle_head=True))
+    chat = billed(model(llm_server, "openai", KNOWSIM_LLM_TIMEOUT="1", KNOWSIM_LLM_MAX_RETRIES="0"))
     with pytest.raises(ProviderCallError, match="no answer from .* within 1 s") as err:
-        model(llm_server, "openai", KNOWSIM_LLM_TIMEOUT="1", KNOWSIM_LLM_MAX_RETRIES="0").complete(MSG)
-    assert "billed" not in str(err.value) and err.value.spent == ()
+        chat.complete(MSG)
+    assert "billed" not in str(err.value) and chat.ledger.take() == ()
 
 
 # ---------------------------------------------------------------------- in a run
@@ -96,8 +107,8 @@ def test_a_failed_turns_calls_are_counted_once_on_the_run_and_again_when_the_tur
     resumed run replays the turn (billed again: counted again, and only that)."""
     server.push(Fault(), Fault(), Fault(body=b"<html>"), Fault(body=b"<html>"))
     live = start_run(seeded_store, question_id="sample_lava_lamps", level="novice", seed=1, max_turns=1, **PRICED)
-    with pytest.raises(ProviderError, match="2 unusable replies billed, tokens unknown"):
-        live.step()
+    ending = live.step()
+    assert ending.reason is EndReason.PROVIDER_ERROR and "2 unusable replies billed, tokens unknown" in ending.error
     row = seeded_store.search.get_row(live.run_id)
     assert row.status == "failed" and row.turns == 0 and "tokens unknown" in row.error
     assert (row.tokens_in, row.cost_usd) == (2 * TOKENS, pytest.approx(0.2))

@@ -97,7 +97,7 @@ def test_both_commands_take_no_batch(seeded_store, capsys):
     import json
     assert json.loads(capsys.readouterr().out)["runs"] == 2
     assert main(["runs", "--db", str(seeded_store.path), "--batch", "-", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert len(json.loads(capsys.readouterr().out)["runs"]) == 2
 
 
 def test_failure_modes_link_with_batch_dash_counts_the_runs_of_no_batch(seeded_store):

@@ -44,7 +44,7 @@ def test_run_to_end_writes_an_offline_conversation_a_few_turns_at_a_time(store, 
     every turn on its own (seen would be (1, 1), (2, 2), …)."""
     monkeypatch.setattr(runner, "BUFFER_TURNS", 2)
     monkeypatch.setattr(runner, "BUFFER_SECONDS", 3600.0)  # a slow machine must not flush early
-    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, buffered=True, **AGENTS)
     seen = []
     run = live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.search.get_row(live.run_id).turns)))
     assert seen == [(1, 0), (2, 2), (3, 2), (4, 4), (5, 5)]  # the 5th with the close, in one transaction
@@ -59,15 +59,14 @@ def test_run_to_end_writes_an_offline_conversation_a_few_turns_at_a_time(store, 
 
 def test_a_buffered_turn_waits_no_longer_than_the_time_bound(store, monkeypatch):
     monkeypatch.setattr(runner, "BUFFER_SECONDS", 0.0)
-    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=3, **AGENTS)
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=3, buffered=True, **AGENTS)
     seen = []
     live.run_to_end(progress=lambda rec: seen.append((rec.turn, store.search.get_row(live.run_id).turns)))
     assert seen == [(1, 1), (2, 2), (3, 3)]
 
 
 def test_interrupting_a_buffered_run_keeps_its_turns(store):
-    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=6, **AGENTS)
-    live.buffered = True
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=6, buffered=True, **AGENTS)
     live.step()
     live.step()
     assert store.search.get_row(live.run_id).turns == 0
@@ -229,7 +228,6 @@ def test_on_close_runs_inside_the_transaction_that_closes_the_run(store):
     leaves neither stored."""
     import sqlite3
 
-    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=2, **AGENTS)
     seen = []
 
     def on_close() -> None:
@@ -240,23 +238,26 @@ def test_on_close_runs_inside_the_transaction_that_closes_the_run(store):
             other.close()
         store.runs.add_tags(live.run_id, ["closed-with-it"])
 
-    live.on_close = on_close
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=2, buffered=True, on_close=on_close,
+                     **AGENTS)
     live.run_to_end()
     assert seen == [("running", 0)]
     assert store.search.get_row(live.run_id).status == "finished"
     assert store.search.count(RunFilter(tag="closed-with-it")) == 1
 
-    failing = start_run(store, question_id=Q, level="novice", seed=5, max_turns=2, **AGENTS)
+    failing: list = []
 
     def boom() -> None:
-        store.runs.add_tags(failing.run_id, ["never"])
+        store.runs.add_tags(failing[0].run_id, ["never"])
         raise StorageError("the caller's bookkeeping failed")
 
-    failing.on_close = boom
+    failing.append(start_run(store, question_id=Q, level="novice", seed=5, max_turns=2, buffered=True, on_close=boom,
+                             **AGENTS))
     with pytest.raises(StorageError, match="bookkeeping"):
-        failing.run_to_end()
-    row = store.search.get_row(failing.run_id)
-    assert (row.status, row.turns) == ("running", 0) and store.search.count(RunFilter(tag="never")) == 0
+        failing[0].run_to_end()
+    row = store.search.get_row(failing[0].run_id)
+    # neither the close nor the bookkeeping; the turns played are kept (written without the close)
+    assert (row.status, row.turns) == ("running", 2) and store.search.count(RunFilter(tag="never")) == 0
 
 
 def test_the_records_are_packed_before_the_write_lock_is_taken_the_closing_write_too(store, monkeypatch):
@@ -287,10 +288,11 @@ def test_the_records_are_packed_before_the_write_lock_is_taken_the_closing_write
     monkeypatch.setattr(runs_module, "pack", pack)
     monkeypatch.setattr(runner, "BUFFER_TURNS", 3)
     monkeypatch.setattr(runner, "BUFFER_SECONDS", 3600.0)
-    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, **AGENTS)
+    released, runs = [], []
+    live = start_run(store, question_id=Q, level="novice", seed=4, max_turns=5, buffered=True,  # a batch's cell release:
+                     on_close=lambda: released.append(store.search.get_row(runs[0].run_id).turns), **AGENTS)
+    runs.append(live)
     assert locked == [False], locked  # the run's setup record (packed inside the lock before, too)
-    released = []
-    live.on_close = lambda: released.append(store.search.get_row(live.run_id).turns)  # a batch's cell release
     live.run_to_end()
     assert locked == [False] * 6, locked  # then 3 turns in a flush, 2 with the close: none under the lock
     locked.clear()

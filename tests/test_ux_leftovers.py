@@ -80,7 +80,7 @@ def test_failures_says_one_run_and_explains_in_one_set_of_columns(capsys, db_pat
                "--max-turns", "3", "--db", str(db_path))[0] == 0
     code, out, _ = cli(capsys, "failures", "--db", str(db_path))
     assert code == 0 and out.splitlines()[0].startswith("1 finished run ·"), out
-    rid = json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])[0]["id"]
+    rid = json.loads(cli(capsys, "runs", "--db", str(db_path), "--json")[1])["runs"][0]["id"]
     code, out, _ = cli(capsys, "explain", rid, "--db", str(db_path))
     headers = [line for line in out.splitlines() if line.startswith("IU ")]
     assert len(headers) == 3 and len(set(headers)) == 1, headers

@@ -43,6 +43,12 @@ class _Typed:
         """True while the next turn still needs typed text (an agent with a fallback never waits)."""
         return self._pending is None and self.fallback is None
 
+    def bill_to(self, ledger: Any) -> None:
+        """The agent this side hands over to bills the run's ledger (typing costs nothing)."""
+        bill_to = getattr(self.fallback, "bill_to", None)
+        if callable(bill_to):
+            bill_to(ledger)
+
     def put(self, text: str, **extra: Any) -> None:
         """Hold ``text`` as this side's next message (used by the next step only).
 
@@ -81,8 +87,7 @@ class HumanUser(_Typed):
         typed = self._take()
         if typed is None:
             return self.fallback.respond(ctx)
-        return UserTurn(typed["text"], attempt=bool(typed.get("attempt", False)), thought=typed.get("thought", ""),
-                        usage=tuple(typed.get("usage", ())))
+        return UserTurn(typed["text"], attempt=bool(typed.get("attempt", False)), thought=typed.get("thought", ""))
 
 
 def next_user_turn(sim: Any) -> UserTurn:
@@ -100,7 +105,8 @@ def next_user_turn(sim: Any) -> UserTurn:
         turn = len(sim.run.turns) + 1
         # the same context Simulation.step() would build for this turn
         u = held.fallback.respond(sim.user_context(turn, sim.history()))
-        held.put(u.message, attempt=u.attempt, thought=u.thought, usage=u.usage)
+        # what it cost is in the run's ledger already (the agent bills it): the step's record takes it
+        held.put(u.message, attempt=u.attempt, thought=u.thought)
     return UserTurn(held._pending["text"], attempt=bool(held._pending.get("attempt")), thought=held._pending.get("thought", ""))
 
 

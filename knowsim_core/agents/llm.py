@@ -6,7 +6,9 @@ adaptive), ``compat/llama3.1@http://localhost:11434/v1`` (endpoint in the id). F
 ``(model_spec, *, settings=None, cache=None, temperature=None, max_tokens=None, ...)``.
 
 Each agent exposes ``describe()`` — model id, prompt version, sampling — for the run's metadata.
-Provider failures propagate as :class:`ProviderError` (the run stops, resumable); malformed
+Every call is recorded in the run's usage ledger when it is made (``bill_to``), so a failure
+costs nothing twice and loses nothing. Provider failures propagate as :class:`ProviderError`
+(the run stops, resumable); malformed
 extractor output is retried and then recorded as a flagged extractor failure, never silently.
 """
 
@@ -16,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from knowsim_core.agents import registry
-from knowsim_core.errors import ConfigError, GraphError, ProviderError
+from knowsim_core.errors import ConfigError, GraphError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.llm.cache import ResponseCache
 from knowsim_core.llm.chat import ChatModel, ModelRef, as_messages
@@ -57,6 +59,10 @@ class LLMAgent:
         self.max_tokens = int(max_tokens or self.chat.settings.max_tokens_for(self.kind, self.chat.base_url)
                               or self.default_max_tokens)
         self.id = ref.id
+
+    def bill_to(self, ledger: Any) -> None:
+        """Record every call of this agent in ``ledger`` (a run's usage ledger) as it is made."""
+        self.chat.ledger = ledger
 
     def _complete(self, messages: list[dict[str, str]], *, seed: int | None = None,
                   temperature: float | None = None, **kw: Any):
@@ -179,9 +185,6 @@ class LLMExtractor(LLMAgent):
                     if exc.cut:  # cut at the reply cap under an enforced schema: a retry would be cut again
                         temps = temps[:attempt]
                         break
-            except ProviderError as exc:  # the earlier attempts were billed: the error carries them
-                exc.add_spent(usages)
-                raise
             if any(e.id in known for e in entries):
                 return Extraction(entries=entries, usage=tuple(usages))
             if entries:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from knowsim_core.agents import registry
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, preset as get_preset
@@ -219,6 +219,11 @@ def _split(value: str) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
 
 
+def _items(value: Sequence[str] | str) -> list[str]:
+    """Ids given as a sequence (each once) or as one comma-separated string."""
+    return _split(value) if isinstance(value, str) else list(dict.fromkeys(v.strip() for v in value if v.strip()))
+
+
 def _canonical_assistant(agent_id: str) -> str:
     """The id a run records for this assistant (LLM assistants name their strategy), so a stored
     run is found again by its cell."""
@@ -232,12 +237,14 @@ def _canonical_assistant(agent_id: str) -> str:
 
 
 def plan(
-    store: Store, *, questions: str | None, levels: str = "all", assistants: str = "offline", seeds: int = 1,
+    store: Store, *, questions: Sequence[str] | str | None, levels: Sequence[str] | str = "all",
+    assistants: Sequence[str] | str = "offline", seeds: int = 1,
     user: str = DEFAULT_USER, extractor: str = DEFAULT_EXTRACTOR, preset: str = DEFAULT_PRESET,
     max_turns: int | None = None, graph_version: int | None = None,
 ) -> BatchSpec:
-    """The batch's matrix from the command's own spellings (``all`` / ``offline`` / comma lists);
-    checks every id before anything runs. The command line and the Batch page both call this.
+    """The batch's matrix from ids, or the command's words alone (``all`` / ``offline``; a comma
+    list in one string is split); checks every id before anything runs. The batch service calls it
+    for the command line and the Batch page.
     ``graph_version``: the version number every question is played on (each must have it); None:
     each question's newest. Either way the versions are fixed in the spec."""
     if seeds < 1:
@@ -246,28 +253,26 @@ def plan(
         raise ConfigError(f"--max-turns must be from 1 to 1000, got {max_turns}")
     if questions is None:
         raise ConfigError("batch needs --questions (all or ids), or --resume TAG")
-    if questions == "all":
+    questions, levels, assistants = _items(questions), _items(levels), _items(assistants)
+    if questions == ["all"]:
         if not store.questions.list():
             store.questions.seed_samples()
         # what the README's `--questions all` means: every question to simulate on (samples, the
         # paper's, yours); an imported real conversation's question is read, not replayed, unless named
         questions = [q.id for q in store.questions.list() if q.n_graph_versions and q.kind != "real"]
     else:
-        questions = _split(questions)
         for q in questions:
             ensure_question(store, q)
-    levels = list(LEVELS) if levels == "all" else _split(levels)
+    levels = list(LEVELS) if levels == ["all"] else levels
     bad = [lv for lv in levels if lv not in LEVELS]
     if bad:
         raise ConfigError(f"unknown level {bad[0]!r}; expected all or some of {', '.join(LEVELS)}")
-    if assistants == "offline":
+    if assistants == ["offline"]:
         # the scripted strategies of the offline provider (not every in-process agent: a plug-in or a
         # test's agent registered under another prefix is played only when named); the oracle reads
         # the hidden state (an upper bound): only when named
         assistants = [e.id for e in registry.available("assistant")
                       if e.spec.provider == "offline" and not getattr(e.factory, "reads_state", False)]
-    else:
-        assistants = _split(assistants)
     for kind, ids in (("assistant", assistants), ("user", [user]), ("extractor", [extractor])):
         for agent_id in ids:
             agent = registry.spec_of(agent_id)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import queue
+from bisect import insort
 import signal
 import threading
 import time
@@ -35,8 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from knowsim_core.batch.plan import Cell
-from knowsim_core.errors import KnowSimError, SessionError
+from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import Store
+from knowsim_core.vocab import CELL_ENDED, CellOutcome, ClaimOutcome, RunStatus
 
 POLL_S = 0.1  # how often the scheduler looks at signals, results and the progress line
 STOP_ERROR = "the batch was stopped before this conversation finished; continue it with batch --resume"
@@ -53,20 +55,32 @@ def is_disk_full(error: str) -> bool:
 
 @dataclass
 class Outcome:
-    """What became of one cell."""
+    """What became of one cell: its :class:`~knowsim_core.vocab.CellOutcome`, and what it spent."""
 
     index: int
-    status: str  # finished | failed | interrupted | not started | skipped (another process has the cell)
+    status: CellOutcome
     run_id: str = ""
     turns: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
     error: str = ""
-    lost_turn_tokens: int = 0  # of the above, billed in a turn that failed (no turn record reported them)
+    lost_turn_tokens: int = 0  # of the above, billed in a turn that did not complete (no turn record holds them)
     lost_turn_usd: float = 0.0
     unknown_calls: int = 0  # billed calls whose tokens could not be read (unusable 200s): in no figure above
-    lost_turn_unknown: int = 0  # of those, in a turn that failed
+    lost_turn_unknown: int = 0  # of those, in a turn that did not complete
+
+    def add(self, usages: Any, *, lost: bool = False) -> None:
+        """Count calls once: a stored turn's (``lost`` False) or a cut-short turn's (True)."""
+        for u in usages:
+            self.tokens_in += u.input_tokens
+            self.tokens_out += u.output_tokens
+            self.cost_usd += u.cost_usd
+            self.unknown_calls += u.unknown_calls
+            if lost:
+                self.lost_turn_tokens += u.input_tokens + u.output_tokens
+                self.lost_turn_usd += u.cost_usd
+                self.lost_turn_unknown += u.unknown_calls
 
 
 class Control:
@@ -125,7 +139,7 @@ def run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[St
 def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[Store, int], Any] | None,
               resume_id: str, on_start: Callable[[str], None] | None,
               on_turn: Callable[[Any], None] | None) -> Outcome:
-    out = Outcome(cell.index, "not started")
+    out = Outcome(cell.index, CellOutcome.NOT_STARTED)
     if stop.is_set():
         return out
     if not tag:
@@ -134,16 +148,16 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
     try:
         claim = store.cells.claim(tag, cell.index, cell.key)
     except KnowSimError as exc:
-        out.status, out.error = "failed", str(exc)
+        out.status, out.error = CellOutcome.FAILED, str(exc)
         return out
-    if claim.outcome != "mine":  # another process finished it or is playing it: never twice
-        out.status = "skipped"
-        out.error = ("finished by another process" if claim.outcome == "done"
+    if claim.outcome != ClaimOutcome.MINE:  # another process finished it or is playing it: never twice
+        out.status = CellOutcome.SKIPPED
+        out.error = ("finished by another process" if claim.outcome == ClaimOutcome.DONE
                      else f"being played by process {claim.holder}")
         return out
     released: list[bool] = []
 
-    def release() -> None:  # in the transaction that closes the run (LiveRun.on_close), else after it
+    def release() -> None:  # in the transaction that closes the run (the writer's on_close), else after it
         store.cells.release(tag, cell.index)
         released.append(True)
 
@@ -152,73 +166,58 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
                      on_turn=on_turn, on_close=release)
     finally:
         # released with the run's close, unless that transaction failed (the outcome then says so)
-        if not (released and out.status in ("finished", "interrupted")):
+        if not (released and out.status in (CellOutcome.FINISHED, CellOutcome.INTERRUPTED)):
             try:
                 store.cells.release(tag, cell.index)
             except KnowSimError:
                 pass  # a claim left behind is reclaimable once this process is gone
 
 
+_CELL_OF_STATUS = {RunStatus.FINISHED: CellOutcome.FINISHED, RunStatus.FAILED: CellOutcome.FAILED,
+                   RunStatus.INTERRUPTED: CellOutcome.INTERRUPTED}
+
+
 def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
           llm: Callable[[Store, int], Any] | None, resume_id: str, on_start: Callable[[str], None] | None,
           on_turn: Callable[[Any], None] | None, on_close: Callable[[], None] | None) -> Outcome:
+    from knowsim_core.services.play import play, status_of
     from knowsim_core.services.runner import resume_run, start_run
 
     settings = llm(store, cell.index) if llm is not None else None
     try:
+        # an offline conversation's turns go to the database a few at a time (buffered), and the
+        # cell's claim is released in the run's closing transaction (on_close)
         if resume_id:
-            live = resume_run(store, resume_id, settings=settings)
+            live = resume_run(store, resume_id, settings=settings, buffered=True, on_close=on_close)
         else:
-            live = start_run(store, **cell.start_kwargs(), settings=settings, batch_tag=tag)
+            live = start_run(store, **cell.start_kwargs(), settings=settings, batch_tag=tag, buffered=True,
+                             on_close=on_close)
     except KnowSimError as exc:
-        out.status, out.error = "failed", str(exc)
+        out.status, out.error = CellOutcome.FAILED, str(exc)
         return out
     out.run_id = live.run_id
-    live.buffered = True  # an offline conversation's turns go to the database a few at a time
-    live.on_close = on_close  # the cell's claim is released in the run's closing transaction
     if on_start is not None:
         on_start(live.run_id)
+
+    def turn(rec: Any) -> None:
+        out.turns = rec.turn
+        out.add(rec.usage)
+        if on_turn is not None:
+            on_turn(rec)
+
     try:
-        while not live.done:
-            if stop.is_set():
-                live.interrupt(STOP_ERROR)  # with the turns still buffered
-                out.status = "interrupted"
-                break
-            try:
-                rec = live.step()
-            except SessionError as exc:
-                if live.done:
-                    _count_lost(out, exc)
-                    break
-                raise
-            out.turns = rec.turn
-            for u in rec.usage:
-                out.tokens_in += u.input_tokens
-                out.tokens_out += u.output_tokens
-                out.cost_usd += u.cost_usd
-                out.unknown_calls += u.unknown_calls
-            if on_turn is not None:
-                on_turn(rec)
-        else:
-            out.status = "finished"
-    except KnowSimError as exc:
-        out.status, out.error = "failed", str(exc)
-        _count_lost(out, exc)
+        ending = play(live, stop=lambda: STOP_ERROR if stop.is_set() else "", on_turn=turn)
     except Exception as exc:  # noqa: BLE001 — a bug in one conversation must not take the batch down
-        out.status, out.error = "failed", f"{type(exc).__name__}: {exc}"  # the runner recorded it with the run
+        ending = live.ending  # an agent's bug: the runner closed the run failed, with what the turn had billed
+        out.error = str(exc) if isinstance(exc, KnowSimError) else f"{type(exc).__name__}: {exc}"
+    if ending is None:  # the close itself failed (e.g. the disk is full): the run is left to a resume
+        out.status = CellOutcome.FAILED
+        return out
+    out.add(ending.spent, lost=True)
+    out.status = _CELL_OF_STATUS[status_of(ending)]
+    if out.status != CellOutcome.FINISHED:
+        out.error = out.error or ending.error
     return out
-
-
-def _count_lost(out: Outcome, exc: KnowSimError) -> None:
-    """Calls billed in the turn ``exc`` cut short (the runner added them to the run's cost)."""
-    for u in exc.spent:
-        out.lost_turn_tokens += u.input_tokens + u.output_tokens
-        out.lost_turn_usd += u.cost_usd
-        out.lost_turn_unknown += u.unknown_calls
-        out.unknown_calls += u.unknown_calls
-        out.tokens_in += u.input_tokens
-        out.tokens_out += u.output_tokens
-        out.cost_usd += u.cost_usd
 
 
 # ---------------------------------------------------------------------- shared bookkeeping
@@ -258,16 +257,16 @@ class Tally:
                 self.tokens += out.tokens_in + out.tokens_out
                 self.cost_usd += out.cost_usd
                 self.unknown_calls += out.unknown_calls
-            else:  # the turns were counted as they came; a failed turn's calls were not
+            else:  # the turns were counted as they came; a cut-short turn's calls were not
                 self.tokens += out.lost_turn_tokens
                 self.cost_usd += out.lost_turn_usd
                 self.unknown_calls += out.lost_turn_unknown
-            if out.status == "finished":
+            if out.status == CellOutcome.FINISHED:
                 self.finished_costs.append(out.cost_usd)
-            self.done += out.status in ("finished", "failed", "interrupted", "skipped")
-            self.skipped += out.status == "skipped"
-            self.failed += out.status == "failed"
-            self.interrupted += out.status == "interrupted"
+            self.done += out.status in CELL_ENDED
+            self.skipped += out.status == CellOutcome.SKIPPED
+            self.failed += out.status == CellOutcome.FAILED
+            self.interrupted += out.status == CellOutcome.INTERRUPTED
 
 
 class Budget:
@@ -361,14 +360,31 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
 
     The rules, the same whatever the lanes: :func:`admit` decides what starts (limit, stop, budget);
     a stop request drops what has not started and lets those in flight end their turn; a second one
-    abandons them at once; the first "disk is full" failure stops the batch like a stop request."""
+    abandons them at once; the first "disk is full" failure stops the batch like a stop request; a
+    cell whose lane was lost (a worker process killed) is played again once, by a new lane."""
     pending = list(reversed(todo))
+    cells = {cell.index: cell for cell, _ in todo}
+    lost: set[int] = set()  # cells whose worker process died once: played again, once
     outcomes: list[Outcome] = []
     forced = False
 
     def ended(timeout: float) -> None:
         for out in lanes.outcomes(timeout):
-            if out.status == "failed" and is_disk_full(out.error):
+            if out.status == CellOutcome.LOST:
+                if out.index not in lost and not control.stop.is_set():
+                    lost.add(out.index)
+                    with tally.lock:
+                        tally.in_flight.pop(out.index, None)
+                    # back in its place (pending is in reverse plan order): its claim and its run name a
+                    # dead process, so whoever plays it next resumes the run from its last stored turn
+                    insort(pending, (cells[out.index], ""), key=_reverse_plan_order)
+                    continue
+                if out.index in lost:  # twice: something in this cell kills its worker (memory?)
+                    out.status = CellOutcome.FAILED
+                    out.error += "; it was lost twice, so it was not tried again"
+                else:  # the batch is stopping: its run is resumed with the rest
+                    out.status = CellOutcome.INTERRUPTED
+            if out.status == CellOutcome.FAILED and is_disk_full(out.error):
                 control.full(out.error)
                 lanes.stop()
             tally.end(out, counted_turns=lanes.counted_turns)
@@ -393,6 +409,10 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
     finally:
         lanes.close(forced or control.force.is_set())
     return outcomes, forced
+
+
+def _reverse_plan_order(item: tuple[Cell, str]) -> int:
+    return -item[0].index
 
 
 # ---------------------------------------------------------------------- threads
@@ -460,10 +480,10 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     """Mark a conversation still in flight after a second Ctrl-C as interrupted."""
     if run_id:
         try:
-            store.runs.finish(run_id, status="interrupted", error=STOP_ERROR)
+            store.runs.finish(run_id, status=RunStatus.INTERRUPTED, error=STOP_ERROR)
         except KnowSimError:
             pass  # it ended on its own in the meantime
-    return Outcome(index, "interrupted" if run_id else "not started", run_id)
+    return Outcome(index, CellOutcome.INTERRUPTED if run_id else CellOutcome.NOT_STARTED, run_id)
 
 
 __all__ = ["Budget", "Control", "LLMSetup", "Lanes", "Outcome", "STOP_ERROR", "Tally", "ThreadLanes", "admit",

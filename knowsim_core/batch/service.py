@@ -1,7 +1,9 @@
 """The batch service: what a batch request means, decided once for the command line and the Batch page.
 
-A :class:`BatchRequest` is the request in plain values (the command line builds it from its
-arguments, the Batch page from its form). The service owns everything between the request and the
+A :class:`BatchRequest` is the request in typed values (tuples of ids, numbers); the command line
+builds it from its options (:meth:`BatchRequest.from_args`), the Batch page from its form, and both
+the options and the command line a request is launched as come from one field table,
+:data:`OPTIONS`. The service owns everything between the request and the
 scheduler: the checks of the modes and tags, resuming a stored batch (its matrix, the cells still to
 run, those another process holds) or planning a new one under a given or generated tag, the
 estimate, the choice between worker processes and threads, the budget and the LLM settings, and the
@@ -16,31 +18,112 @@ will print.
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from knowsim_core.batch.plan import BatchSpec, Cell, Estimate, estimate_stored, plan, row_key
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
-from knowsim_core.engine.config import DEFAULT_PRESET
+from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
 from knowsim_core.storage import Store
-from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.storage.run_filter import RunFilter, bounded_int
+from knowsim_core.vocab import RunStatus
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
 
 DEFAULT_CONCURRENCY = 16
 
 
+ALL = "all"  # --questions all / --levels all: every one
+OFFLINE = "offline"  # --assistants offline: the offline provider's scripted strategies
+
+
+def usd(text: str) -> float:
+    """A finite amount of 0 or more USD from text, else ``ValueError`` (``nan`` compares false with
+    everything, so a nan budget would never stop anything; ``inf`` is no budget)."""
+    try:
+        value = float(text) if len(text) <= 40 else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"expected an amount of 0 or more USD, got {text[:40]!r}")
+    return value
+
+
+def ids(text: str) -> tuple[str, ...]:
+    """A comma list as a tuple, each item once (``a,a`` is one cell, not two cells with one key)."""
+    return tuple(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Option:
+    """One field of :class:`BatchRequest` on the ``batch`` command line: its option, how its text is
+    read (``ValueError`` when invalid) and written back, and whether ``--resume`` carries it."""
+
+    name: str
+    flag: str
+    parse: Callable[[str], Any]
+    show: Callable[[Any], str]
+    help: str
+    metavar: str | None = None
+    resume: bool = False  # a way of running, kept by --resume (the matrix itself is the stored one's)
+    choices: tuple[str, ...] | None = None
+
+
+def _joined(value: tuple[str, ...]) -> str:
+    return ",".join(value)
+
+
+# seeds, workers and concurrency are bounded from above here and from below by check() / plan(),
+# whose messages name the option ("--seeds must be at least 1, got 0")
+_SEEDS, _TURNS, _GV = bounded_int(-100_000, 100_000), bounded_int(1, 1000), bounded_int(1, 1_000_000)
+_CONCURRENCY, _WORKERS = bounded_int(-1024, 1024), bounded_int(-256, 256)
+OPTIONS: tuple[_Option, ...] = (
+    _Option("questions", "--questions", ids, _joined,
+            "question ids, or all: every stored sample, paper and own question (real conversations only by id)",
+            "all|ID,…"),
+    _Option("levels", "--levels", ids, _joined, f"levels ({', '.join(LEVELS)}) or all", "all|L,…"),
+    _Option("assistants", "--assistants", ids, _joined,
+            "assistant ids, or offline: the four scripted strategies (offline/oracle only by id)", "offline|ID,…"),
+    _Option("graph_version", "--graph-version", _GV, str,
+            "play every question on version N of its graph (default: each question's newest); the versions are "
+            "fixed when the batch starts", "N"),
+    _Option("seeds", "--seeds", _SEEDS, str, "seeds 1..N per cell (default 1)", "N"),
+    _Option("user", "--user", str, str, f"user simulator (default {DEFAULT_USER})", "ID"),
+    _Option("extractor", "--extractor", str, str, f"extractor (default {DEFAULT_EXTRACTOR})", "ID"),
+    _Option("preset", "--preset", str, str, "rule preset", None, choices=tuple(sorted(PRESETS))),
+    _Option("max_turns", "--max-turns", _TURNS, str, "override the preset's max turns", "N"),
+    _Option("concurrency", "--concurrency", _CONCURRENCY, str,
+            f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})", "N", resume=True),
+    _Option("workers", "--workers", _WORKERS, str,
+            "worker processes, one conversation each (CPU-bound offline matrices; default for an all-offline "
+            "matrix: one per core); excludes --concurrency", "K", resume=True),
+    _Option("tag", "--tag", str, str, "the batch's tag, stored with every run (default: generated)", "NAME"),
+    _Option("resume", "--resume", str, str, "continue the unfinished cells of batch TAG", "TAG"),
+    _Option("max_cost", "--max-cost", usd, repr,
+            "stop starting conversations when this invocation's spending + the estimate of those in flight would "
+            "pass USD", "USD"),
+)
+
+
 @dataclass(frozen=True)
 class BatchRequest:
-    """A batch as asked for: the matrix in the command's spellings (``all`` / ``offline`` / comma
-    lists), how to run it, and under which tag — or ``resume``, the tag of a stored batch to continue."""
+    """A batch as asked for, in typed values: the matrix (``questions`` / ``levels`` are ids or
+    ``(ALL,)``, ``assistants`` ids or ``(OFFLINE,)``), how to run it, and under which tag — or
+    ``resume``, the tag of a stored batch to continue.
 
-    questions: str | None = None
-    levels: str = "all"
-    assistants: str = "offline"
+    Its ``batch`` command line comes from :data:`OPTIONS`, one entry per field: the options
+    (:meth:`add_arguments`), reading them (:meth:`from_args`) and writing them (:meth:`argv`)
+    cannot disagree.
+    """
+
+    questions: tuple[str, ...] | None = None
+    levels: tuple[str, ...] = (ALL,)
+    assistants: tuple[str, ...] = (OFFLINE,)
     seeds: int = 1
     user: str = DEFAULT_USER
     extractor: str = DEFAULT_EXTRACTOR
@@ -52,6 +135,12 @@ class BatchRequest:
     resume: str | None = None
     max_cost: float | None = None
     graph_version: int | None = None  # the graph version number every question plays on (None: each one's newest)
+
+    def __post_init__(self) -> None:
+        for name in ("questions", "levels", "assistants"):  # held as tuples; text is read as the command's
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, ids(value) if isinstance(value, str) else tuple(value))
 
     def check(self) -> None:
         """Refuse contradictory modes and bad tags before anything is opened.
@@ -73,34 +162,72 @@ class BatchRequest:
         if self.resume is not None:
             check_batch_tag(self.resume, what="--resume")
 
+    # ------------------------------------------------------------------ the command line
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        """The ``batch`` command's options for the request's fields (defaults: the request's own)."""
+        defaults = BatchRequest()
+        for o in OPTIONS:
+            parser.add_argument(o.flag, dest=f"request_{o.name}", type=_arg_type(o), choices=o.choices,
+                                default=getattr(defaults, o.name), metavar=o.metavar, help=o.help)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "BatchRequest":
+        """The request the parsed options describe."""
+        return cls(**{o.name: getattr(args, f"request_{o.name}") for o in OPTIONS})
+
+    @classmethod
+    def from_argv(cls, argv: Sequence[str]) -> "BatchRequest":
+        """The request a ``batch`` command line (as :meth:`argv` writes it) describes; options
+        that are not the request's (``--db``) are ignored.
+
+        Raises:
+            ConfigError: an option's value does not parse.
+        """
+        parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+        cls.add_arguments(parser)
+        words = list(argv)[1:] if list(argv[:1]) == ["batch"] else list(argv)
+        try:
+            known, _ = parser.parse_known_args(words)
+        except (argparse.ArgumentError, SystemExit) as exc:
+            raise ConfigError(f"not a batch command line: {exc}") from None
+        return cls.from_args(known)
+
     def argv(self) -> list[str]:
-        """The ``batch`` command line that runs this request (without ``--db``)."""
+        """The ``batch`` command line that runs this request (without ``--db``): every field that
+        differs from its default, the matrix always."""
         if self.resume is not None:
             return self.resume_argv(self.resume)
-        argv = ["batch", "--questions", self.questions or "", "--levels", self.levels, "--assistants",
-                self.assistants, "--user", self.user, "--extractor", self.extractor, "--seeds", str(int(self.seeds))]
-        if self.preset != DEFAULT_PRESET:
-            argv += ["--preset", self.preset]
-        if self.workers is not None:
-            argv += ["--workers", str(int(self.workers))]
-        if self.concurrency is not None:
-            argv += ["--concurrency", str(int(self.concurrency))]
-        if self.max_turns is not None:
-            argv += ["--max-turns", str(int(self.max_turns))]
-        if self.max_cost is not None:
-            argv += ["--max-cost", repr(float(self.max_cost))]
-        if self.graph_version is not None:
-            argv += ["--graph-version", str(int(self.graph_version))]
-        return argv + (["--tag", self.tag] if self.tag else [])
+        defaults = BatchRequest()
+        argv = ["batch"]
+        for o in OPTIONS:
+            value = getattr(self, o.name)
+            if value is not None and (value != getattr(defaults, o.name) or o.name in _ALWAYS):
+                argv += [o.flag, o.show(value)]
+        return argv
 
     def resume_argv(self, tag: str) -> list[str]:
         """``batch --resume TAG`` with this request's way of running (worker processes or threads)."""
         argv = ["batch", "--resume", tag]
-        if self.workers is not None:
-            argv += ["--workers", str(int(self.workers))]
-        elif self.concurrency:
-            argv += ["--concurrency", str(int(self.concurrency))]
+        for o in OPTIONS:
+            value = getattr(self, o.name)
+            if o.resume and value is not None:
+                argv += [o.flag, o.show(value)]
         return argv
+
+
+_ALWAYS = ("questions", "levels", "assistants", "seeds")  # the matrix is spelled out, defaults too
+
+
+def _arg_type(o: _Option) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            return o.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = getattr(o.parse, "__name__", "value")
+    return parse
 
 
 @dataclass
@@ -123,7 +250,11 @@ class Prepared:
         return self.request.resume is not None
 
     def mode(self) -> str:
-        return f"{self.workers} worker processes" if self.workers > 1 else f"up to {self.concurrency} at once"
+        """How the cells will really run (never more lanes than cells)."""
+        if self.workers > 1:
+            return f"{self.workers} worker processes"
+        at_once = min(self.concurrency, max(1, len(self.todo)))
+        return "one at a time, in this process" if at_once == 1 else f"up to {at_once} at once"
 
 
 def _matrix(store: Store, req: BatchRequest) -> tuple[str | None, BatchSpec]:
@@ -179,9 +310,9 @@ def cells_to_run(store: Store, spec: BatchSpec, tag: str) -> tuple[list[tuple[Ce
     holders = store.cells.holders(tag)
     finished, busy, resumable = set(), set(), {}
     for row in store.search.list(RunFilter(batch_tag=tag), limit=10**9, order="created_asc"):
-        if row.status == "finished":
+        if row.status == RunStatus.FINISHED:
             finished.add(row_key(row))
-        elif row.status == "running":
+        elif row.status == RunStatus.RUNNING:
             busy.add(row_key(row))
         else:  # interrupted or failed: continue the newest from its last completed turn
             resumable[row_key(row)] = row.id
@@ -197,13 +328,14 @@ def modes(req: BatchRequest, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
     core (at most one per conversation) for offline agents only (threads would share one core under
     the GIL), else ``DEFAULT_CONCURRENCY`` threads for a matrix with a model in it.
 
-    ``--workers K`` alone is K processes of one conversation each, K = 1 too: one process playing
+    ``--workers K`` alone is K processes of one conversation each (no more than there are cells),
+    K = 1 too (played in this process): one process playing
     16 offline conversations in threads took 4.4 s for the offline matrix against 3.4 s one at a
     time (the threads only contended for the GIL and the write lock)."""
     if req.concurrency is not None:
         return req.workers or 1, req.concurrency
-    if req.workers is not None:
-        return req.workers, 1
+    if req.workers is not None:  # a worker per cell at most: the others would never start
+        return max(1, min(req.workers, n_todo)), 1
     if spec.llm_agents():
         return 1, DEFAULT_CONCURRENCY
     return max(1, min(os.cpu_count() or 1, n_todo)), 1

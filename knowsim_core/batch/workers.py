@@ -8,6 +8,12 @@ immediate stop. The parent keeps at most K jobs submitted, so a stop never leave
 The scheduling, budget and stop rules are :func:`knowsim_core.batch.schedule.run_loop`'s, the one
 loop threads use too; only the lanes differ (:class:`ProcessLanes`: a process instead of a thread).
 
+**A lost worker** (SIGKILL, the out-of-memory killer) is seen as its pipe's end: its cell comes back
+as a ``lost`` outcome, which the loop plays again once on a new worker. The dead worker's claim on
+the cell and its ``running`` run name a process that is gone, so the new one claims the cell and
+resumes the run from its last stored turn: what is lost is the turn in flight (and, offline, the
+turns still buffered, which replay identically).
+
 **A pipe per worker.** The parent sends a worker its next cell down the worker's own pipe and
 reads the outcome back from it; the scheduler waits on all the pipes at once. A
 ``ProcessPoolExecutor`` per worker did the same through two helper threads in the parent (a
@@ -32,6 +38,7 @@ from knowsim_core.batch.plan import Cell
 from knowsim_core.batch.schedule import POLL_S, STOP_ERROR, Budget, Control, Outcome, Tally, run_cell, run_loop
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import Store
+from knowsim_core.vocab import CellOutcome, RunStatus
 
 FORCED_EXIT_WAIT_S = 3.0  # how long the parent waits for workers to leave after a second Ctrl-C
 
@@ -64,7 +71,7 @@ def _watch(parent: int) -> None:
             rid = _WORKER["run_id"]
             if rid:
                 try:
-                    _WORKER["store"].runs.finish(rid, status="interrupted", error=STOP_ERROR)
+                    _WORKER["store"].runs.finish(rid, status=RunStatus.INTERRUPTED, error=STOP_ERROR)
                 except KnowSimError:
                     pass
             os._exit(130)
@@ -82,7 +89,7 @@ def _worker_main(conn: Connection, others: list[Connection], stop: Any, force: A
     while True:
         try:
             job = conn.recv()
-        except EOFError:
+        except (EOFError, OSError):  # the parent is gone (or closed the pipe): nobody will send more
             return
         if job is None:
             return
@@ -92,8 +99,13 @@ def _worker_main(conn: Connection, others: list[Connection], stop: Any, force: A
             answer = (False, exc)
         try:
             conn.send(answer)
+        except OSError:  # a broken pipe: the parent is gone, and the run is stored (or marked) already
+            os._exit(1)
         except Exception as exc:  # noqa: BLE001 — e.g. an exception that does not pickle
-            conn.send((False, RuntimeError(f"batch worker {os.getpid()}: {answer[1]!r} ({exc})")))
+            try:
+                conn.send((False, RuntimeError(f"batch worker {os.getpid()}: {answer[1]!r} ({exc})")))
+            except OSError:
+                os._exit(1)
 
 
 def _worker_job(cell: Cell, tag: str, resume_id: str) -> Outcome:
@@ -189,7 +201,12 @@ class ProcessLanes:
         busy = {w for _, w in self.running.values()}
         worker = self._next if self._next not in busy else self._idle()
         pipe = self._pipe(worker)
-        pipe.send((cell, self.tag, resume_id))
+        try:
+            pipe.send((cell, self.tag, resume_id))
+        except OSError:  # the worker died between two cells: a new one takes the cell
+            self._reap(worker)
+            pipe = self._pipe(worker)
+            pipe.send((cell, self.tag, resume_id))
         self.running[pipe] = (cell, worker)
 
     def outcomes(self, timeout: float) -> list[Outcome]:
@@ -200,13 +217,33 @@ class ProcessLanes:
             cell, worker = self.running.pop(pipe)
             try:
                 ok, value = pipe.recv()
-            except EOFError:
-                raise RuntimeError(f"batch worker {worker} (pid {self.procs[worker].pid}) exited while playing cell "
-                                   f"{cell.index}") from None
+            except (EOFError, OSError):  # the worker died mid-conversation (SIGKILL, out of memory)
+                out.append(self._lost(cell, worker))
+                continue
             if not ok:
                 raise value
             out.append(value)
         return out
+
+    def _lost(self, cell: Cell, worker: int) -> Outcome:
+        """A worker that died while playing ``cell``: reaped and forgotten (the next cell for that
+        lane starts a new process). Its claim on the cell and its run name a dead process, so the
+        cell is claimed again and its run resumed from its last stored turn; what was lost is at most
+        the turn in flight (and an offline conversation's buffered turns, replayed identically)."""
+        proc = self._reap(worker)
+        how = f"signal {-proc.exitcode}" if proc.exitcode is not None and proc.exitcode < 0 else f"exit {proc.exitcode}"
+        return Outcome(cell.index, CellOutcome.LOST,
+                       error=f"its worker process (pid {proc.pid}) died while playing it ({how})")
+
+    def _reap(self, worker: int) -> Any:
+        """Forget a dead worker (its lane starts a new process on its next cell); its process, reaped."""
+        proc, pipe = self.procs[worker], self.pipes[worker]
+        self.procs[worker] = self.pipes[worker] = None
+        if pipe is not None:
+            pipe.close()
+        if proc is not None:
+            proc.join(FORCED_EXIT_WAIT_S)  # reaped: a zombie's pid would still look alive to a claim
+        return proc
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -215,7 +252,7 @@ class ProcessLanes:
         self.force_event.set()  # each worker's watchdog marks its run interrupted and exits
         _wait_for_workers()
         self.store.runs.mark_dead()  # anything a worker could not mark itself
-        abandoned = [Outcome(cell.index, "interrupted") for cell, _ in self.running.values()]
+        abandoned = [Outcome(cell.index, CellOutcome.INTERRUPTED) for cell, _ in self.running.values()]
         self.running.clear()
         return abandoned
 

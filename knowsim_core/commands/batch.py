@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import sys
@@ -35,65 +34,28 @@ from typing import Callable, TextIO
 
 from knowsim_core.batch.plan import BatchSpec, Cell
 from knowsim_core.batch.schedule import Control, Outcome, Tally
-from knowsim_core.batch.service import DEFAULT_CONCURRENCY, BatchJob, BatchRequest, prepare
-from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
-from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
+from knowsim_core.batch.service import BatchJob, BatchRequest, prepare
 from knowsim_core.storage import Store, default_path
-from knowsim_core.commands.runs import add_db_argument, int_in
+from knowsim_core.commands.runs import add_db_argument
+from knowsim_core.vocab import CellOutcome
 
 NAME = "batch"
 HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
 BAR_WIDTH = 30
 EXIT_INTERRUPTED = 130
+FAILED_SHOWN = 10  # failed runs named in the summary; the rest are counted
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--questions", metavar="all|ID,…",
-                   help="question ids, or all: every stored sample, paper and own question (real conversations only by id)")
-    p.add_argument("--levels", default="all", metavar="all|L,…", help=f"levels ({', '.join(LEVELS)}) or all")
-    p.add_argument("--assistants", default="offline", metavar="offline|ID,…",
-                   help="assistant ids, or offline: the four scripted strategies (offline/oracle only by id)")
-    p.add_argument("--graph-version", type=int_in(1, 1_000_000), metavar="N",
-                   help="play every question on version N of its graph (default: each question's newest); "
-                        "the versions are fixed when the batch starts")
-    p.add_argument("--seeds", type=int_in(None, 100_000), default=1, metavar="N", help="seeds 1..N per cell (default 1)")
-    p.add_argument("--user", default=DEFAULT_USER, metavar="ID", help=f"user simulator (default {DEFAULT_USER})")
-    p.add_argument("--extractor", default=DEFAULT_EXTRACTOR, metavar="ID", help=f"extractor (default {DEFAULT_EXTRACTOR})")
-    p.add_argument("--preset", default=DEFAULT_PRESET, choices=sorted(PRESETS), help="rule preset")
-    p.add_argument("--max-turns", type=int_in(1, 1000), default=None, metavar="N", help="override the preset's max turns")
-    p.add_argument("--concurrency", type=int_in(None, 1024), default=None, metavar="N",
-                   help=f"conversations in flight at once, in this process (default {DEFAULT_CONCURRENCY})")
-    p.add_argument("--workers", type=int_in(None, 256), default=None, metavar="K",
-                   help="worker processes, one conversation each (CPU-bound offline matrices; default for an "
-                        "all-offline matrix: one per core); excludes --concurrency")
-    p.add_argument("--tag", metavar="NAME", help="the batch's tag, stored with every run (default: generated)")
-    p.add_argument("--resume", metavar="TAG", help="continue the unfinished cells of batch TAG")
-    p.add_argument("--max-cost", type=usd, default=None, metavar="USD",
-                   help="stop starting conversations when this invocation's spending + the estimate of those "
-                        "in flight would pass USD")
+    BatchRequest.add_arguments(p)  # the request's options, from its one field table
     p.add_argument("--dry-run", action="store_true", help="print the matrix, calls and estimated cost; run nothing")
     add_db_argument(p)
     p.add_argument("--json", action="store_true", help="print the list of {run id, status, …} as JSON at the end")
 
 
-def usd(text: str) -> float:
-    """An argparse ``type=`` for ``--max-cost``: a finite amount of 0 or more (``nan`` compares
-    false with everything, so a nan budget would never stop anything; ``inf`` is no budget)."""
-    try:
-        value = float(text) if len(text) <= 40 else math.nan
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected an amount of 0 or more USD, got {text[:40]!r}")
-    return value
-
-
 def request(args: argparse.Namespace) -> BatchRequest:
     """The batch service's request from the parsed command line."""
-    return BatchRequest(questions=args.questions, levels=args.levels, assistants=args.assistants, seeds=args.seeds,
-                        user=args.user, extractor=args.extractor, preset=args.preset, max_turns=args.max_turns,
-                        concurrency=args.concurrency, workers=args.workers, tag=args.tag, resume=args.resume,
-                        max_cost=args.max_cost, graph_version=args.graph_version)
+    return BatchRequest.from_args(args)
 
 
 def _mix(store: Store, spec: BatchSpec) -> str:
@@ -164,7 +126,8 @@ class Progress:
             done = self.tally.done
         tenth, now_s = 10 * done // max(1, self.total), self.clock()
         last_tenth, last_s = self._logged
-        if out.status != "finished" or last_tenth < 0 or tenth > last_tenth or now_s - last_s >= self.LOG_EVERY_S:
+        if (out.status != CellOutcome.FINISHED or last_tenth < 0 or tenth > last_tenth
+                or now_s - last_s >= self.LOG_EVERY_S):
             self._log(tenth, now_s)
 
     def _log(self, tenth: int, at: float) -> None:
@@ -249,8 +212,8 @@ def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str,
     by_status: dict[str, int] = {}
     for o in outcomes:
         by_status[o.status] = by_status.get(o.status, 0) + 1
-    finished, failed = by_status.get("finished", 0), by_status.get("failed", 0)
-    interrupted, elsewhere = by_status.get("interrupted", 0), by_status.get("skipped", 0)
+    finished, failed = by_status.get(CellOutcome.FINISHED, 0), by_status.get(CellOutcome.FAILED, 0)
+    interrupted, elsewhere = by_status.get(CellOutcome.INTERRUPTED, 0), by_status.get(CellOutcome.SKIPPED, 0)
     not_started = len(todo) - finished - failed - interrupted - elsewhere
     left = f"; {elsewhere} left to another process that claimed them first" if elsewhere else ""
     db = str(store.path)
@@ -272,11 +235,15 @@ def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str,
         if not args.json:
             print(f"{finished} of {len(todo)} runs finished, stored in {db} (batch {tag}; "
                   f"{tally.tokens:,} tokens, ${tally.cost_usd:.4f}{_unknown(tally)}){left}")
-        for o in [o for o in outcomes if o.status == "failed"][:10]:
+        failures = [o for o in outcomes if o.status == CellOutcome.FAILED]
+        for o in failures[:FAILED_SHOWN]:
             c = cells[o.index]
             print(f"  failed: {c.question_id} {c.level} {c.assistant_id} seed {c.seed}: {o.error}", file=sys.stderr)
+        if len(failures) > FAILED_SHOWN:
+            print(f"  … {len(failures) - FAILED_SHOWN} more failed (every run: runs --batch {tag} --status failed"
+                  f"{'' if db == str(default_path()) else ' --db ' + shlex.quote(db)})", file=sys.stderr)
         return 1 if failed else 0
-    why = f"the budget of ${args.max_cost:.2f} was reached" if control.budget_hit else "stopped"
+    why = f"the budget of ${req.max_cost:.2f} was reached" if control.budget_hit else "stopped"
     print(f"{why}: {finished} finished, {interrupted} interrupted, {not_started} not started"
           f"{f', {failed} failed' if failed else ''}{left} (${tally.cost_usd:.4f} spent{_unknown(tally)}); "
           f"continue with: {_resume_command(req, tag, db)}", file=sys.stderr)

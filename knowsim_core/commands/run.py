@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_PRESET, DEFAULT_USER, LEVELS, PRESETS
-from knowsim_core.errors import ConfigError, StorageError
+from knowsim_core.errors import ConfigError, ProviderError, StorageError
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.state import IUState
 
@@ -86,13 +86,15 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
 
 
 def run(args: argparse.Namespace) -> int:
+    from knowsim_core.services.play import play
     from knowsim_core.services.runner import ensure_question, resume_run, start_run
+    from knowsim_core.vocab import EndReason
 
     for tag in args.tag:  # a bad tag is refused before anything is stored (no run left behind)
         check_run_tag(tag)
     store = open_store(args)
     if args.resume:
-        live = resume_run(store, args.resume)
+        live = resume_run(store, args.resume, buffered=True)
     else:
         missing = [f"--{n}" for n in ("question", "level", "assistant") if not getattr(args, n)]
         if missing:
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             store, question_id=args.question, level=args.level, assistant_id=args.assistant,
             user_id=args.user, extractor_id=args.extractor, seed=args.seed, preset=args.preset,
             max_turns=args.max_turns, stop_mode=args.stop_mode,
-            graph_version_id=graph_version_id(store, args.question, args.graph_version),
+            graph_version_id=graph_version_id(store, args.question, args.graph_version), buffered=True,
         )
     if args.tag:
         store.runs.add_tags(live.run_id, args.tag)  # filed before it plays: an interrupted run is found too
@@ -116,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
     print(HEADER, file=out)
     for t in r.turns:  # already played (resume)
         print(format_turn(t), file=out)
-    final = live.run_to_end(progress=lambda t: print(format_turn(t), file=out, flush=True))
+    ending = play(live, on_turn=lambda t: print(format_turn(t), file=out, flush=True))
+    if ending.reason == EndReason.PROVIDER_ERROR:  # stored failed, resumable: said in one line
+        raise ProviderError(f"{ending.error} (run {live.run_id} is stored as failed; continue it with --resume "
+                            f"{live.run_id})")
+    final = live.run
     if args.json:
         print(final.to_json(indent=2))
     else:

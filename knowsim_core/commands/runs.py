@@ -1,5 +1,8 @@
 """``runs [--db PATH] [--json]``: list stored runs (newest first), with filters and search.
 
+``--json`` prints one object: ``runs`` (the listed runs), ``total`` (how many match the filters) and
+``more`` (how many of those ``--limit`` left out), so a consumer of the JSON sees a cut list.
+
 Also home of the ``--db`` option every storage command shares (a module here is a command, so
 the helper lives with the command that lists what the database holds).
 """
@@ -64,7 +67,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from knowsim_core.storage.run_filter import RUN_STATUSES, RunFilter
 
     add_db_argument(p)
-    p.add_argument("--json", action="store_true", help="print a JSON list of run objects")
+    p.add_argument("--json", action="store_true",
+                   help='print {"runs": [run objects], "total": runs matching, "more": runs not listed (see --limit)}')
     p.add_argument("--status", choices=RUN_STATUSES, help="only this status")
     RunFilter.add_arguments(p)
     p.add_argument("--limit", type=int_in(1, 1_000_000), default=200, metavar="N", help="at most N runs (default 200)")
@@ -85,9 +89,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         # graph_version_id is the version's row id; graph_version is the number --graph-version takes
         numbers = store.questions.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
-        print(json.dumps([{**asdict(r), "graph_version": numbers.get(r.graph_version_id)} for r in rows],
-                         ensure_ascii=False, indent=2))
-        _say_more(store, run_filter, len(rows), file=sys.stderr)  # stdout stays one JSON list
+        # one JSON object: the runs, and how many match — a consumer sees that the list was cut
+        total = store.search.count(run_filter) if len(rows) >= args.limit else len(rows)
+        print(json.dumps({"runs": [{**asdict(r), "graph_version": numbers.get(r.graph_version_id)} for r in rows],
+                          "total": total, "more": total - len(rows)}, ensure_ascii=False, indent=2))
+        _say_more(store, run_filter, len(rows), total=total, file=sys.stderr)
         return 0
     if not rows:
         print(f"no runs in {store.path}")
@@ -105,8 +111,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_more(store: Store, run_filter: RunFilter, shown: int, *, file=None) -> None:
+def _say_more(store: Store, run_filter: RunFilter, shown: int, *, total: int | None = None, file=None) -> None:
     """"… N more (use --limit)" when the page holds fewer runs than match (text and --json alike)."""
-    total = store.search.count(run_filter)
+    total = store.search.count(run_filter) if total is None else total
     if total > shown:
         print(f"… {total - shown} more (use --limit)", file=file)

@@ -13,8 +13,9 @@ from typing import Sequence
 
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.records import RunRecord
+from knowsim_core.vocab import POPULATIONS, RunStatus
 
-STATUS_CHOICES: tuple[str, ...] = ("finished", "all", "unfinished")  # the population of the cross-run views
+STATUS_CHOICES: tuple[str, ...] = POPULATIONS  # the population of the cross-run views
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +34,15 @@ class RunFacts:
     mode_counts: tuple[int, ...]  # in FAILURE_ORDER
     first_turn: tuple[int | None, ...]  # first turn showing each mode, in FAILURE_ORDER
     seed: int = 0
-    status: str = "finished"  # the stored run's status (running, finished, failed, interrupted)
+    status: str = RunStatus.FINISHED  # the stored run's status (vocab.RunStatus)
     batch: str = ""  # the batch tag the run was stored with ("" for a single run)
 
     def metric(self, name: str) -> float:
         return {"KG": self.kg, "DC": self.dc, "CO": self.co}[name]
 
 
-def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = "finished", batch: str = "") -> RunFacts:
+def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = RunStatus.FINISHED,
+              batch: str = "") -> RunFacts:
     """Summarise one run for aggregation (counts cover every turn played, spec §7)."""
     counts = [0] * len(FAILURE_ORDER)
     first: list[int | None] = [None] * len(FAILURE_ORDER)
@@ -73,7 +75,7 @@ def run_facts(run: RunRecord, *, run_id: str | None = None, status: str = "finis
 def facts_from_summary(
     *, run_id: str, question_id: str, level: str, assistant: str, preset: str, kg: float, dc: float, co: float,
     turns: int, mode_counts: Sequence[int], first_turn: Sequence[int | None], seed: int = 0,
-    status: str = "finished", batch: str = "",
+    status: str = RunStatus.FINISHED, batch: str = "",
 ) -> RunFacts:
     """RunFacts from stored scalars (run metrics + per-turn mode columns), without the records."""
     return RunFacts(

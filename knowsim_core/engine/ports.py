@@ -5,10 +5,17 @@ never the simulated user's hidden state — unless it declares ``reads_state = T
 oracle, labelled as an upper bound; it also gets the run's rule parameters). Randomness comes in
 as a per-call ``seed`` derived from the run's seed, so a rewound or resumed run regenerates
 exactly the same turn.
+
+**Billing.** An agent that calls a billed model implements ``bill_to(ledger)``: the
+:class:`~knowsim_core.engine.session.Simulation` hands it the run's :class:`UsageLedger`, and the
+agent records every call there when it is made — a call billed in a turn that never completes is
+in the ledger all the same, so no cost has to travel on an exception. The ``usage`` of a reply is
+for callers that play an agent outside a run (a judge, a relabel); a run reads its ledger.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -157,3 +164,39 @@ class Judge(Protocol):
     id: str
 
     def judge(self, run: "RunRecord") -> Judgement: ...
+
+
+class UsageLedger:
+    """Every model call of one run, recorded when it is made (billed, or answered from the cache).
+
+    :meth:`take` hands over the calls no record holds yet: a turn's record takes them when the turn
+    completes, and an :class:`~knowsim_core.engine.records.Ending` takes what a cut-short turn spent.
+    Each call is taken once. Thread-safe (an agent may record from a helper thread).
+    """
+
+    __slots__ = ("_open", "_lock")
+
+    def __init__(self) -> None:
+        self._open: list[Usage] = []
+        self._lock = threading.Lock()
+
+    def record(self, *usages: Usage) -> None:
+        with self._lock:
+            self._open.extend(usages)
+
+    def take(self) -> tuple[Usage, ...]:
+        """The calls recorded since the last take, in the order they were made."""
+        with self._lock:
+            out, self._open = tuple(self._open), []
+        return out
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._open)
+
+    def __getstate__(self) -> tuple[Usage, ...]:  # a lock does not pickle; the calls do
+        with self._lock:
+            return tuple(self._open)
+
+    def __setstate__(self, state: tuple[Usage, ...]) -> None:
+        self._open, self._lock = list(state), threading.Lock()

@@ -21,6 +21,7 @@ from knowsim_core.engine.rules import NodeTurn, TurnQuantities
 from knowsim_core.engine.signals import AttemptType, IUSignal
 from knowsim_core.engine.state import IUState, KnowledgeState
 from knowsim_core.engine.termination import StopVotes, first_stop
+from knowsim_core.vocab import EndReason
 
 SCHEMA_VERSION = 1
 # The two adapter ids a record may carry that name no playable agent (the values live here, the
@@ -43,6 +44,26 @@ class Usage:
     # calls billed whose token counts could not be read (a 200 whose body was unusable): counted
     # here, in neither the tokens nor the cost
     unknown_calls: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a conversation's play ended, as data (what ``Simulation.step`` returns instead of a turn).
+
+    ``reason``: :class:`~knowsim_core.vocab.EndReason`; ``stop_reason``: the run's stop reason
+    when the conversation is over (``STOPPED``); ``error``: what went wrong or who stopped it;
+    ``spent``: model calls billed in a turn that did not complete (no turn record holds them).
+    """
+
+    reason: EndReason  # compared with ==: a reason sent as its string (from another process) is the same
+    stop_reason: str | None = None
+    error: str = ""
+    spent: tuple[Usage, ...] = ()
+
+    @property
+    def over(self) -> bool:
+        """The conversation is over (nothing to resume), rather than cut short."""
+        return self.reason == EndReason.STOPPED
 
 
 @dataclass(frozen=True, slots=True)

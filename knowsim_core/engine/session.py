@@ -1,8 +1,12 @@
 """The one stateful shell: :class:`Simulation` (reset / step), plus replay and what-if.
 
-``Simulation`` drives user → assistant → extractor → rules for one turn and returns a frozen
-:class:`TurnRecord`. :func:`replay` (and :func:`knowsim_core.engine.whatif.what_if`, built on it) re-apply the pure rules to stored signals
-(no model call): a replayed, imported or edited run is just a list of records.
+``Simulation`` drives user → assistant → extractor → rules for one turn and returns what happened
+as data (Gymnasium's habit): a frozen :class:`TurnRecord`, or an :class:`Ending` saying how the
+conversation ended and what the cut-short turn cost. Nothing here touches storage: playing a turn is
+separate from storing it (``knowsim_core.services.runner``), so a turn can be played anywhere and
+stored by whoever holds the database. :func:`replay` (and :func:`knowsim_core.engine.whatif.what_if`,
+built on it) re-apply the pure rules to stored signals (no model call): a replayed, imported or
+edited run is just a list of records.
 """
 
 from __future__ import annotations
@@ -13,19 +17,19 @@ from dataclasses import replace
 from typing import Callable, Mapping, Sequence
 
 from knowsim_core.engine.config import RuleParams, preset
-from knowsim_core.errors import ConfigError, KnowSimError, SessionError
+from knowsim_core.errors import ConfigError, ProviderError, SessionError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import (
     Assistant, AssistantContext, ExtractorContext, Message, QuestionMaterial, SignalExtractor, UserContext,
-    UserSimulator,
+    UsageLedger, UserSimulator,
 )
-from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
+from knowsim_core.engine.records import Ending, RunRecord, TurnRecord, Usage
 from knowsim_core.engine.rules import TurnQuantities, apply_turn, articulation_mode, overall_density
 from knowsim_core.engine.signals import IUSignal, signal_warnings
 from knowsim_core.engine.state import KnowledgeState, initial_state
 from knowsim_core.engine.termination import stop_votes
 from knowsim_core.vocab import (  # the stop reasons' words are the vocabulary's
-    STOP_EMPTY_ASSISTANT, STOP_EMPTY_USER, STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE,
+    STOP_EMPTY_ASSISTANT, STOP_EMPTY_USER, STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE, EndReason,
 )
 
 
@@ -164,6 +168,7 @@ class Simulation:
         level: str = "novice",
         stop_mode: str = "virtual",
         on_turn: Callable[[TurnRecord], None] | None = None,
+        ledger: UsageLedger | None = None,
     ):
         if stop_mode not in ("virtual", "real"):
             raise ConfigError(f"stop_mode must be 'virtual' or 'real', got {stop_mode!r}")
@@ -177,9 +182,13 @@ class Simulation:
         self.stop_mode = stop_mode
         self.on_turn = on_turn
         self._run: RunRecord | None = None
-        # billed calls of a turn cut short by something that is not a KnowSimError (Ctrl-C, an agent's
-        # bug): no record and no error carries them, so whoever closes the run reads them here
-        self.unrecorded_spent: tuple[Usage, ...] = ()
+        self._ending: Ending | None = None
+        # every model call of this run, recorded by the agents as it is made (see ports.UsageLedger)
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        for agent in (assistant, user, extractor):
+            bill_to = getattr(agent, "bill_to", None)
+            if callable(bill_to):
+                bill_to(self.ledger)
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, *, seed: int, initial: KnowledgeState | None = None, run_id: str | None = None) -> KnowledgeState:
@@ -205,6 +214,7 @@ class Simulation:
             meta=(("stop_mode", self.stop_mode), *self._agent_settings()),
             domain=self.material.domain,
         )
+        self._ending = None
         return s0
 
     def _agent_settings(self) -> tuple[tuple[str, str], ...]:
@@ -216,9 +226,11 @@ class Simulation:
         }
         return (("agents", json.dumps(described, sort_keys=True)),) if described else ()
 
-    def end(self, stop_reason: str) -> None:
-        """Mark the conversation as ended (e.g. a stored run found already complete)."""
+    def end(self, stop_reason: str) -> Ending:
+        """Mark the conversation as over (e.g. a stored run found already complete); its ending."""
         self._run = replace(self.run, stop_reason=stop_reason)
+        self._ending = Ending(EndReason.STOPPED, stop_reason)
+        return self._ending
 
     @classmethod
     def resume(cls, run: RunRecord, **kwargs) -> "Simulation":
@@ -231,6 +243,7 @@ class Simulation:
             **kwargs,
         )
         sim._run = replace(run, stop_reason=None)
+        sim._ending = None
         return sim
 
     @property
@@ -249,7 +262,15 @@ class Simulation:
 
     @property
     def done(self) -> bool:
+        """The conversation is over (its ``stop_reason`` is set); a failed model call leaves it open."""
         return self.run.stop_reason is not None
+
+    @property
+    def ending(self) -> Ending | None:
+        """How the conversation ended once it is over, else None."""
+        if self._ending is None and self.done:
+            self._ending = Ending(EndReason.STOPPED, self.run.stop_reason)
+        return self._ending
 
     # ------------------------------------------------------------------ one turn
     def user_context(self, turn: int, history: tuple[Message, ...]) -> UserContext:
@@ -263,26 +284,32 @@ class Simulation:
             msgs.append(Message("assistant", t.assistant_message))
         return tuple(msgs)
 
-    def step(self) -> TurnRecord:
-        """Play one turn: user, assistant, extractor, rules. Returns the new record.
+    def step(self) -> TurnRecord | Ending:
+        """Play one turn: user, assistant, extractor, rules. Returns the turn's record, or how the
+        conversation ended instead of a turn:
+
+        * ``STOPPED`` — an agent wrote an empty message (the run is over with that stop reason), or
+          the conversation was already over (its ending again);
+        * ``PROVIDER_ERROR`` — a model call failed; completed turns are kept and ``step()`` plays
+          the same turn again.
+
+        Either way the ending's ``spent`` holds the calls billed in the cut-short turn. A turn that
+        completes records the calls made for it (``usage``), the last turn sets :attr:`ending`.
 
         Raises:
-            SessionError: before reset() or after the conversation has ended.
-            ProviderError: an LLM call failed; completed turns are kept and step() can be retried.
+            SessionError: before reset(); anything an agent raises besides ProviderError (a bug, a
+                typed side with nothing typed, Ctrl-C) propagates, and what it had billed stays in
+                :attr:`ledger` for whoever closes the run.
         """
         run = self.run
-        if self.done:
-            raise SessionError(f"the conversation has ended ({run.stop_reason}); reset() to start again")
+        if self.ending is not None:
+            return self.ending
         turn = len(run.turns) + 1
         prior = self.history()
-        spent: tuple[Usage, ...] = ()  # billed calls of this turn so far: a failure later still owes them
-        self.unrecorded_spent = ()
         try:
             u = self.user.respond(self.user_context(turn, prior))
-            spent = u.usage
             if not u.message.strip():
-                self._run = replace(run, stop_reason=STOP_EMPTY_USER)
-                raise SessionError("the simulated user returned an empty message; the run was stopped")
+                return self._over(STOP_EMPTY_USER, "the simulated user returned an empty message; the run was stopped")
             with_user = (*prior, Message("user", u.message))
             a = self.assistant.reply(
                 AssistantContext(
@@ -292,10 +319,8 @@ class Simulation:
                     params=run.params if getattr(self.assistant, "reads_state", False) else None,
                 )
             )
-            spent = u.usage + a.usage
             if not a.message.strip():
-                self._run = replace(run, stop_reason=STOP_EMPTY_ASSISTANT)
-                raise SessionError("the assistant returned an empty message; the run was stopped")
+                return self._over(STOP_EMPTY_ASSISTANT, "the assistant returned an empty message; the run was stopped")
             ex = self.extractor.extract(
                 ExtractorContext(
                     turn=turn, material=self.material, state=run.final_state, history=prior,
@@ -303,18 +328,14 @@ class Simulation:
                     seed=derive_seed(run.seed, turn, "extractor"),
                 )
             )
-        except KnowSimError as exc:  # no record will hold this turn's calls: the error carries them
-            exc.add_spent(spent)
-            raise
-        except BaseException:  # Ctrl-C or an agent's bug between billed calls: the closer reads them here
-            self.unrecorded_spent = spent
-            raise
+        except ProviderError as exc:  # the service failed, not the simulation: an ending, retryable
+            return Ending(EndReason.PROVIDER_ERROR, error=str(exc), spent=self.ledger.take())
         failed = ex.failed or not ex.entries
         rec = play_turn(
             run.graph, run.final_state, () if failed else ex.entries, turn=turn, tau=run.tau,
             params=run.params, history=[t.quantities for t in run.turns],
             user_message=u.message, assistant_message=a.message, user_attempt=u.attempt,
-            user_thought=u.thought, extractor_failed=failed, usage=u.usage + a.usage + ex.usage,
+            user_thought=u.thought, extractor_failed=failed, usage=self.ledger.take(),
             user_done=bool(u.terminate),
         )
         if failed and ex.error:  # why: kept with the turn (the note above says only that it failed)
@@ -333,7 +354,16 @@ class Simulation:
             self.on_turn(rec)
         return rec
 
+    def _over(self, stop_reason: str, error: str) -> Ending:
+        """The conversation ends without this turn (an empty message): over, with what the turn spent."""
+        self._run = replace(self.run, stop_reason=stop_reason)
+        self._ending = Ending(EndReason.STOPPED, stop_reason, error, spent=self.ledger.take())
+        return self._ending
+
     def run_to_end(self) -> RunRecord:
-        while not self.done:
-            self.step()
+        """Step until the conversation ends (offline matrices, no storage); the run as it stands.
+
+        A failed model call ends this too (the run is returned unfinished: ``done`` is False)."""
+        while not isinstance(self.step(), Ending):
+            pass
         return self.run

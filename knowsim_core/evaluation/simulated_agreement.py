@@ -35,6 +35,7 @@ from itertools import combinations
 from typing import Any, Iterable
 
 from knowsim_core.errors import ConfigError
+from knowsim_core.vocab import RunStatus
 from knowsim_core.evaluation import scoring
 from knowsim_core.evaluation.agreement import (ALPHA, CLIFFS_MIN, METRIC_DIRECTIONS, MIN_CELL, MIN_PAIRS, Agreement,
                                                read_p)
@@ -99,7 +100,7 @@ def runs_of(store, tags: Iterable[str]) -> list[SimRun]:
     out = []
     domains = {q.id: q.domain for q in store.questions.list()}
     for tag in tags:
-        rows = store.search.list(RunFilter(batch_tag=tag, status="finished"), limit=10**9)
+        rows = store.search.list(RunFilter(batch_tag=tag, status=RunStatus.FINISHED), limit=10**9)
         if not rows:
             raise NoMatch(f"--simulated {tag}: no finished run carries this batch tag; "
                           "`python -m knowsim_core runs --batch TAG` lists a batch's runs")

@@ -125,12 +125,17 @@ def as_messages(system: str, history: Sequence[Message] = (), user: str | None =
 class ChatModel:
     """A model at a provider, with settings, an optional response cache and a usage role.
 
+    ``ledger``: where every call is recorded when it is made (a run's
+    :class:`~knowsim_core.engine.ports.UsageLedger`, handed over by the agent; None: not recorded) —
+    a reply, a cache hit, a reply that failed validation and the billed attempts of a failed call.
+
     ``env``: where the proxy variables are read (``os.environ`` when None, read at each call, so the
     client follows it); see :func:`~knowsim_core.llm.proxy.proxy_for`."""
 
     def __init__(self, ref: ModelRef, *, settings: LLMSettings | None = None, cache: ResponseCache | None = None,
                  env: Mapping[str, str] | None = None):
         self.ref = ref
+        self.ledger: Any = None
         self._env = env  # None, not os.environ itself: a model stays picklable (os.environ is not)
         self.settings = settings or LLMSettings.from_env()
         self.cache = cache if self.settings.cache_enabled else None
@@ -191,6 +196,7 @@ class ChatModel:
         )
         hit = self._from_cache(key, json_schema, role)
         if hit is not None:
+            self._record(hit.usage)
             return hit
         mode = self._mode(json_schema)
         sent = self._sent(messages, schema, mode)
@@ -229,6 +235,7 @@ class ChatModel:
             raws.append(raw)
             parsed, error = self._validate(raw, json_schema)
         usage = self._usage(raws, role, time.perf_counter() - started)
+        self._record(usage)
         if error:
             raise MalformedOutputError(
                 f"{self.id}: the reply did not match the expected JSON"
@@ -420,12 +427,16 @@ class ChatModel:
 
     def _billed(self, exc: ProviderCallError, role: str, unknown: int, started: float,
                 raws: Sequence[RawReply] = ()) -> ProviderCallError:
-        """``exc`` carrying what this call was billed before it failed (``exc.spent``): the replies
-        in ``raws`` and every unusable 200 (tokens unknown: counted as calls, not in the cost)."""
+        """``exc``, after recording what this call was billed before it failed: the replies in
+        ``raws`` and every unusable 200 (tokens unknown: counted as calls, not in the cost)."""
         unknown += exc.unknown_calls
         if raws or unknown:
-            exc.add_spent((self._usage(list(raws), role, time.perf_counter() - started, unknown),))
+            self._record(self._usage(list(raws), role, time.perf_counter() - started, unknown))
         return exc
+
+    def _record(self, usage: Usage) -> None:
+        if self.ledger is not None:
+            self.ledger.record(usage)
 
     def _from_cache(self, key: str, json_schema: type[BaseModel] | None, role: str) -> ChatResult | None:
         if self.cache is None:

@@ -93,7 +93,7 @@ def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
 class ProviderCallError(ProviderError):
     """A failed call. ``reason`` is one of auth, model, rate_limit, timeout, connection, server,
     bad_request, unexpected; ``status`` the HTTP status when there was one; ``unknown_calls``: the
-    unusable 200s among its attempts (billed, token counts unreadable; also in ``spent``)."""
+    unusable 200s among its attempts (billed, token counts unreadable; also in the chat's ledger)."""
 
     unknown_calls: int = 0
 
@@ -114,8 +114,7 @@ class MalformedOutputError(ProviderError):
         super().__init__(message)
         self.provider = provider
         self.text = text
-        self.usage = usage  # records.Usage of the failed calls (they were still billed)
-        self.spent = (usage,) if usage is not None else ()  # counted in the run's cost if nothing catches this
+        self.usage = usage  # records.Usage of the failed calls (billed: the chat recorded it in its ledger)
         self.cut = cut  # the server enforced the schema and the reply hit max_tokens: asking again cuts it again
 
 

@@ -14,7 +14,8 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from knowsim_core.agents.human import HumanAssistant, HumanUser
-from knowsim_core.errors import SessionError
+from knowsim_core.errors import ProviderError, SessionError
+from knowsim_core.engine.records import Ending
 from knowsim_core.services.runner import LiveRun, build_agents
 from knowsim_core.engine.session import Simulation
 from knowsim_core.storage import Store
@@ -63,7 +64,9 @@ def fork_run(
     sim = Simulation.resume(replace(child, run_id=child_id), assistant=assistant, user=user,
                             extractor=agents["extractor"])
     live = LiveRun(store, sim, child_id)
-    live.step()
+    result = live.step()
+    if isinstance(result, Ending) and not result.over:  # stored failed: say why, in one line
+        raise ProviderError(f"{result.error} (the fork is stored as run {child_id}, failed; resume it to go on)")
     return live
 
 

@@ -40,6 +40,7 @@ from knowsim_core.formats.reference import (
     ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
 )
 from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.vocab import RunStatus
 
 DOMAINS = {"math": "math", "expertqa": "expert"}
 INIT_CACHE_NAME = "init_ks_cache.json"
@@ -298,7 +299,7 @@ def import_path(
                 if stored is not None:
                     report.skipped.append(f"{name} (already stored" + (f" as {stored})" if stored != name else ")"))
                     continue
-                status = "finished" if run.stop_reason else "interrupted"
+                status = RunStatus.FINISHED if run.stop_reason else RunStatus.INTERRUPTED
                 report.runs.append(store.runs.save(run, status=status))
                 store.judgments.add_many(report.runs[-1], judgments)
         return report

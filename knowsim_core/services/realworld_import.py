@@ -35,6 +35,7 @@ from knowsim_core.storage import Store
 from knowsim_core.formats.conversations import read_conversations
 from knowsim_core.formats.realworld import AUTHOR, GRAPH_NOTE, SHAPES, Conversation, is_image_path, legacy_question_id
 from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.vocab import RunStatus
 
 DEFAULT_EXTRACTOR = "offline/lexical"
 IMAGE_NOTE = "image-path message: the person sent a picture; only its path is recorded"
@@ -191,7 +192,7 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
                                    title=concept_title(conv.field, [c[0] for c in conv.concepts], conv.source))
                 report.questions += 1
             gid = _graph_version(store, conv.question_id, run.graph, report) if conv.concepts else None
-            rid = store.runs.save(run, status="finished", graph_version_id=gid)
+            rid = store.runs.save(run, status=RunStatus.FINISHED, graph_version_id=gid)
             report.runs.append(rid)
             report.judgments += store.judgments.add_many(rid, conv.votes)
             report.add_counts(conv)

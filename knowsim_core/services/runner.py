@@ -23,12 +23,17 @@ from knowsim_core.agents import registry
 from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_USER, LEVELS, preset as get_preset
 from knowsim_core.errors import ConfigError, ProviderError, SessionError, StorageError
 from knowsim_core.engine.ports import QuestionMaterial
-from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
 from knowsim_core.engine.session import STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE, Simulation
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
 from knowsim_core.storage.runs import Closing
+from knowsim_core.services.play import STOPPED_BY_USER, play, status_of
+from knowsim_core.vocab import EndReason, RunStatus
+
+LEASE_LAPSED_ERROR = ("run {} is no longer running in this session (it was idle too long and was marked "
+                      "interrupted); resume it to play on")
 
 CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios
 
@@ -66,37 +71,91 @@ def _build(kind: str, agent_id: str, settings: Mapping[str, Any] | None) -> Any:
 # a transaction per turn was a quarter of an offline batch's time. A turn waits at most this many
 # turns or seconds in memory; a crash loses only what an offline agent replays identically on resume
 # (the per-turn seeds come from the run's seed). Turns of model-calling agents, and of the app's
-# leased runs, are written before step() returns, as before.
+# leased runs, are written before step() returns.
 BUFFER_TURNS = 16
 BUFFER_SECONDS = 0.5
 
 
-class LiveRun:
-    """A stored run being played: ``step()`` plays and saves one turn.
+class RunWriter:
+    """The storing half of a run's life: what a conversation's play reports — each turn, then its
+    ending — written to one stored run. It holds no agents and plays nothing, so the turns may be
+    played anywhere (this process's :class:`Simulation`, or another machine's) and stored here.
 
-    ``buffered`` (set by the caller that plays a whole conversation: :meth:`run_to_end`, a batch)
-    lets an offline conversation's turns wait in memory (up to :data:`BUFFER_TURNS` /
-    :data:`BUFFER_SECONDS`) and go to the database with the next ones, the last of them in the same
-    transaction that closes the run. Every way out of :meth:`step` writes them first, and so do
-    :meth:`flush` and :meth:`interrupt`.
-
-    ``on_close`` (set by a batch) is called inside the transaction that closes the run, for the
-    caller's own bookkeeping to commit with it (a batch releases the cell's claim there: one write
-    transaction less per conversation); if that transaction fails, neither is stored.
+    ``buffered`` (chosen when the run is built: a whole conversation played in one go, such as the
+    ``run`` command's or a batch's) lets the turns of a run whose agents call no model wait in memory
+    (up to :data:`BUFFER_TURNS` / :data:`BUFFER_SECONDS`) and go to the database with the next ones,
+    the last of them in the transaction that closes the run. ``on_close`` is called inside that
+    closing transaction, for the caller's own bookkeeping to commit with it (a batch releases the
+    cell's claim there); if the transaction fails, neither is stored.
     """
 
-    def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(self, store: Store, run_id: str, *, buffered: bool = False,
+                 on_close: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic):
+        self.store = store
+        self.run_id = run_id
+        self.buffered = buffered
+        self.on_close = on_close
+        self.ending: Ending | None = None  # how the run was closed (None while it is open)
+        self._pending: list[TurnRecord] = []
+        self._since = 0.0
+        self._clock = clock
+
+    def turn(self, rec: TurnRecord) -> None:
+        """Store ``rec`` (the run's next turn), now or with the next ones when buffered."""
+        if not self._pending:
+            self._since = self._clock()
+        self._pending.append(rec)
+        if not self.buffered or len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS:
+            self._write(None)
+
+    def end(self, ending: Ending, run: RunRecord) -> Ending:
+        """Close the run as ``ending`` says (:func:`~knowsim_core.services.play.status_of`), with the
+        turns still buffered and the calls the ending spent; ``run``: the run as played (its metrics
+        need no reading back). A lapsed lease writes only what it spent: the run was closed where it was
+        marked interrupted."""
+        if self.ending is None:
+            if ending.reason == EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
+                self._pending.clear()
+                if ending.spent:
+                    self.store.runs.add_spent(self.run_id, ending.spent)
+            else:
+                status = status_of(ending)
+                stop = ending.stop_reason if status == RunStatus.FINISHED else None
+                self._write(Closing(status, stop, ending.error, run, ending.spent))
+            self.ending = ending  # once stored: a close that failed leaves the run open
+        return self.ending
+
+    def flush(self) -> None:
+        """Write the turns still buffered (nothing when none are)."""
+        self._write(None)
+
+    def _write(self, close: Closing | None) -> None:
+        if not self._pending and close is None:
+            return
+        with self.store.pinned():  # the close reads the turns written in the same transaction
+            self.store.runs.append_turns(self.run_id, self._pending, close=close,
+                                         then=self.on_close if close is not None else None)
+        self._pending = []
+
+
+class LiveRun:
+    """A stored run being played here: a :class:`Simulation` (the play) and a :class:`RunWriter`
+    (the storing). ``step()`` plays one turn and stores it; every way a step ends is stored before
+    it returns, and returned as data (:class:`Ending`) — except a bug in an agent, a typed side with
+    nothing typed, or Ctrl-C, which close the run (failed / interrupted, with what the turn had
+    billed) and propagate. :func:`knowsim_core.services.play.play` is the loop over it.
+    """
+
+    def __init__(self, store: Store, sim: Simulation, run_id: str, *, leased: bool = False, buffered: bool = False,
+                 on_close: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic):
         self.store = store
         self.sim = sim
         self.run_id = run_id
         self.leased = leased  # the app's runs: renew the lease before each step
-        self.buffered = False
-        self.on_close: Callable[[], None] | None = None
-        self._offline = not any(registry.spec_of(agent_id).needs_model for agent_id in sim.run.adapter.values())
-        self._pending: list[TurnRecord] = []
-        self._since = 0.0
-        self._clock = clock
+        offline = not any(registry.spec_of(agent_id).needs_model for agent_id in sim.run.adapter.values())
+        # only an offline conversation's turns may wait: a model's turns cost money to play again
+        self.writer = RunWriter(store, run_id, buffered=buffered and offline and not leased, on_close=on_close,
+                                clock=clock)
 
     @property
     def run(self) -> RunRecord:
@@ -104,95 +163,83 @@ class LiveRun:
 
     @property
     def done(self) -> bool:
+        """The conversation is over (a resume has nothing to play)."""
         return self.sim.done
 
-    def step(self) -> TurnRecord:
-        """Play the next turn and store it (with the turns still buffered); a finished run is closed.
+    @property
+    def ending(self) -> Ending | None:
+        """How this run was closed here (None while it is open)."""
+        return self.writer.ending
 
-        Raises:
-            ProviderError: a model call failed; the run is marked ``failed`` with the message and
-                can be resumed later (completed turns are kept).
-            SessionError: an agent returned an empty message; the run is closed with that reason.
-            StorageError: a leased run is no longer running here (its lease lapsed and it was
-                marked interrupted); nothing was played — resume it.
+    @property
+    def closed(self) -> bool:
+        return self.writer.ending is not None
+
+    def step(self) -> TurnRecord | Ending:
+        """Play the next turn and store it; returns its record, or the run's ending (stored).
+
+        Once closed, the ending again (a failed run is played on by resuming it: ``resume_run``).
         """
+        if self.writer.ending is not None:
+            return self.writer.ending
         with self.store.pinned():  # one connection for the lease, the step's reads and its writes
-            if self.leased and not self.done and not self.store.runs.renew_lease(self.run_id):
-                raise StorageError(
-                    f"run {self.run_id} is no longer running in this session (it was idle too long and was "
-                    "marked interrupted); resume it to play on"
-                )
+            if self.leased and not self.hold():
+                return self.writer.ending  # type: ignore[return-value]  # hold() closed it
             try:
-                rec = self.sim.step()
-            except ProviderError as exc:  # the calls billed before it count in the run's cost (exc.spent)
-                self._write(self._closing("failed", str(exc), spent=exc.spent))
+                result = self.sim.step()
+            except SessionError:  # nothing was played (a typed side with nothing typed): the run stays open
+                self.writer.flush()
                 raise
-            except SessionError as exc:  # an empty message ends the conversation (done), else it is the caller's
-                self._write(self._closing("finished", spent=exc.spent) if self.sim.done else None)
-                raise
-            except KeyboardInterrupt:  # the turn's calls billed before Ctrl-C count in the run's cost
-                self._write(self._closing("interrupted", "stopped by the user", spent=self.sim.unrecorded_spent))
+            except KeyboardInterrupt:
+                self.end(Ending(EndReason.STOP_REQUESTED, error=STOPPED_BY_USER))
                 raise
             except Exception as exc:  # a bug in an agent: keep the evidence (and what it cost), then surface it
-                self._write(self._closing("failed", f"{type(exc).__name__}: {exc}", spent=self.sim.unrecorded_spent))
+                self.end(Ending(EndReason.AGENT_ERROR, error=f"{type(exc).__name__}: {exc}"))
                 raise
-            if not self._pending:
-                self._since = self._clock()
-            self._pending.append(rec)
+            if isinstance(result, Ending):
+                return self.writer.end(result, self.sim.run)
+            self.writer.turn(result)
             if self.sim.done:
-                self._write(self._closing("finished"))
-            elif not (self.buffered and self._offline and not self.leased) or (
-                    len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS):
-                self._write(None)
-        return rec
+                self.writer.end(self.sim.ending, self.sim.run)
+        return result
+
+    def hold(self, seconds: float | None = None) -> bool:
+        """Renew the run's lease (``seconds``: its new length); False when it lapsed and the run was
+        marked interrupted elsewhere — the run is then closed here as ``LEASE_LAPSED``, with the calls
+        its ledger still holds (a learner's message asked for but never answered) added to its cost."""
+        if self.writer.ending is None and self.store.runs.renew_lease(self.run_id, seconds=seconds):
+            return True
+        if self.writer.ending is None:
+            self.end(Ending(EndReason.LEASE_LAPSED, error=LEASE_LAPSED_ERROR.format(self.run_id)))
+        return False
+
+    def end(self, ending: Ending) -> Ending:
+        """Close the run as ``ending`` says, adding whatever the run's ledger still holds (calls of
+        a turn that did not complete) to what the ending spent."""
+        spent = self.sim.ledger.take()
+        if spent:
+            ending = replace(ending, spent=(*ending.spent, *spent))
+        return self.writer.end(ending, self.sim.run)
+
+    def interrupt(self, error: str) -> Ending:
+        """Stop before the next turn (a batch's stop): the run is closed ``interrupted``, resumable."""
+        return self.end(Ending(EndReason.STOP_REQUESTED, error=error))
 
     def flush(self) -> None:
-        """Write the turns still buffered (nothing when none are)."""
-        self._write(None)
-
-    def interrupt(self, error: str) -> None:
-        """Close the run as ``interrupted`` (a batch's stop), with the turns still buffered."""
-        self._write(self._closing("interrupted", error))
-
-    def _closing(self, status: str, error: str = "", *, spent: Any = ()) -> Closing:
-        stop = self.sim.run.stop_reason if status == "finished" else None
-        # the run so far: its metrics need no reading back
-        return Closing(status, stop, error, self.sim.run, tuple(spent or ()))
-
-    def _write(self, close: Closing | None) -> None:
-        if not self._pending and close is None:
-            return
-        turns, self._pending = self._pending, []
-        with self.store.pinned():  # the close reads the turns written in the same transaction
-            self.store.runs.append_turns(self.run_id, turns, close=close,
-                                         then=self.on_close if close is not None else None)
+        """Write the turns still buffered."""
+        self.writer.flush()
 
     def run_to_end(self, progress: Callable[[TurnRecord], None] | None = None) -> RunRecord:
-        """Step until the run ends; an agent's empty message ends it quietly (it is recorded).
+        """Play until the run ends (:func:`~knowsim_core.services.play.play`); the run as stored.
 
-        The turns share one connection, and an offline conversation's turns are written a few at a
-        time (:attr:`buffered`): a conversation is a long series of small writes, and opening a
-        connection or a transaction per turn cost more than the write.
+        Raises:
+            ProviderError: a model call failed (the run is stored ``failed``, resumable).
         """
-        self.buffered = True
-        try:
-            with self.store.pinned():
-                return self._run_to_end(progress)
-        finally:
-            self.buffered = False
-            self.flush()
-
-    def _run_to_end(self, progress: Callable[[TurnRecord], None] | None) -> RunRecord:
-        while not self.done:
-            try:
-                rec = self.step()
-            except SessionError:
-                if self.done:
-                    break
-                raise
-            if progress is not None:
-                progress(rec)
+        ending = play(self, on_turn=progress)
+        if ending.reason == EndReason.PROVIDER_ERROR:
+            raise ProviderError(ending.error)
         return self.run
+
 
 def start_run(
     store: Store,
@@ -211,10 +258,13 @@ def start_run(
     settings: Mapping[str, Any] | None = None,
     lease_seconds: float | None = None,
     batch_tag: str | None = None,
+    buffered: bool = False,
+    on_close: Callable[[], None] | None = None,
 ) -> LiveRun:
     """Create a stored run (status ``running``) ready to be stepped.
 
     ``lease_seconds``: hold the run under a lease of that length (the app; see the module docstring).
+    ``buffered`` / ``on_close``: how its turns are written (see :class:`RunWriter`).
 
     The graph is the given version or the question's latest; s_0 is ``initial_state``, else the
     stored canonical state for the level (when it names exactly this graph's IUs), else sampled
@@ -257,7 +307,7 @@ def start_run(
         s0 = sim.reset(seed=seed, initial=initial_state)
         run_id = store.runs.create(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
         sim.reset(seed=seed, initial=s0, run_id=run_id)
-        return LiveRun(store, sim, run_id, leased=lease_seconds is not None)
+        return LiveRun(store, sim, run_id, leased=lease_seconds is not None, buffered=buffered, on_close=on_close)
 
 
 def _stop_reason_of(run: RunRecord) -> str | None:
@@ -278,8 +328,10 @@ def _stop_reason_of(run: RunRecord) -> str | None:
 
 def resume_run(
     store: Store, run_id: str, *, settings: Mapping[str, Any] | None = None, lease_seconds: float | None = None,
+    buffered: bool = False, on_close: Callable[[], None] | None = None,
 ) -> LiveRun:
-    """Continue an interrupted or failed run from its last completed turn.
+    """Continue an interrupted or failed run from its last completed turn (``buffered`` /
+    ``on_close``: as :func:`start_run`).
 
     The run is claimed with ``store.runs.reopen``, which re-checks its status and turn count in
     the claiming transaction: of two concurrent resumes one wins, the other gets a StorageError.
@@ -290,7 +342,7 @@ def resume_run(
     """
     with store.pinned():  # one connection for the checks, the load and the claim
         row = store.search.get_row(run_id)
-        if row.status == "finished":  # the cheap early answer; reopen_run decides under the write lock
+        if row.status == RunStatus.FINISHED:  # the cheap early answer; reopen_run decides under the write lock
             raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
         run = store.runs.load(run_id)
         if not run.domain:  # stored before runs recorded their domain: the question still knows it
@@ -302,16 +354,15 @@ def resume_run(
             raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
         store.runs.reopen(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
         sim = Simulation.resume(run, **agents)
-        live = LiveRun(store, sim, run_id, leased=lease_seconds is not None)
+        live = LiveRun(store, sim, run_id, leased=lease_seconds is not None, buffered=buffered, on_close=on_close)
         stop = _stop_reason_of(run)
         if stop is not None:  # the writer died between its last turn and closing the run
-            sim.end(stop)
-            store.runs.finish(run_id, status="finished", stop_reason=stop)
+            live.writer.end(sim.end(stop), sim.run)
         return live
 
 
 # DEFAULT_USER / DEFAULT_EXTRACTOR are engine.config's, imported from here by the app, batch and tests
-__all__ = ["LiveRun", "start_run", "resume_run", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
+__all__ = ["LiveRun", "RunWriter", "start_run", "resume_run", "status_of", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
 
 
 def ensure_question(store: Store, question_id: str) -> None:

@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 
 from knowsim_core.storage.connection import Connection, now
 from knowsim_core.storage.liveness import writer, writer_gone
+from knowsim_core.vocab import ClaimOutcome, RunStatus
 
 CELL_COLUMNS = ("question_id", "level", "assistant", "user", "extractor", "preset", "seed")
 # a cell's runs, oldest first: read through the index runs_batch_cell (migration 0009)
@@ -39,7 +40,7 @@ class Claim:
     """What :meth:`BatchCells.claim` decided. ``outcome``: ``mine`` (play it; continue
     ``resume_id`` when set), ``done`` (a finished run exists) or ``taken`` (``holder`` plays it)."""
 
-    outcome: str
+    outcome: ClaimOutcome
     resume_id: str = ""
     holder: int = 0
 
@@ -57,24 +58,24 @@ class BatchCells:
         me = os.getpid()
         with self._conn.write() as db:
             runs = db.execute(CELL_RUNS_SQL, [tag, *key]).fetchall()
-            if any(r[1] == "finished" for r in runs):
-                return Claim("done")
+            if any(r[1] == RunStatus.FINISHED for r in runs):
+                return Claim(ClaimOutcome.DONE)
             clock = self._clock()
             for _rid, status, pid, start, host, beat, lease in runs:
-                if status == "running" and pid and pid != me and not writer_gone(pid, start, host, beat, lease,
-                                                                                  clock=clock):
-                    return Claim("taken", holder=int(pid))
+                if status == RunStatus.RUNNING and pid and pid != me and not writer_gone(pid, start, host, beat,
+                                                                                          lease, clock=clock):
+                    return Claim(ClaimOutcome.TAKEN, holder=int(pid))
             held = db.execute("SELECT pid, pid_start, host, claimed FROM batch_cells WHERE tag = ? AND cell = ?",
                               [tag, index]).fetchone()
             if held is not None:
                 pid, start, host, claimed = held
                 if pid != me and not writer_gone(pid, start, host, claimed, None, clock=clock):
-                    return Claim("taken", holder=int(pid))
+                    return Claim(ClaimOutcome.TAKEN, holder=int(pid))
             w = writer()
             db.execute("INSERT OR REPLACE INTO batch_cells (tag, cell, pid, pid_start, host, claimed) "
                        "VALUES (?, ?, ?, ?, ?, ?)", [tag, index, w["pid"], w["pid_start"], w["host"], now()])
-            resumable = [r[0] for r in runs if r[1] != "finished"]
-            return Claim("mine", resume_id=resumable[-1] if resumable else "")
+            resumable = [r[0] for r in runs if r[1] != RunStatus.FINISHED]
+            return Claim(ClaimOutcome.MINE, resume_id=resumable[-1] if resumable else "")
 
     def release(self, tag: str, index: int) -> None:
         """Give the cell up (its conversation ended); only this process's own claim is removed."""
@@ -86,12 +87,12 @@ class BatchCells:
         interrupted > failed): totals over a batch count one run per cell, even in a database
         where an older Studio played some cell twice."""
         cols = ", ".join(CELL_COLUMNS)
+        names = (RunStatus.FINISHED, RunStatus.RUNNING, RunStatus.INTERRUPTED, RunStatus.FAILED)  # best first
         with self._conn.db() as db:
             rows = db.execute(
-                f"SELECT best, COUNT(*) FROM (SELECT MIN(CASE status WHEN 'finished' THEN 0 WHEN 'running' THEN 1 "
-                f"WHEN 'interrupted' THEN 2 ELSE 3 END) AS best FROM runs WHERE batch_tag = ? GROUP BY {cols}) "
-                "GROUP BY best", [tag]).fetchall()
-        names = ("finished", "running", "interrupted", "failed")
+                "SELECT best, COUNT(*) FROM (SELECT MIN(CASE status WHEN ? THEN 0 WHEN ? THEN 1 WHEN ? THEN 2 "
+                f"ELSE 3 END) AS best FROM runs WHERE batch_tag = ? GROUP BY {cols}) GROUP BY best",
+                [*names[:3], tag]).fetchall()
         out = dict.fromkeys(names, 0)
         for best, n in rows:
             out[names[best]] = n

@@ -23,6 +23,7 @@ from knowsim_core.storage.run_filter import (  # noqa: F401 — where_clause and
     CONTAINS, EXACT, NO_FILTER, ORIGINS, RATED, RunFilter, typed_sql, where_clause,
 )
 from knowsim_core.storage.runs import MODE_COLUMNS, Runs
+from knowsim_core.vocab import POPULATIONS, Population, RunStatus
 
 if TYPE_CHECKING:  # the cross-run facts (engine records, pydantic graphs) are imported by the views that read them
     from knowsim_core.engine.facts import RunFacts
@@ -146,12 +147,13 @@ class RunSearch:
         if not unbatched:
             where = (where + " AND" if where else " WHERE") + " r.batch_tag IS NOT NULL"
         sql = (
-            "SELECT COALESCE(r.batch_tag, ''), COUNT(*), SUM(r.status = 'finished'), SUM(r.status != 'finished'), "
+            "SELECT COALESCE(r.batch_tag, ''), COUNT(*), SUM(r.status = ?), SUM(r.status != ?), "
             f"SUM(r.n_turns), AVG(r.kg), AVG(r.dc), AVG(r.co), MIN(r.created), MAX(r.created) FROM runs r{where} "
             "GROUP BY r.batch_tag ORDER BY MAX(r.created) DESC LIMIT ?"
         )
         with self._conn.db() as db:
-            return [BatchGroup(*r) for r in db.execute(sql, [*args, int(limit)]).fetchall()]
+            return [BatchGroup(*r) for r in db.execute(sql, [RunStatus.FINISHED, RunStatus.FINISHED, *args,
+                                                              int(limit)]).fetchall()]
 
     def recent(self, limit: int = 8) -> list[RunRow | BatchGroup]:
         """The newest entries, a batch's runs folded into one :class:`BatchGroup` (Home's list).
@@ -172,13 +174,13 @@ class RunSearch:
         entries.sort(key=lambda e: e.last if isinstance(e, BatchGroup) else e.created, reverse=True)
         return entries[:limit]
 
-    def facts(self, run_filter: RunFilter = NO_FILTER, *, status: str = "finished",
+    def facts(self, run_filter: RunFilter = NO_FILTER, *, status: str = Population.FINISHED,
               limit: int | None = None) -> list[RunFacts]:
         """The population of the cross-run views (Failure modes page, ``failures`` command).
 
         Runs with at least one turn that match the filter, newest first. ``status`` (the view's
         finished / all / unfinished choice, not the filter's run statuses) is one of
-        :data:`~knowsim_core.evaluation.analysis.STATUS_CHOICES` ("finished" by default: a run stopped at
+        :class:`~knowsim_core.vocab.Population` (finished runs by default: a run stopped at
         turn 1 is not averaged with finished ones unless asked). Every filter is applied in SQL
         before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
         no stored metrics (still running, or its writer died) is read back record by record.
@@ -228,19 +230,18 @@ class RunSearch:
     @staticmethod
     def _facts_where(run_filter: RunFilter, *, status: str) -> tuple[str, list[Any]]:
         """The cross-run population's ``WHERE``: the filter, at least one turn, and the status choice."""
-        from knowsim_core.engine.facts import STATUS_CHOICES
-
-        if status not in STATUS_CHOICES:
-            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(STATUS_CHOICES)}")
+        if status not in POPULATIONS:
+            raise StorageError(f"unknown status filter {status!r}; expected one of {', '.join(POPULATIONS)}")
         where, args = _where(run_filter)
         # extractor 'none': a recorded conversation kept without a reading (no IUs, so no modes or metrics)
         where = (where + " AND" if where else " WHERE") + " r.n_turns > 0 AND r.extractor != 'none'"
-        if status != "all":
-            where += " AND r.status = 'finished'" if status == "finished" else " AND r.status != 'finished'"
+        if status != Population.ALL:
+            where += " AND r.status = ?" if status == Population.FINISHED else " AND r.status != ?"
+            args = [*args, RunStatus.FINISHED]
         return where, args
 
     def population_mix(self, run_filter: RunFilter = NO_FILTER, *,
-                       status: str = "finished") -> tuple[list[int], int, int]:
+                       status: str = Population.FINISHED) -> tuple[list[int], int, int]:
         """(graph version numbers, forks, runs with a typed side) in the population :meth:`facts`
         reads with the same filter and status — what a view must say before it pools them."""
         where, args = self._facts_where(run_filter, status=status)
@@ -253,7 +254,8 @@ class RunSearch:
                 f"COALESCE(SUM({typed_sql()}), 0) FROM runs r{where}", args).fetchone()
         return versions, int(forks), int(typed)
 
-    def mixed_versions(self, run_filter: RunFilter = NO_FILTER, *, status: str = "finished") -> dict[str, list[int]]:
+    def mixed_versions(self, run_filter: RunFilter = NO_FILTER, *,
+                       status: str = Population.FINISHED) -> dict[str, list[int]]:
         """``{question id: its graph version numbers}`` for the questions whose runs in the
         :meth:`facts` population (same filter and status) span more than one version of their graph — what
         pooling mixes. Runs of different questions on v1 and v3 are each on their question's one

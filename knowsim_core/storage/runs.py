@@ -30,13 +30,12 @@ from knowsim_core.storage.liveness import LEASE_LAPSED, writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 from knowsim_core.text.tags import check_run_tag
-from knowsim_core.vocab import FAILURE_ORDER
+from knowsim_core.vocab import FAILURE_ORDER, FINAL_STATUSES, RUN_STATUSES, RunStatus
 
 if TYPE_CHECKING:  # the records (pydantic graphs, ~0.1 s) are imported where a run is read back: listing needs none
     from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 
-STATUSES = ("running", "finished", "failed", "interrupted")
-FINAL_STATUSES = ("finished", "failed", "interrupted")
+STATUSES = RUN_STATUSES  # the runs.status column's values (its CHECK constraint, migration 0001)
 MODE_COLUMNS = tuple(m.value for m in FAILURE_ORDER)  # a turn's count per mode: one column named by its key
 
 
@@ -71,7 +70,7 @@ class Runs:
         """
         packed = _packed(run)  # before the lock: another writer would wait for the JSON + zlib
         with self._conn.write() as db:
-            rid = self._insert(db, run, packed, status="running", graph_version_id=graph_version_id,
+            rid = self._insert(db, run, packed, status=RunStatus.RUNNING, graph_version_id=graph_version_id,
                                batch_tag=batch_tag)
             if lease_seconds is not None:
                 db["runs"].update(rid, {"lease_seconds": float(lease_seconds),
@@ -79,7 +78,7 @@ class Runs:
             return rid
 
     def save(
-        self, run: RunRecord, *, status: str = "finished", graph_version_id: int | None = None,
+        self, run: RunRecord, *, status: str = RunStatus.FINISHED, graph_version_id: int | None = None,
         batch_tag: str | None = None,
     ) -> str:
         """Store a whole run in one transaction (imports, replays)."""
@@ -125,7 +124,7 @@ class Runs:
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
             self._insert_turn(db, rid, turn, record)
-        if run.turns and status != "running":
+        if run.turns and status != RunStatus.RUNNING:
             _set_metrics(db, rid, run)
         return rid
 
@@ -181,7 +180,7 @@ class Runs:
             if row is None:
                 raise StorageError(unknown_run(run_id))
             status, n = row
-            if turns and status != "running":
+            if turns and status != RunStatus.RUNNING:
                 raise StorageError(f"run {run_id} is {status}; resume it before adding turns")
             for turn, record in zip(turns, records):
                 if turn.turn != n + 1:
@@ -211,11 +210,19 @@ class Runs:
                 raise StorageError(unknown_run(run_id))
             self._close(db, run_id, closing, stored=tuple(row))
 
+    def add_spent(self, run_id: str, spent: Sequence[Usage]) -> None:
+        """Add calls billed in a turn that no record holds to the run's tokens and cost, whatever its
+        status (a run closed elsewhere, e.g. marked interrupted when its lease lapsed)."""
+        with self._conn.write() as db:
+            db.execute("UPDATE runs SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?, cost_usd = cost_usd + ? "
+                       "WHERE id = ?", [sum(u.input_tokens for u in spent), sum(u.output_tokens for u in spent),
+                                        sum(u.cost_usd for u in spent), run_id])
+
     def _close(self, db: Database, run_id: str, closing: Closing, *, stored: tuple[str, int]) -> None:
         status = closing.status
         if status not in FINAL_STATUSES:
             raise StorageError(f"a run can finish as {', '.join(FINAL_STATUSES)}, not {status!r}")
-        if stored[0] == "finished" and status != "finished":
+        if stored[0] == RunStatus.FINISHED and status != RunStatus.FINISHED:
             raise StorageError(f"run {run_id} is already finished; it cannot become {status}")
         record = closing.record
         run = record if record is not None and len(record.turns) == stored[1] else self.load(run_id)
@@ -250,9 +257,9 @@ class Runs:
             if row is None:
                 raise StorageError(unknown_run(run_id))
             status, stop, n, pid, start, rhost, beat, lease_until = row
-            if status == "finished":
+            if status == RunStatus.FINISHED:
                 raise StorageError(f"run {run_id} is already finished ({stop}); nothing to resume")
-            if (status == "running" and pid and pid != os.getpid()
+            if (status == RunStatus.RUNNING and pid and pid != os.getpid()
                     and not writer_gone(pid, start, rhost, beat, lease_until, clock=self._clock())):
                 raise StorageError(f"run {run_id} is still being written by process {pid} on {rhost}; "
                                    "wait for it to finish or stop that process")
@@ -262,7 +269,7 @@ class Runs:
             stamp = now()
             lease = None if lease_seconds is None else float(lease_seconds)
             db["runs"].update(run_id, {
-                "status": "running", "stop_reason": None, "error": "", **writer(), "heartbeat": stamp,
+                "status": RunStatus.RUNNING, "stop_reason": None, "error": "", **writer(), "heartbeat": stamp,
                 "updated": stamp, "lease_seconds": lease, "lease_until": None if lease is None else self._clock() + lease,
             })
 
@@ -284,8 +291,8 @@ class Runs:
             return []
         with self._conn.db() as db:
             rows = db.execute(
-                "SELECT id, pid, pid_start, host, heartbeat, lease_until, n_turns FROM runs WHERE status = 'running'"
-            ).fetchall()
+                "SELECT id, pid, pid_start, host, heartbeat, lease_until, n_turns FROM runs WHERE status = ?",
+                [RunStatus.RUNNING]).fetchall()
         clock = self._clock()
         dead = {rid: why for rid, *w, _ in rows if (why := writer_gone(*w, clock=clock))}
         empty = {rid for rid, *_, n in rows if rid in dead and dead[rid] == LEASE_LAPSED and not n}
@@ -293,15 +300,15 @@ class Runs:
             with self._conn.write() as db:
                 for rid in empty:  # nothing played: nothing to resume
                     db.execute("DELETE FROM run_tags WHERE run_id = ?", [rid])
-                    db.execute("DELETE FROM runs WHERE id = ? AND status = 'running' AND n_turns = 0 AND lease_until < ?",
-                               [rid, clock])
+                    db.execute("DELETE FROM runs WHERE id = ? AND status = ? AND n_turns = 0 AND lease_until < ?",
+                               [rid, RunStatus.RUNNING, clock])
                 for rid, why in dead.items():
                     if rid in empty:
                         continue
                     cur = db.execute(
-                        "UPDATE runs SET status = 'interrupted', updated = ?, error = ?, lease_until = NULL "
-                        "WHERE id = ? AND status = 'running'",
-                        [now(), why, rid],
+                        "UPDATE runs SET status = ?, updated = ?, error = ?, lease_until = NULL "
+                        "WHERE id = ? AND status = ?",
+                        [RunStatus.INTERRUPTED, now(), why, rid, RunStatus.RUNNING],
                     )
                     if cur.rowcount:
                         index_run_turns(db, rid)
@@ -319,8 +326,8 @@ class Runs:
             cur = db.execute(
                 "UPDATE runs SET lease_seconds = COALESCE(?, lease_seconds), "
                 "lease_until = ? + COALESCE(?, lease_seconds) "
-                "WHERE id = ? AND status = 'running' AND pid = ? AND host = ?",
-                [seconds, self._clock(), seconds, run_id, os.getpid(), socket.gethostname()],
+                "WHERE id = ? AND status = ? AND pid = ? AND host = ?",
+                [seconds, self._clock(), seconds, run_id, RunStatus.RUNNING, os.getpid(), socket.gethostname()],
             )
             return cur.rowcount == 1
 

@@ -42,9 +42,10 @@ from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage.liveness import pid_alive, process_start
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
+from knowsim_core.vocab import CellOutcome, RunStatus
 
 ROOT = Path(__file__).resolve().parents[2]
-STATUSES = ("finished", "running", "interrupted", "failed")
+STATUSES = (RunStatus.FINISHED, RunStatus.RUNNING, RunStatus.INTERRUPTED, RunStatus.FAILED)
 LOG_TAIL_LINES = 6
 SECOND_SIGNAL_AFTER_S = 0.3
 
@@ -77,7 +78,7 @@ def request(*, questions: list[str], levels: list[str], assistants: list[str], u
     """
     if not questions or not levels or not assistants:
         raise ConfigError("choose at least one question, one level and one assistant")
-    req = BatchRequest(questions=",".join(questions), levels=",".join(levels), assistants=",".join(assistants),
+    req = BatchRequest(questions=tuple(questions), levels=tuple(levels), assistants=tuple(assistants),
                        user=user, extractor=extractor, seeds=int(seeds), max_turns=int(max_turns or 0) or None,
                        concurrency=int(concurrency or 0) or None, graph_version=graph_version or None,
                        tag=check_batch_tag(tag.strip(), what="Tag") if tag.strip() else None)
@@ -165,7 +166,7 @@ def playing_elsewhere(store: Any, tag: str) -> bool:
     """Whether some process is still writing runs of batch ``tag`` or holds one of its cells (dead
     writers' runs are marked interrupted first; dead holders' claims do not count)."""
     store.runs.mark_dead()
-    return store.search.count(RunFilter(batch_tag=tag, status="running")) > 0 or bool(store.cells.holders(tag))
+    return store.search.count(RunFilter(batch_tag=tag, status=RunStatus.RUNNING)) > 0 or bool(store.cells.holders(tag))
 
 
 def alive(rec: Launch) -> bool:
@@ -204,21 +205,22 @@ def progress(store: Any, tag: str) -> dict[str, int]:
     data = store.search.get_batch(tag)
     cells = len(BatchSpec.from_data(data).cells()) if data else 0
     counts["cells"] = cells
-    counts["not started"] = max(0, cells - sum(counts[s] for s in STATUSES))
+    counts[CellOutcome.NOT_STARTED] = max(0, cells - sum(counts[s] for s in STATUSES))
     return counts
 
 
 def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
     """The progress bar's share and text; a batch that has not stored its matrix yet is "starting"
     (it read "0 / 0 conversations done" for the first seconds after Launch)."""
-    done = counts["finished"] + counts["failed"] + (0 if live else counts["interrupted"])
+    done = (counts[RunStatus.FINISHED] + counts[RunStatus.FAILED]
+            + (0 if live else counts[RunStatus.INTERRUPTED]))
     if not counts["cells"]:
         return 0.0, "Starting the batch: planning its conversations…" if live else "No conversation was planned."
     # "done" counts what has ended; say how, or "2 / 360 done" read as two finished runs beside a
     # summary saying "0 done, 2 interrupted" (issue 34)
-    ended = [f"{counts[s]} {s}" for s in ("finished", "failed", "interrupted")
-             if counts[s] and not (s == "interrupted" and live)]
-    how = f" ({', '.join(ended)})" if ended and ended != [f"{done} finished"] else ""
+    ended = [f"{counts[s]} {s}" for s in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.INTERRUPTED)
+             if counts[s] and not (s == RunStatus.INTERRUPTED and live)]
+    how = f" ({', '.join(ended)})" if ended and ended != [f"{done} {RunStatus.FINISHED}"] else ""
     return done / counts["cells"], f"{done} / {counts['cells']} conversations done{how}"
 
 
@@ -233,9 +235,8 @@ def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
 
 
 def resume_argv(rec: Launch) -> list[str]:
-    """``batch --resume TAG`` with the launch's concurrency."""
-    given = rec.argv[rec.argv.index("--concurrency") + 1] if "--concurrency" in rec.argv[:-1] else ""
-    return BatchRequest(concurrency=int(given) if given.isdigit() else None).resume_argv(rec.tag)
+    """``batch --resume TAG`` with the launch's way of running (its workers or concurrency)."""
+    return BatchRequest.from_argv(rec.argv).resume_argv(rec.tag)
 
 
 __all__ = ["Launch", "alive", "elsewhere", "launch", "launches", "launches_dir", "log_tail", "new_tag",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import streamlit as st
 from ui.common.tables import MISSING, fitted_columns, full_height
+from knowsim_core.vocab import Population
 
 from dataclasses import replace
 
@@ -46,7 +47,7 @@ def paper_check_tab(db) -> None:
     paper_only = c2.toggle("Only the paper's questions", value=True, key="pc_paper_only",
                            help="runs on the paper's 60 questions (math_…, expertqa_…), imported with "
                                 "`python -m knowsim_core import <the paper's data folder>`")
-    facts = db.search.facts(RunFilter(batch_tag=batch), status="finished", limit=LIMIT)
+    facts = db.search.facts(RunFilter(batch_tag=batch), status=Population.FINISHED, limit=LIMIT)
     if paper_only:
         facts = [f for f in facts if task_of(f.question_id)]
     if not facts:
@@ -55,8 +56,8 @@ def paper_check_tab(db) -> None:
                 else "No finished runs yet.")
         return
     if not paper_only:  # all questions: say what is pooled, as Across runs does (issue 34)
-        _, forks, typed = db.search.population_mix(RunFilter(batch_tag=batch), status="finished")
-        several = db.search.mixed_versions(RunFilter(batch_tag=batch), status="finished")
+        _, forks, typed = db.search.population_mix(RunFilter(batch_tag=batch), status=Population.FINISHED)
+        several = db.search.mixed_versions(RunFilter(batch_tag=batch), status=Population.FINISHED)
         pooled = [f"{n} {what if n != 1 else one}" for n, what, one in (
             (forks, "forks of other runs", "fork of another run"), (typed, "runs with a typed side", "run with a typed side"))
                   if n] + [f"graph versions {', '.join(f'v{v}' for v in vs)} of {q}" for q, vs in several.items()]

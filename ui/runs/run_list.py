@@ -24,12 +24,13 @@ from ui.common import links, nav
 from ui.runs import keys
 from ui.runs.filter_bar import filter_bar, linked_toggle
 from ui.common.safe_text import inline_markdown
+from knowsim_core.vocab import UNFINISHED_STATUSES, Population, RunStatus
 
 PAGE_SIZE = 200
 ORDER_LABELS = {"newest first": "created_desc", "oldest first": "created_asc",
                 "recently updated": "updated_desc", "highest KG": "kg_desc",
                 "highest rating (human runs)": "rating_desc", "lowest rating (human runs)": "rating_asc"}
-BAD_STATUSES = ("failed", "interrupted")
+BAD_STATUSES = UNFINISHED_STATUSES
 
 
 def filters(store) -> dict[str, Any]:
@@ -100,7 +101,8 @@ def batch_rows(groups) -> list[dict[str, Any]]:
     def mean(v):
         return None if v is None else round(v, 3)
     return [
-        {"batch": g.tag or "(no batch: runs made one by one)", "runs": g.runs, "finished": g.finished, "unfinished": g.unfinished, "turns": g.turns,
+        {"batch": g.tag or "(no batch: runs made one by one)", "runs": g.runs,
+         RunStatus.FINISHED: g.finished, Population.UNFINISHED: g.unfinished, "turns": g.turns,
          "mean KG": mean(g.kg), "mean DC": mean(g.dc), "mean CO": mean(g.co),
          "first": g.first[:19], "last": g.last[:19]}
         for g in groups

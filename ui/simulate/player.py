@@ -17,7 +17,7 @@ from contextlib import nullcontext
 
 from knowsim_core.agents.human import AwaitingInput
 from knowsim_core.errors import KnowSimError
-from knowsim_core.engine.records import RunRecord, TurnRecord
+from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
 
 
 class Player:
@@ -123,8 +123,8 @@ class Player:
         from knowsim_core.storage import LEASE_SECONDS
 
         live = self.live.get(rid)
-        if live is not None and not live.done and not self.store.runs.renew_lease(rid, seconds=LEASE_SECONDS):
-            live = None
+        if live is not None and not live.done and (live.closed or not live.hold(LEASE_SECONDS)):
+            live = None  # failed, or its lease lapsed (closed so, with what it had billed): resume it
         if live is None:
             live = resume_run(self.store, rid, settings=self.settings, lease_seconds=LEASE_SECONDS)
             self.live[rid] = live
@@ -148,9 +148,9 @@ class Player:
         heartbeat while a run is open; a run whose lease lapsed is left for the next step to resume)."""
         from knowsim_core.storage import LEASE_SECONDS
 
-        for rid, live in self.live.items():
-            if not live.done:
-                self.store.runs.renew_lease(rid, seconds=LEASE_SECONDS)
+        for live in self.live.values():
+            if not live.done and not live.closed:
+                live.hold(LEASE_SECONDS)
 
     def forward(self) -> bool:
         """Show the next turn, playing it first where it is not stored yet. False when nothing moved."""
@@ -169,7 +169,10 @@ class Player:
             try:
                 live = self._live(rid)
                 if not live.done:
-                    live.step()
+                    result = live.step()
+                    if isinstance(result, Ending) and not result.over:
+                        self.error = self._gone(rid) or (f"{result.error} — the turns played so far are saved; "
+                                                         "step again to retry.")
             except AwaitingInput:
                 pass  # a typed run beside another one: it waits for its own reply
             except KnowSimError as exc:
