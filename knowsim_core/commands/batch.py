@@ -41,8 +41,6 @@ from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER
 from knowsim_core.storage import Store, default_path
 from knowsim_core.commands.runs import add_db_argument, int_in
 
-NAME = "batch"
-HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
 BAR_WIDTH = 30
 EXIT_INTERRUPTED = 130
 
