@@ -87,9 +87,15 @@ def test_the_agent_records_the_id_it_was_built_from():
     assert registry.spec_of("compat/m:socratic@http://127.0.0.1:9/v1").model == "m"  # pricing agrees
 
 
-def test_an_assistant_named_with_a_baseline_method_is_refused():
+def test_a_suffix_on_an_agent_that_cannot_take_it_is_refused():
+    """A strategy or method the built agent would drop is refused: its recorded id would differ
+    from the id asked for (a batch cell would never find its run)."""
     with pytest.raises(ConfigError, match="baseline user method 'zs'"):
         registry.resolve("assistant", "openai/gpt-4o:zs", settings=_llm_settings())
+    with pytest.raises(ConfigError, match="write openai/gpt-4o$"):
+        registry.resolve("extractor", "openai/gpt-4o:socratic", settings=_llm_settings())
+    with pytest.raises(ConfigError, match="a strategy is an assistant's"):
+        registry.resolve("user", "compat/m:simple@http://127.0.0.1:9/v1", settings=_llm_settings())
 
 
 def test_the_batch_planner_spells_an_assistant_as_its_agent_records_it():

@@ -295,6 +295,10 @@ def make_agent(kind: str, agent_id: AgentId, **kw: Any) -> Any:
             raise ConfigError(f"assistant {redact_urls(agent_id.id)} names the baseline user method "
                               f"{agent_id.method!r}; an assistant takes a strategy ({', '.join(STRATEGIES)})")
         extra["strategy"] = agent_id.played_strategy
+    elif agent_id.strategy or agent_id.method:  # a baseline user's method never reaches here (make_user)
+        suffix = agent_id.strategy or agent_id.method
+        raise ConfigError(f"{kind} {redact_urls(agent_id.id)} names {suffix!r}: a strategy is an assistant's and "
+                          f"a method a baseline user's; write {redact_urls(agent_id.bare().id)}")
     return _CLASSES[kind](ModelRef.of(agent_id), **kw, **extra)
 
 
