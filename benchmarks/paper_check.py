@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from benchmarks._log import write_log  # noqa: E402
+from knowsim_core.engine.agent_id import parse_id  # noqa: E402
 from knowsim_core.evaluation.paper import (  # noqa: E402
     FAILURE_ORDER, PAPER_POPULATION, TABLE12_STOP_TURN, check_rows, level_checks, population, recording_rows,
     strategy_rows,
@@ -133,7 +134,7 @@ def numeric_strategies(rows: list[dict]) -> dict[str, dict]:
     for r in rows:
         cell = {slug(k): number(v) for k, v in r.items() if k not in ("assistant", "level")}
         cell["stops_of"] = r["n"]
-        out.setdefault(str(r["assistant"]).split("/")[-1], {})[str(r["level"])] = cell
+        out.setdefault(parse_id(str(r["assistant"])).played_strategy, {})[str(r["level"])] = cell
     return out
 
 

@@ -7,8 +7,6 @@ per level too. The headline table uses sampled initial states (no hindsight); th
 read the real and simulated messages side by side with the history.
 """
 
-from dataclasses import replace
-
 import streamlit as st
 
 from knowsim_core.evaluation import realism
@@ -44,7 +42,7 @@ llm_ids = [uid for uid in options if spec_of(uid).needs_model]
 # with a URL takes the method before the URL) and compared as parsed ids, not as strings
 known = {parse_id(uid) for uid in options}
 models = [parse_id(uid) for uid in llm_ids if not parse_id(uid).method]
-options += [b.id for b in dict.fromkeys(replace(m, strategy="", method=x) for m in models for x in BASELINE_METHODS)
+options += [b.id for b in dict.fromkeys(m.with_method(x) for m in models for x in BASELINE_METHODS)
             if b not in known]
 if not llm_ids:
     st.info("Only the offline simulators are offered: no LLM provider is configured. To add the paper's LLM "

@@ -146,9 +146,9 @@ def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_p
                                    ("sa_math_40_ab", "SimulatorArena math (MATH test/number_theory/40.json)",
                                     "Number Theory"),
                                    ("q_mine", "user", "")):
-            db["questions"].insert({"id": qid, "text": "hello", "reference_answer": "", "domain": "math",
+            db.utils["questions"].insert({"id": qid, "text": "hello", "reference_answer": "", "domain": "math",
                                     "field": field, "source": source, "created": "2026-01-01"})
-            db["graph_versions"].insert({"question_id": qid, "version": 1, "parent_id": None, "note": "",
+            db.utils["graph_versions"].insert({"question_id": qid, "version": 1, "parent_id": None, "note": "",
                                          "author": "import", "created": "2026-01-01",
                                          "graph_json": _json.dumps(graph)})
     store = Store(path)

@@ -19,9 +19,6 @@ from typing import Any
 
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "agreement"
-HELP = "agreement of KnowSim's readings with people's judgments (thumbs, ratings, correctness)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor", metavar="ID", help="only readings made by this extractor (e.g. offline/lexical)")

@@ -15,9 +15,6 @@ from pathlib import Path
 from knowsim_core.errors import ConfigError
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "export"
-HELP = "print a stored run as Studio JSON, reference run-record JSON, CSV of turns or a one-file HTML replay"
-RAW_OUTPUT = True  # data, not a message: kept byte for byte when redirected (cleaned on a terminal)
 FORMATS = ("studio-json", "reference-json", "csv", "html")
 
 

@@ -21,9 +21,6 @@ from knowsim_core.evaluation.figures import figure_format, latex_table, write_mo
 from knowsim_core.commands.runs import add_db_argument, open_store
 from knowsim_core.storage.run_filter import RunFilter
 
-NAME = "failures"
-HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across stored runs"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)

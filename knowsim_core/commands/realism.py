@@ -22,9 +22,6 @@ from typing import Any
 
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "realism"
-HELP = "turn-level realism of user simulators against the stored human conversations"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", action="append", metavar="ID",

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 # options (3-7 s on a busy machine, issue 34).
 DB_ENV = "KNOWSIM_DB"  # storage.ENV_DB, spelled here so --help imports no storage (a test keeps them equal)
 
-NAME = "runs"
-HELP = "list the runs stored in the database"
-
 
 def add_db_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(

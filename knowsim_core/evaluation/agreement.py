@@ -44,6 +44,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Callable
 
+from knowsim_core.engine.agent_id import RECORDED, parse_id
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.evaluation import scoring
@@ -183,7 +184,8 @@ def _part_of(run: RunRecord, rid: str, split: frozenset[str] | None) -> str:
 
 
 def _model_of(run: RunRecord) -> str:
-    return str(dict(run.meta).get("tutor_model") or run.adapter.get("assistant", "").removeprefix("recorded/"))
+    tutor = parse_id(run.adapter.get("assistant", ""))  # a recording names the model it recorded
+    return str(dict(run.meta).get("tutor_model") or (tutor.name if tutor.provider == RECORDED else tutor.id))
 
 
 def collect(store, *, extractor: str | None = None, reading: str = "stored", part: str | None = None,

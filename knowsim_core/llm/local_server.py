@@ -59,6 +59,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from knowsim_core.engine.agent_id import AgentId
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.proxy import opener
 
@@ -110,14 +111,14 @@ class LocalServer:
     label: str = LABEL
 
     @property
-    def agent_model(self) -> str:
-        """``<alias>@<url>``: the model part of a ``compat/`` id, its address inside."""
-        return f"{self.model}@{self.url}"
+    def agent_id(self) -> AgentId:
+        """``compat/<alias>@<url>``: the id that calls this server's model, its address inside."""
+        return AgentId("compat", self.model, url=self.url)
 
     def agent_ids(self) -> dict[str, str]:
         """The ids to paste, one per conversation role."""
-        base = f"compat/{self.agent_model}"  # the strategy goes before the URL (the registry's spelling)
-        return {"assistant": f"compat/{self.model}:adaptive@{self.url}", "user": base, "extractor": base}
+        base = self.agent_id
+        return {"assistant": base.as_assistant().id, "user": base.id, "extractor": base.id}
 
     def to_data(self) -> dict[str, Any]:
         return asdict(self)

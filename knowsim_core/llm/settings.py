@@ -34,6 +34,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
+from knowsim_core.engine.agent_id import DEFAULT_STRATEGY, METHODS, STRATEGIES, AgentId
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
 from knowsim_core.text.redact import redact_url, url_secrets
@@ -58,7 +59,8 @@ DEFAULT_MODELS: dict[str, tuple[str, ...]] = {
     "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5"),
     "compat": (),  # whatever the local server serves; the user types the name
 }
-ASSISTANT_STRATEGIES: tuple[str, ...] = ("adaptive", "simple", "comprehensive", "socratic")
+# the selectors offer the default strategy first
+ASSISTANT_STRATEGIES: tuple[str, ...] = (DEFAULT_STRATEGY, *(s for s in STRATEGIES if s != DEFAULT_STRATEGY))
 ROLES: tuple[str, ...] = ("assistant", "user", "extractor", "graph_extractor", "judge", "act_tagger")
 # A small model on a busy CPU writes a few tokens per second: replies are capped per role, so one
 # call takes minutes at most. The extractor's compact format is ~25-30 tokens per IU (333 tokens on
@@ -394,25 +396,18 @@ def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
     user and the paper's baseline users (``openai/gpt-4o-mini:zs``, ``:zs-cot``, ``:zs-cot-prof``).
     Any other model name can be typed: every ``<provider>/<model>`` resolves.
     """
-    from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS  # lazy: prompts import the ports
-
     ok = {s.name for s in provider_status(settings) if s.available}
     kinds: dict[str, list[str]] = {k: [] for k in ("assistant", "user", "extractor", "graph_extractor", "judge")}
     for provider in PROVIDERS:
         if provider not in ok:
             continue
-        models = [m for m in settings.models.get(provider, ()) if provider != "compat" or settings.compat_base_url]
+        models = [AgentId.of(provider, m) for m in settings.models.get(provider, ())
+                  if provider != "compat" or settings.compat_base_url]
         if provider == "compat" and settings.local is not None:
-            models.insert(0, settings.local.agent_model)  # the local model first, its address in the id
-        for model in models:
-            base = f"{provider}/{model}"
-            name, at, url = model.partition("@")  # a strategy or method goes before the URL (parse_id's spelling)
-
-            def spelled(suffix: str) -> str:
-                return f"{provider}/{name}:{suffix}{at}{url}"
-
-            kinds["assistant"].extend(spelled(s) for s in ASSISTANT_STRATEGIES)
+            models.insert(0, settings.local.agent_id)  # the local model first, its address in the id
+        for model in (m.bare() for m in models):
+            kinds["assistant"].extend(model.with_strategy(s).id for s in ASSISTANT_STRATEGIES)
             for kind in ("user", "extractor", "graph_extractor", "judge"):
-                kinds[kind].append(base)
-            kinds["user"].extend(spelled(m) for m in BASELINE_METHODS)
+                kinds[kind].append(model.id)
+            kinds["user"].extend(model.with_method(m).id for m in METHODS)
     return kinds

@@ -27,7 +27,7 @@ from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import QuestionMaterial, SignalExtractor
 from knowsim_core.errors import FormatError
-from knowsim_core.agents.registry import RECORDED_PREFIX, spec_of
+from knowsim_core.agents.registry import AgentId, spec_of
 from knowsim_core.services.reading import read_conversation, transcript_run
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
@@ -150,7 +150,7 @@ def build_run(
     """The KnowSim reading of one conversation; ``offline/lexical`` by default. Without concepts,
     the conversation's messages without a reading (:func:`transcript_run`), saying why."""
     notes = [[IMAGE_NOTE] if is_image_path(u) else [] for u, _ in conv.pairs]
-    assistant_id = f"{RECORDED_PREFIX}{conv.model}"
+    assistant_id = AgentId.recorded(conv.model).id
     if not conv.concepts:
         material = QuestionMaterial(conv.question_id, conv.question, "", conv.graph(), "math")
         reason = no_reading_reason(conv)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 import zlib
@@ -35,45 +34,15 @@ from typing import Any, Iterator
 from knowsim_core.errors import FormatError, StorageError
 
 
-def import_sqlite_utils() -> Any:
-    """The ``sqlite_utils`` module, imported on first use and without pandas (nor numpy) unless this
-    process already has it; every import of sqlite-utils in the Studio goes through here.
-
-    sqlite-utils tries ``importlib.import_module("pandas")`` when it is imported and carries on
-    with ``pd = None`` on ``ImportError`` — the path it takes wherever pandas is not installed —
-    only to map ``pandas.Timestamp`` to a TEXT column; the Studio never stores a pandas value.
-    Streamlit installs pandas, so every command paid ~0.5 s of start-up for it
-    (benchmarks/startup.py). A ``None`` entry in ``sys.modules`` is Python's documented way to make
-    an import raise ``ModuleNotFoundError`` (the language reference, "The module cache"); it is
-    set only for the time sqlite-utils takes to import and removed at once, so a later
-    ``import pandas`` gets the real package. Where pandas or Streamlit is already loaded (the app)
-    the import is plain: nothing is saved there, and other threads may be importing pandas.
-    """
-    if "pandas" in sys.modules or "streamlit" in sys.modules or "sqlite_utils" in sys.modules:
-        import sqlite_utils
-        return sqlite_utils
-    # numpy likewise (~0.1 s; sqlite-utils maps its scalar types to column types, for tables it
-    # creates from values — the Studio's tables come from its migrations' SQL), unless loaded already
-    hidden = [name for name in ("pandas", "numpy") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        import sqlite_utils
-    finally:
-        for name in hidden:
-            del sys.modules[name]
-    return sqlite_utils
-
-
 class Database:
-    """One open connection as the repositories use it: ``execute`` and ``conn`` are sqlite3's own,
-    ``db["table"]`` is sqlite-utils' table over the same connection (``rows_where``, ``count_where``,
-    ``insert``, ``upsert``, ``update``) and ``utils`` its whole ``Database`` (migrations take one).
+    """One open connection as the repositories use it: ``execute`` and ``conn`` are sqlite3's own;
+    ``utils`` is sqlite-utils' ``Database`` over the same connection, for the migrations.
 
-    sqlite-utils is imported by the first call that needs it, not by opening the store: it costs
-    ~50 ms of start-up (with click, dateutil and its plugin loader), and listing runs, appending
-    turns and closing runs are plain SQL. What its ``Database`` did to every connection it wrapped
-    (``PRAGMA recursive_triggers``) :meth:`Connection._open` does itself.
+    The repositories read and write with their own SQL on sqlite3; sqlite-utils is imported only
+    where the Studio creates or migrates its tables (a new file, an older schema). Importing it
+    imports pandas whenever pandas is installed (~0.5 s; Streamlit brings it), which a command
+    listing runs or a batch worker appending turns should not pay. What its ``Database`` did to
+    every connection it wrapped (``PRAGMA recursive_triggers``) :meth:`Connection._open` does itself.
     """
 
     __slots__ = ("conn", "_utils")
@@ -87,13 +56,12 @@ class Database:
 
     @property
     def utils(self) -> Any:
-        """sqlite-utils' ``Database`` over this connection, made on first use."""
+        """sqlite-utils' ``Database`` over this connection, made on first use (migrations take one)."""
         if self._utils is None:
-            self._utils = import_sqlite_utils().Database(self.conn, recursive_triggers=False)
-        return self._utils
+            import sqlite_utils  # the one import of sqlite-utils: creating or migrating tables
 
-    def __getitem__(self, table: str) -> Any:
-        return self.utils[table]
+            self._utils = sqlite_utils.Database(self.conn, recursive_triggers=False)
+        return self._utils
 
 
 DEFAULT_DB = Path("~/.knowsim/studio.db")
@@ -256,6 +224,11 @@ def insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
     cur = db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                      list(row.values()))
     return int(cur.lastrowid)
+
+
+def update_row(db: Database, table: str, row_id: Any, values: dict[str, Any]) -> None:
+    """Plain ``UPDATE`` of the row of ``table`` whose ``id`` is ``row_id``."""
+    db.execute(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?", [*values.values(), row_id])
 
 
 def exists(db: Database, table: str, where: str, args: list[Any]) -> bool:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.connection import (
-    SQLITE_HEADER, Connection, Database, connect_read_only, import_sqlite_utils, unpack,
+    SQLITE_HEADER, Connection, Database, connect_read_only, unpack,
 )
 
 if TYPE_CHECKING:
@@ -51,7 +51,9 @@ def migrations() -> Migrations:
     process) imports no sqlite-utils: only a file with migrations pending, or a test that replays
     them part-way (``apply(db.utils, stop_before=…)``), needs it.
     """
-    steps = import_sqlite_utils().Migrations(MIGRATION_SET)
+    from sqlite_utils import Migrations  # imports pandas where installed: paid only by a file that migrates
+
+    steps = Migrations(MIGRATION_SET)
     for name, fn in _STEPS:
         steps(name=name)(fn)
     return steps

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from knowsim_core.errors import FormatError, StorageError
 from knowsim_core.storage.caches import unknown_run
-from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now, pack, unpack
+from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now, pack, unpack, update_row
 from knowsim_core.storage.liveness import LEASE_LAPSED, writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
@@ -73,8 +73,8 @@ class Runs:
             rid = self._insert(db, run, packed, status=RunStatus.RUNNING, graph_version_id=graph_version_id,
                                batch_tag=batch_tag)
             if lease_seconds is not None:
-                db["runs"].update(rid, {"lease_seconds": float(lease_seconds),
-                                        "lease_until": self._clock() + float(lease_seconds)})
+                update_row(db, "runs", rid, {"lease_seconds": float(lease_seconds),
+                                             "lease_until": self._clock() + float(lease_seconds)})
             return rid
 
     def save(
@@ -268,7 +268,7 @@ class Runs:
                                    f"{turns} were loaded); resume it again")
             stamp = now()
             lease = None if lease_seconds is None else float(lease_seconds)
-            db["runs"].update(run_id, {
+            update_row(db, "runs", run_id, {
                 "status": RunStatus.RUNNING, "stop_reason": None, "error": "", **writer(), "heartbeat": stamp,
                 "updated": stamp, "lease_seconds": lease, "lease_until": None if lease is None else self._clock() + lease,
             })
@@ -366,7 +366,7 @@ class Runs:
         """
         clean = [check_run_tag(t) for t in tags]
         with self._conn.write() as db:
-            if not db["runs"].count_where("id = ?", [run_id]):
+            if not exists(db, "runs", "id = ?", [run_id]):
                 raise StorageError(unknown_run(run_id))
             added = []
             for tag in dict.fromkeys(clean):

@@ -45,7 +45,9 @@ def reading_heading(question: Any, row: Any, run: Any) -> str:
     Hello, are you functioning properly?`` (issue 34). Markdown-safe: every text is escaped."""
     from ui.common.safe_text import inline_markdown
 
-    tutor = run.adapter.get("assistant", "?").partition("/")[2] or run.adapter.get("assistant", "?")
+    from knowsim_core.agents.registry import parse_id
+
+    tutor = parse_id(run.adapter.get("assistant", "?")).name  # recorded/gpt-4o -> gpt-4o
     parts = [f"**{KIND_SHORT.get(question.kind, question.kind)}** · " + inline_markdown(question.title),
              f"{run.level} learner", "tutor " + inline_markdown(tutor)]
     rating = getattr(row, "rating", None)
