@@ -7,7 +7,6 @@ credentials), and translated errors are raised ``from None`` so the SDK exceptio
 
 from __future__ import annotations
 
-import math
 import time
 from datetime import timezone
 from email.utils import parsedate_to_datetime
@@ -95,7 +94,7 @@ def server_wait(headers: Mapping[str, str], *, now: float | None = None) -> floa
     §10.2.3: ``Wed, 21 Oct 2015 07:28:00 GMT``). A date is read against the answer's own ``Date``
     header when it has one — both then come from the server's clock, so a skewed local clock does
     not change the wait — else against ``now`` (``time.time()``); a date already past is no wait.
-    Negative, nan or infinite numbers, and garbage, are None (our own backoff is used)."""
+    A negative or nan number, and garbage, are None (our own backoff is used)."""
     wait: float | None = None
     try:
         if headers.get("retry-after-ms"):
@@ -105,7 +104,7 @@ def server_wait(headers: Mapping[str, str], *, now: float | None = None) -> floa
             wait = float(text) if _is_number(text) else _until(text, headers.get("date"), now)
     except (TypeError, ValueError, OverflowError):
         return None
-    return wait if wait is not None and math.isfinite(wait) and wait >= 0 else None
+    return wait if wait is not None and wait >= 0 else None  # nan >= 0 is False; inf is a long wait
 
 
 def _is_number(text: str) -> bool:

@@ -4,11 +4,11 @@ The defaults are list prices at the time of writing — check your provider's pr
 override them (``KNOWSIM_LLM_PRICES`` or the app's settings). Models not in the table (local
 servers, new models) cost 0 and are reported as unpriced, never guessed.
 
-A price is two numbers, each finite, at least 0 and at most :data:`MAX_PRICE_USD` (far above any
-list price, and low enough that no run's cost can overflow to infinity: at most 10^9 tokens a
-request, :data:`~knowsim_core.llm.providers.MAX_TOKEN_COUNT`). ``[1e308, 1e308]`` priced a run at
-inf — stored, then printed as ``Infinity`` in ``runs --json`` (not JSON) — and ``["NaN", 1]`` could
-not be stored at all, leaving the run interrupted; both are refused when the table is made.
+A price is two JSON numbers, each finite, at least 0 and at most :data:`MAX_PRICE_USD` (far above
+any list price, and low enough that no run's cost can overflow to infinity: at most 10^9 tokens a
+request, :data:`~knowsim_core.llm.providers.MAX_TOKEN_COUNT`). Anything else is refused when the
+table is made: ``[1e308, 1e308]`` would price a run at inf (which ``runs --json`` can only print as
+``Infinity``, not JSON), and a cost of nan cannot be stored at all.
 """
 
 from __future__ import annotations

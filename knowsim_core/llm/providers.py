@@ -546,9 +546,9 @@ def _count(value: Any) -> int:
     one (None: the server reports no usage) is 0.
 
     Anything else is not a count — negative (-100), text ("abc"), a fraction, nan, or above any
-    request's (2**63 overflowed the database's integers and left the run ``running``; 1e30) — and
-    once read as 0 tokens it made a billed call free, so ``--max-cost`` never saw it. The reply is
-    unusable instead: a :class:`BadReply`, not retried, counted as a billed call with tokens unknown.
+    request's (1e30; 2**63 would overflow the database's integers) — and read as 0 tokens it would
+    make a billed call free, one ``--max-cost`` never sees. So the reply is unusable: a
+    :class:`BadReply`, not retried, counted as a billed call with tokens unknown.
     """
     if value is None:
         return 0

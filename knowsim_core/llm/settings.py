@@ -22,6 +22,10 @@ Variables (same names in the environment and in secrets)::
     KNOWSIM_LOCAL_MODEL_FILE (where `make local-model` records its running server; ~/.knowsim/local-model.json),
     KNOWSIM_OPENAI_MODELS, KNOWSIM_ANTHROPIC_MODELS, KNOWSIM_COMPAT_MODELS (comma lists),
     KNOWSIM_LLM_PRICES (JSON {"model": [usd_per_1M_input, usd_per_1M_output]})
+
+Every number is checked against its range (:data:`LIMITS`; prices in :mod:`.prices`) when it is read
+and whenever settings are made: nan, inf, a value past its range or text is one line naming the
+variable and the range, never a value that fails later, at a call, with a traceback.
 """
 
 from __future__ import annotations

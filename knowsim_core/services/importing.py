@@ -15,16 +15,16 @@ What can be imported (detected from the content, not the file name):
 * ``iu-cache`` — an IU cache alone → graph versions of questions already in the store.
 
 Every file is checked against :mod:`.schema` and read whole before the first write; the writes
-of one import are one transaction, so a refused file changes nothing.
+of one import are one transaction, so a refused file changes nothing. Labels that spec §3.1
+tolerates (ids that are not graph nodes, unknown teaching-quality values, non-object entries)
+are kept and counted in :attr:`ImportReport.label_notes`.
 
 A run is never stored twice, and never under another id without saying so. A run already stored
 (same contents, under its id or another) is skipped. One whose id is taken by a stored run that
 carried on from it — an export made at turn 2 of a run that has 4 turns now — holds nothing the
 database lacks: skipped, saying how far the stored run has grown. One whose id is taken by other
 contents is stored as a named copy: a new id, the tag ``copy of <id>``, and the pair in
-:attr:`ImportReport.copies`. Labels that spec §3.1
-tolerates (ids that are not graph nodes, unknown teaching-quality values, non-object entries)
-are kept and counted in :attr:`ImportReport.label_notes`.
+:attr:`ImportReport.copies`.
 """
 
 from __future__ import annotations
