@@ -554,3 +554,28 @@ def test_a_call_to_shorthand_loopback_goes_direct_with_a_proxy_exported(shorthan
         assert proxy.seen == [] and len(local.requests) == 1
     finally:
         local.stop()
+
+
+@pytest.mark.parametrize("where", ["env", "id"])
+def test_a_base_url_password_the_parser_misreads_is_never_shown_stored_or_looked_up(db_path, monkeypatch, where):
+    """The same misreading in a compatible server's base URL (``KNOWSIM_COMPAT_BASE_URL`` or the id's
+    ``@URL``): old code connected to the host ``ssw0rdlongsecret`` and the error, stored with the
+    failed run, quoted ``http://***@ssw0rdLongSecret/1@127.0.0.1:…``. Now one line, before a run."""
+    local = FakeLLMServer().start()
+    try:
+        url = local.openai_url.replace("http://", "http://bob:p@ssw0rdLongSecret/1@")
+        assistant = "compat/m1" if where == "env" else f"compat/m1@{url}"
+        if where == "env":
+            monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", url)
+        lookups = Lookups(monkeypatch)
+        code, _, err = cli("run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant", assistant,
+                           "--max-turns", "1", "--db", str(db_path))
+        monkeypatch.undo()
+        assert code == 2 and err.count("\n") == 1 and "is not a usable base URL" in err, err
+        assert "ssw0rd" not in err.lower() and "http://***@127.0.0.1:" in err
+        assert "ssw0rdlongsecret" not in {h.lower() for h in lookups.hosts} and local.requests == []
+        listed = cli("runs", "--json", "--db", str(db_path))[1]
+        stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*")).lower()
+        assert "ssw0rd" not in listed.lower() and b"ssw0rd" not in stored
+    finally:
+        local.stop()

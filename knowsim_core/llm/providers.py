@@ -98,8 +98,12 @@ def check_base_url(url: str, what: str) -> str:
     import httpx2
 
     from knowsim_core.errors import ConfigError
+    from knowsim_core.llm.proxy import MISREAD, credentials_misread, masked
     from knowsim_core.text.redact import redact_url
 
+    if credentials_misread(url):  # its "host" is a piece of the password: masked to the last @, never asked
+        raise ConfigError(f"{what.replace(redact_url(url), masked(url))}: {masked(url)!r} is not a usable base URL "
+                          f"({MISREAD}); write them percent-encoded (%40 %2F %23 %3F)")
     try:
         parsed = httpx2.URL(url)
         problem = "" if parsed.scheme in ("http", "https") and parsed.host else "it needs http:// or https:// and a host"

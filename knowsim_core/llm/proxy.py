@@ -57,6 +57,7 @@ from knowsim_core.text.redact import MASK
 PROXY_SCHEMES: tuple[str, ...] = ("http", "https")
 DEFAULT_PORTS: Mapping[str, int] = {"http": 80, "https": 443}
 EXAMPLE_PROXY = "http://proxy.example.com:3128"
+MISREAD = "its user name or password holds a bare @, /, # or ?, which ends the host early"
 MIN_SECRET_CHARS = 4  # as redact.url_secrets: masking a 1-3 character "secret" would garble the text
 # What the resolver may read as an IPv4 number (inet_aton's forms: 127.1, 2130706433, 0x7f.1, 0177.0.0.1);
 # inet_aton itself also takes trailing text after a space, which no host may hold
@@ -216,14 +217,14 @@ def _ipv4_number(host: str) -> ipaddress.IPv4Address | None:
 def _parse(variable: str, value: str, *, host: str) -> Proxy:
     """The :class:`Proxy` of one variable's value, its credentials moved out of the URL."""
     raw = value if "://" in value else f"http://{value}"
-    shown = _shown(raw)
+    shown = masked(raw)
     example = EXAMPLE_PROXY
     try:
         parts = urlsplit(raw)
         scheme, proxy_host, port = parts.scheme.lower(), parts.hostname, parts.port
         problem = "" if scheme and proxy_host else "no scheme" if not scheme else "no host"
-        if not problem and _misread(raw, parts.netloc):
-            problem = "its user name or password holds a bare @, /, # or ?, which ends the host early"
+        if not problem and credentials_misread(raw):
+            problem = MISREAD
             # no URL with credentials here: messages are redacted on their way out, which would mask it
             example = f"{EXAMPLE_PROXY} with user:password@ before the host, @ / # ? in them as %40 %2F %23 %3F"
     except ValueError:  # an unclosed "[", a bad port; the parser's text may quote the URL: not shown
@@ -241,13 +242,18 @@ def _parse(variable: str, value: str, *, host: str) -> Proxy:
     return Proxy(url=url, variable=variable, auth=auth)
 
 
-def _misread(raw: str, netloc: str) -> bool:
-    """Whether the URL parser's credentials (``netloc`` before its last ``@``) are not all of the
-    value's text before its last ``@``: then its host is a piece of the password, not the proxy."""
-    return raw.partition("://")[2].rpartition("@")[0] != netloc.rpartition("@")[0]
+def credentials_misread(url: str) -> bool:
+    """Whether a URL parser reads credentials in ``url`` other than all its text between ``://`` and
+    its last ``@`` — a bare ``@ / # ?`` in a password ends the host early, and the host the parser
+    finds is a piece of the password. (A URL the parser cannot split at all is not this case.)"""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return False
+    return url.partition("://")[2].rpartition("@")[0] != netloc.rpartition("@")[0]
 
 
-def _shown(raw: str) -> str:
+def masked(raw: str) -> str:
     """``raw`` as a message may quote it: everything between ``://`` and the last ``@`` masked. Wider
     than :func:`~knowsim_core.text.redact.redact_url` on purpose: a password with a bare ``/`` or
     ``#`` in it is misread by URL parsers, and a message about a malformed URL must not show it."""
