@@ -579,3 +579,13 @@ def test_a_base_url_password_the_parser_misreads_is_never_shown_stored_or_looked
         assert "ssw0rd" not in listed.lower() and b"ssw0rd" not in stored
     finally:
         local.stop()
+
+
+def test_the_status_line_masks_a_misread_base_url_up_to_its_last_at():
+    """The sidebar's provider line quoted ``http://***@ssw0rdLongSecret/1@…`` (masked only to the first @)."""
+    settings = LLMSettings.from_sources(env={
+        "KNOWSIM_COMPAT_BASE_URL": "http://bob:p@ssw0rdLongSecret/1@127.0.0.1:18801/v1",
+        "OPENAI_API_KEY": "sk-" + "k" * 20, "OPENAI_BASE_URL": "http://bob:p@ssw0rdLongSecret/1@10.0.0.1/v1"})
+    status = {p.name: p.detail for p in provider_status(settings, env={})}
+    assert "http://***@127.0.0.1:18801/v1" in status["compat"] and "http://***@10.0.0.1/v1" in status["openai"]
+    assert not any("ssw0rd" in d.lower() for d in status.values())

@@ -426,6 +426,14 @@ def _sdk_installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _shown_url(url: str) -> str:
+    """A base URL as the status line shows it: credentials masked — up to the last ``@`` when a URL
+    parser would misread them (a bare ``@`` or ``/`` in a password; the model refuses such a URL)."""
+    from knowsim_core.llm.proxy import credentials_misread, masked  # lazy: urllib.request, only for the status line
+
+    return masked(url) if credentials_misread(url) else redact_url(url)
+
+
 def _route(url: str, env: Mapping[str, str]) -> tuple[bool, str]:
     """(usable, what the status line adds) for the proxy calls to ``url`` go through under ``env``:
     nothing when direct, the proxy and its variable when there is one, the one-line refusal (and
@@ -456,10 +464,10 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
             url = settings.compat_base_url
             if settings.local is not None:
                 loc = settings.local
-                extra = f"; also {redact_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
+                extra = f"; also {_shown_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
                 out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
             elif url:
-                shown = ", ".join(redact_url(u) for u in settings.compat_base_urls())
+                shown = ", ".join(_shown_url(u) for u in settings.compat_base_urls())
                 usable, route = _route(url, env)
                 out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {shown}{route}"))
             else:
@@ -473,7 +481,7 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
             src = settings.key_sources.get(provider, "session")
             usable, route = _route(settings.base_url(provider), env)
             out.append(ProviderStatus(provider, usable,
-                                      f"key from {src}; {redact_url(settings.base_url(provider))}{route}"))
+                                      f"key from {src}; {_shown_url(settings.base_url(provider))}{route}"))
         else:
             out.append(ProviderStatus(provider, False, f"no key: set {var} or type one in the sidebar"))
     return out
