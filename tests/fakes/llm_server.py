@@ -113,8 +113,8 @@ class Request:
 @dataclass
 class Reply:
     text: str
-    input_tokens: int | None = None  # None: a word count of the prompt
-    output_tokens: int | None = None
+    input_tokens: Any = None  # None: a word count of the prompt; any JSON value to test what a server may send
+    output_tokens: Any = None
     finish: str = ""  # "" → "stop" / "end_turn"
 
 
@@ -137,6 +137,14 @@ class Fault:
     cut: int | None = None  # declare the whole body, send only this many bytes, close
     echo_auth: bool = False  # the reply text is the Authorization header the server received
     sent: list[int] = field(default_factory=list)  # body bytes written, appended when sending ends
+
+
+def _total(tin: Any, tout: Any) -> Any:
+    """``total_tokens`` as a server would write it; None when a test gives counts that do not add up."""
+    try:
+        return tin + tout
+    except TypeError:
+        return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -287,7 +295,7 @@ class FakeLLMServer:
                 "model": req.model,
                 "choices": [{"index": 0, "finish_reason": rep.finish or "stop",
                              "message": {"role": "assistant", "content": rep.text, "refusal": None}}],
-                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": _total(tin, tout)},
             }
         else:
             payload = {

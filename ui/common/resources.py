@@ -44,8 +44,17 @@ def _store(path: str):
 
 
 def get_store():
-    """The shared store for the current database path (seeded with the sample questions)."""
-    return _store(str(db_path()))
+    """The shared store for the current database path (seeded with the sample questions). When its
+    file was deleted or moved since the app opened it, the page says so in one line and stops."""
+    from knowsim_core.errors import StorageError
+
+    store = _store(str(db_path()))
+    try:
+        store.check_present()
+    except StorageError as exc:
+        st.error(str(exc))
+        st.stop()
+    return store
 
 
 def _copy(source: Path, target: Path) -> None:
