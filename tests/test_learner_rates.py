@@ -41,16 +41,50 @@ from knowsim_core.formats.samples import get_sample
 RELATIVE = 0.40
 
 
-def test_the_rates_table_is_what_the_recordings_measure(reference_dir):
+def test_each_domains_rates_table_is_what_its_recordings_measure(reference_dir):
+    """Per domain (issue 48: the ExpertQA recording's arrival made the pooled table a mix of the two
+    domains' learners): MathQA from math_003/004, ExpertQA from expertqa_001."""
     turns = lr.recorded_turns(reference_dir)
-    assert len(turns) == 30 and {t.problem_id for t in turns} == {"math_003", "math_004"}
-    assert lr.measure_rates(turns) == lr.RATES
+    by_domain = {d: [t for t in turns if t.domain == d] for d in ("math", "expert")}
+    assert {t.problem_id for t in by_domain["math"]} == {"math_003", "math_004"} and len(by_domain["math"]) == 30
+    assert {t.problem_id for t in by_domain["expert"]} == {"expertqa_001"} and len(by_domain["expert"]) == 15
+    assert len(turns) == 45
+    for domain, table in lr.RATES_BY_DOMAIN.items():
+        assert lr.measure_rates(by_domain[domain]) == table, domain
+    assert lr.rates_for("math") is lr.RATES and lr.rates_for("expert") is lr.EXPERT_RATES
+    assert lr.rates_for("chemistry") is lr.RATES
 
 
 def test_the_recorded_turn_figures_are_what_the_recordings_measure(reference_dir):
+    from knowsim_core.evaluation.paper import RECORDED_TURN_FIGURES_BY_DOMAIN
     from knowsim_core.evaluation.paper_matrix import recorded_turn_stats
 
-    assert recorded_turn_stats(reference_dir) == RECORDED_TURN_FIGURES
+    for domain, figures in RECORDED_TURN_FIGURES_BY_DOMAIN.items():
+        assert recorded_turn_stats(reference_dir, domain) == figures, domain
+    assert RECORDED_TURN_FIGURES == RECORDED_TURN_FIGURES_BY_DOMAIN["math"]
+
+
+def test_the_learner_draws_from_its_questions_domain_table(monkeypatch):
+    """offline/knowsim on an ExpertQA question uses the ExpertQA table (old code: one table for all)."""
+    from dataclasses import replace
+
+    s = get_sample("sample_lava_lamps")
+    reply = " ".join(n.concept + ": " + n.description for n in s.graph.nodes)
+    history = (Message("user", "How do I start?"), Message("assistant", reply))
+    st = initial_state(s.graph, "novice", preset(), seed=2)
+    seen = []
+
+    def spy(rng, state, told, order, rates):
+        seen.append(rates)
+        return [], []
+
+    monkeypatch.setattr(lr, "draw_attempts", spy)
+    for domain in ("math", "expert", ""):
+        mat = replace(s.material, domain=domain)
+        ctx = UserContext(turn=2, material=mat, history=history, state=st, density=0.5,
+                          articulation_mode="Explicit", explained=(), stuck=False, stop_hint=False, seed=1)
+        registry.resolve("user", "offline/knowsim").respond(ctx)
+    assert seen == [lr.MATH_RATES, lr.EXPERT_RATES, lr.MATH_RATES]
 
 
 def test_an_unaware_iu_never_told_about_is_never_drawn_even_at_rate_one():
@@ -136,7 +170,7 @@ def test_per_turn_figures_on_the_recorded_math_questions(paper_questions):
 
 @pytest.mark.parametrize("held", ["math_003", "math_004"])
 def test_leave_one_recording_out_reasoning_per_turn(reference_dir, paper_questions, held):
-    turns = lr.recorded_turns(reference_dir)
+    turns = [t for t in lr.recorded_turns(reference_dir) if t.domain == "math"]
     table = lr.measure_rates(t for t in turns if t.problem_id != held)
     own = [t for t in turns if t.problem_id == held]
     recorded = sum(len(t.reasoning) for t in own) / len(own)

@@ -72,14 +72,20 @@ RECORDED_NOVICE_ADAPTIVE_CO = (0.8790, 0.8346, 0.9500, 0.9025)
 RECORDED_NOVICE_ADAPTIVE_DC_PROXY = (0.092, 0.117, 0.075, 0.093)  # recorded absorbed_ic_f1 (legacy proxy)
 RECORDED_NOVICE_ADAPTIVE_DC_STRICT = (0.0706713780918728, 0.06382978723404256, 0.025, 0.011627906976744188)
 RECORDED_NOVICE_ADAPTIVE_STOP_TURNS = (9, 11, 9, 11)  # 0-based; all cognitive_overload: 4 of 4 fired
-# Per turn, over the structured recordings the shared data ships (math_003, math_004: 30 turns; the
-# ExpertQA two are not distributed): means of TURN_FIGURES, the paper's own labels. Measured by
-# evaluation.paper_matrix.recorded_turn_stats (a test checks these equal a fresh measurement).
+# Per turn, over the structured recordings the shared data ships, per domain (MathQA: math_003 and
+# math_004, 30 turns; ExpertQA: expertqa_001, 15 turns; expertqa_002 is not distributed): means of
+# TURN_FIGURES, the paper's own labels. Measured by evaluation.paper_matrix.recorded_turn_stats (a test
+# checks these equal a fresh measurement).
 TURN_FIGURES = ("reasoning IUs", "articulated IUs", "attempt load / tau", "comprehension load / tau", "IUs mentioned")
-RECORDED_TURN_FIGURES: dict[str, float] = {
-    "reasoning IUs": 2.067, "articulated IUs": 1.767, "attempt load / tau": 0.400,
-    "comprehension load / tau": 1.099, "IUs mentioned": 8.633,
+RECORDED_TURN_FIGURES_BY_DOMAIN: dict[str, dict[str, float]] = {
+    "math": {"reasoning IUs": 2.067, "articulated IUs": 1.767, "attempt load / tau": 0.400,
+             "comprehension load / tau": 1.099, "IUs mentioned": 8.633},
+    "expert": {"reasoning IUs": 2.667, "articulated IUs": 0.733, "attempt load / tau": 0.371,
+               "comprehension load / tau": 0.630, "IUs mentioned": 6.267},
 }
+RECORDED_TURN_FIGURES = RECORDED_TURN_FIGURES_BY_DOMAIN["math"]
+DOMAIN_NAMES = {"math": "MathQA", "expert": "ExpertQA"}
+DOMAINS_OF_TASK = {"math": "math", "expertqa": "expert"}  # RunOutcome.task -> domain
 
 
 def recorded_novice_adaptive() -> dict[str, object]:
@@ -316,13 +322,16 @@ def recording_rows(outcomes: Iterable[RunOutcome]) -> list[dict[str, str]]:
     row("early stops", f"{ours.stops}/{ours.runs}", "4/4", "—")
     row("mean stop turn (1-based)", _num(ours.mean_stop_turn, ".1f"), f"{rec['mean_stop_turn']:.1f}",
         "—" if ours.mean_stop_turn is None else f"{ours.mean_stop_turn - rec['mean_stop_turn']:+.1f}")  # type: ignore[operator]
-    read = [o for o in sel if o.turn_sums]  # runs whose turns were read (records, not stored scalars)
-    turns = sum(o.turns for o in read)
-    if turns:
-        for i, name in enumerate(TURN_FIGURES):
-            mine = sum(o.turn_sums[i] for o in read) / turns
-            theirs = RECORDED_TURN_FIGURES[name]
-            row(name, f"{mine:.2f}", f"{theirs:.2f}", f"{mine - theirs:+.2f}", per="turn")
+    for domain, figures in RECORDED_TURN_FIGURES_BY_DOMAIN.items():
+        # runs whose turns were read (records, not stored scalars), each beside its own domain's recordings
+        read = [o for o in sel if o.turn_sums and DOMAINS_OF_TASK.get(o.task, o.task) == domain]
+        turns = sum(o.turns for o in read)
+        if turns:
+            for i, name in enumerate(TURN_FIGURES):
+                mine = sum(o.turn_sums[i] for o in read) / turns
+                theirs = figures[name]
+                row(f"{name} ({DOMAIN_NAMES[domain]})", f"{mine:.2f}", f"{theirs:.2f}", f"{mine - theirs:+.2f}",
+                    per="turn")
     return out
 
 

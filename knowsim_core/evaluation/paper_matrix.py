@@ -214,13 +214,14 @@ def run_turn_stats(runs: Iterable) -> dict[str, float]:
     return {name: sums[i] / n for i, name in enumerate(TURN_FIGURES)} if n else {}
 
 
-def recorded_turn_stats(reference: str | Path) -> dict[str, float]:
+def recorded_turn_stats(reference: str | Path, domain: str | None = None) -> dict[str, float]:
     """:data:`~knowsim_core.evaluation.paper.TURN_FIGURES` per turn over the structured recordings
-    the reference folder ships (the paper's own labels; math_003 and math_004 in the shared data),
-    rounded to 3 places as :data:`~knowsim_core.evaluation.paper.RECORDED_TURN_FIGURES` holds them."""
+    the reference folder ships of ``domain`` (``math`` / ``expert``; None: all), the paper's own labels,
+    rounded to 3 places as :data:`~knowsim_core.evaluation.paper.RECORDED_TURN_FIGURES_BY_DOMAIN`
+    holds them."""
     from knowsim_core.agents.learner_rates import recorded_turns
 
-    turns = recorded_turns(reference)
+    turns = [t for t in recorded_turns(reference) if domain is None or t.domain == domain]
     rows = [(len(t.reasoning), len(t.articulation), t.attempt_load / t.tau, t.comprehension_load / t.tau, t.mentioned)
             for t in turns]
     return {name: round(sum(r[i] for r in rows) / len(rows), 3) for i, name in enumerate(TURN_FIGURES)} if rows else {}
