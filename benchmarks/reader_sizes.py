@@ -7,7 +7,7 @@ only — MathQA scored leave one recording out, ExpertQA (expertqa_001, the out-
 with the weights fitted on both MathQA recordings. Beside the reader: the keyword rule and the
 training majority class (baselines), and on ExpertQA the hand labels of the two baseline-simulator
 conversations (labelled as such). The per-(domain, size) cells are what
-:func:`knowsim_core.evaluation.trust.validation` reads to say how far a reading is trusted.
+:func:`knowsim_core.services.reader_trust.validation` reads to say how far a reading is trusted.
 
 Usage: ``python benchmarks/reader_sizes.py [--reference ../shared/reference]``; writes
 ``benchmarks/logs/reader_sizes.json`` (deterministic).

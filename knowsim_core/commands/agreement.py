@@ -146,6 +146,9 @@ def render(s: dict[str, Any], elapsed: float) -> str:
         out.append("Left out: " + ", ".join(f"{n} {k}" for k, n in s["excluded"].items()))
     if "simulated" in s:
         out += render_simulated(s["simulated"])
+    for r in s.get("reader", {}).values():
+        out.append(r["text"])
+        out.append(r["verdicts_rest_on"])
     out.append(f"(reading: {s['reading']}, conversations: {s['part']}; {s['notes']['ci']}; {s['notes']['chance']}; "
                f"computed in {elapsed:.1f} s)")
     return "\n".join(out)
