@@ -63,8 +63,9 @@ RECORDED_TURNS: tuple[tuple[float, float], ...] = (
 # scaled: well-explained needs explaining text, which the labeller does not over-read as much.
 MENTION_SCALE = 0.58
 EXPERT_TURNS: tuple[tuple[float, float], ...] = (
-    (0.105, 0.0), (0.158, 0.0), (0.211, 0.5), (0.263, 0.2), (0.286, 0.0), (0.286, 0.25), (0.316, 0.167),
-    (0.429, 0.0), (0.429, 0.333),
+    (0.158, 1.0), (0.211, 0.5), (0.211, 0.5), (0.211, 0.5), (0.263, 0.2), (0.316, 0.333), (0.316, 0.333),
+    (0.316, 0.5), (0.316, 0.667), (0.368, 0.286), (0.368, 0.429), (0.421, 0.5), (0.421, 0.5), (0.474, 0.556),
+    (0.579, 0.455),
 )
 # As MENTION_SCALE, for ExpertQA: the offline labeller's reading of the adaptive tutor's novice
 # replies on the tuning half's ExpertQA questions has EXPERT_TURNS' mean coverage (0.276). Re-set
