@@ -91,9 +91,10 @@ def shapes(reference: Path, realworld: Path, questions) -> None:
     from knowsim_core.agents import tutor_shapes
     from knowsim_core.evaluation.paper_matrix import labelled_shape, measure_reply_shapes, play
 
-    m = measure_reply_shapes(reference, realworld, ROOT / "tests" / "data" / "expert_tq_labels.json")
+    m = measure_reply_shapes(reference, realworld)
     same = (m["turns"] == tutor_shapes.RECORDED_TURNS and m["expert_turns"] == tutor_shapes.EXPERT_TURNS
-            and m["sentences"] == tutor_shapes.REPLY_SENTENCES)
+            and m["sentences"] == tutor_shapes.REPLY_SENTENCES
+            and m["expert_sentences"] == tutor_shapes.EXPERT_REPLY_SENTENCES)
     for name, turns in (("MathQA", m["turns"]), ("ExpertQA", m["expert_turns"])):
         covs = [c for c, _ in turns]
         wells = [w for _, w in turns]

@@ -79,7 +79,7 @@ def test_out_of_domain_floor_and_baselines(results):
     bootstrap floor 0.482, which is as wide as 9 turns make it.
 
     Issue 48 made the reader's reading independent of the graph's size (no feature compares an IU
-    with the other IUs); on these hand labels it then scores 0.547 (was 0.661), so the margins
+    with the other IUs); on these hand labels it then scores 0.543 (was 0.661), so the margins
     that had been read off the old reader (0.1 above the keyword rule, every class above 0.4) are
     gone: the floor is the protocol's, and the reader must still beat both baselines. The
     out-of-domain headline is now against the paper's LLM labels (benchmarks/reader_sizes.py)."""

@@ -235,10 +235,11 @@ def test_the_reply_shape_constants_are_what_the_shared_data_measures(reference_d
     from knowsim_core.agents import tutor_shapes
     from knowsim_core.evaluation.paper_matrix import measure_reply_shapes
 
-    m = measure_reply_shapes(reference_dir, REALWORLD, Path(__file__).parent / "data" / "expert_tq_labels.json")
+    m = measure_reply_shapes(reference_dir, REALWORLD)
     assert m["turns"] == tutor_shapes.RECORDED_TURNS
-    assert m["expert_turns"] == tutor_shapes.EXPERT_TURNS
+    assert m["expert_turns"] == tutor_shapes.EXPERT_TURNS  # expertqa_001's LLM labels (were hand labels)
     assert m["sentences"] == tutor_shapes.REPLY_SENTENCES
+    assert m["expert_sentences"] == tutor_shapes.EXPERT_REPLY_SENTENCES
     assert m["replies"] == (276,)
 
 

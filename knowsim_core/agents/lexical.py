@@ -59,13 +59,15 @@ ABOUT_COVER = 0.25  # a sentence is about an IU when it uses this share of the I
 ABOUT_CONCEPT = 0.5  # ... or this share of its concept name's
 USED_WORDS = 6  # description_words_used: stems of the description the reply uses, up to this many
 
-# Features that read the IU's surroundings, not the IU: they may weigh in "well explained?" but
-# never in "mentioned?". Whether a reply mentions an IU is decided on the IU's own evidence; a
-# discussed prerequisite or dependent does not make it mentioned (it did: IU14 "Clustering of
+# Features that read the IU's surroundings or the user's message, not the reply's evidence about the
+# IU: they may weigh in "well explained?" but never in "mentioned?". Whether a reply mentions an IU
+# is decided on the reply's own evidence — not because the user asked about it (a tutor that does not
+# take the question up has not mentioned it; read as mentioned, a learner's attempt made every IU it
+# named "told" in the next turn) and not because a prerequisite or dependent is discussed (it did: IU14 "Clustering of
 # unvaccinated people" was credited — and advanced, EFFECTIVE — for a reply about R0 and Re, its
 # neighbour IU5, that never touches clustering). The mention model is fitted without them
 # (knowsim_core.evaluation.extractor_eval.fit_model) and reads them as 0, whatever its weights.
-CONTEXT_FEATURES = ("neighbour_mention",)
+CONTEXT_FEATURES = ("neighbour_mention", "asked_by_user")
 _OWN = tuple(f not in CONTEXT_FEATURES for f in TQ_FEATURES)
 # Features read only by the rubric's floor (spec §9), weighted in neither model: cue_depth, fitted,
 # weighed the cues of worked numbers and formulas that MathQA replies carry and ExpertQA replies do not.
@@ -95,7 +97,7 @@ class LexicalModel:
 # size — is `python benchmarks/reader_sizes.py` (benchmarks/logs/reader_sizes.json). Feature order
 # as in TQ_FEATURES; a positive weight pushes towards "mentioned" / "well explained".
 COEFFICIENTS = LexicalModel(
-    mentioned=(-1.3762, 0.4627, 0.838, 0.0, 1.5054, 0.0, 0.9369, 0.0792, 1.1716),
+    mentioned=(-1.303, 0.5945, 0.9198, 0.0, 1.5119, 0.0, 0.0, -0.0151, 1.235),
     well=(-2.4756, -0.0727, 0.4202, 0.0, 1.0706, -0.3745, 0.4039, 1.4245, 1.544),
 )
 

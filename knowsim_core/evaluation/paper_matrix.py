@@ -137,7 +137,8 @@ def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[s
     ``expert_turns`` — the same pairs from the ExpertQA recording (expertqa_001, the paper's LLM
     labels); ``sentences`` — the 20-quantiles of sentences per reply over the MathQA recordings' and
     the real conversations' tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the
-    agents count them; the ExpertQA replies are length-controlled and left out)."""
+    agents count them); ``expert_sentences`` — the same over the ExpertQA recording's replies
+    (length-controlled in the paper's ExpertQA runs)."""
     from statistics import quantiles
 
     from knowsim_core.formats.jsonio import read_json
@@ -163,12 +164,14 @@ def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[s
         return out
 
     lengths: list[int] = []
+    expert_lengths: list[int] = []
     turns = shapes(reference / RECORDINGS, reference / "iu_cache" / "math.json", lengths)
-    expert = shapes(reference / EXPERT_RECORDINGS, reference / "iu_cache" / "expertqa.json", None)
+    expert = shapes(reference / EXPERT_RECORDINGS, reference / "iu_cache" / "expertqa.json", expert_lengths)
     for conv in read_json(realworld / ARENA):
         lengths.extend(len(sentences(a)) for a in conv.get("ai_responses") or () if isinstance(a, str))
     return {"turns": tuple(sorted(turns)), "expert_turns": tuple(sorted(expert)),
-            "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)), "replies": (len(lengths),)}
+            "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)), "replies": (len(lengths),),
+            "expert_sentences": tuple(round(q, 1) for q in quantiles(expert_lengths, n=20))}
 
 
 def labelled_shape(runs_of: Callable[[], Iterable], ) -> tuple[float, float]:
