@@ -135,13 +135,20 @@ def test_adaptive_novice_cell_looks_like_the_papers_recorded_conversations(sub_m
     assert ours.stops >= len(cell) / 2 and ours.overload_stops == ours.stops
 
 
-def test_a_calibrated_strategy_still_does_better_for_novices_than_a_comprehensive_one(sub_matrix):
-    def cell(a):
-        return level_checks([o for o in sub_matrix if o.level == "novice" and o.assistant == a])[0]
+def _novice_cell(sub_matrix, a):
+    return level_checks([o for o in sub_matrix if o.level == "novice" and o.assistant == a])[0]
 
-    adaptive, comprehensive = cell("offline/adaptive"), cell("offline/comprehensive")
-    assert adaptive.co < comprehensive.co  # less overloaded
-    assert adaptive.dc > comprehensive.dc  # better calibrated delivery
+
+def test_a_calibrated_strategy_is_less_overloading_for_novices_than_a_comprehensive_one(sub_matrix):
+    assert _novice_cell(sub_matrix, "offline/adaptive").co < _novice_cell(sub_matrix, "offline/comprehensive").co
+
+
+@pytest.mark.xfail(strict=True, reason="held-out novice DC (strict) adaptive 0.058 vs comprehensive 0.070 with the "
+                   "size-independent reader of issue 48 (adaptive was ahead with the rank-based reader): the offline "
+                   "adaptive tutor, read by a reader that counts each IU's own words, no longer shows better "
+                   "calibrated delivery than the comprehensive one; a finding about the offline world, not re-fitted")
+def test_a_calibrated_strategy_delivers_better_calibrated_content_for_novices(sub_matrix):
+    assert _novice_cell(sub_matrix, "offline/adaptive").dc > _novice_cell(sub_matrix, "offline/comprehensive").dc
 
 
 def test_the_check_table_labels_every_figure_with_its_source_and_population(sub_matrix):

@@ -369,8 +369,9 @@ def recording_rows(outcomes: Iterable[RunOutcome]) -> list[dict[str, str]]:
     row("mean stop turn (1-based)", _num(ours.mean_stop_turn, ".1f"), f"{rec['mean_stop_turn']:.1f}",
         "—" if ours.mean_stop_turn is None else f"{ours.mean_stop_turn - rec['mean_stop_turn']:+.1f}")  # type: ignore[operator]
     for domain, figures in RECORDED_TURN_FIGURES_BY_DOMAIN.items():
-        # runs whose turns were read (records, not stored scalars), each beside its own domain's recordings
-        read = [o for o in sel if o.turn_sums and DOMAINS_OF_TASK.get(o.task, o.task) == domain]
+        # runs whose turns were read (records, not stored scalars), each beside its own domain's
+        # recordings; a question of another or unknown domain beside MathQA's (its learner's table)
+        read = [o for o in sel if o.turn_sums and DOMAINS_OF_TASK.get(o.task, "math") == domain]
         turns = sum(o.turns for o in read)
         if turns:
             for i, name in enumerate(TURN_FIGURES):
@@ -431,8 +432,9 @@ MECHANISM_FINDING = (
     "Table 4's DC and CO do not move as one load would move them. From novice to intermediate CO falls "
     "(0.918 -> 0.802) and DC rises (0.084 -> 0.114), as a lighter load would do; from intermediate to advanced "
     "CO rises again (0.802 -> 0.889) while DC stays high (0.114 -> 0.107, above novice's 0.084): high CO with "
-    "higher DC. In the offline world every lever of the load (a load multiplier per level, the tutor's "
-    "mentions) raises CO and lowers DC together, and OVERLOAD-WASTED, EFFECTIVE, UNDER-ABSORBED, KG and DC "
+    "higher DC. In the offline world every lever of the load tried when this was decided (a load "
+    "multiplier per level fitted to Table 4's CO, or the tutor's mentions scaled instead) raises CO and "
+    "lowers DC together, and OVERLOAD-WASTED, EFFECTIVE, UNDER-ABSORBED, KG and DC "
     "move with the same load, so a fit of CO would be confirmed by nothing. The pattern is evidence that the "
     "paper's advanced CO comes from load that does not crowd out absorption: at advanced 89 % of explained "
     "IUs are REDUNDANT, so what the offline world would need is load from already-known content that counts "
