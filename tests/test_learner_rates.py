@@ -194,3 +194,27 @@ def test_the_learner_is_deterministic_per_seed(paper_questions):
     c = _play(q.material, q.initial["novice"], registry.resolve("user", "offline/knowsim"), 8)
     assert [t.user_message for t in a.turns] == [t.user_message for t in b.turns]
     assert [t.user_message for t in a.turns] != [t.user_message for t in c.turns]
+
+
+@pytest.mark.parametrize("domain, questions", [
+    pytest.param("math", ("math_003", "math_004"), marks=pytest.mark.xfail(
+        strict=True, reason="attempt load 0.28 vs 0.40 tau recorded (-31 %; reasoning IUs 1.79 vs 2.07, -14 %, is "
+                            "within): benchmarks/logs/learner_rates.json")),
+    pytest.param("expert", ("expertqa_001",), marks=pytest.mark.xfail(
+        strict=True, reason="reasoning IUs 3.84 vs 2.67 recorded (+44 %), attempt load 0.48 vs 0.37 tau (+30 %): the "
+                            "reader reads a templated offline ExpertQA reply as touching about half the graph, so the "
+                            "learner is 'told' about more IUs than the recording's (tutor_shapes.EXPERT_MENTION_SCALE)")),
+])
+def test_the_offline_world_is_within_30_percent_of_each_domains_recordings(paper_questions, domain, questions):
+    """Issue 48's target: offline/knowsim with the offline adaptive tutor within 30 % of the recorded
+    attempt load and reasoning IUs per turn on each domain's recorded questions (novice, the paper's
+    cached s_0, seeds 1–3). Not met on either domain: strict xfails with the measured figures."""
+    from knowsim_core.evaluation.paper import RECORDED_TURN_FIGURES_BY_DOMAIN
+    from knowsim_core.evaluation.paper_matrix import run_turn_stats
+
+    runs = [_play(paper_questions[q].material, paper_questions[q].initial["novice"],
+                  registry.resolve("user", "offline/knowsim"), seed) for q in questions for seed in (1, 2, 3)]
+    ours = run_turn_stats(runs)
+    for name in ("reasoning IUs", "attempt load / tau"):
+        rec = RECORDED_TURN_FIGURES_BY_DOMAIN[domain][name]
+        assert abs(ours[name] - rec) <= 0.30 * rec, (domain, name, ours[name], rec)

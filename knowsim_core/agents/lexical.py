@@ -45,12 +45,14 @@ RUBRIC_FLOOR = True  # spec §9: a one-liner or a bare naming is at most shallow
 # IUs the graph holds (a rank among the graph's IUs did: the same reply read as mentioning 29 % of an
 # ExpertQA graph's IUs and 79 % of a 3-IU sub-graph's; evaluation.reader_eval measures it by size).
 # Words are counted unweighted for the same reason (an IDF over the graph's IUs changes with the
-# graph). The IU's words are its concept name's and description's content stems. Shares of the
-# description (how much of it a reply uses) are left to the rubric's floor: descriptions are two to
-# three times longer in ExpertQA graphs than in MathQA ones, so a share fitted on one domain reads
-# the other wrongly; a count of the description's words used (up to USED_WORDS) does not.
-# neighbour_mention: the best description cover among the
-# IU's prerequisites and dependents; asked_by_user: the user message's cover of the concept name.
+# graph). The IU's words are its concept name's and description's content stems. How much of the
+# description a reply uses is read as a count (up to USED_WORDS), not a share: descriptions are two
+# to three times longer in ExpertQA graphs than in MathQA ones, so a share fitted on one domain reads
+# the other wrongly. A share decides only which sentences are about the IU (ABOUT_COVER), for
+# share_of_sentences_about and the rubric's cue depth; on long ExpertQA descriptions few sentences
+# reach it, so the floor rarely lets an ExpertQA IU be well explained (a count there did worse on
+# MathQA leave one recording out: 0.436 against 0.451). neighbour_mention: the best description cover
+# among the IU's prerequisites and dependents; asked_by_user: the user message's cover of the concept name.
 TQ_FEATURES = ("bias", "concept_cover", "concept_sentence_cover", "cue_depth", "share_of_sentences_about",
                "neighbour_mention", "asked_by_user", "reply_length", "description_words_used")
 CUE_DEPTH = TQ_FEATURES.index("cue_depth")
