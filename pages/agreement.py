@@ -105,6 +105,8 @@ for b, where in rep["versus_baselines"].items():
                 f"({report['baselines'][b]['direction']}): whole **{where['whole']}**; part A {where['A']}; "
                 f"part B {where['B']}.")
 st.dataframe(av.replication_rows(report), hide_index=True, key="agr_replication", placeholder=MISSING)
+for reader_note in report.get("reader", {}).values():
+    st.caption(f"{reader_note['verdicts_rest_on']} {reader_note['text']}")
 researcher = votes["researcher"]
 if researcher["n"]:
     st.caption(f"Researchers' own thumbs (their own series, not in the figures above): {researcher['n']} "

@@ -75,6 +75,8 @@ st.subheader("Summary (headline: no hindsight)")
 st.caption(f"Initial states: {realism.START_HELP[report['start']]}. Each simulator cell says which floors of "
            "the same table it beats ('> copy-last') and which it does not ('not > most-common-act'); for the "
            "length ratio, beating means nearer 1.")
+for reader_note in report.get("reader", {}).values():
+    st.caption(reader_note["text"])
 if report.get("skipped"):
     st.caption(f"Skipped {len(report['skipped'])} conversation(s) without a reading: "
                + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))

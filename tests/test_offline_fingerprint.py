@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "64670ab379ac76139d8a79f4d0c3723922317db4cc6984e3256c583facae977e"
+EXPECTED = "480ff18de3ffa3e854629e55ce6fc850fdd3f15abfef5b976712678a43d163ee"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 

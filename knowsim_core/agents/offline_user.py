@@ -20,8 +20,8 @@ distinctive words): such sentences are dropped. It never ends the conversation i
 
 ``offline/knowsim`` (:class:`PaperLearner`) is the stand-in for the paper's LLM-simulated learner:
 the same voice, plus the attempts the paper's learner makes — each turn, for every IU, a draw
-against the rates measured on the paper's recordings (:mod:`learner_rates`: by the IU's state and
-by whether the tutor told the learner about it), written as one sentence per drawn IU: a
+against the rates measured on the paper's recordings of the question's domain (:mod:`learner_rates`:
+by the IU's state and by whether the tutor told the learner about it), written as one sentence per drawn IU: a
 reasoning attempt brings a claim of its own (a statement of the IU in its own words), an
 articulation restates the tutor's sentence about it. An unaware IU the tutor never told it about
 is never drawn, and never named. The paper check, the samples and the demo use this learner.
@@ -217,10 +217,11 @@ def told_of(graph: IUGraph, history) -> dict[str, str]:
 
 class PaperLearner:
     """``offline/knowsim``: the people-like voice plus the attempts of the paper's LLM learner,
-    drawn per turn from :data:`learner_rates.RATES` (deterministic for a given seed)."""
+    drawn per turn from the question's domain's table (:func:`learner_rates.rates_for`;
+    deterministic for a given seed)."""
 
     id = "offline/knowsim"
-    rates = rates.RATES  # a test may swap in a table measured on part of the recordings
+    rates = None  # None: the question's domain's table; a test may set a table measured on part of the recordings
 
     def __init__(self) -> None:
         self.voice = VoiceUser()
@@ -233,7 +234,8 @@ class PaperLearner:
         state = sp.state
         told = told_of(graph, ctx.history)
         rng = random.Random(f"{ctx.seed}:attempts")  # a stream of its own: the voice draws from Random(seed)
-        reasoning, articulation = rates.draw_attempts(rng, state, told, idx.topo_order, self.rates)
+        table = self.rates if self.rates is not None else rates.rates_for(ctx.material.domain)
+        reasoning, articulation = rates.draw_attempts(rng, state, told, idx.topo_order, table)
         if not reasoning and not articulation:
             return turn
         never = [v for v in idx.ids if state[v] == IUState.UNAWARE and told[v] == rates.NEVER]

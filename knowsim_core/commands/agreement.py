@@ -34,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulated", metavar="TAG[,TAG…]",
                    help="compare these batches' simulated runs with the people, cell by cell (arm, level, tutor): "
                         "the paper's validation; the batch must play the people's questions, levels and tutors")
+    p.add_argument("--cliffs-delta", type=float, metavar="D",
+                   help="with --simulated: the least |Cliff's delta| of the people's ratings for a pair of conditions "
+                        "to count (default 0.15, the paper's; 0.33 was the Studio's earlier 'medium' choice); the "
+                        "result over 0.10-0.20 is shown beside it")
     add_db_argument(p)
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (votes, conversations, pairs, parts, replication, plus the judged "
@@ -66,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
     if tags:
         from knowsim_core.evaluation.simulated_agreement import validate
 
-        report["simulated"] = validate(store, a, tags)
+        from knowsim_core.evaluation.simulated_agreement import PAPER_CLIFFS_MIN
+
+        if args.cliffs_delta is not None and not 0.0 <= args.cliffs_delta <= 1.0:
+            raise ConfigError(f"--cliffs-delta must be between 0 and 1 (|Cliff's delta|), got {args.cliffs_delta}")
+        report["simulated"] = validate(store, a, tags,
+                                       PAPER_CLIFFS_MIN if args.cliffs_delta is None else args.cliffs_delta)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -143,6 +152,9 @@ def render(s: dict[str, Any], elapsed: float) -> str:
         out.append("Left out: " + ", ".join(f"{n} {k}" for k, n in s["excluded"].items()))
     if "simulated" in s:
         out += render_simulated(s["simulated"])
+    for r in s.get("reader", {}).values():
+        out.append(r["text"])
+        out.append(r["verdicts_rest_on"])
     out.append(f"(reading: {s['reading']}, conversations: {s['part']}; {s['notes']['ci']}; {s['notes']['chance']}; "
                f"computed in {elapsed:.1f} s)")
     return "\n".join(out)
@@ -152,8 +164,9 @@ def render_simulated(sim: dict[str, Any]) -> list[str]:
     t = sim["threshold"]
     out = [f"Simulated batches {', '.join(sim['tags'])} against the people, {sim['people_cells']} cell(s) "
            f"(arm, level, tutor): sign agreement over condition pairs with |Cliff's δ| ≥ {t['cliffs_delta_min']} "
-           f"(≥ {t['min_cell']} rated people per cell; conclusive with ≥ {t['min_pairs']} pairs and p < {t['alpha']}); "
-           "Spearman over cell means z-normalised within each (arm, level)"]
+           f"({t.get('choice', '')}; ≥ {t['min_cell']} rated people per cell; one-sided binomial, conclusive with "
+           f"≥ {t['min_pairs']} pairs and p < {t['alpha']}); Spearman over cell means z-normalised within each "
+           f"(arm, level), pooled per task ({sim.get('spearman_note', '')})"]
     for user, e in sim["simulators"].items():
         head = f"  user simulator {user}: {e['matched_runs']} of {e['runs']} run(s) match a person"
         if "refused" in e:
@@ -170,6 +183,10 @@ def render_simulated(sim: dict[str, Any]) -> list[str]:
         for m, sg in e["sign"].items():
             rho = e["spearman"][m]
             out.append(f"    {m} ({sim['directions'][m]}): sign {sg['note']}; Spearman vs rating "
-                       f"{_f(rho['rating']['rho'])} over {rho['rating']['cells']} cells, vs correct "
-                       f"{_f(rho['correct']['rho'])}")
+                       f"{_f(rho['rating']['rho'])} (n = {rho['rating']['cells']} cells), vs correct "
+                       f"{_f(rho['correct']['rho'])} (n = {rho['correct']['cells']})")
+            sweep = e.get("sweep", {}).get(m, [])
+            if sweep:
+                out.append("      over |δ| " + ", ".join(
+                    f"≥ {w['cliffs_delta_min']:g}: {w['agree']}/{w['n']} (p = {_f(w['p'], 3)})" for w in sweep))
     return out

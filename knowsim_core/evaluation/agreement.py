@@ -123,6 +123,11 @@ class Conversation:
     turns: int = 0
     part: str = "A"
     question_id: str = ""
+    reader: str = ""  # the extractor whose reading this is
+    domain: str = ""
+    n_ius: int = 0  # IUs of the conversation's graph
+    mentioned: int = 0  # (turn, IU) pairs read as mentioned
+    pairs: int = 0  # (turn, IU) pairs read
 
 
 @dataclass(frozen=True)
@@ -260,11 +265,14 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
                 run_id=rid, conversation=str(meta.get("conversation", rid)), level=run.level, model=model,
                 rating=rating_of(meta.get("rating")), correct=correctness(meta.get("correctness")),
                 metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns), part=where,
-                question_id=run.question_id,
+                question_id=run.question_id, reader=run.adapter.get("extractor", ""), domain=run.domain,
+                n_ius=len(run.graph.nodes), mentioned=sum(1 for t in run.turns for x in t.signals if x.mentioned),
+                pairs=sum(len(t.signals) for t in run.turns),
             ))
     out.excluded = dict(out.excluded)
     out.summary = summarise(out, resamples=resamples)
     out.summary["reading"] = reading
+    out.summary["reader"] = reader_trust(out.conversations)
     out.summary["part"] = part or "all"
     out.summary["split"] = {"kind": SPLIT_HASH if split is None else "named",
                             "note": SPLIT_NOTE if split is None else
@@ -392,6 +400,24 @@ def _table(turns: list[JudgedTurn], convs: list[Conversation], unread: list[Unre
     if with_pairs:
         out["pairs"] = sign_agreement(convs)
         out["pairs"]["unread_rated"] = sum(u.rating is not None for u in unread)  # no KG: in no cell
+    return out
+
+
+def reader_trust(convs: list[Conversation]) -> dict[str, Any]:
+    """How far the reading under these verdicts is trusted (:mod:`knowsim_core.services.reader_trust`):
+    per domain, the reader's mentioned share over the conversations' (turn, IU) pairs beside the
+    range it was validated in for graphs of their size, and the sentence the verdicts carry."""
+    from knowsim_core.services.reader_trust import reading_note, verdict_basis
+
+    out: dict[str, Any] = {}
+    for domain in sorted({c.domain for c in convs}):
+        cs = [c for c in convs if c.domain == domain]
+        pairs = sum(c.pairs for c in cs)
+        readers = sorted({c.reader for c in cs})
+        note = reading_note(readers[0] if len(readers) == 1 else ", ".join(readers), domain,
+                            [c.n_ius for c in cs], sum(c.mentioned for c in cs) / pairs if pairs else None)
+        out[domain or "unknown"] = {**note, "readers": readers, "conversations": len(cs),
+                                    "verdicts_rest_on": verdict_basis(readers, domain, [c.n_ius for c in cs])}
     return out
 
 

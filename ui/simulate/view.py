@@ -192,8 +192,11 @@ def _header(run: RunRecord, status: str = "", label: str = "", version: str = ""
         line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(inline_markdown(f"{status} · {line}" if status else line), help=glossary_help("τ", "step"))
     if is_human_reading(run):
+        from knowsim_core.services.reader_trust import runs_note
+
+        notes = " ".join(n["text"] for n in runs_note([run]).values())
         st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
-                   "and the rules only read them.")
+                   "and the rules only read them. " + notes)
 
 
 def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str) -> None:
