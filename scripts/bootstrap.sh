@@ -4,6 +4,8 @@
 #   scripts/bootstrap.sh test   — dev packages + Debian chromium, then the whole test suite
 #   scripts/bootstrap.sh local-model [--n-ctx N …] — runtime + requirements-local.txt, then the small
 #                                    local model's server on 127.0.0.1 (knowsim_core/llm/local_server.py)
+#   scripts/bootstrap.sh docs [--dev-addr 127.0.0.1:PORT] — runtime + requirements-docs.txt, then
+#                                    `mkdocs serve` on 127.0.0.1:8000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -21,6 +23,17 @@ if [ ! -f "$stamp" ]; then
   echo "[setup] installing $reqs at the versions pinned in constraints.txt"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r "$reqs"
   touch "$stamp"
+fi
+
+# The documentation site (make docs serves it; make test builds it strictly and runs its commands).
+# Its own stamp, so a change to the docs' pins reinstalls only them.
+if [ "$want" = docs ] || [ "$want" = test ]; then
+  docs_stamp="$VENV/.installed-docs-$(sha1sum requirements-docs.txt constraints.txt | sha1sum | cut -c1-12)"
+  if [ ! -f "$docs_stamp" ]; then
+    echo "[setup] installing requirements-docs.txt (MkDocs and its theme) at the pinned versions"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-docs.txt
+    touch "$docs_stamp"
+  fi
 fi
 
 if [ "$want" = test ] && [ ! -x /usr/bin/chromium ]; then
@@ -76,5 +89,6 @@ case "$want" in
   local-model) exec "$VENV/bin/python" -m knowsim_core.llm.local_server "$@" ;;
   app)  exec "$VENV/bin/python" -m streamlit run app.py --browser.gatherUsageStats false "$@" ;;
   test) exec "$VENV/bin/python" -m pytest "$@" ;;
-  *)    echo "usage: scripts/bootstrap.sh app|test|local-model [args]" >&2; exit 2 ;;
+  docs) exec "$VENV/bin/python" -m mkdocs serve --dev-addr 127.0.0.1:8000 "$@" ;;
+  *)    echo "usage: scripts/bootstrap.sh app|test|local-model|docs [args]" >&2; exit 2 ;;
 esac
