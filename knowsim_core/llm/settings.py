@@ -12,7 +12,7 @@ Variables (same names in the environment and in secrets)::
 
     OPENAI_API_KEY, OPENAI_BASE_URL          openai/<model>
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL    anthropic/<model>
-    KNOWSIM_COMPAT_BASE_URL (one URL, or several comma-separated), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
+    KNOWSIM_COMPAT_BASE_URL (one URL: several servers go behind a router), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
     KNOWSIM_LLM_TIMEOUT (s: the deadline of one whole request, body included), KNOWSIM_LLM_MAX_RETRIES,
     KNOWSIM_LLM_MAX_REPLY_BYTES (a reply body larger than this is refused; default 4 MiB), KNOWSIM_LLM_CACHE (1/0),
     KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
@@ -69,6 +69,8 @@ LOCAL_MAX_TOKENS: dict[str, int] = {"assistant": 160, "user": 120, "extractor": 
 # The deadline of one request to the local model: a 13-IU extractor call (3,500 prompt tokens, 1,200
 # generated under the grammar) took 1,000 s on this 2-core machine under load.
 LOCAL_TIMEOUT_S = 1800.0
+# Where a list of servers is sent: the recipe that puts them behind one router URL.
+ROUTER_RECIPE = "docs/how-to/router.md"
 
 
 _EMPTY = SecretStr("")
@@ -120,6 +122,7 @@ class LLMSettings:
         if bad:
             raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: roles are {', '.join(ROLES)} with a positive number each, "
                               f"got {bad}")
+        check_one_url("KNOWSIM_COMPAT_BASE_URL", self.compat_base_url)
         if self.structured not in STRUCTURED_MODES:
             raise ConfigError(
                 f"KNOWSIM_LLM_STRUCTURED must be one of {', '.join(STRUCTURED_MODES)}, got {self.structured!r}"
@@ -252,30 +255,17 @@ class LLMSettings:
             return self.openai_base_url or DEFAULT_OPENAI_BASE_URL
         if provider == "anthropic":
             return self.anthropic_base_url or DEFAULT_ANTHROPIC_BASE_URL
-        urls = self.compat_base_urls()
-        return urls[0] if urls else ""
-
-    def compat_base_urls(self) -> tuple[str, ...]:
-        """``KNOWSIM_COMPAT_BASE_URL`` may list several servers (comma-separated): one model
-        served by many machines. A single conversation uses the first; a batch spreads them."""
-        return tuple(u.strip().rstrip("/") for u in self.compat_base_url.split(",") if u.strip())
-
-    def for_conversation(self, index: int) -> "LLMSettings":
-        """These settings with the compat server of conversation ``index`` (``index mod k``)."""
-        urls = self.compat_base_urls()
-        if len(urls) < 2:
-            return self
-        return replace(self, compat_base_url=urls[index % len(urls)])
+        return self.compat_base_url
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured key and every credential inside a configured base URL, for redaction."""
         keys = tuple(k.get_secret_value() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
-        urls = (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls())
-        return keys + tuple(s for u in urls if u for s in url_secrets(u))
+        urls = self.base_urls()
+        return keys + tuple(s for u in urls for s in url_secrets(u))
 
     def base_urls(self) -> tuple[str, ...]:
         """Every configured base URL (to find the real one behind a redacted id)."""
-        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls()) if u)
+        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, self.compat_base_url) if u)
 
     def describe(self) -> dict[str, Any]:
         """Non-secret settings, safe to store with a run or show in the UI."""
@@ -291,6 +281,20 @@ class LLMSettings:
             **({"max_tokens_by_role": dict(self.max_tokens)} if self.max_tokens else {}),
             **({"context_tokens": self.context_tokens} if self.context_tokens else {}),
         }
+
+
+def check_one_url(where: str, url: str) -> None:
+    """Refuse a list of servers where one base URL goes (``where``: the setting or the agent id).
+
+    Spreading calls over several servers is a router's job (health checks, the least busy server,
+    a retry on another when one dies): the recipe puts them behind one URL.
+
+    Raises:
+        ConfigError: ``url`` holds a comma (one line naming the recipe).
+    """
+    if "," in url:
+        raise ConfigError(f"{where} takes one server's URL, got a list ({url.count(',') + 1} URLs): put the "
+                          f"servers behind one router (nginx) and give its URL (see {ROUTER_RECIPE})")
 
 
 def parse_max_tokens(text: str) -> dict[str, int]:
@@ -367,9 +371,8 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
                 extra = f"; also {redact_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
                 out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
             elif url:
-                shown = ", ".join(redact_url(u) for u in settings.compat_base_urls())
                 usable, route = _route(url, env)
-                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {shown}{route}"))
+                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {redact_url(url)}{route}"))
             else:
                 out.append(ProviderStatus(
                     provider, False,
