@@ -148,8 +148,8 @@ class ChatModel:
             var = f"{ref.provider.upper()}_API_KEY"
             raise ConfigError(f"{ref.id}: no API key; set {var} (in the app, the sidebar takes a key too)")
         self.local = self.settings.is_local(self.base_url)
-        if self.local:  # one request at a time (the server has no parallel slots) with a deadline for ~2 tokens/s
-            self.settings = replace(self.settings, max_concurrency=1,
+        if self.local:  # one request at a time per server (none has parallel slots), a deadline for ~2 tokens/s
+            self.settings = replace(self.settings, max_concurrency=self.settings.local.slots,  # type: ignore[union-attr]
                                     timeout_s=max(self.settings.timeout_s, local_timeout_s()))
 
     @property

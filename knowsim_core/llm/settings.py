@@ -100,6 +100,7 @@ class LLMSettings:
     max_tokens: Mapping[str, int] = field(default_factory=dict)  # role -> reply cap (KNOWSIM_LLM_MAX_TOKENS)
     context_tokens: int = 0  # the compatible server's context (KNOWSIM_LLM_CONTEXT); 0 = unknown, not checked
     local: "LocalServer | None" = None  # the server `make local-model` runs, when it is up
+    local_refused: str = ""  # why a local-model record was ignored (it did not check out), for the status line
 
     def __post_init__(self) -> None:
         for name in ("openai_api_key", "anthropic_api_key", "compat_api_key"):
@@ -185,9 +186,9 @@ class LLMSettings:
             kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
         if merged.get("KNOWSIM_LLM_MAX_TOKENS"):
             kw["max_tokens"] = parse_max_tokens(merged["KNOWSIM_LLM_MAX_TOKENS"])
-        from knowsim_core.llm.local_server import running  # reads one small file; no network call
+        from knowsim_core.llm.local_server import read_record  # one small file and /proc; no network call
 
-        kw["local"] = running(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
+        kw["local"], kw["local_refused"] = read_record(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
         models = dict(DEFAULT_MODELS)
         for provider in PROVIDERS:
             var = f"KNOWSIM_{provider.upper()}_MODELS"
@@ -369,7 +370,8 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
             if settings.local is not None:
                 loc = settings.local
                 extra = f"; also {redact_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
-                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
+                behind = f" ({len(loc.servers)} servers behind nginx)" if loc.servers else ""
+                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{behind}{extra}"))
             elif url:
                 usable, route = _route(url, env)
                 out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {redact_url(url)}{route}"))
@@ -378,6 +380,9 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
                     provider, False,
                     "set KNOWSIM_COMPAT_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or type it in the sidebar",
                 ))
+            if settings.local_refused:
+                last = out[-1]
+                out[-1] = ProviderStatus(last.name, last.available, f"{last.detail}; {settings.local_refused}")
             continue
         var = f"{provider.upper()}_API_KEY"
         if settings.api_key(provider):
