@@ -2,8 +2,8 @@
 
 :class:`~tests.fakes.llm_server.FakeLLMServer` playing every KnowSim role (``KnowSimReplies``) with a
 fixed ``--latency`` per call, on a free port of 127.0.0.1. It prints its URL, then appends
-one line per reply it is about to send to ``--log`` (written through at once, so the count survives a
-SIGKILL). Used by the router tests and ``benchmarks/router.py``: several of them behind one router,
+one line per reply it is about to send to ``--log`` — the role and ``time.monotonic()`` (one clock for
+every process of the machine), written through at once, so the count survives a SIGKILL. Used by the router tests and ``benchmarks/router.py``: several of them behind one router,
 one killed mid-batch.
 """
 
@@ -23,7 +23,7 @@ from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies, Request  # noq
 
 
 class Logged:
-    """``KnowSimReplies``, noting each reply in a file (one line: the role) as it is made."""
+    """``KnowSimReplies``, noting each reply in a file (one line: the role and the time) as it is made."""
 
     def __init__(self, log: Path):
         self.inner, self.lock = KnowSimReplies(stateless=True), threading.Lock()
@@ -32,7 +32,7 @@ class Logged:
     def __call__(self, req: Request) -> str:
         with self.lock:
             out = self.inner(req)
-            os.write(self.fd, f"{self.inner.role_of(req)}\n".encode())
+            os.write(self.fd, f"{self.inner.role_of(req)} {time.monotonic():.6f}\n".encode())
         return out
 
 
