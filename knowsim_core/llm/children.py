@@ -90,9 +90,11 @@ def can_inspect() -> bool:
     return (PROC / "net" / "tcp").exists()
 
 
-def _listening_inodes(port: int) -> set[str]:
-    """The socket inodes listening on ``port`` on a loopback or any-address (IPv4 and IPv6)."""
-    found: set[str] = set()
+def listeners() -> dict[str, int]:
+    """The sockets listening for TCP connections (IPv4 and IPv6), as {socket inode: port}. Reading
+    ``/proc/net/tcp`` costs the kernel a walk of every socket (tens of ms on a busy machine): read it once
+    per check and pass it to :func:`serves`."""
+    found: dict[str, int] = {}
     for table in ("tcp", "tcp6"):
         try:
             rows = (PROC / "net" / table).read_text().splitlines()[1:]
@@ -100,18 +102,16 @@ def _listening_inodes(port: int) -> set[str]:
             continue
         for row in rows:
             f = row.split()
-            if len(f) < 10 or f[3] != _LISTEN:
-                continue
-            address, _, hexport = f[1].partition(":")
-            if int(hexport, 16) == port:
-                found.add(f[9])
+            if len(f) >= 10 and f[3] == _LISTEN:
+                found[f[9]] = int(f[1].rpartition(":")[2], 16)
     return found
 
 
-def serves(pid: int, port: int) -> bool:
+def serves(pid: int, port: int, table: dict[str, int] | None = None) -> bool:
     """Whether process ``pid`` holds a socket listening on ``port`` (it is the server at that port,
-    not a process that happens to have its pid written down). False when it cannot be seen."""
-    inodes = _listening_inodes(port)
+    not a process that happens to have its pid written down). False when it cannot be seen.
+    ``table``: :func:`listeners`, when already read."""
+    inodes = {inode for inode, p in (listeners() if table is None else table).items() if p == port}
     if not inodes:
         return False
     try:
@@ -126,6 +126,15 @@ def serves(pid: int, port: int) -> bool:
         if target.startswith("socket:[") and target[8:-1] in inodes:
             return True
     return False
+
+
+def started(pid: int) -> int:
+    """When process ``pid`` started (clock ticks since boot; 0 when unknown): a pid used again by
+    another process has another start."""
+    try:
+        return int((PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def command_line(pid: int) -> list[str]:

@@ -71,7 +71,8 @@ from urllib.parse import urlsplit
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm import router as routing
 from knowsim_core.llm.children import (
-    HOST, alive, can_inspect, command_line, die_with_parent, free_port, interrupt_on_sigterm, serves,
+    HOST, alive, can_inspect, command_line, die_with_parent, free_port, interrupt_on_sigterm, listeners, serves,
+    started,
 )
 from knowsim_core.llm.proxy import is_loopback, opener
 
@@ -182,16 +183,17 @@ def _flag(args: list[str], name: str) -> str | None:
     return args[args.index(name) + 1] if name in args[:-1] else None
 
 
-def _check_model_server(server: LocalServer, pid: int, url: str) -> str:
-    """Why ``pid`` is not the model server this launcher starts at ``url`` ("" when it is)."""
+def _check_model_server(server: LocalServer, pid: int, url: str, table: dict[str, int] | None) -> str:
+    """Why ``pid`` is not the model server this launcher starts at ``url`` ("" when it is).
+    ``table``: the listening sockets (:func:`~knowsim_core.llm.children.listeners`); None without /proc."""
     port = _port(url)
     if port is None:
         return f"its server URL {url!r} is not http://<loopback>:PORT/v1 on this machine"
     if not alive(pid):
         return f"its server process {pid} is not running"
-    if not can_inspect():  # no /proc: that the process lives is all that can be seen
+    if table is None:  # no /proc: that the process lives is all that can be seen
         return ""
-    if not serves(pid, port):
+    if not serves(pid, port, table):
         return f"process {pid} does not listen on {url}"
     args = command_line(pid)
     wanted = {"--model_alias": server.model, "--port": str(port), "--n_ctx": str(server.n_ctx)}
@@ -201,15 +203,32 @@ def _check_model_server(server: LocalServer, pid: int, url: str) -> str:
     return ""
 
 
+# Verdicts already reached in this process, by record and by the start time of each process it names:
+# /proc/net/tcp costs tens of ms to read on a busy machine, and the app reads the record at every rerun.
+_CHECKED: dict[tuple[LocalServer, tuple[int, ...]], str] = {}
+
+
 def check(server: LocalServer) -> str:
     """Why a record is not to be trusted, in a few words ("" when it checks out; see the module docstring)."""
+    pids = (server.pid, *(pid for pid, _ in server.servers))
+    key = (server, tuple(started(pid) for pid in pids))
+    if 0 not in key[1] and key in _CHECKED:
+        return _CHECKED[key]
+    why = _check(server)
+    if 0 not in key[1]:
+        _CHECKED[key] = why
+    return why
+
+
+def _check(server: LocalServer) -> str:
     low, high = N_CTX_BOUNDS
     if not low <= server.n_ctx <= high:
         return f"its context of {server.n_ctx} tokens is outside {low}-{high}"
     if not server.model or any(c.isspace() for c in server.model) or not 1 <= server.threads <= 1024:
         return "its model name or thread count cannot be right"
+    table = listeners() if can_inspect() else None
     if not server.servers:
-        return _check_model_server(server, server.pid, server.url)
+        return _check_model_server(server, server.pid, server.url, table)
     port = _port(server.url)
     if port is None:
         return f"its URL {server.url!r} is not http://<loopback>:PORT/v1 on this machine"
@@ -217,9 +236,9 @@ def check(server: LocalServer) -> str:
         return f"it lists {len(server.servers)} servers (at most {MAX_SERVERS})"
     if not alive(server.pid):
         return f"its router process {server.pid} is not running"
-    if can_inspect() and not (serves(server.pid, port) and "nginx" in " ".join(command_line(server.pid)[:2])):
+    if table is not None and not (serves(server.pid, port, table) and "nginx" in " ".join(command_line(server.pid)[:2])):
         return f"process {server.pid} is not the router (nginx) listening on {server.url}"
-    return next((why for pid, url in server.servers if (why := _check_model_server(server, pid, url))), "")
+    return next((why for pid, url in server.servers if (why := _check_model_server(server, pid, url, table))), "")
 
 
 def read_record(path: str | os.PathLike[str] | None = None) -> tuple[LocalServer | None, str]:
