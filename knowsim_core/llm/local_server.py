@@ -253,9 +253,9 @@ def read_record(path: str | os.PathLike[str] | None = None) -> tuple[LocalServer
     server = LocalServer.from_data(data) if isinstance(data, dict) else None
     if server is None:
         return None, f"ignored the local-model record {rec}: it lacks url, model, n_ctx or pid"
+    if not all(alive(pid) for pid in (server.pid, *(pid for pid, _ in server.servers))):
+        return None, ""  # left by a launcher that was killed: stale, nothing to say
     why = check(server)
-    if why and why.endswith("is not running"):  # a launcher that was killed: stale, not suspicious
-        return None, ""
     return (None, f"ignored the local-model record {rec}: {why}") if why else (server, "")
 
 
