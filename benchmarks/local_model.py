@@ -12,10 +12,11 @@ and reports:
 * prompt tokens per role (the server's count) against the context;
 * the share of extractor replies that were schema-valid (labels for the turn) vs failed turns;
 * the server's peak resident memory (``VmHWM``);
-* the Studio's share of the server's own speed: the same chat requests sent again straight to the
-  server (each body as the Studio sent it, kept by a relay in front of the server), output tokens per
-  second of wall time through the Studio (whole turns: every request, the prompt-size counts, the
-  Studio's own work) over the same through plain HTTP (``--no-direct`` leaves it out).
+* the Studio's share of the server's own speed: after each turn, the turn's chat requests sent again
+  straight to the server (each body as the Studio sent it, kept by a relay in front of the server);
+  output tokens per second of wall time through the Studio (whole turns: every request, the
+  prompt-size counts, the Studio's own work) over the same through plain HTTP (``--no-direct`` leaves
+  it out). The speeds read from the server's log cover both.
 
 The extractor is asked for the compact format small local models get (``output_format`` in the log).
 Writes ``benchmarks/logs/local_model.json`` (``benchmarks/_log.py``); the README's local-model figures
@@ -201,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         turns: list[dict] = []
         failures: list[str] = []
         output_format = ""
+        pairs: list[dict] = []  # per turn: the Studio's output tokens and seconds, and the same sent directly
+        sent = 0
         for qid in args.questions.split(","):
             agents = {k: registry.resolve(k, v, settings=settings) for k, v in ids.items()}
             output_format = agents["extractor"].describe().get("output_format", "full")
@@ -213,15 +216,20 @@ def run(args: argparse.Namespace) -> int:
                 except ProviderError as exc:
                     failures.append(f"{qid}: {exc}")
                     break
-                turns.append({"question": qid, "turn": rec.turn, "seconds": round(time.perf_counter() - t0, 1),
+                finally:
+                    seconds = time.perf_counter() - t0
+                    mine, sent = relay.bodies[sent:], len(relay.bodies)
+                turns.append({"question": qid, "turn": rec.turn, "seconds": round(seconds, 1),
                               "extractor_valid": not rec.extractor_failed, "notes": list(rec.notes)})
                 for u in rec.usage:
                     calls.append({"question": qid, "role": u.role, "seconds": round(u.latency_ms / 1000, 1),
                                   "input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
+                if not args.no_direct:  # the same requests straight away, so both meet the same machine load
+                    tokens, secs, failed = direct(live.server.url, mine)
+                    pairs.append({"studio_tokens": sum(u.output_tokens for u in rec.usage), "studio_s": seconds,
+                                  "direct_tokens": tokens, "direct_s": secs, "direct_failed": failed,
+                                  "requests": len(mine)})
         peak_mb = peak_rss_mb(live.pid)
-        studio_tokens = sum(c["output_tokens"] for c in calls)
-        studio_s = sum(t["seconds"] for t in turns)
-        straight = None if args.no_direct else direct(live.server.url, relay.bodies)
     finally:
         relay.shutdown()
         live.stop()
@@ -257,12 +265,14 @@ def run(args: argparse.Namespace) -> int:
                                          if turns else None),
         "provider_failures": failures,
     }
-    if straight is not None:
-        tokens, seconds, failed = straight
-        studio_rate, direct_rate = rate(studio_tokens, studio_s * 1000), rate(tokens, seconds * 1000)
+    if pairs:
+        total = {k: sum(x[k] for x in pairs) for k in pairs[0]}
+        studio_rate = rate(total["studio_tokens"], total["studio_s"] * 1000)
+        direct_rate = rate(total["direct_tokens"], total["direct_s"] * 1000)
         result["studio_vs_direct"] = {
-            "requests": len(relay.bodies), "studio_output_tokens": studio_tokens, "studio_seconds": round(studio_s, 1),
-            "direct_output_tokens": tokens, "direct_seconds": round(seconds, 1), "direct_failed_requests": failed,
+            "requests": total["requests"], "studio_output_tokens": total["studio_tokens"],
+            "studio_seconds": round(total["studio_s"], 1), "direct_output_tokens": total["direct_tokens"],
+            "direct_seconds": round(total["direct_s"], 1), "direct_failed_requests": total["direct_failed"],
             "studio_tokens_per_s": studio_rate, "direct_tokens_per_s": direct_rate,
             "studio_share": round(studio_rate / direct_rate, 3) if studio_rate and direct_rate else None,
         }
