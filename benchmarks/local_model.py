@@ -12,11 +12,13 @@ and reports:
 * prompt tokens per role (the server's count) against the context;
 * the share of extractor replies that were schema-valid (labels for the turn) vs failed turns;
 * the server's peak resident memory (``VmHWM``);
-* the Studio's share of the server's own speed: after each turn, the turn's chat requests sent again
-  straight to the server (each body as the Studio sent it, kept by a relay in front of the server);
-  output tokens per second of wall time through the Studio (whole turns: every request, the
-  prompt-size counts, the Studio's own work) over the same through plain HTTP (``--no-direct`` leaves
-  it out). The speeds read from the server's log cover both.
+* the Studio's share of the server's own speed: output tokens per second of wall time through the
+  Studio (whole turns: every request, the prompt-size counts, the Studio's own work) over the same
+  tokens per second of the server's own time for those generations (its log); and, as a second view,
+  the turn's chat requests sent again straight to the server right after the turn (each body as the
+  Studio sent it, kept by a relay in front of the server; ``--no-direct`` leaves it out) — that one
+  compares two moments of a machine whose load moves, the first compares the same requests. The
+  prompt and decoding speeds read from the server's log cover both.
 
 The extractor is asked for the compact format small local models get (``output_format`` in the log).
 Writes ``benchmarks/logs/local_model.json`` (``benchmarks/_log.py``); the README's local-model figures
@@ -210,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
             sim = Simulation(material=get_sample(qid).material, params=preset(max_turns=args.turns), **agents)
             sim.reset(seed=1)
             while not sim.done:
+                done_before = len(perf_blocks(live.log))
                 t0 = time.perf_counter()
                 try:
                     rec = sim.step()
@@ -224,11 +227,15 @@ def run(args: argparse.Namespace) -> int:
                 for u in rec.usage:
                     calls.append({"question": qid, "role": u.role, "seconds": round(u.latency_ms / 1000, 1),
                                   "input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
+                # the server's own time for this turn's generations (its log, written before it answers)
+                own = perf_blocks(live.log)[done_before:]
+                pair = {"studio_tokens": sum(u.output_tokens for u in rec.usage), "studio_s": seconds,
+                        "server_tokens": sum(b.get("eval_tokens", 0) for b in own),
+                        "server_s": sum(b["total_ms"] for b in own) / 1000, "requests": len(mine)}
                 if not args.no_direct:  # the same requests straight away, so both meet the same machine load
                     tokens, secs, failed = direct(live.server.url, mine)
-                    pairs.append({"studio_tokens": sum(u.output_tokens for u in rec.usage), "studio_s": seconds,
-                                  "direct_tokens": tokens, "direct_s": secs, "direct_failed": failed,
-                                  "requests": len(mine)})
+                    pair.update(direct_tokens=tokens, direct_s=secs, direct_failed=failed)
+                pairs.append(pair)
         peak_mb = peak_rss_mb(live.pid)
     finally:
         relay.shutdown()
@@ -268,14 +275,21 @@ def run(args: argparse.Namespace) -> int:
     if pairs:
         total = {k: sum(x[k] for x in pairs) for k in pairs[0]}
         studio_rate = rate(total["studio_tokens"], total["studio_s"] * 1000)
-        direct_rate = rate(total["direct_tokens"], total["direct_s"] * 1000)
-        result["studio_vs_direct"] = {
+        server_rate = rate(total["server_tokens"], total["server_s"] * 1000)
+        share = {
             "requests": total["requests"], "studio_output_tokens": total["studio_tokens"],
-            "studio_seconds": round(total["studio_s"], 1), "direct_output_tokens": total["direct_tokens"],
-            "direct_seconds": round(total["direct_s"], 1), "direct_failed_requests": total["direct_failed"],
-            "studio_tokens_per_s": studio_rate, "direct_tokens_per_s": direct_rate,
-            "studio_share": round(studio_rate / direct_rate, 3) if studio_rate and direct_rate else None,
+            "studio_seconds": round(total["studio_s"], 1), "studio_tokens_per_s": studio_rate,
+            "server_output_tokens": total["server_tokens"], "server_seconds": round(total["server_s"], 1),
+            "server_tokens_per_s": server_rate,
+            "studio_share": round(studio_rate / server_rate, 3) if studio_rate and server_rate else None,
         }
+        if "direct_s" in total:
+            direct_rate = rate(total["direct_tokens"], total["direct_s"] * 1000)
+            share.update(direct_output_tokens=total["direct_tokens"], direct_seconds=round(total["direct_s"], 1),
+                         direct_failed_requests=total["direct_failed"], direct_tokens_per_s=direct_rate,
+                         studio_share_of_direct=round(studio_rate / direct_rate, 3) if studio_rate and direct_rate
+                         else None)
+        result["studio_vs_server"] = share
     write_log("local_model", result, seeds=[1], split="sample questions given by --questions, seed 1",
               extra={"generations": blocks, "turns": turns, "calls": calls, "compact_format": COMPACT_FORMAT})
     print(json.dumps(result, indent=1))

@@ -110,7 +110,10 @@ pid {workdir}/nginx.pid;
 error_log {workdir}/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
-    access_log {workdir}/access.log;
+    # which server answered each request, with what, in how long: the place to look when one misbehaves
+    log_format routed '$time_iso8601 $request_method $uri $status upstream=$upstream_addr '
+                      'upstream_status=$upstream_status seconds=$request_time';
+    access_log {workdir}/access.log routed;
     client_body_temp_path {tmp}/body;
     proxy_temp_path {tmp}/proxy;
     fastcgi_temp_path {tmp}/fastcgi;
