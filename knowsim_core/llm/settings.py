@@ -38,8 +38,8 @@ from knowsim_core.errors import ConfigError
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
 from knowsim_core.text.redact import redact_url, url_secrets
 
-if TYPE_CHECKING:  # imported lazily at run time: `python -m knowsim_core.llm.local_server` runs that module
-    from knowsim_core.llm.local_server import LocalServer
+if TYPE_CHECKING:  # the record is read lazily, when settings are built (from_sources)
+    from knowsim_core.llm.local_record import LocalServer
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -186,7 +186,7 @@ class LLMSettings:
             kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
         if merged.get("KNOWSIM_LLM_MAX_TOKENS"):
             kw["max_tokens"] = parse_max_tokens(merged["KNOWSIM_LLM_MAX_TOKENS"])
-        from knowsim_core.llm.local_server import read_record  # one small file and /proc; no network call
+        from knowsim_core.llm.local_record import read_record  # one small file and /proc; no network call
 
         kw["local"], kw["local_refused"] = read_record(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
         models = dict(DEFAULT_MODELS)
