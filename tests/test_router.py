@@ -93,6 +93,10 @@ def test_the_command_line_refuses_a_list_in_the_environment_or_an_id(capsys, tmp
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and "takes one server's URL" in err and ROUTER_RECIPE in err, err
     assert not Store(db).search.list(RunFilter())  # refused before any run was stored
+    code = main(["batch", "--questions", "sample_lava_lamps", "--user", "compat/m@http://bob:s3cret-pw@a/v1,http://b/v1",
+                 "--db", db])
+    err = capsys.readouterr().err
+    assert code == 2 and "s3cret-pw" not in err and "takes one server's URL" in err, err
 
 
 # ---------------------------------------------------------------------- the recipe: nginx in front

@@ -279,7 +279,7 @@ def plan(
             else:
                 from knowsim_core.llm.settings import check_one_url  # lazy: offline batches never load the LLM layer
 
-                check_one_url(f"{kind} {agent_id}: the @URL", registry.parse_id(agent_id).url)
+                check_one_url(f"{kind} {agent_id}", registry.parse_id(agent_id).url)
     if not questions or not levels or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
     # two spellings of one assistant (compat/m and compat/m:<its default strategy>) are one

@@ -289,8 +289,8 @@ class Budget:
 
 class LLMSetup:
     """The LLM settings of a conversation: the environment's, the per-endpoint limit raised to the
-    batch's concurrency unless ``KNOWSIM_LLM_MAX_CONCURRENCY`` sets it. Picklable (sent to worker processes); the settings
-    are read once per process, lazily, so offline batches never load the LLM layer."""
+    batch's concurrency unless ``KNOWSIM_LLM_MAX_CONCURRENCY`` sets it. Picklable (sent to worker
+    processes); the settings are read once per process, lazily, so offline batches never load the LLM layer."""
 
     def __init__(self, concurrency: int):
         self.concurrency = concurrency

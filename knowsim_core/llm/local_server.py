@@ -16,9 +16,9 @@ server, found in ``/proc``). One launcher per record: a second one on the same f
 
 Choices, and why:
 
-* **threads = cores** (``--threads``; shared out with ``--servers N``), with ``OMP_WAIT_POLICY=PASSIVE``: llama.cpp's OpenMP threads
-  otherwise spin while they wait, and on a busy machine two spinning threads made generation
-  several times slower than one.
+* **threads = cores** (``--threads``; shared out between ``--servers N``), with
+  ``OMP_WAIT_POLICY=PASSIVE``: llama.cpp's OpenMP threads otherwise spin while they wait, and on a busy
+  machine two spinning threads made generation several times slower than one.
 * **context** (``--n-ctx``, 8192): the Studio's longest prompt on the sample questions (the
   extractor's, ~3k tokens on an 18-IU graph, see ``benchmarks/local_model.py``) plus the longest
   reply cap (the extractor's 1,200 tokens) with room for a longer conversation. Prompts are still
@@ -382,7 +382,8 @@ def _serve(args: argparse.Namespace) -> int:
             time.sleep(0.5)
         k = live.processes.index(gone) if gone in live.processes else -1
         what = "the router (nginx)" if k < 0 else "the model server"
-        tail = _log_tail(live.logs[k]) if k >= 0 else _log_tail(live.router.workdir / "error.log")  # type: ignore[union-attr]
+        log = live.logs[k] if k >= 0 else live.router.workdir / "error.log"  # type: ignore[union-attr]
+        tail = _log_tail(log)
         print(f"error: {what} exited (code {gone.returncode}); its log ends:\n{tail}", file=sys.stderr)
         live.stop()
         return 1

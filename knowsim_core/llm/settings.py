@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
-from knowsim_core.text.redact import redact_url, url_secrets
+from knowsim_core.text.redact import redact_url, redact_urls, url_secrets
 
 if TYPE_CHECKING:  # the record is read lazily, when settings are built (from_sources)
     from knowsim_core.llm.local_record import LocalServer
@@ -285,7 +285,8 @@ class LLMSettings:
 
 
 def check_one_url(where: str, url: str) -> None:
-    """Refuse a list of servers where one base URL goes (``where``: the setting or the agent id).
+    """Refuse a list of servers where one base URL goes (``where``: the setting or the agent id, shown
+    with any password in it masked).
 
     Spreading calls over several servers is a router's job (health checks, the least busy server,
     a retry on another when one dies): the recipe puts them behind one URL.
@@ -294,8 +295,8 @@ def check_one_url(where: str, url: str) -> None:
         ConfigError: ``url`` holds a comma (one line naming the recipe).
     """
     if "," in url:
-        raise ConfigError(f"{where} takes one server's URL, got a list ({url.count(',') + 1} URLs): put the "
-                          f"servers behind one router (nginx) and give its URL (see {ROUTER_RECIPE})")
+        raise ConfigError(f"{redact_urls(where)} takes one server's URL, got a list ({url.count(',') + 1} URLs): "
+                          f"put the servers behind one router (nginx) and give its URL (see {ROUTER_RECIPE})")
 
 
 def parse_max_tokens(text: str) -> dict[str, int]:
