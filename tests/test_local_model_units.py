@@ -735,3 +735,29 @@ def test_the_launcher_runs_two_servers_behind_one_url_and_ctrl_c_stops_them_all(
             proc.kill()
     assert proc.returncode == 0, err
     assert all(wait_until(lambda p=p: gone(p), 2) for p in pids) and not rec.exists()
+
+
+@linux_only
+@needs_nginx
+@pytest.mark.timeout(90)
+def test_nothing_of_two_servers_and_their_router_outlives_a_killed_launcher(tmp_path):
+    """Seen: nginx's master killed by the kernel with its parent (SIGKILL) left its worker processes
+    running, listening. nginx now gets SIGTERM, its fast stop, which ends the workers too."""
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    rec = tmp_path / "rec.json"
+    proc = python_child(["-m", "knowsim_core.llm.local_server", "--servers", "2", "--model", str(model),
+                         "--record", str(rec), "--python", str(shim(tmp_path))])
+    try:
+        read_until(proc.stdout, "stops them all")
+        server = running(rec)
+        workers = children_of(server.pid)
+        pids = [server.pid, *workers, *(pid for pid, _ in server.servers)]
+        assert workers and len(pids) >= 4
+        proc.kill()
+        proc.wait(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert all(wait_until(lambda p=p: gone(p)) for p in pids), [p for p in pids if not gone(p)]
+    assert running(rec) is None  # the record left behind names processes that are gone: stale, ignored

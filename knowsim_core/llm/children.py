@@ -37,11 +37,13 @@ def free_port(host: str = HOST) -> int:
         return int(s.getsockname()[1])
 
 
-def die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent dies (Linux
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel send ``sig`` to the child when its parent dies (Linux
     ``PR_SET_PDEATHSIG``) — also when the parent is killed by SIGKILL or by a SIGTERM it does not
-    handle — or None where that does not exist. The signal follows the *thread* that started the
-    child: start servers from a thread that lives as long as they should (the main thread)."""
+    handle — or None where that does not exist. SIGKILL by default; nginx gets SIGTERM, its fast
+    stop, which ends its worker processes too (SIGKILL to its master would leave them running). The
+    signal follows the *thread* that started the child: start servers from a thread that lives as
+    long as they should (the main thread)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -51,9 +53,9 @@ def die_with_parent() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_PDEATHSIG, sig)
         if os.getppid() != parent:  # the parent died before the line above: nobody is left to stop us
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), sig)
 
     return preexec
 
@@ -73,7 +75,8 @@ def interrupt_on_sigterm() -> Any:
 
 
 def alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (another user's counts)."""
+    """Whether a process ``pid`` runs (another user's counts; a zombie, dead but not yet reaped by
+    whoever adopted it, does not)."""
     if pid <= 0:
         return False
     try:
@@ -81,8 +84,12 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    try:
+        state = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: that it exists is all that can be seen
+    return state not in ("Z", "X")
 
 
 def can_inspect() -> bool:

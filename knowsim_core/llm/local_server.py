@@ -304,8 +304,7 @@ def start(model: str | os.PathLike[str] | None = None, *, port: int = 0, n_ctx: 
                                           f"ends:\n{_log_tail(log)}")
                 time.sleep(0.5)
         if servers > 1:
-            live.router = routing.start(urls, workdir=rec.with_name(rec.stem + "-router"), port=port,
-                                        preexec_fn=die_with_parent())
+            live.router = routing.start(urls, workdir=rec.with_name(rec.stem + "-router"), port=port)
             server = LocalServer(live.router.url, alias, n_ctx, live.router.pid, threads,
                                  servers=tuple((pr.pid, u) for pr, u in zip(procs, urls)), launcher=os.getpid())
         else:

@@ -176,23 +176,27 @@ class Router:
         return self.process.pid
 
     def stop(self) -> int:
-        """SIGQUIT (nginx's graceful stop, requests in progress end first), SIGKILL after 2 s."""
-        for sig, wait in ((signal.SIGQUIT, 2.0), (signal.SIGKILL, 10.0)):
-            if self.process.poll() is not None:
-                break
+        """SIGTERM (nginx's fast stop: its master ends the worker processes, then itself); after 5 s,
+        SIGKILL to its process group (its own session, workers included: SIGKILL to the master alone
+        would leave the workers running)."""
+        if self.process.poll() is None:
             try:
-                os.kill(self.process.pid, sig)
-                self.process.wait(wait)
+                os.kill(self.process.pid, signal.SIGTERM)
+                self.process.wait(5.0)
             except (ProcessLookupError, subprocess.TimeoutExpired):
-                continue
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # what is left of the group, if anything
+        except (ProcessLookupError, PermissionError):
+            pass
         return self.process.wait()
 
 
 def start(upstreams: Sequence[str], *, workdir: Path, port: int = 0, read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
-          fail_timeout_s: int = DEFAULT_FAIL_TIMEOUT_S, preexec_fn: Callable[[], None] | None = None,
-          wait_s: float = START_TIMEOUT_S) -> Router:
+          fail_timeout_s: int = DEFAULT_FAIL_TIMEOUT_S, wait_s: float = START_TIMEOUT_S) -> Router:
     """nginx in front of ``upstreams`` on ``127.0.0.1:port`` (a free one by default), waiting until it
-    answers. ``preexec_fn``: e.g. the local-model launcher's die-with-parent.
+    answers. It stops when this process ends, however it ends (SIGTERM from the kernel: see
+    :func:`~knowsim_core.llm.children.die_with_parent`); start it from the main thread.
 
     Raises:
         RouterError: nginx is missing, the URLs cannot be used, or nginx did not start (with its log).
@@ -210,7 +214,7 @@ def start(upstreams: Sequence[str], *, workdir: Path, port: int = 0, read_timeou
     with open(workdir / "nginx.out", "wb") as out:
         proc = subprocess.Popen([nginx, "-e", str(log), "-p", str(workdir), "-c", str(conf)], stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=preexec_fn)
+                                preexec_fn=die_with_parent(signal.SIGTERM))
     router = Router(proc, f"http://{HOST}:{port}{path}", workdir, tuple(upstreams))
     deadline = time.monotonic() + wait_s
     while not _answers(f"http://{HOST}:{port}/"):
@@ -241,8 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   end="")
             return 0
         interrupt_on_sigterm()  # SIGTERM stops nginx as Ctrl-C does
-        router = start(args.urls, workdir=workdir, port=args.port, read_timeout_s=args.read_timeout,
-                       preexec_fn=die_with_parent())
+        router = start(args.urls, workdir=workdir, port=args.port, read_timeout_s=args.read_timeout)
     except KeyboardInterrupt:
         return 130
     except RouterError as exc:
@@ -254,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               flush=True)
         return router.process.wait()
     except KeyboardInterrupt:
-        return 0 if router.stop() in (0, -signal.SIGQUIT) else 1
+        return 0 if router.stop() in (0, -signal.SIGTERM) else 1
 
 
 if __name__ == "__main__":
