@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Set up (idempotently) what KnowSim Studio needs, then run what was asked:
 #   scripts/bootstrap.sh app    — runtime packages, then `streamlit run app.py`
-#   scripts/bootstrap.sh test   — dev packages + Debian chromium, then the whole test suite
-#   scripts/bootstrap.sh local-model [--n-ctx N …] — runtime + requirements-local.txt, then the small
-#                                    local model's server on 127.0.0.1 (knowsim_core/llm/local_server.py)
+#   scripts/bootstrap.sh test   — dev packages + Debian chromium and nginx, then the whole test suite
+#   scripts/bootstrap.sh local-model [--n-ctx N --servers N …] — runtime + requirements-local.txt (and
+#                                    nginx), then the small local model's server(s) on 127.0.0.1
+#                                    (knowsim_core/llm/local_server.py)
 #   scripts/bootstrap.sh docs [--dev-addr 127.0.0.1:PORT] — runtime + requirements-docs.txt, then
 #                                    `mkdocs serve` on 127.0.0.1:8000
 set -euo pipefail
@@ -41,6 +42,19 @@ if [ "$want" = test ] && [ ! -x /usr/bin/chromium ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+# The router that puts several model servers behind one URL (knowsim_core/llm/router.py): Debian's
+# nginx, for the tests (two stand-in servers behind it) and `make local-model N=2`. The Studio runs its
+# own nginx on 127.0.0.1 with its own configuration; on a machine with systemd the package also starts
+# Debian's default site on port 80, which the Studio does not use (systemctl disable --now nginx).
+# Pinned to Debian 12's 1.22.1 line (its security updates change only the part after the dash).
+NGINX_PIN='1.22.1-*'
+if { [ "$want" = test ] || [ "$want" = local-model ]; } && ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  echo "[setup] installing Debian's nginx (the router in front of several model servers)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "nginx=$NGINX_PIN" >/dev/null
 fi
 
 # The optional local model (make local-model; make test runs it end to end). llama-cpp-python builds

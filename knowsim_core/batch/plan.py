@@ -276,13 +276,14 @@ def plan(
                                   + ("a person types it" if agent.human else "it is a recording"))
             if not agent.needs_model:
                 registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
-            elif "," in registry.parse_id(agent_id).url:
-                raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "
-                                  "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
             elif kind == "assistant" and registry.parse_id(agent_id).method:
                 raise ConfigError(f"assistant {agent_id} names the baseline user method "
                                   f"{registry.parse_id(agent_id).method!r}; an assistant takes a strategy "
                                   f"({', '.join(STRATEGIES)})")
+            else:
+                from knowsim_core.llm.settings import check_one_url  # lazy: offline batches never load the LLM layer
+
+                check_one_url(f"{kind} {agent_id}", registry.parse_id(agent_id).url)
     if not questions or not levels or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
     # two spellings of one assistant (compat/m and compat/m:<its default strategy>) are one

@@ -42,7 +42,7 @@ from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_
 from knowsim_core.llm.jsontext import validate_reply
 from knowsim_core.llm.providers import BadReply, RawReply, call, check_base_url, gate_for, get_client, sdk_errors
 from knowsim_core.llm.proxy import Proxy, opener, proxy_for
-from knowsim_core.llm.settings import LOCAL_TIMEOUT_S, PROVIDERS, LLMSettings
+from knowsim_core.llm.settings import LOCAL_TIMEOUT_S, PROVIDERS, LLMSettings, check_one_url
 
 JSON_INSTRUCTION = (
     "Reply with one JSON object only — no prose, no code fences — that matches this JSON schema:\n{schema}"
@@ -156,14 +156,15 @@ class ChatModel:
                 f"{ref.id}: no base URL for the compatible server; set KNOWSIM_COMPAT_BASE_URL "
                 "(e.g. http://localhost:11434/v1) or write compat/<model>@<base_url>"
             )
+        check_one_url(ref.id, self.base_url)  # several servers go behind a router, not into one id
         check_base_url(self.base_url, ref.id)  # a malformed URL is one line now, not a traceback mid-run
         self.proxy()  # so is a proxy the clients cannot use (socks5://…)
         if ref.provider != "compat" and not self.settings.api_key(ref.provider):
             var = f"{ref.provider.upper()}_API_KEY"
             raise ConfigError(f"{ref.id}: no API key; set {var} (in the app, the sidebar takes a key too)")
         self.local = self.settings.is_local(self.base_url)
-        if self.local:  # one request at a time (the server has no parallel slots) with a deadline for ~2 tokens/s
-            self.settings = replace(self.settings, max_concurrency=1,
+        if self.local:  # one request at a time per server (none has parallel slots), a deadline for ~2 tokens/s
+            self.settings = replace(self.settings, max_concurrency=self.settings.local.slots,  # type: ignore[union-attr]
                                     timeout_s=max(self.settings.timeout_s, local_timeout_s()))
 
     @property

@@ -12,7 +12,7 @@ Variables (same names in the environment and in secrets)::
 
     OPENAI_API_KEY, OPENAI_BASE_URL          openai/<model>
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL    anthropic/<model>
-    KNOWSIM_COMPAT_BASE_URL (one URL, or several comma-separated), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
+    KNOWSIM_COMPAT_BASE_URL (one URL: several servers go behind a router), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
     KNOWSIM_LLM_TIMEOUT (s: the deadline of one whole request, body included), KNOWSIM_LLM_MAX_RETRIES,
     KNOWSIM_LLM_MAX_REPLY_BYTES (a reply body larger than this is refused; default 4 MiB), KNOWSIM_LLM_CACHE (1/0),
     KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 from knowsim_core.engine.agent_id import DEFAULT_STRATEGY, METHODS, STRATEGIES, AgentId
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
-from knowsim_core.text.redact import redact_url, url_secrets
+from knowsim_core.text.redact import redact_url, redact_urls, url_secrets
 
-if TYPE_CHECKING:  # imported lazily at run time: `python -m knowsim_core.llm.local_server` runs that module
-    from knowsim_core.llm.local_server import LocalServer
+if TYPE_CHECKING:  # the record is read lazily, when settings are built (from_sources)
+    from knowsim_core.llm.local_record import LocalServer
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -76,6 +76,8 @@ LOCAL_MAX_TOKENS: dict[str, int] = {"assistant": 160, "user": 120, "extractor": 
 # The deadline of one request to the local model: a 13-IU extractor call (3,500 prompt tokens, 1,200
 # generated under the grammar) took 1,000 s on this 2-core machine under load.
 LOCAL_TIMEOUT_S = 1800.0
+# Where a list of servers is sent: the recipe that puts them behind one router URL.
+ROUTER_RECIPE = "docs/how-to/router.md"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,7 @@ class LLMSettings:
     max_tokens: Mapping[str, int] = field(default_factory=dict)  # role -> reply cap (KNOWSIM_LLM_MAX_TOKENS)
     context_tokens: int = 0  # the compatible server's context (KNOWSIM_LLM_CONTEXT); 0 = unknown, not checked
     local: "LocalServer | None" = None  # the server `make local-model` runs, when it is up
+    local_refused: str = ""  # why a local-model record was ignored (it did not check out), for the status line
 
     def __post_init__(self) -> None:
         for name in ("openai_api_key", "anthropic_api_key", "compat_api_key"):
@@ -180,6 +183,7 @@ class LLMSettings:
         if bad:
             raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: roles are {', '.join(ROLES)} with a whole number of tokens "
                               f"each, 1 to {MAX_CONTEXT_TOKENS:,}, got {bad}")
+        check_one_url("KNOWSIM_COMPAT_BASE_URL", self.compat_base_url)
         if self.structured not in STRUCTURED_MODES:
             raise ConfigError(
                 f"KNOWSIM_LLM_STRUCTURED must be one of {', '.join(STRUCTURED_MODES)}, got {self.structured!r}"
@@ -231,9 +235,9 @@ class LLMSettings:
             kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
         if merged.get("KNOWSIM_LLM_MAX_TOKENS"):
             kw["max_tokens"] = parse_max_tokens(merged["KNOWSIM_LLM_MAX_TOKENS"])
-        from knowsim_core.llm.local_server import running  # reads one small file; no network call
+        from knowsim_core.llm.local_record import read_record  # one small file and /proc; no network call
 
-        kw["local"] = running(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
+        kw["local"], kw["local_refused"] = read_record(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
         models = dict(DEFAULT_MODELS)
         for provider in PROVIDERS:
             var = f"KNOWSIM_{provider.upper()}_MODELS"
@@ -293,30 +297,17 @@ class LLMSettings:
             return self.openai_base_url or DEFAULT_OPENAI_BASE_URL
         if provider == "anthropic":
             return self.anthropic_base_url or DEFAULT_ANTHROPIC_BASE_URL
-        urls = self.compat_base_urls()
-        return urls[0] if urls else ""
-
-    def compat_base_urls(self) -> tuple[str, ...]:
-        """``KNOWSIM_COMPAT_BASE_URL`` may list several servers (comma-separated): one model
-        served by many machines. A single conversation uses the first; a batch spreads them."""
-        return tuple(u.strip().rstrip("/") for u in self.compat_base_url.split(",") if u.strip())
-
-    def for_conversation(self, index: int) -> "LLMSettings":
-        """These settings with the compat server of conversation ``index`` (``index mod k``)."""
-        urls = self.compat_base_urls()
-        if len(urls) < 2:
-            return self
-        return replace(self, compat_base_url=urls[index % len(urls)])
+        return self.compat_base_url
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured key and every credential inside a configured base URL, for redaction."""
         keys = tuple(k.get_secret_value() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
-        urls = (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls())
-        return keys + tuple(s for u in urls if u for s in url_secrets(u))
+        urls = self.base_urls()
+        return keys + tuple(s for u in urls for s in url_secrets(u))
 
     def base_urls(self) -> tuple[str, ...]:
         """Every configured base URL (to find the real one behind a redacted id)."""
-        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls()) if u)
+        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, self.compat_base_url) if u)
 
     def describe(self) -> dict[str, Any]:
         """Non-secret settings, safe to store with a run or show in the UI."""
@@ -369,6 +360,21 @@ def _prices(text: str) -> PriceTable:
         return PriceTable(DEFAULT_PRICES).updated(changes)
     except ValueError as exc:
         raise ConfigError(f"KNOWSIM_LLM_PRICES: {exc}; write e.g. {example}") from None
+
+
+def check_one_url(where: str, url: str) -> None:
+    """Refuse a list of servers where one base URL goes (``where``: the setting or the agent id, shown
+    with any password in it masked).
+
+    Spreading calls over several servers is a router's job (health checks, the least busy server,
+    a retry on another when one dies): the recipe puts them behind one URL.
+
+    Raises:
+        ConfigError: ``url`` holds a comma (one line naming the recipe).
+    """
+    if "," in url:
+        raise ConfigError(f"{redact_urls(where)} takes one server's URL, got a list ({url.count(',') + 1} URLs): "
+                          f"put the servers behind one router (nginx) and give its URL (see {ROUTER_RECIPE})")
 
 
 def parse_max_tokens(text: str) -> dict[str, int]:
@@ -467,16 +473,19 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
             if settings.local is not None:
                 loc = settings.local
                 extra = f"; also {_shown_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
-                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
+                behind = f" ({len(loc.servers)} servers behind nginx)" if loc.servers else ""
+                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{behind}{extra}"))
             elif url:
-                shown = ", ".join(_shown_url(u) for u in settings.compat_base_urls())
                 usable, route = _route(url, env)
-                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {shown}{route}"))
+                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {_shown_url(url)}{route}"))
             else:
                 out.append(ProviderStatus(
                     provider, False,
                     "set KNOWSIM_COMPAT_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or type it in the sidebar",
                 ))
+            if settings.local_refused:
+                last = out[-1]
+                out[-1] = ProviderStatus(last.name, last.available, f"{last.detail}; {settings.local_refused}")
             continue
         var = f"{provider.upper()}_API_KEY"
         if settings.api_key(provider):
