@@ -19,7 +19,9 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 reqs=requirements.txt
 [ "$want" = test ] && reqs=requirements-dev.txt
-stamp="$VENV/.installed-$(sha1sum requirements*.txt constraints.txt | sha1sum | cut -c1-12)-$want"
+# The stamp names what was installed (the file, what it includes, the pins), not the command asking:
+# `make app` and `make local-model` install the same requirements.txt once between them.
+stamp="$VENV/.installed-$(sha1sum requirements.txt "$reqs" constraints.txt | sha1sum | cut -c1-12)-${reqs%.txt}"
 if [ ! -f "$stamp" ]; then
   echo "[setup] installing $reqs at the versions pinned in constraints.txt"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r "$reqs"
