@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "480ff18de3ffa3e854629e55ce6fc850fdd3f15abfef5b976712678a43d163ee"
+EXPECTED = "8820d7e277bd6a55c946e17bcbc08fc3e3e791cc88e7aac615e82ff9923c589f"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 
