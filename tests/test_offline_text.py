@@ -147,3 +147,15 @@ def test_a_check_in_question_is_not_echoed_as_the_object_of_an_answer():
         said = voice.write(voice.ANSWER, 9, cue=cue, focus=IUState.KNOWS_WELL, clause=None, name=None,
                            rng=random.Random(seed), safe=lambda t: True)
         assert "make sense" not in said.text, said.text
+
+
+def test_a_plan_longer_than_its_drawn_reply_keeps_each_units_idea_and_reason():
+    g = get_sample("sample_herd_immunity").material.graph
+    w = Writer(g, 2)
+    iu = next(n.id for n in g.nodes if len(description_sentences(n.description)) >= 3)
+    parts = w.parts(iu)
+    core = ["Yes, that's correct.", *w.teach(iu)[1:], "Why does it matter here?"]
+    out = widen(core, ReplyShape(mentions=1, explained=1, sentences=4), w)
+    assert parts[0] in out and parts[2] not in out and out[-1] == "Why does it matter here?"
+    long = widen(core, ReplyShape(mentions=1, explained=1, sentences=20), w)
+    assert parts[2] in long

@@ -91,7 +91,8 @@ def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool 
     after it. The first of them (in draw order) are explained in two sentences (the idea and why it
     matters), the others named in passing, a few to a sentence, as real replies list the steps
     they touch. Generic check-ins (at most :data:`MAX_FILLERS`) pad a short reply toward its drawn
-    length. A plan that opens with a sentence about no IU ("Good question.") keeps it first.
+    length; a plan longer than the drawn length drops its units' descriptions past the first two
+    sentences (the idea and its reason stay). A plan that opens with a sentence about no IU ("Good question.") keeps it first.
 
     ``question_last`` (Socratic): everything else comes before the plan, so the reply ends on the
     plan's question. ``hold_goal`` (and ``question_last``): the goal (the last IU in solution order)
@@ -99,6 +100,11 @@ def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool 
     away in passing.
     """
     graph = w.graph
+    if len(core) > shape.sentences:
+        # a plan longer than the drawn reply keeps each unit's idea and reason and drops the rest
+        # of its description (real replies are as long as drawn: ExpertQA's are held to 4-5 sentences)
+        rest = {p for n in graph.nodes for p in w.parts(n.id)[2:]}
+        core = [c for c in core if c not in rest]
     explained, mentioned = own_coverage(graph, " ".join(core))
     order = graph.index.topo_order
     rank = {iu: i for i, iu in enumerate(order)}
