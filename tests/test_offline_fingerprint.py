@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "480ff18de3ffa3e854629e55ce6fc850fdd3f15abfef5b976712678a43d163ee"
+EXPECTED = "b9045a91aa48fb5f3f8b970612b605964ee2f75eab945470ea59cf0f9a92b656"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 

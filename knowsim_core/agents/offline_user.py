@@ -151,7 +151,11 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
         askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]
         topic = focus if talks_about else (askable[0] if askable else None)
         name = sp.name(topic) if topic is not None else None
-    turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe)
+    goal = sp.graph.node(sp.graph.index.topo_order[-1]).concept if sp.graph.nodes else ""
+    told = voice.told_answer(voice.answer_values(ctx.material.reference_answer, goal),
+                             [m.text for m in ctx.history if m.role == "assistant"])
+    turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe,
+                       told=told)
     return [turn.text], turn.attempt
 
 
