@@ -202,7 +202,7 @@ def parse_edit(text: str) -> LabelEdit:
     for part in (p.strip() for p in text.split(",")):
         key, eq, value = part.partition("=")
         key, value = key.strip().lower(), value.strip()
-        if not eq or not value:
+        if not eq or not value or "=" in value:
             raise ConfigError(f"{where}: {part!r} is not key=value; write e.g. turn=1,iu=IU10,quality=well_explained")
         if key not in EDIT_KEYS:
             raise ConfigError(f"{where}: unknown key {key!r}; expected {', '.join(EDIT_KEYS)}")

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 from knowsim_core.engine.graph import natural_key
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.rules import NodeTurn
+from knowsim_core.evaluation.explain import share
 from knowsim_core.vocab import state_word
 
 
@@ -117,7 +118,7 @@ class TurnDiff:
             shown = "; ".join(d.text() for d in self.labels[:3])
             parts.append(f"labels: {shown}" + (f" (+{len(self.labels) - 3} more)" if len(self.labels) > 3 else ""))
         if self.eta[0] != self.eta[1]:
-            parts.append(f"η {self.eta[0]:.2f} in A, {self.eta[1]:.2f} in B (load {self.load[0]:.1f} / "
+            parts.append(f"η {share(self.eta[0])} in A, {share(self.eta[1])} in B (load {self.load[0]:.1f} / "
                          f"{self.load[1]:.1f}, τ {_pair(self.tau)})")
         new = self.new
         if new:
@@ -263,7 +264,7 @@ def _moves(x: NodeTurn, y: NodeTurn) -> str:
         return f"{state_word(n.pre)} → {state_word(n.post)}" if n.post != n.pre else f"stayed {state_word(n.post)}"
     text = f"A {one(x)}, B {one(y)}"
     if x.post == y.post:
-        text += f" (carry {x.carry:.2f} in A, {y.carry:.2f} in B)"
+        text += f" (carry {share(x.carry)} in A, {share(y.carry)} in B)"
     return text
 
 
@@ -280,11 +281,12 @@ def _iu(v: str, x: NodeTurn, y: NodeTurn, ta: TurnRecord, tb: TurnRecord, same_p
         qa, qb = ta.quantities, tb.quantities
         ea = x.efficiency if x.efficiency is not None else qa.efficiency
         eb = y.efficiency if y.efficiency is not None else qb.efficiency
-        return Rule.OVERLOAD, (f"{v} got {ea:.2f} of a step in A, {eb:.2f} in B (load {qa.effective_load:.1f} vs τ "
+        return Rule.OVERLOAD, (f"{v} got {share(ea)} of a step in A, {share(eb)} in B (load {qa.effective_load:.1f} vs τ "
                                f"{qa.overload_threshold} in A, {qb.effective_load:.1f} vs τ {qb.overload_threshold} in B): "
                                f"{moves}")
     if x.prior_carry != y.prior_carry:
-        return Rule.CARRY, f"{v} entered with {x.prior_carry:.2f} of a step carried in A, {y.prior_carry:.2f} in B: {moves}"
+        return Rule.CARRY, (f"{v} entered with {share(x.prior_carry)} of a step carried in A, {share(y.prior_carry)} "
+                            f"in B: {moves}")
     if not same_params:
         return Rule.RULES, f"{v}: same label, ceiling, η and carry, other rule parameters: {moves}"
     return Rule.RULES, f"{v}: {moves}"
