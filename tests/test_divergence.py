@@ -157,3 +157,15 @@ def test_a_real_run_and_its_one_label_what_if_part_at_that_turn(sample_run):
     mine = next(x for x in d.first.new if x.id == iu)
     assert mine.rule is Rule.QUALITY and mine.post == (U, S)
     assert d.to_data()["first_turn"] == turn
+
+
+def test_where_both_the_share_and_the_carry_differ_the_one_that_decides_is_named():
+    # as above, and A's turn 2 is a little more loaded (η 0.96 against 0.98): A still rises, on its carry
+    busy = {"IU3": (WELL, NONE), "IU5": (WELL, NONE), "IU6": (WELL, NONE)}
+    second = {"IU4": (WELL, NONE), "IU1": ("not_mentioned", "reasoning")}
+    a = planted([{**busy, "IU4": (WELL, NONE)}, {**second, "IU6": ("not_mentioned", "articulation")}])
+    b = planted([busy, second], run_id="B")
+    d = diff_runs(a, b)
+    assert d.first.turn == 2 and d.first.eta[0] < d.first.eta[1] < 1.0
+    iu = next(x for x in d.first.new if x.id == "IU4")
+    assert iu.rule is Rule.CARRY and iu.post == (S, U) and "η gave it" in iu.why

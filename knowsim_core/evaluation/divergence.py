@@ -277,19 +277,38 @@ def _iu(v: str, x: NodeTurn, y: NodeTurn, ta: TurnRecord, tb: TurnRecord, same_p
         if x.ceiling != y.ceiling:
             return Rule.CEILING, (f"{v}'s prerequisites capped it at {state_word(x.ceiling)} in A, "
                                   f"{state_word(y.ceiling)} in B (same label {x.quality}): {moves}")
-    if x.efficiency != y.efficiency:  # the share of a step a dropoff gave (None: no dropoff)
+    if x.efficiency != y.efficiency or x.prior_carry != y.prior_carry:
         qa, qb = ta.quantities, tb.quantities
         ea = x.efficiency if x.efficiency is not None else qa.efficiency
         eb = y.efficiency if y.efficiency is not None else qb.efficiency
-        return Rule.OVERLOAD, (f"{v} got {share(ea)} of a step in A, {share(eb)} in B (load {qa.effective_load:.1f} vs τ "
-                               f"{qa.overload_threshold} in A, {qb.effective_load:.1f} vs τ {qb.overload_threshold} in B): "
-                               f"{moves}")
-    if x.prior_carry != y.prior_carry:
-        return Rule.CARRY, (f"{v} entered with {share(x.prior_carry)} of a step carried in A, {share(y.prior_carry)} "
-                            f"in B: {moves}")
+        loads = (f"load {qa.effective_load:.1f} vs τ {qa.overload_threshold} in A, {qb.effective_load:.1f} vs τ "
+                 f"{qb.overload_threshold} in B")
+        carried = f"{share(x.prior_carry)} of a step carried in A, {share(y.prior_carry)} in B"
+        if _dropoff_rule(x, y) is Rule.CARRY:
+            also = f" (η gave it {share(ea)} and {share(eb)})" if ea != eb else ""
+            return Rule.CARRY, f"{v} entered with {carried}{also}: {moves}"
+        also = f"; it also entered with {carried}" if x.prior_carry != y.prior_carry else ""
+        return Rule.OVERLOAD, f"{v} got {share(ea)} of a step in A, {share(eb)} in B ({loads}){also}: {moves}"
     if not same_params:
         return Rule.RULES, f"{v}: same label, ceiling, η and carry, other rule parameters: {moves}"
     return Rule.RULES, f"{v}: {moves}"
+
+
+def _dropoff_rule(x: NodeTurn, y: NodeTurn) -> Rule:
+    """Overload or carry, for an IU proposed the same step in A and B whose dropoff came out apart
+    (§4.9: total = carry in + step × share; it rises by the whole part of the total).
+
+    Where both the share and the carry differ, the one that alone changes A's rise is named (the
+    carry when only it does; overload otherwise)."""
+    if x.efficiency is None or y.efficiency is None or x.prior_carry == y.prior_carry:
+        return Rule.OVERLOAD  # η 1 on one side (no dropoff), or the same carry: the share decided
+    if x.efficiency == y.efficiency:
+        return Rule.CARRY
+    step = int(x.proposed) - int(x.pre)
+    rise = int(x.prior_carry + step * x.efficiency)
+    carry_alone = int(y.prior_carry + step * x.efficiency) != rise
+    share_alone = int(x.prior_carry + step * y.efficiency) != rise
+    return Rule.CARRY if carry_alone and not share_alone else Rule.OVERLOAD
 
 
 def _turn_diff(a: RunRecord, b: RunRecord, ta: TurnRecord, tb: TurnRecord, common: Sequence[str],

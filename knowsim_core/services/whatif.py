@@ -222,5 +222,30 @@ def save_batch(store: Store, source: str, edits: Sequence[LabelEdit], *, tag: st
     return report
 
 
+def source_tags(store: Store) -> list[str]:
+    """Every batch tag and run tag that files runs: what a batch what-if can edit."""
+    return sorted({*store.search.values("batch_tag"), *store.search.all_tags()})
+
+
+def whatif_tags(store: Store, source: str) -> list[str]:
+    """The tags holding a batch what-if of ``source`` (read from one run of each tag: a batch
+    what-if's tag holds nothing else, :func:`save_batch` refuses to mix)."""
+    out = []
+    for tag in store.search.all_tags():
+        rows = store.search.list(RunFilter(tag=tag), limit=1)
+        if tag != source and rows and dict(store.runs.load(rows[0].id).meta).get(WHATIF_OF) == source:
+            out.append(tag)
+    return out
+
+
+def batch_spec(store: Store, tag: str) -> str | None:
+    """The edits of the batch what-if filed under ``tag`` (None when its runs are not one)."""
+    rows = store.search.list(RunFilter(tag=tag), limit=1)
+    if not rows:
+        return None
+    spec = dict(store.runs.load(rows[0].id).meta).get(WHATIF_KEY)
+    return None if spec is None else str(spec)
+
+
 __all__ = ["BatchWhatIf", "DEFAULT_TAG", "WHATIF_GRAPH", "WHATIF_OF", "WhatIfRun", "compute", "default_tag",
-           "describe", "save", "save_batch", "sources", "whatif_edits"]
+           "batch_spec", "describe", "save", "save_batch", "source_tags", "sources", "whatif_edits", "whatif_tags"]
