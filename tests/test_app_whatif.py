@@ -110,9 +110,9 @@ def test_before_after_from_a_link_equals_the_runs_made_one_by_one(db):
     for i, m in enumerate(FAILURE_ORDER):
         assert after[m.title] == pytest.approx([r.shares[i] for r in one_by_one])
     assert before != after
-    table = next(d.value for d in at.dataframe if {"measure", "before", "after", "change"} <= set(d.value.columns))
-    kg = table[(table["level"] == "novice") & (table["measure"] == "KG")].iloc[0]
-    assert float(kg["after"]) > float(kg["before"])
+    table = next(d.value for d in at.dataframe if {"measure", "novice before", "novice after"} <= set(d.value.columns))
+    kg = table[table["measure"] == "KG"].iloc[0]
+    assert float(kg["novice after"]) > float(kg["novice before"]) and kg["novice change"].startswith("+")
 
 
 def test_before_after_form_stores_a_batch_what_if_and_shows_it(db):

@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
     print("  ·  ".join(_metrics(a, b)))
     if not d.turns:
         return 0
-    print(f"{'turn':>4}  {'η A':>5} {'η B':>5}  what differs")
+    print(f"{'turn':>4}  {'η A':>6} {'η B':>6}  what differs")
     for t in d.turns:
-        print(f"{t.turn:>4}  {share(t.eta[0]):>5} {share(t.eta[1]):>5}  {t.summary()}")
+        print(f"{t.turn:>4}  {share(t.eta[0]):>6} {share(t.eta[1]):>6}  {t.summary()}")
     first = d.first
     shown = [first] if first is not None else []
     if args.turn is not None:

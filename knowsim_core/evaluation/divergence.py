@@ -172,7 +172,10 @@ class RunDiff:
                         if self.first_label else "")
                 out.append(f"Their states never part in the {len(self.turns)} turn(s) both have{tail}.")
             elif self.turns:
-                out.append("No IU parts in a turn beyond where they started.")
+                out.append("Every IU that started alike stays alike.")
+            said = next((t for t in self.turns if t.messages), None)
+            if said is not None:
+                out.append(f"The messages differ from turn {said.turn}.")
         else:
             rule = first.rule
             parted = [d for d in first.new if d.level]

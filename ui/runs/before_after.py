@@ -30,9 +30,15 @@ STATUS_WORDS = {"finished": "Finished runs", "all": "All runs", "unfinished": "U
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The before / after rows as the page shows them (shares in per cent, change in points)."""
-    return [{"level": r["level"], "measure": r["measure"], "before": cell(r["before"], r["kind"]),
-             "after": cell(r["after"], r["kind"]), "change": cell(r["change"], r["kind"], signed=True)} for r in rows]
+    """The before / after rows as the page shows them: one line per measure, before · after · change
+    per level beside each other (shares in per cent, their change in points)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        line = out.setdefault(r["measure"], {"measure": r["measure"]})
+        line[f"{r['level']} before"] = cell(r["before"], r["kind"])
+        line[f"{r['level']} after"] = cell(r["after"], r["kind"])
+        line[f"{r['level']} change"] = cell(r["change"], r["kind"], signed=True)
+    return list(out.values())
 
 
 def _pick(col, label: str, options: list[str], *, key: str, param: str, **kw) -> str | None:
