@@ -183,3 +183,22 @@ def test_whatif_refuses_what_it_cannot_do_in_one_line(store, capsys, argv, says)
     assert cli.main([*argv, "--db", str(store.path)]) != 0
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_what_if_on_another_graph_version_is_saved_on_that_version(store, capsys):
+    from knowsim_core.engine.graph import IUGraph
+
+    src = _ids(store, level="novice")[0]
+    data = store.runs.load(src).graph.to_data()
+    data["nodes"] = [n for n in data["nodes"] if n["id"] != "IU14"]  # a leaf: nothing depends on it
+    data["edges"] = [e for e in data["edges"] if "IU14" not in (e.get("from"), e.get("to"))]
+    store.questions.add_graph_version(QID, IUGraph.from_data(data), note="no IU14")
+    v2 = store.questions.latest_graph_version(QID)
+    assert cli.main(["whatif", src, "--graph-version", str(v2.version), "--save", "--db", str(store.path)]) == 0
+    rid = capsys.readouterr().out.strip().splitlines()[-1].split()[3].rstrip(",")
+    saved = store.runs.load(rid)
+    assert store.search.get_row(rid).graph_version_id == v2.id and "IU14" not in saved.graph.index.ids
+    assert saved.tau == 7 and whatif.whatif_edits(saved) == ()
+    assert whatif.describe(saved) == f"what-if of run {src} — re-played on graph v{v2.version}"
+    with pytest.raises(ConfigError, match="no graph version 99"):
+        whatif.compute(store, src, [], graph_version=99)
