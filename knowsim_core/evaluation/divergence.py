@@ -276,7 +276,9 @@ def _iu(v: str, x: NodeTurn, y: NodeTurn, ta: TurnRecord, tb: TurnRecord, same_p
     moves = _moves(x, y)
     if x.proposed != y.proposed:
         if (x.quality or "") != (y.quality or ""):
-            return Rule.QUALITY, f"{v} was labelled {x.quality} in A, {y.quality} in B: {moves}"
+            cap = (f"; its prerequisites also capped it at {state_word(x.ceiling)} in A, {state_word(y.ceiling)} in B"
+                   if x.ceiling != y.ceiling else "")
+            return Rule.QUALITY, f"{v} was labelled {x.quality} in A, {y.quality} in B{cap}: {moves}"
         if x.ceiling != y.ceiling:
             return Rule.CEILING, (f"{v}'s prerequisites capped it at {state_word(x.ceiling)} in A, "
                                   f"{state_word(y.ceiling)} in B (same label {x.quality}): {moves}")
