@@ -17,6 +17,7 @@ import json
 
 from knowsim_core.commands.runs import add_db_argument, int_in, open_store
 from knowsim_core.errors import ConfigError
+from knowsim_core.vocab import POPULATIONS, Population
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save", action="store_true", help="one run: store the what-if as a run linked to its source")
     p.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="with --save: file the what-if under TAG (repeat for more; default 'what-if')")
-    p.add_argument("--status", choices=("finished", "all", "unfinished"), default="finished",
+    p.add_argument("--status", choices=POPULATIONS, default=Population.FINISHED,
                    help="with --batch: which runs the before/after figures count (as failures --status)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_argument(p)

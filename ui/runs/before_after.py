@@ -19,6 +19,7 @@ from knowsim_core.evaluation.analysis import STATUS_CHOICES
 from knowsim_core.evaluation.before_after import before_after, cell
 from knowsim_core.services import whatif as whatif_service
 from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.vocab import Population
 from ui.common import links, nav
 from ui.common.safe_text import inline_markdown
 from ui.common.tables import MISSING
@@ -26,7 +27,8 @@ from ui.runs import failure_views as fv
 from ui.runs import keys
 
 KEEP = "(keep)"
-STATUS_WORDS = {"finished": "Finished runs", "all": "All runs", "unfinished": "Unfinished runs"}
+STATUS_WORDS = {Population.FINISHED: "Finished runs", Population.ALL: "All runs",
+                Population.UNFINISHED: "Unfinished runs"}
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
