@@ -1,4 +1,5 @@
-"""Failure modes: why calibration failed — per turn and per IU for one run, per level across runs.
+"""Failure modes: why calibration failed — per turn and per IU for one run, per level across runs,
+and before / after a batch what-if (the same label edits applied to every run of a batch or tag).
 
 The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
 Across runs counts finished runs unless the Runs filter says otherwise, shows n per cell and the
@@ -20,6 +21,7 @@ from ui.common.selection import selected_point
 from ui.common.tables import MISSING
 from ui.runs import failure_views as fv
 from ui.runs import keys
+from ui.runs.before_after import before_after_tab
 from ui.runs.filter_bar import filter_bar
 from ui.runs.paper_check import paper_check_tab
 
@@ -42,7 +44,9 @@ db = get_store()
 # batch") opens on "Across runs"; ?run=ID on "One run"
 ACROSS_PARAMS = (nav.STATUS, nav.VERSION, *(RunFilter.param(f) for f in keys.FAILURE_FILTERS.fields))
 across = any(k in st.query_params for k in ACROSS_PARAMS) and nav.RUN not in st.query_params
-one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
+compared = nav.BEFORE in st.query_params  # ?before=TAG&after=TAG2: a batch what-if beside its runs
+one, many, paper, whatif = st.tabs(["One run", "Across runs", "Paper check", "Before / after"],
+                                   default="Before / after" if compared else "Across runs" if across else "One run")
 
 with one:
     recent = db.search.list(limit=200)
@@ -125,3 +129,6 @@ with many:
 
 with paper:
     paper_check_tab(db)
+
+with whatif:
+    before_after_tab(db)

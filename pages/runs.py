@@ -8,6 +8,7 @@ import streamlit as st
 
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.errors import KnowSimError
+from knowsim_core.services.whatif import describe as describe_whatif
 from ui.common import nav, share
 from ui.common.frame import ensure_frame
 from ui.common.resources import get_store
@@ -70,6 +71,9 @@ if len(chosen) == 1:
     st.subheader(inline_markdown(f"Run {r.id[:12]} · {r.question_id} · {r.level} · {r.assistant} · {r.status}"))
     if r.error:
         st.error(r.error)
+    record = db.runs.load(r.id)
+    if what := describe_whatif(record):  # a saved what-if: its source and its edits
+        st.caption(inline_markdown(what[0].upper() + what[1:]))
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
     turn = c1.number_input("Turn", 0, max(r.turns, 0), r.turns, key="runs_open_turn")
     if c2.button("Open in Simulate", key="runs_open"):
@@ -82,7 +86,7 @@ if len(chosen) == 1:
     run_list.exports(db, r.id)
     share.replay_button(db, [r.id], key="runs_replay")
     with st.expander("What-if: relabel a turn or use another graph version"):
-        render_whatif(db, db.runs.load(r.id), key="wi")
+        render_whatif(db, record, key="wi")
 elif len(chosen) == 2:
     st.subheader("Compare")
     share.replay_button(db, [c.id for c in chosen], key="runs_replay_pair")

@@ -5,6 +5,7 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.fork import fork_link
 from knowsim_core.services.reading import is_human_reading
+from knowsim_core.services.whatif import describe as describe_whatif
 from knowsim_core.text.titles import clip
 from ui.common import nav, share
 from ui.common.frame import ensure_frame
@@ -55,7 +56,9 @@ if player is not None:
                       help=inline_markdown(text) if short != text else None)
     for rid in player.run_ids:
         link = fork_link(player.runs[rid])
-        if link:
+        if link and (what := describe_whatif(player.runs[rid])):  # labels edited, the messages as recorded
+            head.caption(inline_markdown(f"Run {rid} is a {what}."))
+        elif link:
             head.caption(f"Run `{rid}` is a fork of run `{link[0]}` at turn {link[1]} (your reply replaces the assistant's).")
     share.replay_button(store, player.run_ids, key="sim_replay", container=row)  # one file that replays it anywhere
     if row.button("Close", key="sim_close", icon=":material/close:",

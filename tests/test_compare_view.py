@@ -74,7 +74,7 @@ def test_compare_graphs_are_compact_and_never_invite_a_click():
         assert p["selectable"] is False and p["hint"] == HINT_VIEW_ONLY and "click" not in p["hint"]
         assert p["compact"] is True and p["minScale"] * 15 >= 11
     assert HINT != HINT_VIEW_ONLY
-    states = at.dataframe[1].value
+    states = next(d.value for d in at.dataframe if {"IU", "A", "B", "B − A"} <= set(d.value.columns))
     assert set(states["A"]) <= {state_badge(s) for s in IUState}
 
 

@@ -28,6 +28,8 @@ COMMANDS: tuple[Command, ...] = (
             "agreement"),
     Command("batch", "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)",
             "batch"),
+    Command("diff", "why two stored runs differ: the first turn where their states part and the rule that parted "
+            "them, then per turn", "diff"),
     Command("explain", "show each IU's failure mode and why it moved (or not), per turn of a stored run", "explain"),
     Command("export", "print a stored run as Studio JSON, reference run-record JSON, CSV of turns or a one-file "
             "HTML replay", "export", raw_output=True),
@@ -46,6 +48,8 @@ COMMANDS: tuple[Command, ...] = (
             "replay"),
     Command("run", "run one simulation, store it and print it turn by turn (or resume a stored run)", "run"),
     Command("runs", "list the runs stored in the database", "runs"),
+    Command("whatif", "change labels of a stored run (or of every run of a batch or tag) and recompute with the rules; "
+            "store the result as runs linked to their sources", "whatif"),
 )
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
 

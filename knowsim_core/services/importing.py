@@ -19,6 +19,11 @@ of one import are one transaction, so a refused file changes nothing. Labels tha
 tolerates (ids that are not graph nodes, unknown teaching-quality values, non-object entries)
 are kept and counted in :attr:`ImportReport.label_notes`.
 
+A Studio file's runs are filed as they were: their tags and batch tag come with them, and a fork or
+a saved what-if keeps its link to its source (``forked_from`` in its meta). Where the source comes
+in the same file under another id here (a named copy, or a run already stored under another id),
+the link is pointed at that id, and sources are stored before their forks whatever the file's order.
+
 A run is never stored twice, and never under another id without saying so. A run already stored
 (same contents, under its id or another) is skipped. One whose id is taken by a stored run that
 carried on from it — an export made at turn 2 of a run that has 4 turns now — holds nothing the
@@ -294,11 +299,15 @@ def import_path(
             raise FormatError(f"{p}: nothing to import ({'; '.join(report.skipped) or 'no runs'})")
         report.label_notes = _run_label_notes(runs)
         judged = _judgments_of(p, kind, len(runs))
+        filed = _filing_of(p, kind, len(runs))
         with store.transaction():
             keys: set[str] = set()  # the contents of the runs listed so far in this file
             ids: set[str] = set()  # the run ids listed so far
-            for i, (run, judgments) in enumerate(zip(runs, judged), 1):
-                name = run.run_id or f"{run.question_id}/{run.level} (record #{i})"
+            stored_as: dict[str, str] = {}  # id in the file -> the id its run has here (for the forks' links)
+            for i in _parents_first(runs):
+                judgments, (tags, batch_tag) = judged[i], filed[i]
+                run = _relinked(runs[i], stored_as)
+                name = run.run_id or f"{run.question_id}/{run.level} (record #{i + 1})"
                 key = _content_key(run)
                 if key in keys:
                     report.skipped.append(f"{name} (listed twice in this file)")
@@ -312,16 +321,23 @@ def import_path(
                 stored = _stored_copy(store, run, key, taken)
                 if stored is not None:
                     report.skipped.append(f"{name} (already stored" + (f" as {stored})" if stored != name else ")"))
+                    if run.run_id:
+                        stored_as[run.run_id] = stored
                     continue
                 if taken is not None and _continues(taken, run):
                     report.skipped.append(f"{name} (already stored: it has {len(taken.turns)} turns now, "
                                           f"{len(run.turns)} in this export)")
+                    stored_as[run.run_id] = run.run_id
                     continue
                 status = RunStatus.FINISHED if run.stop_reason else RunStatus.INTERRUPTED
-                rid = store.runs.save(run, status=status)
+                rid = store.runs.save(run, status=status, batch_tag=batch_tag)
+                if run.run_id:
+                    stored_as[run.run_id] = rid
                 if run.run_id and rid != run.run_id:  # the id is taken by other contents: a named copy
                     report.copies[run.run_id] = rid
                     store.runs.add_tags(rid, [copy_tag(run.run_id)])
+                if tags:
+                    store.runs.add_tags(rid, tags)
                 report.runs.append(rid)
                 store.judgments.add_many(rid, judgments)
         return report
@@ -394,6 +410,51 @@ def _stored_copy(store: Store, run: RunRecord, key: str, taken: RunRecord | None
         if len(rows) < page:
             return None
         offset += page
+
+
+def _parents_first(runs: list[RunRecord]) -> list[int]:
+    """The positions of ``runs`` with every fork after the run it forked from, when both are in the
+    file (otherwise file order): the parent's id here must be known before its fork is stored."""
+    from knowsim_core.services.fork import FORKED_FROM  # the agents it imports load only for a file of runs
+
+    position = {r.run_id: i for i, r in enumerate(runs) if r.run_id}
+    placed: list[int] = []
+    seen: set[int] = set()
+
+    def place(i: int, chain: set[int]) -> None:
+        if i in seen or i in chain:  # a loop of links (a hand-edited file) keeps file order
+            return
+        parent = dict(runs[i].meta).get(FORKED_FROM)
+        if parent in position:
+            place(position[parent], chain | {i})
+        seen.add(i)
+        placed.append(i)
+
+    for i in range(len(runs)):
+        place(i, set())
+    return placed
+
+
+def _relinked(run: RunRecord, stored_as: dict[str, str]) -> RunRecord:
+    """``run`` with its link to its parent pointing at the parent's id here, where the parent came
+    in this file under another id (a named copy, or a run already stored under another id)."""
+    from knowsim_core.services.fork import FORKED_FROM
+
+    meta = dict(run.meta)
+    parent = meta.get(FORKED_FROM)
+    if parent is None or stored_as.get(str(parent), parent) == parent:
+        return run
+    return replace(run, meta=tuple((k, stored_as[str(parent)] if k == FORKED_FROM else v) for k, v in run.meta))
+
+
+def _filing_of(p: Path, kind: str, n: int) -> list[tuple[list[str], str | None]]:
+    """The tags and batch tag stored beside each run of a Studio file (none for reference run files)."""
+    if kind != "studio-run":
+        return [([], None) for _ in range(n)]
+    try:
+        return studio.filing_per_run(read_json(p))
+    except FormatError as exc:
+        raise FormatError(f"{p}: {exc}") from None
 
 
 def _judgments_of(p: Path, kind: str, n: int) -> list[list]:

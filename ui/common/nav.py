@@ -53,6 +53,7 @@ RUN, PAIR, TURN = "run", "pair", "turn"  # Simulate: the run, the run beside it,
 QUESTION, VERSION = "question", "version"  # Simulate's setup, the Graph editor, the filter bars: a question's graph version
 WATCHED = "tag"  # Batch: the batch watched
 STATUS = "status"  # Failure modes across runs: which runs count
+BEFORE, AFTER = "before", "after"  # Failure modes, before / after: a batch or tag, and a what-if tag of it
 BAD_ONLY, GROUP, ORDER = "bad", "group", "order"  # Saved runs: failed / interrupted only, one line per batch, order
 SIMULATE_PARAMS = (RUN, PAIR, TURN)
 

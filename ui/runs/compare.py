@@ -1,8 +1,10 @@
-"""Two runs side by side: metric deltas, aligned turns, per-IU state diff, the two graphs.
+"""Two runs side by side: why they differ, metric deltas, aligned turns, per-IU state diff, the two graphs.
 
 Typical use: the same question and assistant for a novice and an advanced learner (the paper's
 Figure 1), or two assistants, or the same run on two graph versions. The numbers come from pure
-helpers (:func:`metric_deltas`, :func:`state_diff`, :func:`why_diff`) so tests can check them.
+helpers (:func:`metric_deltas`, :func:`state_diff`, :func:`why_diff`, :func:`divergence_rows`) so tests
+can check them. "Why they differ" — the first turn where the two runs' states part and the rule that
+parted them, then per turn — is :func:`knowsim_core.evaluation.divergence.diff_runs`, as ``diff`` prints it.
 States and modes are shown by name and in the colours of the graph and the failure charts
 (ui.common.theme), never as raw keys; the two graphs are drawn compact so their labels stay readable
 side by side, and they say "hover", not "click": they cannot be selected.
@@ -16,7 +18,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from knowsim_core.evaluation.explain import IUWhy, explain_turn
+from knowsim_core.evaluation.divergence import RunDiff, diff_runs
+from knowsim_core.evaluation.explain import IUWhy, explain_turn, share
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.graph import natural_key
 from knowsim_core.engine.records import RunRecord
@@ -131,6 +134,40 @@ def aligned_turns(a: RunRecord, b: RunRecord) -> list[dict[str, Any]]:
     return out
 
 
+def divergence_rows(d: RunDiff) -> list[dict[str, Any]]:
+    """Per aligned turn: η in A and B, the rule of the IUs it parted, and what differed (``diff``'s line)."""
+    return [{"turn": t.turn, "A η": share(t.eta[0]), "B η": share(t.eta[1]),
+             "rule": t.rule.value if t.rule else "", "what differs": t.summary()} for t in d.turns]
+
+
+def first_divergence_rows(d: RunDiff) -> list[dict[str, Any]]:
+    """Every IU the first divergent turn parted (or left apart), with its rule and why."""
+    first = d.first
+    if first is None:
+        return []
+    return [{"IU": x.id, "rule": x.rule.value, "why": x.why} for x in first.ius]
+
+
+def render_divergence(a: RunRecord, b: RunRecord, *, key: str) -> RunDiff:
+    """The answer first (one or two sentences), what cannot be compared, then turn by turn."""
+    d = diff_runs(a, b)
+    st.markdown("**Why they differ**")
+    st.info(inline_markdown(d.headline()), icon=":material/call_split:")
+    if d.comparable:
+        for note in d.notes:
+            st.caption(inline_markdown(note))
+    if d.turns:
+        with st.expander("Turn by turn: what differed going in, and which IUs parted"):
+            rows = divergence_rows(d)
+            st.dataframe(rows, hide_index=True, key=f"{key}_diff", placeholder=MISSING,
+                         column_config={"what differs": st.column_config.TextColumn(width="large")})
+            if d.first is not None:
+                st.markdown(f"**Turn {d.first.turn}, IU by IU**")
+                st.dataframe(first_divergence_rows(d), hide_index=True, key=f"{key}_diff_first", placeholder=MISSING,
+                             column_config={"why": st.column_config.TextColumn(width="large")})
+    return d
+
+
 def styled(rows: list[dict[str, Any]], columns: tuple[str, ...], cells: dict[str, tuple[str, str]]):
     """``rows`` as a table whose ``columns`` are filled with the colour their text names."""
     def paint(value: Any) -> str:
@@ -170,6 +207,7 @@ def render_compare(a: RunRecord, b: RunRecord, *, key: str = "cmp", turn: int | 
     if warning := graph_mismatch(a, b):
         st.warning(warning, icon=":material/account_tree:")
     st.dataframe(metric_deltas(a, b), hide_index=True, key=f"{key}_metrics", placeholder=MISSING)
+    render_divergence(a, b, key=key)
     longest = max(len(a.turns), len(b.turns))
     if turn is None:
         turn = st.slider("Turn", 0, max(longest, 1), longest, key=f"{key}_turn") if longest else 0

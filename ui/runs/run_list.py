@@ -16,7 +16,8 @@ from typing import Any
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from knowsim_core.formats import csv_export, reference_export, studio
+from knowsim_core.formats import csv_export, reference_export
+from knowsim_core.services.exporting import studio_json
 from knowsim_core.services.runner import resume_run
 from knowsim_core.storage import LEASE_SECONDS
 from knowsim_core.storage.run_filter import RunFilter
@@ -133,7 +134,7 @@ def forget_selection() -> None:
 def exports(store, run_id: str) -> None:
     """Download buttons for the three formats (built only when clicked)."""
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Studio JSON", data=lambda: studio.dumps(store.runs.load(run_id), judgments=store.judgments.list(run_id)), file_name=f"{run_id}.json",
+    c1.download_button("Studio JSON", data=lambda: studio_json(store, run_id), file_name=f"{run_id}.json",
                        mime="application/json", on_click="ignore", key=f"dl_studio_{run_id}")
     c2.download_button("Reference JSON", data=lambda: reference_export.dumps(store.runs.load(run_id)),
                        file_name=f"{run_id}_reference.json", mime="application/json", on_click="ignore",
@@ -178,14 +179,13 @@ def zip_of_studio_files(store, run_ids: list[str]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for rid in run_ids:
-            zf.writestr(f"{rid}.json", studio.dumps(store.runs.load(rid), judgments=store.judgments.list(rid)))
+            zf.writestr(f"{rid}.json", studio_json(store, rid))
     return buf.getvalue()
 
 
 def jsonl_of_runs(store, run_ids: list[str]) -> str:
     """One Studio run per line (the same records as the zip, for pandas / jq)."""
-    return "".join(studio.dumps(store.runs.load(rid), indent=None, judgments=store.judgments.list(rid)) + "\n"
-                   for rid in run_ids)
+    return "".join(studio_json(store, rid, indent=None) + "\n" for rid in run_ids)
 
 
 def counted(n: int, noun: str) -> str:
