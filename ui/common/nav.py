@@ -50,11 +50,12 @@ PAGES = (HOME, QUESTIONS, SIMULATE, BATCH, GRAPH, FAILURES, RUNS, REALISM, AGREE
 
 # the query parameters beside the run filters' (RunFilter.param)
 RUN, PAIR, TURN = "run", "pair", "turn"  # Simulate: the run, the run beside it, the turn; Failure modes: one run
+IU = "iu"  # Simulate: the IU whose story is open
 QUESTION, VERSION = "question", "version"  # Simulate's setup, the Graph editor, the filter bars: a question's graph version
 WATCHED = "tag"  # Batch: the batch watched
 STATUS = "status"  # Failure modes across runs: which runs count
 BAD_ONLY, GROUP, ORDER = "bad", "group", "order"  # Saved runs: failed / interrupted only, one line per batch, order
-SIMULATE_PARAMS = (RUN, PAIR, TURN)
+SIMULATE_PARAMS = (RUN, PAIR, TURN, IU)
 
 
 def navigation() -> dict[str, list]:
@@ -81,13 +82,16 @@ def entered(page: Page) -> bool:
 
 
 # ---------------------------------------------------------------------- parameters
-def simulate_params(run_ids: Sequence[str], turn: int | None = None) -> dict[str, str]:
-    """Simulate's deep link to one run or a pair (``?run=A&turn=3&pair=B``)."""
+def simulate_params(run_ids: Sequence[str], turn: int | None = None, iu: str | None = None) -> dict[str, str]:
+    """Simulate's deep link to one run or a pair (``?run=A&turn=3&pair=B``), with an IU's story
+    open (``&iu=IU3``)."""
     params = {RUN: run_ids[0]}
     if turn is not None:
         params[TURN] = str(int(turn))
     if len(run_ids) > 1:
         params[PAIR] = run_ids[1]
+    if iu:
+        params[IU] = iu
     return params
 
 
@@ -110,9 +114,11 @@ def link(container, page: Page, label: str, *, icon: str | None = None,
     container.page_link(page.script, label=label, icon=icon, query_params=dict(params) if params else None)
 
 
-def open_in_simulate(run_id: str, turn: int) -> None:
-    """Switch to the Simulate page at ``run_id``, turn ``turn`` (0 = the initial state)."""
-    _switch(SIMULATE, simulate_params((run_id,), turn), f"Open run {run_id} at turn {turn}")
+def open_in_simulate(run_id: str, turn: int, iu: str | None = None) -> None:
+    """Switch to the Simulate page at ``run_id``, turn ``turn`` (0 = the initial state), with the
+    story of ``iu`` open when one is named."""
+    where = f"Open run {run_id} at turn {turn}" + (f" with the story of {iu}" if iu else "")
+    _switch(SIMULATE, simulate_params((run_id,), turn, iu), where)
 
 
 def show_in_simulate(run_ids: Sequence[str], turn: int) -> None:
