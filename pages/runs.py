@@ -8,6 +8,7 @@ import streamlit as st
 
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.errors import KnowSimError
+from knowsim_core.vocab import RunStatus
 from ui.common import nav, share
 from ui.common.frame import ensure_frame
 from ui.common.resources import get_store
@@ -25,7 +26,7 @@ db = get_store()
 if flash := st.session_state.pop(keys.FLASH, None):
     st.success(flash)
 
-db.runs.mark_dead()  # runs whose process died or whose browser session went away become "interrupted"
+db.runs.mark_dead()  # a process that died leaves its run interrupted; a closed tab leaves its run open
 f = run_list.filters(db)
 if f["group"]:  # one line per batch tag; picking one lists its runs
     groups = db.search.batch_groups(run_list.query(f), unbatched=True)  # runs of no batch are a group too
@@ -70,6 +71,9 @@ if len(chosen) == 1:
     st.subheader(inline_markdown(f"Run {r.id[:12]} · {r.question_id} · {r.level} · {r.assistant} · {r.status}"))
     if r.error:
         st.error(r.error)
+    if r.status == RunStatus.OPEN:
+        st.info(run_list.open_note(r), icon=":material/pending:")
+    run_list.lineage(db, r.id)
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
     turn = c1.number_input("Turn", 0, max(r.turns, 0), r.turns, key="runs_open_turn")
     if c2.button("Open in Simulate", key="runs_open"):

@@ -163,14 +163,15 @@ def _status(p: Player) -> str:
 def side_label(p: Player, index: int) -> str:
     """"A" / "B", and for a fork which run and turn it forked from (side by side, the two headers
     otherwise read alike)."""
-    from knowsim_core.services.fork import fork_link
+    from knowsim_core.services.fork import parent_of
 
     side = "AB"[index]
-    link = fork_link(p.runs[p.run_ids[index]])
-    if link:
-        parent, at = link
-        other = next((("AB"[i]) for i, r in enumerate(p.run_ids) if r == parent), f"run {parent[:8]}")
-        return f"{side} (fork of {other} at turn {at})"
+    parent = parent_of(p.store, p.runs[p.run_ids[index]])
+    if parent is not None:
+        other = next((("AB"[i]) for i, r in enumerate(p.run_ids) if r == parent.run_id),
+                     f"run {parent.run_id[:8]}" if parent.stored else
+                     ("deleted run " if parent.deleted else "absent run ") + parent.run_id[:8])
+        return f"{side} (fork of {other} at turn {parent.turn})"
     return side
 
 
@@ -397,7 +398,7 @@ def at_turn(run: RunRecord, turn: int) -> RunRecord:
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
 def _hold_leases(p: Player) -> None:
     """While this page is open in a browser, keep the leases of the runs it plays; when the
-    session goes away the timer stops and the runs are marked interrupted once the lease lapses."""
+    session goes away the timer stops and the runs are left open once the lease lapses."""
     p.hold_leases()
 
 
