@@ -77,6 +77,19 @@ def test_an_imported_fork_whose_parent_was_never_here_says_so(family):
     assert parent_of(store, store.runs.load(rid)).words() == "run abc123def456 (not in this database)"
 
 
+def test_the_replay_of_a_fork_names_its_deleted_parent(family, tmp_path):
+    store, parent, child, _ = family
+    out = tmp_path / "fork.html"
+    store.runs.delete([parent])
+    assert main(["export", child, "--format", "html", "-o", str(out), "--db", str(store.path)]) == 0
+    from knowsim_core.evaluation.replay import run_data
+
+    data = run_data(store.runs.load(child), fork_of=(parent, 2), parent_words=parent_of(
+        store, store.runs.load(child)).words())
+    assert data["parent_words"].startswith(f"deleted run {parent}")
+    assert f"deleted run {parent}" in out.read_text()
+
+
 # ---------------------------------------------------------------------- Saved runs and Simulate
 def _open_runs() -> AppTest:
     at = AppTest.from_file("../pages/runs.py", default_timeout=60).run()

@@ -24,9 +24,11 @@ from knowsim_core.presentation.layout import layered_positions
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState
 from knowsim_core.errors import FormatError
+from knowsim_core.engine.metrics import METRIC_GLOSSARY
 from knowsim_core.evaluation.explain import explain_run
+from knowsim_core.evaluation.iu_story import iu_story
 from knowsim_core.formats.replay_html import render
-from knowsim_core.services.fork import fork_link
+from knowsim_core.services.fork import fork_link, parent_of
 from knowsim_core.text.redact import redact, redact_urls
 
 FORMAT_VERSION = 1
@@ -66,8 +68,30 @@ def _graph(run: RunRecord) -> dict[str, Any]:
     return {"nodes": nodes, "edges": edges}
 
 
-def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, int] | None = None) -> dict[str, Any]:
-    """One run's replay: its header, graph (with fixed positions), start state and every turn."""
+def stories(run: RunRecord) -> dict[str, Any]:
+    """Every IU's story (:func:`knowsim_core.evaluation.iu_story.iu_story`) per turn, beside what the
+    turns already carry (state, mode and why): its load part, carry, ceilings, DC part, the reader's
+    reason and the reply's words — redacted like every free text of the file."""
+    out = {}
+    for v in run.graph.index.ids:
+        story = iu_story(run, v)
+        rows = []
+        for t in story.turns:
+            d = t.to_data()
+            for k in ("before", "after", "mode", "why"):  # the turn's IU rows hold these
+                d.pop(k)
+            d.update(ceiling=int(t.ceiling), ceiling_used=int(t.ceiling_used), reason=redact(t.reason),
+                     evidence=[redact(x) for x in t.evidence])
+            rows.append(d)
+        out[v] = {"note": story.evidence_note(), "prerequisites": list(story.prerequisites), "turns": rows}
+    return out
+
+
+def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, int] | None = None,
+             parent_words: str = "") -> dict[str, Any]:
+    """One run's replay: its header, graph (with fixed positions), start state, every turn and
+    every IU's story; ``parent_words``: how a fork names its parent when it is not stored
+    (:meth:`knowsim_core.services.fork.Parent.words`: "deleted run …")."""
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     label_of = run.graph.index.label_of
     start = {v: int(run.initial_state.state_of(label_of[v])) for v in run.graph.index.ids}
@@ -99,11 +123,13 @@ def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, i
         "agents": [[role, agent] for role, agent in run.adapters],
         "stop_reason": run.stop_reason or "",
         "fork_of": list(fork_of) if fork_of else None,
+        "parent_words": parent_words if fork_of else "",
         "metrics": {"KG": m.knowledge_gain, "DC": m.delivery_calibration, "CO": m.cognitive_overload},
         "gauge_top": gauge_top(run),
         "graph": _graph(run),
         "start": start,
         "turns": turns,
+        "stories": stories(run),
     }
 
 
@@ -117,6 +143,7 @@ def replay_payload(runs: Sequence[dict[str, Any]], *, title: str = "") -> dict[s
         "runs": list(runs),
         "states": [{"name": vocab.STATE_WORDS[s], "colour": vocab.STATE_COLOURS[s],
                     "font": vocab.STATE_FONTS[s], "glyph": vocab.STATE_GLYPHS[s]} for s in IUState],
+        "metric_words": dict(METRIC_GLOSSARY),
         "modes": [{"name": m.title, "letter": m.letter, "colour": vocab.MODE_COLOURS[m], "font": vocab.MODE_FONTS[m],
                    "meaning": vocab.MODE_MEANING[m]} for m in FAILURE_ORDER],
         "colours": {"changed": vocab.CHANGED_COLOUR, "edge": vocab.EDGE_COLOUR, "border": vocab.BORDER_COLOUR,
@@ -139,5 +166,7 @@ def replay_html(store: Any, run_ids: Sequence[str]) -> str:
     runs = []
     for rid in run_ids:
         run = store.runs.load(rid)
-        runs.append(run_data(run, run_id=rid, fork_of=fork_link(run)))
+        parent = parent_of(store, run)
+        runs.append(run_data(run, run_id=rid, fork_of=fork_link(run),
+                             parent_words=parent.words() if parent is not None and not parent.stored else ""))
     return render(replay_payload(runs))
