@@ -196,3 +196,11 @@ def test_the_metrics_help_works_kg_out_for_the_run(stored):
     kg = next(m for m in at.metric if m.label == "Knowledge gain (KG)")
     assert kg_line(run.initial_state, run.turns[2].state_after) in kg.proto.help
     assert METRIC_GLOSSARY["KG"] in kg.proto.help
+
+
+def test_the_metrics_reference_page_says_what_the_glossary_says():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reference" / "metrics.md").read_text(encoding="utf-8")
+    for term, text in METRIC_GLOSSARY.items():
+        assert f"**{term}** — {text}" in page, term
