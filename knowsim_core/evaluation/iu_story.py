@@ -20,7 +20,7 @@ Pure: reads a :class:`RunRecord`; nothing is stored.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from knowsim_core.agents.lexical import LexicalExtractor, sentences_about, sentences_naming
 from knowsim_core.engine.failures import FailureMode
@@ -151,16 +151,21 @@ def _words(run: RunRecord, rec: TurnRecord, iu: str, taught: bool) -> tuple[tupl
     return found, EVIDENCE_MATCH if found else ""
 
 
-def story_turn(run: RunRecord, rec: TurnRecord, iu: str) -> StoryTurn:
-    """IU ``iu`` in turn ``rec`` of ``run``.
+def _turn(run: RunRecord, rec: TurnRecord) -> tuple[dict[str, Any], dict[str | None, float]]:
+    """What every IU's row of one turn reads: the turn's whys by IU and its load parts."""
+    whys = {w.id: w for w in explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source)}
+    return whys, load_parts(rec.signals, {n.id: int(n.pre) for n in rec.nodes}, run.params)
+
+
+def story_turn(run: RunRecord, rec: TurnRecord, iu: str, facts: tuple | None = None) -> StoryTurn:
+    """IU ``iu`` in turn ``rec`` of ``run`` (``facts``: the turn's :func:`_turn`, when already read).
 
     Raises:
         KeyError: ``iu`` is not an IU of the run's graph.
     """
     node = rec.node(iu)
-    why = next(w for w in explain_turn(rec, run.graph, ceiling_source=run.params.ceiling_source) if w.id == iu)
-    pre = {n.id: int(n.pre) for n in rec.nodes}
-    parts = load_parts(rec.signals, pre, run.params)
+    whys, parts = facts if facts is not None else _turn(run, rec)
+    why = whys[iu]
     own = [s for s in rec.signals if s.id == iu]
     mentions = sum(1 for s in own if s.teaching_quality != _NOT_MENTIONED)
     reason = next((s.reasoning for s in reversed(own) if s.reasoning), "") or ""
@@ -175,15 +180,35 @@ def story_turn(run: RunRecord, rec: TurnRecord, iu: str) -> StoryTurn:
         evidence_kind=kind)
 
 
+def iu_stories(run: RunRecord, ius: Sequence[str] | None = None, *, upto: int | None = None) -> dict[str, IUStory]:
+    """The stories of ``ius`` (default: every IU of the graph) over ``run``'s turns, up to turn
+    ``upto`` — each turn explained once for all of them.
+
+    Raises:
+        KeyError: an IU that is not an IU of the run's graph.
+    """
+    ids = list(run.graph.index.ids) if ius is None else list(ius)
+    labels = {iu: run.graph.index.label_of[iu] for iu in ids}  # KeyError for an unknown IU
+    turns = run.turns if upto is None else run.turns[: max(0, upto)]
+    rows: dict[str, list[StoryTurn]] = {iu: [] for iu in ids}
+    for rec in turns:
+        facts = _turn(run, rec)
+        for iu in ids:
+            rows[iu].append(story_turn(run, rec, iu, facts))
+    out = {}
+    for iu in ids:
+        node = run.graph.node(iu)
+        out[iu] = IUStory(iu=iu, concept=node.concept, description=node.description,
+                          prerequisites=tuple(run.graph.index.prereqs.get(iu, ())),
+                          start=run.initial_state.state_of(labels[iu]), reader=run.adapter.get("extractor", ""),
+                          turns=tuple(rows[iu]))
+    return out
+
+
 def iu_story(run: RunRecord, iu: str, *, upto: int | None = None) -> IUStory:
     """The story of IU ``iu`` over ``run``'s turns (up to turn ``upto``).
 
     Raises:
         KeyError: ``iu`` is not an IU of the run's graph.
     """
-    label = run.graph.index.label_of[iu]  # KeyError for an unknown IU
-    node = run.graph.node(iu)
-    turns = run.turns if upto is None else run.turns[: max(0, upto)]
-    return IUStory(iu=iu, concept=node.concept, description=node.description,
-                   prerequisites=tuple(run.graph.index.prereqs.get(iu, ())), start=run.initial_state.state_of(label),
-                   reader=run.adapter.get("extractor", ""), turns=tuple(story_turn(run, rec, iu) for rec in turns))
+    return iu_stories(run, [iu], upto=upto)[iu]

@@ -26,7 +26,7 @@ from knowsim_core.engine.state import IUState
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.metrics import METRIC_GLOSSARY
 from knowsim_core.evaluation.explain import explain_run
-from knowsim_core.evaluation.iu_story import iu_story
+from knowsim_core.evaluation.iu_story import iu_stories
 from knowsim_core.formats.replay_html import render
 from knowsim_core.services.fork import fork_link, parent_of
 from knowsim_core.text.redact import redact, redact_urls
@@ -73,8 +73,7 @@ def stories(run: RunRecord) -> dict[str, Any]:
     turns already carry (state, mode and why): its load part, carry, ceilings, DC part, the reader's
     reason and the reply's words — redacted like every free text of the file."""
     out = {}
-    for v in run.graph.index.ids:
-        story = iu_story(run, v)
+    for v, story in iu_stories(run).items():
         rows = []
         for t in story.turns:
             d = t.to_data()
