@@ -248,13 +248,24 @@ def test_the_replay_carries_every_ius_story_and_what_the_metrics_mean(two_runs, 
     (run,) = data["runs"]
     rec = store.runs.load(a)
     assert set(run["stories"]) == set(rec.graph.index.ids) and data["metric_words"] == METRIC_GLOSSARY
+    columns = data["story_columns"]
+    replies = {t["turn"]: t["assistant"] for t in run["turns"]}
+    quoted = 0
     for iu, story in run["stories"].items():
         want = iu_story(rec, iu)
         assert story["note"] == want.evidence_note() and story["prerequisites"] == list(want.prerequisites)
-        for got, t in zip(story["turns"], want.turns, strict=True):
-            assert (got["turn"], got["load"], got["share"], got["carry"], got["dc"], got["ceiling"], got["evidence"],
-                    got["reason"]) == (t.turn, t.load, t.share, t.carry, t.dc, int(t.ceiling), list(t.evidence), t.reason)
-    assert any(t["evidence"] for s in run["stories"].values() for t in s["turns"])
+        for row, t in zip(story["rows"], want.turns, strict=True):
+            got = dict(zip(columns, row, strict=True))
+            assert (got["turn"], got["dc"], got["ceiling"], got["mentions"], got["teaching"]) == (
+                t.turn, t.dc, int(t.ceiling), t.mentions, t.teaching)
+            assert got["load"] == pytest.approx(t.load) and got["carry"] == pytest.approx(t.carry, abs=1e-4)
+            assert got["reason"] == (t.reason if t.mentions or t.attempt != "none" else "")
+            # each quoted sentence is a span of the reply the file carries (UTF-16 offsets: ASCII here)
+            words = [replies[t.turn][a:b] if isinstance(span, list) else span
+                     for span in got["evidence"] for a, b in [span if isinstance(span, list) else (0, 0)]]
+            assert words == list(t.evidence)
+            quoted += len(words)
+    assert quoted
 
 
 def test_the_words_in_a_replayed_story_are_redacted(seeded_store, capsys):
@@ -273,5 +284,9 @@ def test_the_words_in_a_replayed_story_are_redacted(seeded_store, capsys):
     new_id = seeded_store.runs.save(copy)
     assert export(seeded_store, new_id, "--format", "html") == 0
     page = capsys.readouterr().out
-    words = replay_data(page)["runs"][0]["stories"][iu]["turns"][t.turn - 1]["evidence"]
+    data = replay_data(page)
+    row = dict(zip(data["story_columns"], data["runs"][0]["stories"][iu]["rows"][t.turn - 1]))
+    reply = data["runs"][0]["turns"][t.turn - 1]["assistant"]
+    words = [reply[a:b] if isinstance(span, list) else span for span in row["evidence"]
+             for a, b in [span if isinstance(span, list) else (0, 0)]]
     assert any("example.org" in w for w in words) and "hunter2secret" not in page

@@ -68,21 +68,45 @@ def _graph(run: RunRecord) -> dict[str, Any]:
     return {"nodes": nodes, "edges": edges}
 
 
-def stories(run: RunRecord) -> dict[str, Any]:
-    """Every IU's story (:func:`knowsim_core.evaluation.iu_story.iu_story`) per turn, beside what the
-    turns already carry (state, mode and why): its load part, carry, ceilings, DC part, the reader's
-    reason and the reply's words — redacted like every free text of the file."""
+# One row per IU and turn, as a list in this order (a row of named fields tripled the file): what the
+# turn's own IU rows (state, mode, why) and its load do not already say.
+STORY_COLUMNS = ("turn", "teaching", "attempt", "mentions", "load", "carry", "prior_carry", "step_share", "ceiling",
+                 "ceiling_used", "dc", "reason", "evidence")
+_PLACES = 4  # carries and shares are shown to two places: four keep them exact enough to check
+
+
+def _utf16(text: str, index: int) -> int:
+    """``index`` (a code-point offset into ``text``) as the page's script counts: UTF-16 units."""
+    return len(text[:index].encode("utf-16-le")) // 2
+
+
+def _spans(message: str, sentences: Sequence[str]) -> list[Any]:
+    """Where each quoted sentence sits in the (redacted) reply the file carries: ``[start, end]`` in
+    UTF-16 units, so the words are not stored twice; a sentence not found verbatim is kept as text."""
+    out: list[Any] = []
+    for sentence in sentences:
+        quoted = redact(sentence)
+        at = message.find(quoted)
+        out.append([_utf16(message, at), _utf16(message, at + len(quoted))] if at >= 0 else quoted)
+    return out
+
+
+def stories(run: RunRecord, replies: dict[int, str]) -> dict[str, Any]:
+    """Every IU's story (:func:`knowsim_core.evaluation.iu_story.iu_stories`) per turn, as rows of
+    :data:`STORY_COLUMNS` beside what the turns already carry (state, mode and why): its load part,
+    carry, ceilings, DC part, the reader's reason (when it taught or attempted the IU) and the
+    reply's words — spans of ``replies`` (each turn's redacted reply), free text redacted."""
     out = {}
     for v, story in iu_stories(run).items():
         rows = []
         for t in story.turns:
-            d = t.to_data()
-            for k in ("before", "after", "mode", "why"):  # the turn's IU rows hold these
-                d.pop(k)
-            d.update(ceiling=int(t.ceiling), ceiling_used=int(t.ceiling_used), reason=redact(t.reason),
-                     evidence=[redact(x) for x in t.evidence])
-            rows.append(d)
-        out[v] = {"note": story.evidence_note(), "prerequisites": list(story.prerequisites), "turns": rows}
+            told = t.mentions or t.attempt != "none"
+            rows.append([t.turn, t.teaching, t.attempt, t.mentions, round(t.load, _PLACES), round(t.carry, _PLACES),
+                         round(t.prior_carry, _PLACES),
+                         None if t.step_share is None else round(t.step_share, _PLACES), int(t.ceiling),
+                         int(t.ceiling_used), t.dc, redact(t.reason) if told else "",
+                         _spans(replies.get(t.turn, ""), t.evidence)])
+        out[v] = {"note": story.evidence_note(), "prerequisites": list(story.prerequisites), "rows": rows}
     return out
 
 
@@ -128,7 +152,7 @@ def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, i
         "graph": _graph(run),
         "start": start,
         "turns": turns,
-        "stories": stories(run),
+        "stories": stories(run, {t["turn"]: t["assistant"] for t in turns}),
     }
 
 
@@ -143,6 +167,7 @@ def replay_payload(runs: Sequence[dict[str, Any]], *, title: str = "") -> dict[s
         "states": [{"name": vocab.STATE_WORDS[s], "colour": vocab.STATE_COLOURS[s],
                     "font": vocab.STATE_FONTS[s], "glyph": vocab.STATE_GLYPHS[s]} for s in IUState],
         "metric_words": dict(METRIC_GLOSSARY),
+        "story_columns": list(STORY_COLUMNS),
         "modes": [{"name": m.title, "letter": m.letter, "colour": vocab.MODE_COLOURS[m], "font": vocab.MODE_FONTS[m],
                    "meaning": vocab.MODE_MEANING[m]} for m in FAILURE_ORDER],
         "colours": {"changed": vocab.CHANGED_COLOUR, "edge": vocab.EDGE_COLOUR, "border": vocab.BORDER_COLOUR,

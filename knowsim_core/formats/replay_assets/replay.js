@@ -134,16 +134,20 @@
     [n === 0 ? "▶" : "", "0", stateText(startOf(run, id)), "", "", "", "", "", "", "", "", "starting state"]
       .forEach(function (x) { start.appendChild(el("td", null, x)); });
     s.body.appendChild(start);
-    story.turns.forEach(function (t) {
+    story.rows.forEach(function (r) {
+      var t = {};
+      (data.story_columns || []).forEach(function (name, k) { t[name] = r[k]; });
       var turn = turnOf(run, t.turn), iu = null;
       if (turn) { turn.ius.forEach(function (x) { if (x.id === id) { iu = x; } }); }
       var row = el("tr", { "data-turn": String(t.turn), "class": t.turn === n ? "current" : "" });
       var moved = iu ? (iu.pre === iu.post ? stateText(iu.post) : stateText(iu.pre) + " → " + stateText(iu.post)) : "";
-      var load = t.load ? fmt(t.load, 2) + " of " + fmt(t.turn_load, 1) +
-        (t.share !== null ? " (" + Math.round(100 * t.share) + "%)" : "") + (t.overloaded ? " · OVERLOADED" : "") : "";
+      var load = (t.load && turn) ? fmt(t.load, 2) + " of " + fmt(turn.load, 1) +
+        (turn.load ? " (" + Math.round(100 * t.load / turn.load) + "%)" : "") + (turn.overload ? " · OVERLOADED" : "") : "";
       var carry = (t.carry || t.prior_carry) ? fmt(t.carry, 2) + " (was " + fmt(t.prior_carry, 2) + ")" : "";
       var ceiling = stateText(t.ceiling) + (t.ceiling_used !== t.ceiling ? " (live " + stateText(t.ceiling_used) + ")" : "");
-      var words = t.evidence.length ? t.evidence.join(" ") : (t.mentions ? "none are known" : "");
+      // a quoted sentence is a span of the turn's reply (the file keeps the words once)
+      var quoted = t.evidence.map(function (e) { return Array.isArray(e) && turn ? turn.assistant.slice(e[0], e[1]) : String(e); });
+      var words = quoted.length ? quoted.join(" ") : (t.mentions ? "none are known" : "");
       [t.turn === n ? "▶" : "", String(t.turn), moved, t.teaching, t.attempt, load, carry, ceiling].forEach(function (x) {
         row.appendChild(el("td", null, x));
       });
