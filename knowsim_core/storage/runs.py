@@ -318,7 +318,14 @@ class Runs:
                 (lapsed if n else empty).append(rid)
             elif lease_until is None and n and kg is None:
                 unmeasured.append(rid)
-        so_far = {rid: self.load(rid) for rid in [*lapsed, *unmeasured]}  # read before the write lock
+        so_far = {}  # read before the write lock
+        for rid in [*lapsed, *unmeasured]:
+            try:
+                so_far[rid] = self.load(rid)
+            except StorageError:  # a record this Studio cannot read: listed as stored, never a failed page
+                pass
+        lapsed = [rid for rid in lapsed if rid in so_far]
+        unmeasured = [rid for rid in unmeasured if rid in so_far]
         if dead or lapsed or empty or unmeasured:
             with self._conn.write() as db:
                 for rid in empty:  # nothing played: nothing to come back to
