@@ -204,3 +204,24 @@ def test_the_metrics_reference_page_says_what_the_glossary_says():
     page = (Path(__file__).resolve().parent.parent / "docs" / "reference" / "metrics.md").read_text(encoding="utf-8")
     for term, text in METRIC_GLOSSARY.items():
         assert f"**{term}** — {text}" in page, term
+
+
+def test_another_run_starts_with_no_story_or_the_one_its_link_names(stored, seeded_store):
+    """A story belongs to the runs it was opened on: a second run opened by a link with the same
+    ``?iu=`` (two clicks on Failure modes' heatmap) opens it there too; one without it opens none."""
+    store, first = stored
+    second = start_run(store, question_id=QID, level="advanced", assistant_id="offline/comprehensive", seed=4,
+                       max_turns=3)
+    second.run_to_end()
+    at = open_simulate(run=first, turn="1", iu="IU2")
+    assert story_table(at).key == "sim_story_table_0_IU2_1"
+    at.query_params["run"], at.query_params["turn"], at.query_params["iu"] = second.run_id, "2", "IU2"
+    at.switch_page("pages/home.py").run()  # as a link from another page arrives
+    at.switch_page("pages/simulate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert story_table(at).key == "sim_story_table_0_IU2_2"
+    at.query_params["run"], at.query_params["turn"] = first, "1"
+    del at.query_params["iu"]
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/simulate.py").run()
+    assert not any(d.key and d.key.startswith("sim_story_table") for d in at.dataframe)

@@ -30,6 +30,7 @@ def custom_table(epoch: int) -> str:
 # one IU's story under the player (ui.simulate.story)
 STORY_IU = "_ks_story_iu"  # the IU whose story is open (mirrored in ?iu=, see ui.common.nav.IU)
 STORY_PICK = "sim_story_pick"  # the IU box in the story's panel (set from STORY_IU before it is drawn)
+STORY_RUNS = "_ks_story_runs"  # the runs STORY_IU belongs to (another run starts with no story open)
 STORY_CLICKS = "_ks_story_clicks"  # the graph selections last seen, so only a new click opens a story
 
 

@@ -52,6 +52,9 @@ def story_iu(p: Player) -> str | None:
     """The IU whose story is open: the last one clicked in a graph or picked in the box, or the
     link's ``?iu=`` when the page is entered with one; None for an IU the shown run does not have."""
     ids = list(p.primary.graph.index.ids)
+    if st.session_state.get(keys.STORY_RUNS) != p.run_ids:  # other runs: no story carried over from the last ones
+        st.session_state[keys.STORY_RUNS] = p.run_ids
+        st.session_state.pop(keys.STORY_IU, None)  # gone, not None: a link's ?iu= applies again (links.from_url)
     clicked = _clicked(p)
     if clicked in ids:
         st.session_state[keys.STORY_IU] = clicked
