@@ -6,7 +6,8 @@ on two fixed parts, with the verdict in words; the ROC curves and each failure m
 liked vs disliked turns. Per conversation: KG / DC / CO against the person's rating and
 correctness, each with a plain reading. Conversations without a reading are counted with their
 thumbs. Across tutor models: the paper's sign agreement; and, for a chosen batch, the paper's own
-validation cell by cell. Clicking a turn or a conversation opens it on the Simulate page. The same
+validation cell by cell. Where the reading and the people disagree, turn by turn, IU by IU and against
+the answers. Clicking a turn or a conversation opens it on the Simulate page. The same
 figures as ``python -m knowsim_core agreement`` (both call :mod:`knowsim_core.evaluation`).
 No emoji on this page (chromium without an emoji font draws boxes): material icons and words.
 """
@@ -22,6 +23,7 @@ from ui.common.resources import db_path, get_store
 from ui.common.selection import selected_point
 from ui.common.tables import MISSING
 from ui.people import agreement_view as av
+from ui.people import disagreement_view as dv
 from ui.people import keys
 
 ensure_frame(nav.AGREEMENT)  # a deep link as a fresh server's first request must still run app.py
@@ -133,6 +135,8 @@ metric = st.radio("Metric", [m for m in convs["rating"]], horizontal=True, key="
                   format_func=str.upper) or "kg"
 st.caption("Green: solved correctly; orange: not. Click a conversation to open it in Simulate.")
 st.plotly_chart(av.rating_figure(report["runs"], metric), key=keys.AGREEMENT_SCATTER, on_select="rerun", selection_mode="points")
+
+dv.render_disagreement(report)  # where the reading and the people part: per turn, per IU, per answer
 
 st.subheader("Tutor models: the paper's sign agreement on the people's conversations")
 st.markdown(f"Within an expertise level, pairs of tutor models with at least {pairs['min_cell']} conversations each "

@@ -70,12 +70,14 @@ with one:
         st.subheader("Modes per turn")
         st.plotly_chart(fv.turn_bars_figure(run), key=keys.FAILURE_BARS, on_select="rerun", selection_mode="points")
         st.subheader("IU × turn")
-        st.caption("Hover a cell for the reason; blank cells: the IU was not explained that turn.")
+        st.caption("Hover a cell for the reason; blank cells: the IU was not explained that turn. Click a cell "
+                   "to open that turn in Simulate with the IU's story over the run.")
         st.plotly_chart(fv.heatmap_figure(run), key=keys.FAILURE_HEAT, on_select="rerun", selection_mode="points")
         for key in (keys.FAILURE_BARS, keys.FAILURE_HEAT):
             p = selected_point(key)
             if p is not None and p.get("x") is not None:
-                nav.open_in_simulate(rid, int(p["x"]))
+                iu = fv.heatmap_iu(p, run) if key == keys.FAILURE_HEAT else None
+                nav.open_in_simulate(rid, int(p["x"]), iu)
 
 with many:
     # the bar Saved runs uses (one RunFilter, its URL and SQL), with the fields a cross-run figure is

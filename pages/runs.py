@@ -8,7 +8,9 @@ import streamlit as st
 
 from knowsim_core.agents.registry import spec_of
 from knowsim_core.errors import KnowSimError
+from knowsim_core.services.fork import parent_of
 from knowsim_core.services.whatif import describe as describe_whatif
+from knowsim_core.vocab import RunStatus
 from ui.common import nav, share
 from ui.common.frame import ensure_frame
 from ui.common.resources import get_store
@@ -26,7 +28,7 @@ db = get_store()
 if flash := st.session_state.pop(keys.FLASH, None):
     st.success(flash)
 
-db.runs.mark_dead()  # runs whose process died or whose browser session went away become "interrupted"
+db.runs.mark_dead()  # a process that died leaves its run interrupted; a closed tab leaves its run open
 f = run_list.filters(db)
 if f["group"]:  # one line per batch tag; picking one lists its runs
     groups = db.search.batch_groups(run_list.query(f), unbatched=True)  # runs of no batch are a group too
@@ -72,8 +74,12 @@ if len(chosen) == 1:
     if r.error:
         st.error(r.error)
     record = db.runs.load(r.id)
-    if what := describe_whatif(record):  # a saved what-if: its source and its edits
+    parent = parent_of(db, record)
+    if what := describe_whatif(record, source=parent.words() if parent else None):  # a saved what-if: its source, its edits
         st.caption(inline_markdown(what[0].upper() + what[1:]))
+    if r.status == RunStatus.OPEN:
+        st.info(run_list.open_note(r), icon=":material/pending:")
+    run_list.lineage(db, r.id)
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1])
     turn = c1.number_input("Turn", 0, max(r.turns, 0), r.turns, key="runs_open_turn")
     if c2.button("Open in Simulate", key="runs_open"):

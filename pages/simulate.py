@@ -3,7 +3,7 @@
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from knowsim_core.services.fork import fork_link
+from knowsim_core.services.fork import parent_of
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.services.whatif import describe as describe_whatif
 from knowsim_core.text.titles import clip
@@ -55,11 +55,16 @@ if player is not None:
         head.markdown(f"**Question** `{run.question_id}` — " + inline_markdown(short) + f" · run `{', '.join(player.run_ids)}`",
                       help=inline_markdown(text) if short != text else None)
     for rid in player.run_ids:
-        link = fork_link(player.runs[rid])
-        if link and (what := describe_whatif(player.runs[rid])):  # labels edited, the messages as recorded
-            head.caption(inline_markdown(f"Run {rid} is a {what}."))
-        elif link:
-            head.caption(f"Run `{rid}` is a fork of run `{link[0]}` at turn {link[1]} (your reply replaces the assistant's).")
+        parent = parent_of(store, player.runs[rid])
+        if parent is not None:  # a deleted parent is named so, never linked
+            if what := describe_whatif(player.runs[rid], source=parent.words()):  # labels edited, the messages as recorded
+                head.caption(inline_markdown(f"Run {rid} is a {what}."))
+            else:
+                head.caption(f"Run `{rid}` is a fork of {parent.words()} at turn {parent.turn} (your reply replaces "
+                             "the assistant's).")
+            if parent.stored and parent.run_id not in player.run_ids:
+                nav.link(head, nav.SIMULATE, f"Open run {parent.run_id} at turn {parent.turn}",
+                         icon=":material/call_split:", params=nav.simulate_params((parent.run_id,), parent.turn))
     share.replay_button(store, player.run_ids, key="sim_replay", container=row)  # one file that replays it anywhere
     if row.button("Close", key="sim_close", icon=":material/close:",
                   help="Close this run (it stays saved once it has a turn)"):

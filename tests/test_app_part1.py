@@ -384,7 +384,7 @@ def test_glossary_and_legend_on_simulate(db):
 
     at = start_demo()
     shown = " ".join(m.value for m in at.markdown)
-    for term in ("τ", "load", "η", "ceiling", "carry", "step"):
+    for term in ("τ", "load", "η", "ceiling", "carry", "step", "KG", "DC", "CO"):  # the metrics too (issue 47)
         assert f"**{term}** — {GLOSSARY[term]}" in shown, term
     legend = " ".join(el.proto.body for el in elements(at, "html"))
     assert all(f"background:{s.colour}" in legend for s in STATE_STYLE.values())

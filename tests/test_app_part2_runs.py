@@ -200,9 +200,11 @@ def test_filter_by_graph_version_after_a_graph_edit(db):
 
 
 
-def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
-    from knowsim_core.services.runner import start_run
-    from knowsim_core.storage import Store
+def test_a_run_abandoned_in_the_browser_is_found_open_with_its_metrics_and_plays_on(db):
+    """Issue 47: a session's run left in a closed tab is "open" with its metrics so far — not
+    "interrupted" under "Failed / interrupted only" — and Simulate plays on from its last turn."""
+    from knowsim_core.services.runner import resume_run, start_run
+    from knowsim_core.storage import LEASE_SECONDS, Store
 
     from tests import storage_fakes as fk
 
@@ -211,15 +213,19 @@ def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
     live = start_run(then, question_id=QID, level="novice", seed=4, max_turns=3, lease_seconds=60,
                      assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
     live.step()
-    assert db.search.get_row(live.run_id).status == "running"
+    assert db.search.get_row(live.run_id).status == "open"
     at = _open()
+    table = at.dataframe[0].value.set_index("run")
+    assert table.loc[live.run_id[:12], "status"] == "open"
+    assert table.loc[live.run_id[:12], "KG"] == live.run.metrics().knowledge_gain
     at.toggle(key="runs_bad").set_value(True).run()
-    table = at.dataframe[0].value
-    assert live.run_id[:12] in list(table["run"])
-    assert table.set_index("run").loc[live.run_id[:12], "status"] == "interrupted"
+    assert live.run_id[:12] not in list(at.dataframe[0].value["run"])
+    at.toggle(key="runs_bad").set_value(False).run()
     at = _select(at, _row_of(at, live.run_id))
-    assert any("browser session" in e.value for e in at.error)
-    at.button(key="runs_resume").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error and any("plays on from turn 1" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "runs_resume"]  # no "Resume": it is no failure
+    at.button(key="runs_open").click().run()
+    assert any(f"Open run {live.run_id} at turn 1" in i.value for i in at.info)  # (this page alone)
+    resume_run(db, live.run_id, lease_seconds=LEASE_SECONDS).run_to_end()  # what Simulate's Step does
     row = db.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("finished", 3)

@@ -170,7 +170,8 @@ def test_an_abandoned_start_leaves_no_zero_turn_run_and_a_played_one_stays_resum
     assert sorted(store.runs.mark_dead()) == sorted([empty.run_id, played.run_id])
     ids = {r.id: r for r in store.search.list()}
     assert empty.run_id not in ids  # nothing was played: nothing to resume
-    assert (ids[played.run_id].status, ids[played.run_id].turns) == ("interrupted", 1)
+    # left open with its turn (issue 47: it used to turn "interrupted", among the failed runs)
+    assert (ids[played.run_id].status, ids[played.run_id].turns) == ("open", 1)
     assert ids[typed.run_id].status == "running"  # no lease: the pid check keeps it (this process is alive)
     assert resume_run(store, played.run_id).run_to_end().turns
 

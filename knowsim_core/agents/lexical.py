@@ -165,6 +165,33 @@ def _cover(words: frozenset[str], terms: frozenset[str] | set[str]) -> float:
     return len(words & terms) / len(words) if words else 0.0
 
 
+def sentences_about(graph: IUGraph, iu_id: str, message: str) -> tuple[str, ...]:
+    """The sentences of ``message`` this reader counts as about IU ``iu_id`` — those that use
+    :data:`ABOUT_COVER` of its description's words or :data:`ABOUT_CONCEPT` of its concept name's:
+    the evidence its cue depth and "share of sentences about" read. Empty for an unknown id or a
+    reply with no such sentence."""
+    prof = profiles_for(graph)
+    words = _own_words(prof).get(iu_id)
+    if words is None:
+        return ()
+    out = []
+    for s in sentences(message):
+        terms = _sentence(prof, s)[0]
+        if _cover(words.description, terms) >= ABOUT_COVER or _cover(words.concept, terms) >= ABOUT_CONCEPT:
+            out.append(s)
+    return tuple(out)
+
+
+def sentences_naming(graph: IUGraph, iu_id: str, message: str) -> tuple[str, ...]:
+    """The sentences of ``message`` that use at least one content word of IU ``iu_id``'s concept
+    name — a looser match than :func:`sentences_about`, for readings this reader did not make."""
+    prof = profiles_for(graph)
+    words = _own_words(prof).get(iu_id)
+    if words is None or not words.concept:
+        return ()
+    return tuple(s for s in sentences(message) if words.concept & _sentence(prof, s)[0])
+
+
 def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str, tuple[float, ...]]:
     sents = sentences(message) or [""]
     read = [_sentence(prof, s) for s in sents]

@@ -128,6 +128,7 @@ def render(s: dict[str, Any], elapsed: float) -> str:
     out.append("  failure mode rate     among 👍  among 👎")
     for mode, rr in v["modes"].items():
         out.append(f"  {mode:<20} {_f(rr['up']):>8}  {_f(rr['down']):>8}")
+    out += render_disagreement(s.get("disagreement"))
     out.append(f"Conversations: {c['n']} with a reading ({c['rated']} rated)")
     out.append("  metric  vs rating: Spearman  Kendall  95% CI (rho)     n   vs correct: AUC  95% CI          n"
                "   both parts (rating / correct)")
@@ -158,6 +159,25 @@ def render(s: dict[str, Any], elapsed: float) -> str:
     out.append(f"(reading: {s['reading']}, conversations: {s['part']}; {s['notes']['ci']}; {s['notes']['chance']}; "
                f"computed in {elapsed:.1f} s)")
     return "\n".join(out)
+
+
+def render_disagreement(d: dict[str, Any] | None) -> list[str]:
+    """Where the reading and the people disagree: the call × thumb counts, and the pairs of a correct
+    and a wrong answer that run against each metric's stated direction (the Agreement page's view)."""
+    if not d:
+        return []
+    from knowsim_core.evaluation.disagreement import GOOD_DOWN, POOR_UP
+
+    t = d["turns"]
+    out = [f"Where the reading and the people disagree ({t['n']} turns judged by the people; {d['note']}):",
+           "  reading's call      👍     👎"]
+    out += [f"  {call:<16} {row['up']:>4}   {row['down']:>4}" for call, row in t["table"].items()]
+    out.append(f"  {t[GOOD_DOWN]} turn(s) called good got 👎; {t[POOR_UP]} called poor got 👍 "
+               "(one row per turn and per IU under disagreement in --json)")
+    pairs = [f"{m.upper()} {e['against']:g} of {e['pairs']}" for m, e in d["answers"].items()]
+    if pairs:
+        out.append("  pairs of a correct and a wrong answer against the metric's stated direction: " + ", ".join(pairs))
+    return out
 
 
 def render_simulated(sim: dict[str, Any]) -> list[str]:

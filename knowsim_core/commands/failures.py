@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)
     RunFilter.add_arguments(p)
     p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
-                   help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
+                   help="which runs count: finished (default), all, or unfinished (running, open, failed, interrupted)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--latex", action="store_true",

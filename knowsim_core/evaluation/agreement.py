@@ -109,6 +109,7 @@ class JudgedTurn:
     modes: tuple[str, ...]  # the failure modes present in the turn (distinct)
     part: str = "A"
     model: str = ""
+    explained: tuple[tuple[str, str, str], ...] = ()  # (IU, concept, mode) per IU the turn explained, in rec.modes order
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class Conversation:
     n_ius: int = 0  # IUs of the conversation's graph
     mentioned: int = 0  # (turn, IU) pairs read as mentioned
     pairs: int = 0  # (turn, IU) pairs read
+    dc_parts: tuple[tuple[str, str, tuple[int, ...]], ...] = ()  # (IU, concept, turns per iu_story.DC_PARTS)
 
 
 @dataclass(frozen=True)
@@ -257,8 +259,9 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
                 out.excluded["judgments on runs without a reading"] += len(kept)
             continue
         model = _model_of(run)
+        concepts = {n.id: n.concept for n in run.graph.nodes}
         for j in kept:
-            out.turns.append(_judged_turn(rid, run.turns[j.turn - 1], j, where, model))
+            out.turns.append(_judged_turn(rid, run.turns[j.turn - 1], j, where, model, concepts))
         if human:
             row = rows.get(rid)
             out.conversations.append(Conversation(
@@ -267,7 +270,7 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
                 metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns), part=where,
                 question_id=run.question_id, reader=run.adapter.get("extractor", ""), domain=run.domain,
                 n_ius=len(run.graph.nodes), mentioned=sum(1 for t in run.turns for x in t.signals if x.mentioned),
-                pairs=sum(len(t.signals) for t in run.turns),
+                pairs=sum(len(t.signals) for t in run.turns), dc_parts=_dc_parts(run),
             ))
     out.excluded = dict(out.excluded)
     out.summary = summarise(out, resamples=resamples)
@@ -280,13 +283,31 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
     return out
 
 
-def _judged_turn(rid: str, rec: TurnRecord, j: Judgment, part: str = "A", model: str = "") -> JudgedTurn:
+def _judged_turn(rid: str, rec: TurnRecord, j: Judgment, part: str = "A", model: str = "",
+                 concepts: dict[str, str] | None = None) -> JudgedTurn:
+    concepts = concepts or {}
     return JudgedTurn(
         run_id=rid, turn=rec.turn, liked=j.liked, source=j.source,
         scores={"knowsim": turn_score(rec), "upward": float(rec.quantities.n_upward_transitions),
                 "reply_length": float(len(rec.assistant_message))},
         modes=tuple(sorted({m.value for _, m in rec.modes})), part=part, model=model,
+        explained=tuple((iu, concepts.get(iu, ""), m.value) for iu, m in rec.modes),
     )
+
+
+def _dc_parts(run: RunRecord) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
+    """Per IU of the run, how many turns it took each part in DC (:data:`knowsim_core.evaluation.iu_story.DC_PARTS`)."""
+    from knowsim_core.evaluation.iu_story import DC_PARTS, dc_part
+
+    counts = {n.id: dict.fromkeys(DC_PARTS, 0) for n in run.graph.nodes}
+    for rec in run.turns:
+        mentions: Counter[str] = Counter(x.id for x in rec.signals if x.mentioned and x.id is not None)
+        for node in rec.nodes:
+            part = dc_part(mentions[node.id], node.pre, node.ceiling_pre, node.post)
+            if part and node.id in counts:
+                counts[node.id][part] += 1
+    return tuple((n.id, n.concept, tuple(counts[n.id][p] for p in DC_PARTS)) for n in run.graph.nodes
+                 if n.id in counts)
 
 
 # ---------------------------------------------------------------------- the figures
@@ -509,10 +530,15 @@ def _mean(xs: list[float]) -> float:
 
 
 def to_json(a: Agreement) -> dict[str, Any]:
-    """The summary plus the rows a viewer links from (judged turns, rated conversations)."""
+    """The summary plus the rows a viewer links from (judged turns, rated conversations) and where
+    the reading and the people disagree (:func:`knowsim_core.evaluation.disagreement.disagreement`)."""
+    from knowsim_core.evaluation.disagreement import disagreement
+
     return {**a.summary,
             "turns": [{"run": t.run_id, "turn": t.turn, "liked": t.liked, "source": t.source, **t.scores,
-                       "modes": list(t.modes), "part": t.part, "model": t.model} for t in a.turns],
+                       "modes": list(t.modes), "part": t.part, "model": t.model,
+                       "explained": [list(x) for x in t.explained]} for t in a.turns],
             "runs": [{"run": c.run_id, "conversation": c.conversation, "level": c.level, "model": c.model,
                       "rating": c.rating, "correct": c.correct, "turns": c.turns, "part": c.part, **c.metrics}
-                     for c in a.conversations]}
+                     for c in a.conversations],
+            "disagreement": disagreement(a, directions=METRIC_DIRECTIONS)}

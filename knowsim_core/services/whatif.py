@@ -58,8 +58,11 @@ def whatif_edits(run: RunRecord) -> tuple[LabelEdit, ...] | None:
     return None if spec is None else parse_edits(str(spec))
 
 
-def describe(run: RunRecord) -> str | None:
-    """One line saying what a saved what-if is ("labels edited: turn=1,iu=IU10,…"), None otherwise."""
+def describe(run: RunRecord, *, source: str | None = None) -> str | None:
+    """One line saying what a saved what-if is ("labels edited: turn=1,iu=IU10,…"), None otherwise.
+
+    ``source``: how to name the run it was made from (``Parent.words()``: "deleted run …" once that
+    run is gone); by default ``run <id>``."""
     meta = dict(run.meta)
     if WHATIF_KEY not in meta:
         return None
@@ -70,7 +73,8 @@ def describe(run: RunRecord) -> str | None:
         parts.append(f"re-played on graph v{meta[WHATIF_GRAPH]}")
     if meta.get(WHATIF_OF):
         parts.append(f"one of the what-ifs of {meta[WHATIF_OF]}")
-    return "what-if of run " + str(meta.get(FORKED_FROM)) + (" — " + "; ".join(parts) if parts else "")
+    named = source or f"run {meta.get(FORKED_FROM)}"
+    return f"what-if of {named}" + (" — " + "; ".join(parts) if parts else "")
 
 
 def compute(store: Store, source_id: str, edits: Sequence[LabelEdit], *, graph_version: int | None = None) -> WhatIfRun:

@@ -50,12 +50,13 @@ PAGES = (HOME, QUESTIONS, SIMULATE, BATCH, GRAPH, FAILURES, RUNS, REALISM, AGREE
 
 # the query parameters beside the run filters' (RunFilter.param)
 RUN, PAIR, TURN = "run", "pair", "turn"  # Simulate: the run, the run beside it, the turn; Failure modes: one run
+IU = "iu"  # Simulate: the IU whose story is open
 QUESTION, VERSION = "question", "version"  # Simulate's setup, the Graph editor, the filter bars: a question's graph version
 WATCHED = "tag"  # Batch: the batch watched
 STATUS = "status"  # Failure modes across runs: which runs count
 BEFORE, AFTER = "before", "after"  # Failure modes, before / after: a batch or tag, and a what-if tag of it
 BAD_ONLY, GROUP, ORDER = "bad", "group", "order"  # Saved runs: failed / interrupted only, one line per batch, order
-SIMULATE_PARAMS = (RUN, PAIR, TURN)
+SIMULATE_PARAMS = (RUN, PAIR, TURN, IU)
 
 
 def navigation() -> dict[str, list]:
@@ -82,13 +83,16 @@ def entered(page: Page) -> bool:
 
 
 # ---------------------------------------------------------------------- parameters
-def simulate_params(run_ids: Sequence[str], turn: int | None = None) -> dict[str, str]:
-    """Simulate's deep link to one run or a pair (``?run=A&turn=3&pair=B``)."""
+def simulate_params(run_ids: Sequence[str], turn: int | None = None, iu: str | None = None) -> dict[str, str]:
+    """Simulate's deep link to one run or a pair (``?run=A&turn=3&pair=B``), with an IU's story
+    open (``&iu=IU3``)."""
     params = {RUN: run_ids[0]}
     if turn is not None:
         params[TURN] = str(int(turn))
     if len(run_ids) > 1:
         params[PAIR] = run_ids[1]
+    if iu:
+        params[IU] = iu
     return params
 
 
@@ -107,13 +111,19 @@ def _switch(page: Page, params: Mapping[str, str], where: str) -> None:
 
 def link(container, page: Page, label: str, *, icon: str | None = None,
          params: Mapping[str, str] | None = None) -> None:
-    """A link to ``page`` (with ``params``) drawn in ``container`` (``st`` or a container of it)."""
-    container.page_link(page.script, label=label, icon=icon, query_params=dict(params) if params else None)
+    """A link to ``page`` (with ``params``) drawn in ``container`` (``st`` or a container of it); a page
+    run on its own, without the app's navigation, shows the label as text instead."""
+    try:
+        container.page_link(page.script, label=label, icon=icon, query_params=dict(params) if params else None)
+    except st.errors.StreamlitAPIException:
+        container.caption(f"{label} (on the {page.title} page, not registered in this view)")
 
 
-def open_in_simulate(run_id: str, turn: int) -> None:
-    """Switch to the Simulate page at ``run_id``, turn ``turn`` (0 = the initial state)."""
-    _switch(SIMULATE, simulate_params((run_id,), turn), f"Open run {run_id} at turn {turn}")
+def open_in_simulate(run_id: str, turn: int, iu: str | None = None) -> None:
+    """Switch to the Simulate page at ``run_id``, turn ``turn`` (0 = the initial state), with the
+    story of ``iu`` open when one is named."""
+    where = f"Open run {run_id} at turn {turn}" + (f" with the story of {iu}" if iu else "")
+    _switch(SIMULATE, simulate_params((run_id,), turn, iu), where)
 
 
 def show_in_simulate(run_ids: Sequence[str], turn: int) -> None:

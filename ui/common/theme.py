@@ -8,6 +8,7 @@ the command line draw and spell a state or a mode alike.
 from __future__ import annotations
 
 from knowsim_core.engine.failures import FailureMode
+from knowsim_core.engine.metrics import METRIC_GLOSSARY
 from knowsim_core.engine.state import IUState
 from knowsim_core.vocab import (  # noqa: F401  (re-exported: the views import them from here)
     BORDER_COLOUR, CHANGED_COLOUR, EDGE_COLOUR, GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER,
@@ -43,7 +44,7 @@ def mode_colour(mode: FailureMode | str) -> str:
 
 
 # ---------------------------------------------------------------------- words on screen
-# Short definitions shown as help icons and in the Simulate glossary (spec §4.2–§4.9).
+# Short definitions shown as help icons and in the Simulate glossary (spec §4.2–§4.9, §6).
 GLOSSARY: dict[str, str] = {
     "τ": "the learner's capacity for one turn: how much load a turn can carry before it is overloaded "
          "(τ grows with the number of IUs in the graph).",
@@ -56,7 +57,9 @@ GLOSSARY: dict[str, str] = {
     "carry": "the fraction of a step an IU kept from overloaded turns; it adds up over consecutive overloaded "
              "turns that keep teaching the IU and is lost otherwise.",
     "step": "one move up the state ladder: unaware → struggling → partial → knows well.",
+    **METRIC_GLOSSARY,  # KG, DC and CO: their scale and a worked line (the core's words)
 }
+METRIC_TERMS = tuple(METRIC_GLOSSARY)  # "KG", "DC", "CO"
 
 
 def glossary_help(*terms: str) -> str:

@@ -86,6 +86,12 @@ def heatmap_figure(run: RunRecord) -> go.Figure:
     return fig
 
 
+def heatmap_iu(point: dict[str, Any], run: RunRecord) -> str | None:
+    """The IU of a clicked heatmap cell (its row), None when the point names no IU of ``run``."""
+    iu = point.get("y")
+    return iu if isinstance(iu, str) and iu in run.graph.index.label_of else None
+
+
 # ---------------------------------------------------------------------- many runs
 def shares_figure(facts: Sequence[RunFacts]) -> go.Figure:
     rows = shares_by_level(facts)

@@ -225,6 +225,7 @@ def confirm_delete(store, run_ids: list[str]) -> None:
     what = f"Run {ids[0]}" if len(ids) == 1 else f"These {len(ids)} runs ({', '.join(i[:12] for i in ids[:5])}" + (
         ", …)" if len(ids) > 5 else ")")
     st.write(f"{what} and all their turns will be deleted. This cannot be undone.")
+    warn_forks(store, ids)
     c1, c2 = st.columns(2)
     if c1.button("Delete", type="primary", key="del_yes"):
         _dismiss()
@@ -239,6 +240,49 @@ def confirm_delete(store, run_ids: list[str]) -> None:
     if c2.button("Cancel", key="del_no"):
         _dismiss()
         st.rerun()
+
+
+def kept_forks(store, run_ids: list[str]) -> dict[str, list[str]]:
+    """``{run: its forks that stay}`` for the runs about to be deleted (forks deleted with them left out)."""
+    gone = set(run_ids)
+    forks = store.runs.forks_of(run_ids)
+    return {p: kids for p in run_ids if (kids := [k for k in forks.get(p, []) if k not in gone])}
+
+
+def warn_forks(store, run_ids: list[str]) -> None:
+    """Before deleting: the forks of these runs that stay, listed, and what they will say of their parent."""
+    kept = kept_forks(store, run_ids)
+    if not kept:
+        return
+    lines = [f"- run `{p}`: {len(kids)} fork{'s' if len(kids) != 1 else ''} — "
+             + ", ".join(f"`{k}`" for k in kids[:10]) + (f" and {len(kids) - 10} more" if len(kids) > 10 else "")
+             for p, kids in kept.items()]
+    st.warning("Other runs were forked from " + ("this run" if len(run_ids) == 1 else "runs you are deleting")
+               + ". The forks stay, with their turns; each will name its parent as a **deleted run** (its id "
+               "is kept for that):\n" + "\n".join(lines), icon=":material/call_split:")
+
+
+def lineage(store, run_id: str) -> None:
+    """A fork's line: the run and turn it came from — a link while that run is stored, "deleted
+    run …" once it is not — and the forks made from this run."""
+    from knowsim_core.services.fork import parent_of
+
+    parent = parent_of(store, store.runs.load(run_id))
+    if parent is not None:
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.markdown(f":material/call_split: A fork of {parent.words()} at turn {parent.turn}.")
+        if parent.stored:
+            nav.link(row, nav.SIMULATE, "Open the original", params=nav.simulate_params((parent.run_id,), parent.turn))
+    kids = store.runs.forks_of([run_id]).get(run_id, [])
+    if kids:
+        st.caption(f"Forked {len(kids)} time{'s' if len(kids) != 1 else ''}: " + ", ".join(f"`{k}`" for k in kids[:10])
+                   + (f" and {len(kids) - 10} more" if len(kids) > 10 else ""))
+
+
+def open_note(row) -> str:
+    """What an ``open`` run is, said where it is selected."""
+    return (f"Open: played in the Studio and not ended (its tab may be closed). KG / DC / CO are its {row.turns} "
+            f"turn{'s' if row.turns != 1 else ''} so far; Open in Simulate plays on from turn {row.turns}.")
 
 
 def resume(store, run_id: str) -> None:

@@ -25,3 +25,16 @@ CUSTOM_GRAPH = "setup_custom_graph"
 def custom_table(epoch: int) -> str:
     """The starting-states table, drawn anew when ``epoch`` changes."""
     return f"setup_custom_states_{epoch}"
+
+
+# one IU's story under the player (ui.simulate.story)
+STORY_IU = "_ks_story_iu"  # the IU whose story is open (mirrored in ?iu=, see ui.common.nav.IU)
+STORY_PICK = "sim_story_pick"  # the IU box in the story's panel (set from STORY_IU before it is drawn)
+STORY_RUNS = "_ks_story_runs"  # the runs STORY_IU belongs to (another run starts with no story open)
+STORY_CLICKS = "_ks_story_clicks"  # the graph selections last seen, so only a new click opens a story
+
+
+def story_table(index: int, iu: str, turn: int) -> str:
+    """The story table of run ``index``'s IU ``iu`` as drawn at ``turn`` (a row click moves the
+    player; a new table per drawn turn keeps an old row selection from moving it back)."""
+    return f"sim_story_table_{index}_{iu}_{turn}"

@@ -8,7 +8,7 @@ needed — so reloading the page or losing the connection resumes the run.
 
 Runs played here are held under a lease (``store.runs.renew_lease``): each step renews it and the
 page renews it while the run is open (:meth:`Player.hold_leases`), so a run whose browser session
-went away is marked ``interrupted`` once the lease lapses and shows up on Saved runs with Resume.
+went away is left ``open`` once the lease lapses (with its metrics so far) and plays on when opened again.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Player:
     # ------------------------------------------------------------------ moving
     def _live(self, rid: str):
         """The run's LiveRun, claimed under a lease; a run whose lease lapsed while the page sat
-        idle (and was marked interrupted) is resumed again rather than refused."""
+        idle (and its hold was released) is claimed again rather than refused."""
         from knowsim_core.services.runner import resume_run
         from knowsim_core.storage import LEASE_SECONDS
 

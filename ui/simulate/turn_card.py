@@ -11,13 +11,13 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.evaluation.explain import explain_turn, iu_history
-from knowsim_core.engine.metrics import PROXY_DC_REASON, summary
+from knowsim_core.engine.metrics import PROXY_DC_REASON, kg_line, summary
 from knowsim_core.engine.records import recorded_proxy_dc
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.signals import AttemptType, TeachingQuality
 
 from ui.common.safe_text import inline_markdown
-from ui.common.theme import state_badge
+from ui.common.theme import glossary_help, state_badge
 from ui.common.tables import MISSING
 
 
@@ -30,13 +30,15 @@ def running_metrics(run: RunRecord, turn: int):
 
 def render_metrics(run: RunRecord, turn: int) -> None:
     m = running_metrics(run, turn)
+    turns = run.turns[:turn]
+    now = turns[-1].state_after if turns else run.initial_state
     c1, c2, c3 = st.columns(3)
+    # the glossary's words, and KG worked out for this run: "KG 14" beside "2 of 14 known well" was read
+    # as 14 IUs learnt, where it counts state steps
     c1.metric("Knowledge gain (KG)", str(m.knowledge_gain),
-              help="state steps gained since the start, summed over IUs (paper eq. 1)")
-    c2.metric("Delivery calibration (DC)", _fmt(m.delivery_calibration),
-              help="F1 of IUs absorbed vs. IUs taught and IUs teachable so far (paper eq. 2)")
-    c3.metric("Cognitive overload (CO)", _fmt(m.cognitive_overload),
-              help="mean over turns of min(1, load / capacity) (paper eq. 3)")
+              help=glossary_help("KG") + "\n\n**This run:** " + kg_line(run.initial_state, now) + ".")
+    c2.metric("Delivery calibration (DC)", _fmt(m.delivery_calibration), help=glossary_help("DC"))
+    c3.metric("Cognitive overload (CO)", _fmt(m.cognitive_overload), help=glossary_help("CO"))
     proxy = recorded_proxy_dc(run, turn)
     if proxy is not None:  # a replayed recording reports the proxy DC: show it beside the strict one
         st.caption(f"Recorded proxy DC: {proxy:.4f} — {PROXY_DC_REASON}.")

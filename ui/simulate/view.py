@@ -29,6 +29,7 @@ from ui.simulate.player import Player
 from ui.common.safe_text import inline_markdown
 from ui.common.theme import GLOSSARY, glossary_help
 from ui.people.agreement_view import render_turn_judgments
+from ui.simulate.story import render_story
 from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_card
 
 # one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
@@ -122,7 +123,7 @@ def _play_controls(p: Player) -> None:
         pb.speed = state.SPEEDS[choice]
         if pb.playing:
             st.rerun(scope="app")
-    with row.popover("Glossary", icon=":material/help:", help="What τ, load, η, ceiling, carry and step mean"):
+    with row.popover("Glossary", icon=":material/help:", help="What τ, load, η, ceiling, carry, step and the metrics KG, DC and CO mean"):
         for term, text in GLOSSARY.items():
             st.markdown(f"**{term}** — {text}")
     with row:
@@ -162,14 +163,15 @@ def _status(p: Player) -> str:
 def side_label(p: Player, index: int) -> str:
     """"A" / "B", and for a fork which run and turn it forked from (side by side, the two headers
     otherwise read alike)."""
-    from knowsim_core.services.fork import fork_link
+    from knowsim_core.services.fork import parent_of
 
     side = "AB"[index]
-    link = fork_link(p.runs[p.run_ids[index]])
-    if link:
-        parent, at = link
-        other = next((("AB"[i]) for i, r in enumerate(p.run_ids) if r == parent), f"run {parent[:8]}")
-        return f"{side} (fork of {other} at turn {at})"
+    parent = parent_of(p.store, p.runs[p.run_ids[index]])
+    if parent is not None:
+        other = next((("AB"[i]) for i, r in enumerate(p.run_ids) if r == parent.run_id),
+                     f"run {parent.run_id[:8]}" if parent.stored else
+                     ("deleted run " if parent.deleted else "absent run ") + parent.run_id[:8])
+        return f"{side} (fork of {other} at turn {parent.turn})"
     return side
 
 
@@ -205,7 +207,8 @@ def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: 
         if selected:
             render_iu_panel(run, selected, turn=min(p.turn, len(run.turns)), key=f"sim_iu_{index}")
         else:
-            st.caption("Click an IU in the graph to read what it is and why it did or did not advance.")
+            st.caption("Click an IU in the graph to read what it is and why it did or did not advance; "
+                       "its story over the whole run opens under the turn.")
 
 
 def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> None:
@@ -395,7 +398,7 @@ def at_turn(run: RunRecord, turn: int) -> RunRecord:
 @st.fragment(run_every=state.LEASE_RENEW_SECONDS)
 def _hold_leases(p: Player) -> None:
     """While this page is open in a browser, keep the leases of the runs it plays; when the
-    session goes away the timer stops and the runs are marked interrupted once the lease lapses."""
+    session goes away the timer stops and the runs are left open once the lease lapses."""
     p.hold_leases()
 
 
@@ -437,6 +440,7 @@ def render_player(p: Player) -> None:
                     if len(p.run_ids) > 1:  # a pair: the person's / researchers' 👍/👎 under each side's card
                         render_turn_judgments(p.store, rid, rec.turn, key=f"sim_judge_{i}")
                     _fork(p, i, rid)
+        render_story(p)  # one IU's story: its own panel under the turn
         if len(p.run_ids) == 2:
             _compare(p)
         state.sync_url(p)
