@@ -177,6 +177,26 @@ def test_every_environment_variable_the_code_reads_is_documented():
     assert not missing, f"not in docs/reference/configuration.md: {missing}"
 
 
+def _named_pages(folders) -> set[str]:
+    pattern = re.compile(r"\bdocs/[\w/.-]+\.md\b")
+    return {m for f in folders for path in ([f] if f.is_file() else f.rglob("*.py"))
+            for m in pattern.findall(path.read_text(encoding="utf-8"))}
+
+
+def test_every_page_the_code_names_in_a_message_exists(tmp_path):
+    """A message that sends its reader to the docs (the list of base URLs refused: docs/how-to/router.md)
+    names a page that is there and in the navigation. Planted fault: a module naming a page that is not."""
+    named = _named_pages([ROOT / "knowsim_core", ROOT / "ui", ROOT / "pages", ROOT / "app.py"])
+    assert "docs/how-to/router.md" in named
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for name in sorted(named):
+        assert (ROOT / name).is_file(), f"the code names {name}, which does not exist"
+        assert name.removeprefix("docs/") in nav, f"{name} is not in mkdocs.yml's nav"
+    planted = tmp_path / "planted.py"
+    planted.write_text('HINT = "see docs/how-to/no-such-page.md"\n')
+    assert not all((ROOT / n).is_file() for n in _named_pages([planted]))
+
+
 def test_every_screenshot_is_shown_by_a_page():
     shown = " ".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
     shown += (ROOT / "README.md").read_text(encoding="utf-8")
