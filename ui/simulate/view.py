@@ -36,11 +36,29 @@ from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_c
 # such a status pushed the gauge's ▲/▼ and its lower ticks below 900 px (issue 34 item 8)
 GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 288, 400
 COMPACT_CHART_HEIGHT = 150
-MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 210, 270
-# while the researcher types the next message the compose box takes the right column's top: the
-# messages and the why panel shrink so the three still end above 900 px (issue 34)
-TYPED_MESSAGES_HEIGHT, TYPED_IU_PANEL_HEIGHT = 100, 96
-TYPED_PREVIEW_HEIGHT = 52  # the learner's next message above the compose box: two lines, then it scrolls
+# The right column of one run has a fixed height that the compose box (typed runs), the turn's two
+# messages, their judgments and the IU panel share (PAGE_STYLE): the assistant's reply is drawn whole,
+# the learner's message scrolls inside a few lines of its own, and the IU panel takes what is left
+# (never less than a few lines; it scrolls inside). With fixed heights a long learner message pushed
+# the reply out of its box (issue 47).
+TURN_HEIGHT = 515
+IU_OPEN_HEIGHT = 190  # the IU panel once an IU is clicked: its name, state and why (it scrolls inside)
+PAIR_IU_PANEL_HEIGHT = 260
+PAGE_STYLE = """<style>
+[data-testid='stMainBlockContainer'] { padding-top: 3.6rem; }
+[data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.55rem; }
+.st-key-sim_title h1 { font-size: 1.6rem; padding: 0; }
+.st-key-sim_turn { overflow: hidden; }
+.st-key-sim_turn > * { flex-shrink: 0; }
+.st-key-sim_turn > :has(> .st-key-sim_messages) { flex: 0 1 auto; min-height: 5rem; display: flex; }
+.st-key-sim_turn .st-key-sim_messages { overflow-y: auto; flex: 1 1 auto; }
+.st-key-sim_messages [data-testid='stMarkdownContainer'] { font-size: 0.92rem; line-height: 1.45; }
+.st-key-sim_messages p { margin-bottom: 0.25rem; }
+.st-key-sim_learner { max-height: calc(3 * 1.45 * 0.92rem); overflow-y: auto; flex-shrink: 0; }
+.st-key-sim_learner p { margin-bottom: 0; }
+.st-key-sim_turn > :has(> .st-key-sim_iu_box_0) { flex-grow: 1; }
+[class*='st-key-sim_preview'] { max-height: 9.5rem; overflow-y: auto; }
+</style>"""
 
 
 PLAYER_FRAGMENT, PLAY_FRAGMENT = "sim_player", "sim_play_controls"
@@ -199,13 +217,13 @@ def _header(run: RunRecord, status: str = "", label: str = "", version: str = ""
                    "and the rules only read them. " + notes)
 
 
-def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str) -> None:
+def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str = "content") -> None:
     run = p.runs[rid]
     with st.container(border=True, height=height, key=f"sim_iu_box_{index}"):
         if selected:
             render_iu_panel(run, selected, turn=min(p.turn, len(run.turns)), key=f"sim_iu_{index}")
         else:
-            st.caption("Click an IU in the graph to read what it is and why it did or did not advance.")
+            st.caption("Click an IU in the graph to read why it did or did not advance.")
 
 
 def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> None:
@@ -213,13 +231,13 @@ def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> No
     top = gauge_top(run.turns, tau=run.tau)  # one scale for the whole run
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
-    g, c = st.columns([2, 3])
+    g, c = st.columns([1, 1])  # the gauge keeps room for its title ("turn 12: OVERLOADED · η = 0.83")
     with g:
         render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}", height=height)
     with c:
         render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}",
                           height=height)
-    st.caption("Gauge and bars share one scale for the whole run, 0 to the larger of 2τ and the run's highest load.",
+    st.caption("One scale for the whole run: 0 to the larger of 2τ and its highest load.",
                help=glossary_help("load", "τ", "η"))
 
 
@@ -238,19 +256,22 @@ def turn_judgment(p: Player, rid: str, rec: TurnRecord, *, key: str) -> None:
     render_turn_judgments(p.store, rid, rec.turn, key=key)
 
 
-def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
-    """The shown turn's two messages (scrolling inside their box, so the box stays in view)."""
+def _messages(p: Player, rid: str, *, key: str) -> None:
+    """The shown turn's two messages: the learner's scrolls inside a few lines of its own, the
+    assistant's reply is drawn whole (the box scrolls only when the reply alone outgrows the column)."""
     run, rec = p.runs[rid], p.record(rid)
-    with st.container(border=True, height=height, key=key):
+    with st.container(border=True, key=key):
         if rec is None:  # the question is in the page's header (once); here only what comes next
             st.caption(first_turn_hint(p, run))
             return
         # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
         # (and with it the page) to its bottom on every step
         st.markdown(f":material/person: **Learner** · turn {rec.turn}")
-        st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
+        with st.container(key="sim_learner"):
+            st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
         st.markdown(":material/school: **Assistant**")
-        st.markdown(inline_markdown(rec.assistant_message))
+        with st.container(key="sim_reply"):
+            st.markdown(inline_markdown(rec.assistant_message))
     # under the box, not inside it: inside, a long reply scrolled the turn's 👍/👎 out of sight (issue 34)
     turn_judgment(p, rid, rec, key="sim_judge_0")
 
@@ -270,16 +291,16 @@ def _single(p: Player, rid: str) -> None:
     under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
     _header(run, _status(p), version=graph_version_label(p, rid))
-    left, right = st.columns([11, 9], gap="medium")
+    left, right = st.columns(2, gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(0),
                                 height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)),
-                                min_label_px=MIN_LABEL_PX)  # readable labels; a tall graph pans
+                                min_label_px=MIN_LABEL_PX)  # the whole graph; ids only where labels would be tiny
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
-    with right:
-        typing = _compose(p, rid)
-        _messages(p, rid, height=TYPED_MESSAGES_HEIGHT if typing else MESSAGES_HEIGHT, key="sim_messages")
-        _iu_panel(p, 0, rid, selected, height=TYPED_IU_PANEL_HEIGHT if typing else IU_PANEL_HEIGHT)
+    with right, st.container(height=TURN_HEIGHT, border=False, key="sim_turn"):
+        _compose(p, rid)
+        _messages(p, rid, key="sim_messages")
+        _iu_panel(p, 0, rid, selected, height=IU_OPEN_HEIGHT if selected else "content")
     if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
 
@@ -296,7 +317,7 @@ def _pair(p: Player) -> None:
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(i),
                                     height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True,
                                     modes=turn_modes(run, p.record(rid)))
-            _iu_panel(p, i, rid, selected, height=260 if selected else "content")
+            _iu_panel(p, i, rid, selected, height=PAIR_IU_PANEL_HEIGHT if selected else "content")
             if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
                 st.caption(f"This run ended after turn {len(run.turns)}.")
             _gauges(p, i, rid)
@@ -312,9 +333,9 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
     with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
-                # a fixed height that scrolls: the paper-like learner's message runs to three lines or
-                # more, and an unbounded one pushed the why panel below 900 px (issue 34 item 8)
-                with st.container(height=TYPED_PREVIEW_HEIGHT, border=False, key=f"sim_preview{suffix}"):
+                # whole: the reply is written to it (PAGE_STYLE scrolls only one longer than ~6 lines;
+                # two lines in a fixed box cut it mid-sentence, issue 47)
+                with st.container(border=False, key=f"sim_preview{suffix}"):
                     st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
                 st.error(f"The simulated learner could not write its message: {exc}")
