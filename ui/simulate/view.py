@@ -40,7 +40,7 @@ COMPACT_CHART_HEIGHT = 150
 # messages, their judgments and the IU panel share (PAGE_STYLE): the assistant's reply is drawn whole,
 # the learner's message scrolls inside a few lines of its own, and the IU panel takes what is left
 # (never less than a few lines; it scrolls inside). With fixed heights a long learner message pushed
-# the reply out of its box (issue 47).
+# the reply out of its box.
 TURN_HEIGHT = 515
 IU_OPEN_HEIGHT = 190  # the IU panel once an IU is clicked: its name, state and why (it scrolls inside)
 PAIR_IU_PANEL_HEIGHT = 260
@@ -334,7 +334,7 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
         if role == "assistant":
             try:
                 # whole: the reply is written to it (PAGE_STYLE scrolls only one longer than ~6 lines;
-                # two lines in a fixed box cut it mid-sentence, issue 47)
+                # two lines in a fixed box cut it mid-sentence)
                 with st.container(border=False, key=f"sim_preview{suffix}"):
                     st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
