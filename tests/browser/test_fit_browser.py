@@ -123,3 +123,15 @@ def test_labels_are_drawn_in_the_lines_they_were_sent(studio, screen):
     labels = {n["id"]: n["label"] for n in screen.evaluate(
         "(key) => window.__knowsim[key].nodes.get().map(n => ({id: n.id, label: n.label}))", key)}
     assert "Expectation-\nmaximizing" in labels["IU1"] and "Internationalization" in labels["IU3"].split("\n"), labels
+
+
+def test_with_no_run_open_the_title_stands_above_the_set_up_form(studio, screen):
+    """Beside the open form, the title floated by its middle; above it, it reads as the page's title."""
+    Store(studio.db).questions.seed_samples()
+    screen.goto(f"{studio.url}/simulate", timeout=90_000)
+    wait_idle(screen, timeout=90_000)
+    screen.locator(".st-key-setup_start button").wait_for()
+    title = screen.locator(".st-key-sim_title h1").first.bounding_box()
+    form = screen.locator("[data-testid='stMain'] [data-testid='stExpander']").first.bounding_box()
+    assert title["y"] + title["height"] <= form["y"] + 1, (title, form)
+    assert abs(title["x"] - form["x"]) <= 2, (title, form)  # one left edge: the title over the form

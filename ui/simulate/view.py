@@ -48,6 +48,7 @@ PAGE_STYLE = """<style>
 [data-testid='stMainBlockContainer'] { padding-top: 3.6rem; }
 [data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.55rem; }
 .st-key-sim_title h1 { font-size: 1.6rem; padding: 0; }
+.st-key-sim_title [data-testid='stMarkdownContainer'] { margin-bottom: 0; }
 .st-key-sim_turn { overflow: hidden; }
 .st-key-sim_turn > * { flex-shrink: 0; }
 .st-key-sim_turn > :has(> .st-key-sim_messages) { flex: 0 1 auto; min-height: 5rem; display: flex; }
