@@ -5,7 +5,7 @@ const LOADING = (window.__ksVisLoading = window.__ksVisLoading || {});
 const REGISTRY = (window.__knowsim = window.__knowsim || {});
 const TWEEN_MS = 150;
 const COMPACT_X = 0.45; // compact graphs (side by side): labels are ids only, so columns sit closer
-const SMALL_Y = 0.55; // a graph drawn with ids only because its labels would be too small: rows sit closer too
+const SMALL_Y = 0.5; // a graph drawn with ids only because its labels would be too small: rows sit closer too
 
 function loadVis(url) {
   if (window.vis && window.vis.Network) return Promise.resolve(window.vis);

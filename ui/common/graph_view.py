@@ -46,8 +46,8 @@ _CSS = """
 HINT = "Hover an IU to read it, click to select it; scroll to zoom, drag to pan."
 HINT_VIEW_ONLY = "Hover an IU to read it; scroll to zoom, drag to pan."  # no click: nothing to select
 # a graph drawn with ids only (its whole labels would fall below MIN_LABEL_PX) says why, in one line
-HINT_IDS = "Ids only, to fit: hover an IU to read it, click to select it, scroll to zoom."
-HINT_IDS_VIEW_ONLY = "Ids only, to fit: hover an IU to read it, scroll to zoom."
+HINT_IDS = "Ids only (to fit): hover to read, click to select, scroll to zoom, drag to pan."
+HINT_IDS_VIEW_ONLY = "Ids only (to fit): hover to read, scroll to zoom, drag to pan."
 LABEL_FONT_PX = 15
 MIN_LABEL_PX = 11  # the smallest label drawn: a smaller fit draws ids only; a compact graph pans instead
 COMPACT_MARGIN_PX = 70  # a compact canvas: its layout's height at MIN_LABEL_PX + a node + the fit's margins
