@@ -12,13 +12,17 @@ vis-network cut "Expectation-maximizing" into "Expectation-maximizin" / "g".
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
+from knowsim_core.storage.run_filter import RunFilter
 
-from tests.browser.conftest import wait_idle
+from tests.browser.conftest import ROOT, wait_idle
 from tests.browser.test_simulate_layout import VIEWPORT, main_scroll, screen, shot  # noqa: F401 — the 1400×900 page
 
 pytestmark = pytest.mark.browser
@@ -135,3 +139,19 @@ def test_with_no_run_open_the_title_stands_above_the_set_up_form(studio, screen)
     form = screen.locator("[data-testid='stMain'] [data-testid='stExpander']").first.bounding_box()
     assert title["y"] + title["height"] <= form["y"] + 1, (title, form)
     assert abs(title["x"] - form["x"]) <= 2, (title, form)  # one left edge: the title over the form
+
+
+def test_a_reading_keeps_its_turn_on_screen_and_a_short_message_whole(studio, screen):
+    """A reading of a human conversation carries a caption of three lines above the turn: the turn
+    gives way (it ran ~80 px below the window), and a one-line learner message is drawn whole (a
+    negative margin of Streamlit's once left it 5 px tall in its box)."""
+    subprocess.run([sys.executable, "-m", "knowsim_core", "import", str(ROOT / "docs" / "examples" / "conversation.jsonl"),
+                    "--db", str(studio.db)], cwd=ROOT, check=True, capture_output=True)
+    rid = Store(studio.db).search.list(RunFilter(origin="recorded"), limit=1)[0].id
+    open_at(studio, screen, rid, 1)
+    turn, learner = (screen.evaluate(RECT_JS, s) for s in (".st-key-sim_turn", ".st-key-sim_learner"))
+    assert turn["bottom"] <= VIEWPORT["height"], turn
+    assert learner["client"] >= learner["scroll"] and "What is 3/4 + 1/6?" in learner["text"], learner
+    assert screen.evaluate(BOXES_OUTSIDE_JS, "sim_graph_0") == []
+    # four IUs in one row: whole labels, not ids only
+    assert screen.evaluate("() => window.__knowsim.sim_graph_0.small") is False

@@ -49,7 +49,7 @@ HINT_VIEW_ONLY = "Hover an IU to read it; scroll to zoom, drag to pan."  # no cl
 HINT_IDS = "Ids only (to fit): hover to read, click to select, scroll to zoom, drag to pan."
 HINT_IDS_VIEW_ONLY = "Ids only (to fit): hover to read, scroll to zoom, drag to pan."
 LABEL_FONT_PX = 15
-MIN_LABEL_PX = 11  # the smallest label drawn: a smaller fit draws ids only; a compact graph pans instead
+MIN_LABEL_PX = 11  # compact graphs never zoom out below this label size; the view pans instead
 COMPACT_MARGIN_PX = 70  # a compact canvas: its layout's height at MIN_LABEL_PX + a node + the fit's margins
 _PLAIN = {"c": "#FFFFFF", "f": "#000000", "g": "", "bw": 1, "d": False}
 MODE_ORDER: tuple[FailureMode, ...] = tuple(FailureMode)
@@ -182,8 +182,8 @@ def render_graph(
         min_label_px: the whole graph is always fitted into the canvas (on load and on every
             resize); where its labels would then be smaller than this, the nodes show glyph and id
             only, closer together (the concept is in the hover line). 0: whole labels at any size.
-            Simulate's player graph passes :data:`MIN_LABEL_PX`: fitted into its 288 px with whole
-            labels, an 18-IU graph nine rows deep drew ~6 px labels.
+            Simulate's player graph passes 9: fitted into its 288 px with whole labels, an 18-IU
+            graph nine rows deep drew ~6 px labels.
 
     Returns:
         The id of the IU the user clicked last, if it is still in the graph.

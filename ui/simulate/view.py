@@ -24,7 +24,7 @@ from knowsim_core.evaluation.explain import explain_turn
 
 from ui.simulate import keys, state
 from ui.simulate.gauge import gauge_top, render_gauge, render_load_chart
-from ui.common.graph_view import MIN_LABEL_PX, render_graph, render_legend
+from ui.common.graph_view import render_graph, render_legend
 from ui.simulate.player import Player
 from ui.common.safe_text import inline_markdown
 from ui.common.theme import GLOSSARY, glossary_help
@@ -35,6 +35,10 @@ from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_c
 # the graph leaves room for a status of two lines (a virtual stop and the run's end named): at 310 px
 # such a status pushed the gauge's ▲/▼ and its lower ticks below 900 px (issue 34 item 8)
 GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 288, 400
+MIN_GRAPH_HEIGHT = 200  # what the graph keeps when a caption above the turn takes room
+# whole labels down to 9 px (a row of four concepts in the half-page canvas draws at ~9.4 px); a graph
+# whose whole labels would be smaller is drawn with ids only, so that all of it fits
+WHOLE_LABEL_PX = 9
 COMPACT_CHART_HEIGHT = 150
 # The right column of one run has a fixed height that the compose box (typed runs), the turn's two
 # messages, their judgments and the IU panel share (PAGE_STYLE): the assistant's reply is drawn whole,
@@ -53,10 +57,13 @@ PAGE_STYLE = """<style>
 .st-key-sim_turn > * { flex-shrink: 0; }
 .st-key-sim_turn > :has(> .st-key-sim_messages) { flex: 0 1 auto; min-height: 5rem; display: flex; }
 .st-key-sim_turn .st-key-sim_messages { overflow-y: auto; flex: 1 1 auto; }
+.st-key-sim_messages > * { flex-shrink: 0; }
 .st-key-sim_messages [data-testid='stMarkdownContainer'] { font-size: 0.92rem; line-height: 1.45; }
 .st-key-sim_messages p { margin-bottom: 0.25rem; }
-.st-key-sim_learner { max-height: calc(3 * 1.45 * 0.92rem); overflow-y: auto; flex-shrink: 0; }
+.st-key-sim_learner { max-height: calc(3 * 1.45 * 0.92rem); overflow-y: auto; flex: 0 0 auto; }
 .st-key-sim_learner p { margin-bottom: 0; }
+.st-key-sim_learner [data-testid='stMarkdownContainer'], .st-key-sim_reply [data-testid='stMarkdownContainer'] {
+  margin-bottom: 0; }
 .st-key-sim_turn > :has(> .st-key-sim_iu_box_0) { flex-grow: 1; }
 [class*='st-key-sim_preview'] { max-height: 9.5rem; overflow-y: auto; }
 </style>"""
@@ -203,7 +210,12 @@ def graph_version_label(p: Player, rid: str) -> str:
     return f"graph v{number}" if number is not None else ""
 
 
-def _header(run: RunRecord, status: str = "", label: str = "", version: str = "") -> None:
+CAPTION_CHARS_PER_LINE, CAPTION_LINE_PX = 140, 22  # a caption across the page at 1400 px (0.875rem)
+
+
+def _header(run: RunRecord, status: str = "", label: str = "", version: str = "") -> int:
+    """The run's header line (and, for a reading of a human conversation, what it is and how far
+    its reader is trusted); the pixels that caption takes at 1400 px, which the turn below gives up."""
     adapters = run.adapter
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
             f"user {adapters.get('user', '?')} · τ = {run.tau}" + (f" · {version}" if version else ""))
@@ -214,8 +226,11 @@ def _header(run: RunRecord, status: str = "", label: str = "", version: str = ""
         from knowsim_core.services.reader_trust import runs_note
 
         notes = " ".join(n["text"] for n in runs_note([run]).values())
-        st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
+        caption = ("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
                    "and the rules only read them. " + notes)
+        st.caption(caption)
+        return CAPTION_LINE_PX * -(-len(caption) // CAPTION_CHARS_PER_LINE)
+    return 0
 
 
 def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str = "content") -> None:
@@ -291,14 +306,16 @@ def _single(p: Player, rid: str) -> None:
     """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
     under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
-    _header(run, _status(p), version=graph_version_label(p, rid))
+    taken = _header(run, _status(p), version=graph_version_label(p, rid))  # a reading's caption: the turn gives way
     left, right = st.columns(2, gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(0),
-                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)),
-                                min_label_px=MIN_LABEL_PX)  # the whole graph; ids only where labels would be tiny
+                                height=max(MIN_GRAPH_HEIGHT, GRAPH_HEIGHT - taken), descriptions=False,
+                                modes=turn_modes(run, p.record(rid)),
+                                min_label_px=WHOLE_LABEL_PX)  # the whole graph; ids only where labels would be tiny
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
-    with right, st.container(height=TURN_HEIGHT, border=False, key="sim_turn"):
+    with right, st.container(height=TURN_HEIGHT - (GRAPH_HEIGHT - max(MIN_GRAPH_HEIGHT, GRAPH_HEIGHT - taken)),
+                             border=False, key="sim_turn"):
         _compose(p, rid)
         _messages(p, rid, key="sim_messages")
         _iu_panel(p, 0, rid, selected, height=IU_OPEN_HEIGHT if selected else "content")
