@@ -47,7 +47,7 @@ def cli(studio, *argv: str) -> str:
 
 
 def newest(studio, *filters: str) -> dict:
-    return json.loads(cli(studio, "runs", "--json", *filters))[0]
+    return json.loads(cli(studio, "runs", "--json", *filters))["runs"][0]
 
 
 def differs(browser, old: bytes, new: bytes) -> float:
