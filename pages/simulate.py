@@ -43,7 +43,7 @@ if player is not None:
     row = st.container(horizontal=True, vertical_alignment="center")
     head = row.container()
     # the question once, here (the turn card no longer repeats it at turn 0); its run ids beside it
-    # clipped to keep the header within two lines at 1400 px (the turn must fit below it); the whole text on hover
+    # clipped to keep the header within two lines at 1400 px (the turn must fit below it); all of it on hover
     text = " ".join(run.question.split())
     short = clip(text, 110)
     if is_human_reading(run):  # a real conversation: its title, level, tutor, rating and answer, not its "hello"

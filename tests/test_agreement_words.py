@@ -34,7 +34,8 @@ def test_an_interval_on_the_far_side_of_the_null_runs_against_the_stated_directi
     dc = read_auc(0.24, [0.05, 0.45], "DC is higher for correct answers", "DC is higher for wrong answers")
     assert dc.endswith(f"its interval lies below 0.5: {AGAINST}"), dc
     # CO (lower is better): an interval below 0.5 is the stated direction, one above runs against it
-    assert read_auc(0.3, [0.1, 0.45], "a", "b", stated=-1).endswith("its interval lies below 0.5: in the stated direction")
+    in_direction = read_auc(0.3, [0.1, 0.45], "a", "b", stated=-1)
+    assert in_direction.endswith("its interval lies below 0.5: in the stated direction")
     assert read_auc(0.7, [0.55, 0.9], "a", "b", stated=-1).endswith(f"its interval lies above 0.5: {AGAINST}")
     assert read_rho(-0.5, [-0.8, -0.1], "kg").endswith(f"its interval lies below 0: {AGAINST}")
     assert read_interval([0.4, 0.6], 0.5, 1) == "its interval includes 0.5: cannot be told from no relation"

@@ -89,7 +89,8 @@ def test_the_whole_reply_is_in_view_beside_a_long_learner_message(studio, screen
     open_at(studio, screen, live.run_id, 2)
     assert main_scroll(screen) == 0
     box = screen.evaluate(RECT_JS, ".st-key-sim_messages")
-    reply = screen.evaluate("""() => { const all = document.querySelectorAll(".st-key-sim_messages [data-testid='stMarkdownContainer']");
+    reply = screen.evaluate("""() => {
+        const all = document.querySelectorAll(".st-key-sim_messages [data-testid='stMarkdownContainer']");
         const e = all[all.length - 1]; const r = e.getBoundingClientRect();
         return {top: r.top, bottom: r.bottom, text: e.innerText}; }""")
     assert rec.assistant_message.split()[-1] in reply["text"] and rec.assistant_message.split()[0] in reply["text"]
@@ -145,8 +146,9 @@ def test_a_reading_keeps_its_turn_on_screen_and_a_short_message_whole(studio, sc
     """A reading of a human conversation carries a caption of three lines above the turn: the turn
     gives way (it ran ~80 px below the window), and a one-line learner message is drawn whole (a
     negative margin of Streamlit's once left it 5 px tall in its box)."""
-    subprocess.run([sys.executable, "-m", "knowsim_core", "import", str(ROOT / "docs" / "examples" / "conversation.jsonl"),
-                    "--db", str(studio.db)], cwd=ROOT, check=True, capture_output=True)
+    example = ROOT / "docs" / "examples" / "conversation.jsonl"
+    subprocess.run([sys.executable, "-m", "knowsim_core", "import", str(example), "--db", str(studio.db)], cwd=ROOT,
+                   check=True, capture_output=True)
     rid = Store(studio.db).search.list(RunFilter(origin="recorded"), limit=1)[0].id
     open_at(studio, screen, rid, 1)
     turn, learner = (screen.evaluate(RECT_JS, s) for s in (".st-key-sim_turn", ".st-key-sim_learner"))

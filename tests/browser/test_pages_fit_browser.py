@@ -56,7 +56,8 @@ def test_the_paper_check_tables_stay_inside_the_page(studio, screen):
     screen.wait_for_function(f"() => ({TABLES_JS})() >= 2", timeout=30_000)  # tables drawn, not placeholders
     assert screen.evaluate(OVERFLOW_JS) == []
     # why the proxy DC reads "—", said on the page
-    screen.get_by_text("DC (proxy) “—”: the paper's DC (the legacy proxy) is computed from each turn's record").first.wait_for()
+    why = "DC (proxy) “—”: the paper's DC (the legacy proxy) is computed from each turn's record"
+    screen.get_by_text(why).first.wait_for()
     shot(screen, "paper-check-1400x900.png")
 
 

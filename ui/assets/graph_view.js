@@ -158,10 +158,10 @@ function build(vis, box, info, d, setStateValue) {
   net.on("hoverNode", (p) => { info.textContent = describe(g.data, p.node); });
   net.on("afterDrawing", (ctx) => { drawSelection(g, ctx); drawBadges(g, ctx); });
   net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : hintOf(g); });
-  net.once("afterDrawing", () => fitView(g, box));
-  // a column that settles after the first drawing, or a window resized: fit again
+  net.once("afterDrawing", () => { g.drawn = true; fitView(g, box); });
+  // a column that settles after the first drawing (or had no size yet), or a window resized: fit again
   g.resizer = new ResizeObserver(() => {
-    if (g.fittedTo && g.fittedTo !== box.clientWidth + "x" + box.clientHeight) fitView(g, box);
+    if (g.drawn && g.fittedTo !== box.clientWidth + "x" + box.clientHeight) fitView(g, box);
   });
   g.resizer.observe(box);
   return g;

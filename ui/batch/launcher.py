@@ -263,7 +263,8 @@ def summary(store: Any, rec: Launch, counts: dict[str, int]) -> list[str]:
                      "without one.")
     failures = [r for r in runs if r.status == RunStatus.FAILED]
     for r in failures[:FAILED_SHOWN]:
-        lines.append(f"Failed: {r.question_id} · {r.level} · {r.assistant} · seed {r.seed} — {r.error or 'no error stored'}")
+        lines.append(f"Failed: {r.question_id} · {r.level} · {r.assistant} · seed {r.seed} — "
+                     f"{r.error or 'no error stored'}")
     if len(failures) > FAILED_SHOWN:
         lines.append(f"… and {len(failures) - FAILED_SHOWN} more failed (Saved runs, Failed / interrupted only).")
     if left or failed:

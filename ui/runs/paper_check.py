@@ -88,7 +88,8 @@ def paper_check_tab(db) -> None:
     st.subheader("Each assistant (beside, not pooled)")
     table(strategy_rows(outcomes), key="pc_strategies", labels=MODE_LABELS)
     st.caption(f"{', '.join(m.letter for m in FAILURE_ORDER)} %: the share (%) of explained IU-turns in "
-               + ", ".join(m.title for m in FAILURE_ORDER) + f" (the graphs' badges). DC (proxy) “—”: {DC_PROXY_WHY}")
+               + ", ".join(m.title for m in FAILURE_ORDER)
+               + f" (the graphs' badges). DC (proxy) “—”: {DC_PROXY_WHY}")
     cell = [f for f in facts if f.level == "novice" and f.assistant.endswith("adaptive")]
     if cell:
         by_id = {f.run_id: o for f, o in zip(facts, outcomes)}

@@ -65,7 +65,8 @@ PAGE_STYLE = """<style>
 .st-key-sim_learner [data-testid='stMarkdownContainer'], .st-key-sim_reply [data-testid='stMarkdownContainer'] {
   margin-bottom: 0; }
 .st-key-sim_turn > :has(> .st-key-sim_iu_box_0) { flex-grow: 1; }
-[class*='st-key-sim_preview'] { max-height: 9.5rem; overflow-y: auto; }
+[class*='st-key-sim_preview'] { max-height: calc(8 * 1.45 * 0.92rem + 0.5rem); overflow-y: auto; }
+[class*='st-key-sim_preview'] [data-testid='stMarkdownContainer'] { font-size: 0.92rem; line-height: 1.45; }
 </style>"""
 
 
@@ -306,16 +307,15 @@ def _single(p: Player, rid: str) -> None:
     """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
     under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
-    taken = _header(run, _status(p), version=graph_version_label(p, rid))  # a reading's caption: the turn gives way
+    taken = _header(run, _status(p), version=graph_version_label(p, rid))
+    graph_height = max(MIN_GRAPH_HEIGHT, GRAPH_HEIGHT - taken)  # a reading's caption: the turn gives way
     left, right = st.columns(2, gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(0),
-                                height=max(MIN_GRAPH_HEIGHT, GRAPH_HEIGHT - taken), descriptions=False,
-                                modes=turn_modes(run, p.record(rid)),
+                                height=graph_height, descriptions=False, modes=turn_modes(run, p.record(rid)),
                                 min_label_px=WHOLE_LABEL_PX)  # the whole graph; ids only where labels would be tiny
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
-    with right, st.container(height=TURN_HEIGHT - (GRAPH_HEIGHT - max(MIN_GRAPH_HEIGHT, GRAPH_HEIGHT - taken)),
-                             border=False, key="sim_turn"):
+    with right, st.container(height=TURN_HEIGHT - (GRAPH_HEIGHT - graph_height), border=False, key="sim_turn"):
         _compose(p, rid)
         _messages(p, rid, key="sim_messages")
         _iu_panel(p, 0, rid, selected, height=IU_OPEN_HEIGHT if selected else "content")
@@ -351,8 +351,8 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
     with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
-                # whole: the reply is written to it (PAGE_STYLE scrolls only one longer than ~6 lines;
-                # two lines in a fixed box cut it mid-sentence)
+                # whole: the reply is written to it (PAGE_STYLE scrolls only one longer than eight lines,
+                # ~500 characters; two lines in a fixed box cut it mid-sentence)
                 with st.container(border=False, key=f"sim_preview{suffix}"):
                     st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
