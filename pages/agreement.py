@@ -16,6 +16,7 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement import collect, to_json
+from knowsim_core.evaluation.agreement_words import with_baselines
 from knowsim_core.storage.run_filter import RunFilter
 from ui.common import nav
 from ui.common.frame import ensure_frame
@@ -98,10 +99,9 @@ verdict = rep["scores"]["knowsim"]["verdict"]
 beaten = [b for b, where in rep["versus_baselines"].items() if where["whole"] != "above the baseline"]
 # green only when the score holds on both parts *and* stands above every baseline
 (st.success if verdict == "replicates" and not beaten else st.warning)(
-    f"KnowSim's turn score on the two parts: **{verdict}**"
-    + (f"; but **not distinguishable from the baseline** ({', '.join(b.replace('_', ' ') for b in beaten)})"
-       if beaten else "") + f". {votes['scores']['knowsim']['reading']}.",
-    icon=av.VERDICT_ICONS.get(verdict, ":material/info:") if not beaten else ":material/warning:")
+    f"KnowSim's turn score on the two parts: **{with_baselines(verdict, [b.replace('_', ' ') for b in beaten])}**. "
+    f"{votes['scores']['knowsim']['reading']}.",
+    icon=av.verdict_icon(verdict) if not beaten else ":material/warning:")
 for b, where in rep["versus_baselines"].items():
     st.markdown(f":material/compare_arrows: Against the {b.replace('_', ' ')} baseline "
                 f"({report['baselines'][b]['direction']}): whole **{where['whole']}**; part A {where['A']}; "

@@ -18,6 +18,7 @@ from ui.common import nav
 from ui.common.frame import ensure_frame
 from ui.common.questions import KIND_SHORT, by_kind, question_label
 from ui.common.resources import agent_ids, db_path, get_store
+from ui.common.safe_text import inline_markdown
 
 ensure_frame(nav.BATCH)  # a deep link as a fresh server's first request must still run app.py
 
@@ -138,7 +139,8 @@ def watch() -> None:
         c1, c2 = st.columns(2)
         if c1.button("Stop", key="batch_stop", help="no new conversation starts; those in flight finish their turn"):
             bv.stop(rec)
-        if c2.button("Stop now", key="batch_stop_now", help="a second Ctrl-C: in-flight conversations are interrupted"):
+        if c2.button("Stop now", key="batch_stop_now",
+                     help="conversations in flight stop at once, marked interrupted (Resume continues them)"):
             bv.stop(rec, now=True)
         if not was_alive:
             st.rerun()  # it was relaunched elsewhere: poll again
@@ -146,9 +148,8 @@ def watch() -> None:
     if was_alive:
         st.rerun()  # it just ended: redraw the page without the polling
     st.subheader("Summary")
-    if rec.pid > 0:
-        # wrapped: a long progress or summary line was cut at the right edge (issue 24 item 15)
-        st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None, wrap_lines=True)
+    # the page's own words, from the database (the command's printout is for a terminal)
+    st.markdown("\n".join(f"- {inline_markdown(line)}" for line in bv.summary(db, rec, counts)))
     if counts[RunStatus.FINISHED] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         try:
             bv.launch(path, bv.resume_argv(rec), rec.tag)

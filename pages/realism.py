@@ -17,7 +17,7 @@ from ui.common import nav
 from ui.common.frame import ensure_frame
 from ui.common.resources import agent_ids, agent_settings, get_store
 from ui.common.selection import selected_rows
-from ui.common.tables import MISSING
+from ui.common.tables import MISSING, static_table
 from ui.people import keys
 from ui.people.realism_view import level_figure, level_series
 
@@ -80,13 +80,13 @@ for reader_note in report.get("reader", {}).values():
 if report.get("skipped"):
     st.caption(f"Skipped {len(report['skipped'])} conversation(s) without a reading: "
                + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
-st.dataframe(realism.marked_rows(report["summary"]), hide_index=True, key="realism_summary", placeholder=MISSING)
+static_table(realism.marked_rows(report["summary"]), key="realism_summary")
 if "hindsight" not in report:
     st.caption("Hindsight (the file's states) not scored: a model simulator would be called twice per turn.")
 else:
     with st.expander("Beside it, with hindsight: initial states from the file", expanded=False):
         st.caption(realism.START_HELP["file"] + ". Not the headline: these states know how the conversation went.")
-        st.dataframe(realism.marked_rows(report["hindsight"]["summary"]), hide_index=True, key="realism_hindsight", placeholder=MISSING)
+        static_table(realism.marked_rows(report["hindsight"]["summary"]), key="realism_hindsight")
 with st.expander("What the columns and the floors mean", expanded=True):
     lines = [f"- **{realism.METRIC_LABELS[m]}**: {text}" for m, text in realism.METRIC_HELP.items()]
     lines += [f"- **{uid}** — {text}" for uid, text in realism.FLOOR_HELP.items()]
@@ -96,7 +96,7 @@ with st.expander("By half of the split (development = the learners' rules chosen
                  "to choose them)"):
     for part, by_user in report["by_split"].items():
         st.caption(part)
-        st.dataframe(realism.marked_rows(by_user), hide_index=True, key=f"realism_split_{part}", placeholder=MISSING)
+        static_table(realism.marked_rows(by_user), key=f"realism_split_{part}")
 left, right = st.columns(2)
 with left:
     metric = st.selectbox("Per level", list(realism.METRICS), key="realism_metric",
@@ -108,12 +108,14 @@ with left:
     st.caption("n = scored turns of that level; floors hatched."
                + (f" No {realism.METRIC_LABELS[metric]} for: {', '.join(empty)}." if empty else "")
                + (f" Too few turns to compare: {', '.join(few)}." if few else ""))
-    st.dataframe(realism.level_table(report, metric), hide_index=True, key="realism_levels", placeholder=MISSING)
 with right:
     who = st.selectbox("Simulator", scored, key="realism_user")
-    conf = realism.confusion(report, who)
-    st.caption("Dialogue acts: real (rows) × simulated (columns)")
-    st.dataframe([{"real act": g, **row} for g, row in conf.items()], hide_index=True, key="realism_confusion", placeholder=MISSING)
+# the tables under the two columns, at the page's width: in half of it they ran off its edge
+st.caption(f"{realism.METRIC_LABELS[metric]} per level")
+static_table(realism.level_table(report, metric), key="realism_levels")
+conf = realism.confusion(report, who)
+st.caption(f"Dialogue acts of {who}: real (rows) × simulated (columns)")
+static_table([{"real act": g, **row} for g, row in conf.items()], key="realism_confusion")
 
 st.subheader("Turns")
 turns = realism.turn_rows(report, who)

@@ -41,7 +41,7 @@ if f["group"]:  # one line per batch tag; picking one lists its runs
         st.button(f"Show the runs of batch {picked[0]}" if picked[0] else "Show the runs made one by one",
                   key="runs_show_batch", on_click=run_list.show_batch, args=(picked[0],))
     st.stop()
-page = st.number_input("Page", 1, value=1, key="runs_page") - 1
+page = st.number_input("Page", 1, value=1, key="runs_page", width=140) - 1  # a number box, not a full-width bar
 try:
     rows, total = run_list.fetch(db, f, page=page)
 except KnowSimError as exc:

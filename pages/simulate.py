@@ -14,24 +14,24 @@ from ui.common.resources import get_store
 from ui.common.safe_text import inline_markdown
 from ui.simulate import state
 from ui.simulate.setup import render_setup
-from ui.simulate.view import render_player
+from ui.simulate.view import PAGE_STYLE, render_player
 
 ensure_frame(nav.SIMULATE)  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
-# the whole turn fits a 1400×900 window: little blank space above, a compact title
-st.html("<style>[data-testid='stMainBlockContainer'] { padding-top: 3.6rem; }"
-        " [data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.55rem; }"
-        " .st-key-sim_title h1 { font-size: 1.6rem; padding: 0; }</style>")
-top = st.container(horizontal=True, vertical_alignment="center", key="sim_top")  # title and the setup, one row
+st.html(PAGE_STYLE)  # the whole turn fits a 1400×900 window: little blank space above, a compact title
+try:
+    player, problem = state.player(store), ""
+except KnowSimError as exc:
+    player, problem = None, f"The run in the link cannot be opened: {exc}"
+    state.close_runs()
+# with a run open, the title and the folded set-up share one row (the turn must fit the window);
+# with none, the title stands above the open set-up form (beside it, it floated by the form's middle)
+top = st.container(horizontal=player is not None, vertical_alignment="center", key="sim_top")
 with top.container(key="sim_title", width="content"):
     st.title("Simulate")
-try:
-    player = state.player(store)
-except KnowSimError as exc:
-    st.error(f"The run in the link cannot be opened: {exc}")
-    state.close_runs()
-    player = None
+if problem:
+    top.error(problem)
 
 # keyed by the runs shown: a new run (after Start) gets a new expander, drawn collapsed, so the run
 # lands where the form was (the browser would otherwise keep the form open)
@@ -44,9 +44,9 @@ if player is not None:
     row = st.container(horizontal=True, vertical_alignment="center")
     head = row.container()
     # the question once, here (the turn card no longer repeats it at turn 0); its run ids beside it
-    # clipped to two lines at 1400 px (the turn must fit the window below it); the whole text on hover
+    # clipped to keep the header within two lines at 1400 px (the turn must fit below it); all of it on hover
     text = " ".join(run.question.split())
-    short = clip(text, 150)
+    short = clip(text, 110)
     if is_human_reading(run):  # a real conversation: its title, level, tutor, rating and answer, not its "hello"
         head.markdown(reading_heading(store.questions.get(run.question_id), store.search.get_row(player.run_ids[0]), run)
                       + "  \nFirst message: " + inline_markdown(short),

@@ -390,14 +390,15 @@ def _conversations(convs: list[Conversation], resamples: int) -> dict[str, Any]:
         corr = scoring.rank_correlations(xs, ys)
         ci = rho_with_ci(xs, ys, resamples=resamples)
         rating[metric] = {**corr, "n": len(rated), "ci": ci, "direction": METRIC_DIRECTIONS[metric][1],
-                          "reading": read_rho(corr["spearman"], ci, metric)}
+                          "reading": read_rho(corr["spearman"], ci, metric, stated=METRIC_DIRECTIONS[metric][0])}
         known = [c for c in convs if c.correct is not None and c.metrics.get(metric) is not None]
 
         value, ci = auc_with_ci([([c.metrics[metric]], []) if c.correct else ([], [c.metrics[metric]])
                                  for c in known], resamples=resamples)
         correct[metric] = {"auc": value, "n": len(known), "correct": sum(bool(c.correct) for c in known), "ci": ci,
                            "reading": read_auc(value, ci, f"{metric.upper()} is higher for correct answers",
-                                               f"{metric.upper()} is higher for wrong answers")}
+                                               f"{metric.upper()} is higher for wrong answers",
+                                               stated=METRIC_DIRECTIONS[metric][0])}
     return {"n": len(convs), "rated": sum(c.rating is not None for c in convs), "rating": rating,
             "correctness": correct}
 

@@ -34,9 +34,9 @@ class QuestionRow:
     @property
     def title(self) -> str:
         """What a picker shows: the stored title, else the text's first sentence (clipped)."""
-        from knowsim_core.text.titles import short_title
+        from knowsim_core.text.titles import question_title
 
-        return self.stored_title or short_title(self.text)
+        return question_title(self.text, self.stored_title)
 
     @property
     def kind_label(self) -> str:

@@ -130,7 +130,9 @@ def test_compare_two_runs(page, studio, seeded):
         assert px >= 11 - 1e-6, (key, px)
         assert nodes_outside_canvas(page, key) == [], key  # every IU shown at that size
     hints = page.locator(".ks-info").all_text_contents()
-    assert "Hover over an IU to read it." in hints and not any("click" in h for h in hints)
+    from ui.common.graph_view import HINT_VIEW_ONLY
+
+    assert HINT_VIEW_ONLY in hints and not any("click" in h for h in hints)
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator('[data-testid="stMain"]').get_by_text("Compare", exact=True).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "compare.png"))

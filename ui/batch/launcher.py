@@ -224,6 +224,54 @@ def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
     return done / counts["cells"], f"{done} / {counts['cells']} conversations done{how}"
 
 
+FAILED_SHOWN = 5  # failed conversations named in the summary; the rest are counted
+
+
+def summary(store: Any, rec: Launch, counts: dict[str, int]) -> list[str]:
+    """The page's own account of a batch that is not playing, from the database: how its
+    conversations ended, what they spent, which failed and why, and what Resume would do.
+
+    Not the command's printout: that is written for a terminal (progress bars redrawn in place,
+    "Ctrl-C again to stop at once", a resume command to type), and the page has its own progress
+    bar, Stop buttons and Resume. The printout is shown only for a batch that stored no plan — the
+    process ended before it could, and its last lines are all there is to say why.
+    """
+    cells = counts["cells"]
+    if not cells:
+        tail = log_tail(rec)
+        return ["The batch stored no plan: its process ended before it started a conversation."
+                + (" It printed: " + " / ".join(tail) if tail else "")]
+    finished, failed = counts[RunStatus.FINISHED], counts[RunStatus.FAILED]
+    left = counts[RunStatus.INTERRUPTED] + counts[CellOutcome.NOT_STARTED]
+    if finished == cells:
+        lines = [f"All {cells} conversations finished." if cells > 1 else "Its one conversation finished."]
+    else:
+        parts = [f"{counts[s]} {s}" for s in (RunStatus.FAILED, RunStatus.INTERRUPTED, CellOutcome.NOT_STARTED)
+                 if counts[s]]
+        lines = [f"{finished} of {cells} conversations finished" + (f"; {', '.join(parts)}" if parts else "") + "."]
+    runs = store.search.list(RunFilter(batch_tag=rec.tag), limit=max(cells, 1) * 2)
+    tokens_in, tokens_out = sum(r.tokens_in for r in runs), sum(r.tokens_out for r in runs)
+    cost = sum(r.cost_usd or 0.0 for r in runs)
+    if tokens_in or tokens_out or cost:
+        lines.append(f"Model use: {tokens_in + tokens_out:,} tokens ({tokens_in:,} in, {tokens_out:,} out), "
+                     f"${cost:.4f}.")
+    else:
+        lines.append("No model calls (offline agents only).")
+    budget = BatchRequest.from_argv(rec.argv).max_cost if rec.argv and rec.argv[0] == "batch" else None
+    if budget is not None and left:
+        lines.append(f"It had a budget of ${budget:.2f}: no conversation starts past it. Resume plays the rest "
+                     "without one.")
+    failures = [r for r in runs if r.status == RunStatus.FAILED]
+    for r in failures[:FAILED_SHOWN]:
+        lines.append(f"Failed: {r.question_id} · {r.level} · {r.assistant} · seed {r.seed} — "
+                     f"{r.error or 'no error stored'}")
+    if len(failures) > FAILED_SHOWN:
+        lines.append(f"… and {len(failures) - FAILED_SHOWN} more failed (Saved runs, Failed / interrupted only).")
+    if left or failed:
+        lines.append("Resume plays the interrupted, failed and not-started conversations; finished ones are kept.")
+    return lines
+
+
 def log_tail(rec: Launch, lines: int = LOG_TAIL_LINES) -> list[str]:
     """The last lines the batch printed (its summary once it has ended), progress redraws folded."""
     try:
@@ -240,4 +288,4 @@ def resume_argv(rec: Launch) -> list[str]:
 
 
 __all__ = ["Launch", "alive", "elsewhere", "launch", "launches", "launches_dir", "log_tail", "new_tag",
-           "playing_elsewhere", "preview", "progress", "request", "resume_argv", "stop"]
+           "playing_elsewhere", "preview", "progress", "request", "resume_argv", "stop", "summary"]

@@ -13,12 +13,12 @@ import json
 from functools import lru_cache
 
 from knowsim_core.engine.graph import IUGraph
-from knowsim_core.presentation.layout import layered_positions
+from knowsim_core.presentation.layout import LABEL_LIMIT, LABEL_WIDTH, layered_positions, wrap_label
 
 ROW_GAP = 85
 COL_GAP = 165
-LABEL_WRAP = 18  # characters per label line on the canvas
-LABEL_MAX = 42  # characters of the concept shown on the node (the rest is in the info line)
+LABEL_WRAP = LABEL_WIDTH  # characters per label line on the canvas
+LABEL_MAX = LABEL_LIMIT  # characters of the concept shown on the node (the rest is in the info line)
 
 
 def positions(graph: IUGraph) -> dict[str, tuple[int, int]]:
@@ -33,21 +33,9 @@ def _positions(graph_json: str) -> tuple[tuple[str, tuple[int, int]], ...]:
 
 
 def wrap(text: str, width: int = LABEL_WRAP, limit: int = LABEL_MAX) -> str:
-    """Short multi-line label text for the canvas (the full text is in the info line)."""
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    lines: list[str] = []
-    line = ""
-    for word in text.split(" "):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    if line:
-        lines.append(line)
-    return "\n".join(lines)
+    """Short multi-line label text for the canvas (the full text is in the info line), broken at
+    word boundaries (:func:`~knowsim_core.presentation.layout.wrap_label`)."""
+    return wrap_label(text, width, limit)
 
 
 def signature(graph: IUGraph) -> str:

@@ -43,8 +43,11 @@ _CSS = """
 .ks-canvas { width: 100%; border: 1px solid #e3e3e3; border-radius: 6px; background: #ffffff; }
 .ks-info { min-height: 1.4em; padding: 4px 2px; font-size: 0.85rem; color: #333333; white-space: pre-wrap; }
 """
-HINT = "Hover over an IU to read it; click it to select it."
-HINT_VIEW_ONLY = "Hover over an IU to read it."  # a graph that cannot be selected must not invite a click
+HINT = "Hover an IU to read it, click to select it; scroll to zoom, drag to pan."
+HINT_VIEW_ONLY = "Hover an IU to read it; scroll to zoom, drag to pan."  # no click: nothing to select
+# a graph drawn with ids only (its whole labels would fall below MIN_LABEL_PX) says why, in one line
+HINT_IDS = "Ids only (to fit): hover to read, click to select, scroll to zoom, drag to pan."
+HINT_IDS_VIEW_ONLY = "Ids only (to fit): hover to read, scroll to zoom, drag to pan."
 LABEL_FONT_PX = 15
 MIN_LABEL_PX = 11  # compact graphs never zoom out below this label size; the view pans instead
 COMPACT_MARGIN_PX = 70  # a compact canvas: its layout's height at MIN_LABEL_PX + a node + the fit's margins
@@ -112,6 +115,7 @@ def graph_data(
         "height": height,
         "selectable": selectable,
         "hint": HINT if selectable else HINT_VIEW_ONLY,
+        "hintSmall": HINT_IDS if selectable else HINT_IDS_VIEW_ONLY,
         "nodes": nodes,
         "marked": [list(e) for e in marked],
         "compact": compact,
@@ -175,9 +179,11 @@ def render_graph(
             :data:`MIN_LABEL_PX` labels — it pans instead.
         modes: ``{IU id: FailureMode}`` for the IUs explained this turn, drawn as a lettered badge
             in the failure palette at each node's corner (named in :func:`legend_html`).
-        min_label_px: the view never zooms out below labels of this size (0: fit the whole graph,
-            whatever the size); the top rows stay in view and the rest pans. Simulate's player
-            graph passes :data:`MIN_LABEL_PX`: fitted into its 310 px, a 16-IU graph drew ~7 px labels.
+        min_label_px: the whole graph is always fitted into the canvas (on load and on every
+            resize); where its labels would then be smaller than this, the nodes show glyph and id
+            only, closer together (the concept is in the hover line). 0: whole labels at any size.
+            Simulate's player graph passes 9: fitted into its 288 px with whole labels, an 18-IU
+            graph nine rows deep drew ~6 px labels.
 
     Returns:
         The id of the IU the user clicked last, if it is still in the graph.

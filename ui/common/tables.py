@@ -1,10 +1,11 @@
-"""What every table of the Studio shares: how a missing value reads, and columns wide enough for
-their text.
+"""What every table of the Studio shares: how a missing value reads, and text tables that stay
+inside the page.
 
 Streamlit draws a missing cell as "None" (Python's word) unless told otherwise: a run with no turns
-showed KG "None" on Saved runs (issue 34). Its grid also cuts a text cell at the column's width with
-no way to read the rest but to widen the column by hand ("1/1 (100 %, 1 ov…", "Studio (sp…" on the
-Paper check tab): :func:`fitted_columns` sizes each text column to its longest entry.
+showed KG "None" on Saved runs (issue 34). Its grid (``st.dataframe``) cuts a text cell at the
+column's width, and a table of many long text columns ran off the right edge of the page at
+1400 px (Realism, Paper check). Where nobody sorts or selects, :func:`static_table` draws such a
+table within the page's width, every cell wrapped between words in a row as tall as it needs.
 """
 
 from __future__ import annotations
@@ -14,29 +15,20 @@ from typing import Any, Iterable, Mapping
 import streamlit as st
 
 MISSING = "—"  # a missing value in every table (never "None")
-CHAR_PX, PAD_PX = 7.5, 18  # Source Sans at the grid's 14 px, and a cell's two paddings
-MAX_TEXT_PX = 520  # a longer text wraps in no grid cell: past this the column scrolls sideways
 
 
-def text_width(values: Iterable[Any], header: str = "") -> int:
-    """Pixels that hold the longest of ``values`` (and the header) on one line."""
-    longest = max([len(header), *(len(str(v)) for v in values if v is not None)])
-    return int(PAD_PX + CHAR_PX * longest)
+def static_table(rows: list[Mapping[str, Any]], *, key: str, hide: Iterable[str] = (),
+                 labels: Mapping[str, str] | None = None) -> None:
+    """``rows`` as a table drawn whole within the page's width (``st.table``), for tables nobody
+    sorts or selects in. ``hide``: columns left out (a caption says once what they held for every
+    row); ``labels``: a shorter header for a column. ``key`` names the table's container
+    (``st-key-…``). Cells are markdown: the text goes through
+    :func:`~ui.common.safe_text.inline_markdown`, so nothing in it loads or lays out a block."""
+    from ui.common.safe_text import inline_markdown
 
-
-def fitted_columns(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """A ``column_config`` giving each text column of ``rows`` the width of its longest entry
-    (numbers keep Streamlit's own width: they are short and right-aligned)."""
-    if not rows:
-        return {}
-    config: dict[str, Any] = {}
-    for name in rows[0]:
-        values = [r.get(name) for r in rows]
-        if any(isinstance(v, str) for v in values):
-            config[name] = st.column_config.TextColumn(name, width=min(MAX_TEXT_PX, text_width(values, name)))
-    return config
-
-
-def full_height(n_rows: int) -> int:
-    """A table height that shows ``n_rows`` rows and the header without scrolling inside it."""
-    return 38 + 35 * max(1, n_rows)
+    hidden, labels = set(hide), dict(labels or {})
+    names = [n for n in (rows[0] if rows else {}) if n not in hidden]
+    shown = [{inline_markdown(labels.get(n, n)): inline_markdown(MISSING if r.get(n) is None else str(r.get(n)))
+              for n in names} for r in rows]
+    with st.container(key=key):
+        st.table(shown, hide_index=True)

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from knowsim_core.evaluation.agreement_words import AGAINST
 from knowsim_core.evaluation.scoring import roc_points
 from knowsim_core.formats.judgments import Judgment
 from ui.common.safe_text import inline_markdown
@@ -110,6 +111,13 @@ def ci_text(entry: dict[str, Any], key: str = "auc") -> str:
 UP_MD, DOWN_MD = ":material/thumb_up: up", ":material/thumb_down: down"
 UP_WORD, DOWN_WORD = "thumb up", "thumb down"
 VERDICT_ICONS = {"replicates": ":material/check_circle:", "does not replicate": ":material/warning:"}
+AGAINST_ICON = ":material/south_west:"  # a figure whose interval runs against its stated direction
+
+
+def verdict_icon(verdict: str) -> str:
+    if AGAINST in verdict:
+        return AGAINST_ICON
+    return VERDICT_ICONS.get(verdict, ":material/info:")
 
 
 def ci_only(entry: dict[str, Any] | None) -> str:
@@ -155,11 +163,14 @@ def conversation_readings(report: dict[str, Any]) -> str:
     """Each per-conversation figure in plain words, as a markdown list."""
     convs = report["conversations"]
     lines = []
+    def flagged(reading: str) -> str:  # a figure running against its stated direction is marked, not stated flatly
+        return f"{AGAINST_ICON} {reading}" if AGAINST in reading else reading
+
     for m, r in convs["rating"].items():
-        lines.append(f"- **{m.upper()} vs rating** — {r.get('reading', '')}")
+        lines.append(f"- **{m.upper()} vs rating** ({r.get('direction', '')}) — {flagged(r.get('reading', ''))}")
         k = convs["correctness"].get(m)
         if k:
-            lines.append(f"- **{m.upper()} vs a correct answer** — {k.get('reading', '')}")
+            lines.append(f"- **{m.upper()} vs a correct answer** — {flagged(k.get('reading', ''))}")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ can compare their numbers with the stored records.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Sequence
 
 import plotly.graph_objects as go
@@ -54,6 +55,14 @@ def turn_bars_figure(run: RunRecord) -> go.Figure:
     return fig
 
 
+HOVER_CHARS = 70  # characters per line of a hover label: a why of 290 characters on one line ran off the plot
+
+
+def hover_lines(text: str, width: int = HOVER_CHARS) -> str:
+    """``text`` as hover-label lines of at most ``width`` characters, broken between words only."""
+    return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
+
+
 def heatmap_figure(run: RunRecord) -> go.Figure:
     """IU × turn: colour = mode, hover = the IU's why that turn (knowsim_core.evaluation.explain); blank = not explained."""
     ids = sorted(run.graph.index.ids, key=natural_key)
@@ -68,7 +77,7 @@ def heatmap_figure(run: RunRecord) -> go.Figure:
             if w.id in row:
                 if w.mode is not None:
                     z[row[w.id]][col[turn]] = pos[w.mode]
-                text[row[w.id]][col[turn]] = f"{w.id} · turn {turn}<br>{w.why}"
+                text[row[w.id]][col[turn]] = f"{w.id} · turn {turn}<br>{hover_lines(w.why)}"
     n = len(FAILURE_ORDER)
     scale = []
     for i, m in enumerate(FAILURE_ORDER):

@@ -15,18 +15,25 @@ of its stored records.
 from __future__ import annotations
 
 import streamlit as st
-from ui.common.tables import MISSING, fitted_columns, full_height
+from ui.common.tables import static_table
 from knowsim_core.vocab import Population
 
 from dataclasses import replace
 
+from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.evaluation.paper import (
-    CO_TOLERANCE, DC_TOLERANCE, KG_TOLERANCE, KG_TOLERANCE_ABS, PAPER_POPULATION, SHARE_TOLERANCE, check_rows,
-    level_checks, outcome_from_facts, outcome_of, population, recording_rows, strategy_rows, task_of,
+    BENCHMARK, CO_TOLERANCE, DC_TOLERANCE, KG_TOLERANCE, KG_TOLERANCE_ABS, PAPER_POPULATION, SHARE_TOLERANCE,
+    VALIDATION, check_rows, level_checks, outcome_from_facts, outcome_of, population, recording_rows, strategy_rows,
+    task_of,
 )
 
 LIMIT = 5000  # newest finished runs read (a 60-question × 3-level × 4-strategy matrix is 720)
 RECORD_LIMIT = 60  # adaptive × novice records read for the per-turn comparison
+DC_PROXY_WHY = (f"the paper's DC (the legacy proxy) is computed from each turn's record, which this tab reads only "
+                f"for the adaptive × novice cell below (up to {RECORD_LIMIT} runs); the stored run summaries it reads "
+                "for the rest carry strict DC only. Every cell with the proxy: `python benchmarks/paper_check.py`.")
+# the failure modes' columns headed by the badge letters the graphs and the legend use
+MODE_LABELS = {m.title: f"{m.letter} %" for m in FAILURE_ORDER}
 
 
 def paper_check_tab(db) -> None:
@@ -73,9 +80,16 @@ def paper_check_tab(db) -> None:
                           help="the paper's benchmark ran one strategy prompt (simple) for every tutor: compare "
                                "one assistant's runs, not a pool of strategies")
     st.subheader(f"Per level: {chosen} beside the paper")
-    table(check_rows(level_checks(population(outcomes, chosen)), population_name=chosen), key="pc_table")
+    # the paper's population is the same for every row of a source: said once here, not in a column
+    table(check_rows(level_checks(population(outcomes, chosen)), population_name=chosen), key="pc_table",
+          hide=("paper population",))
+    st.caption(f"The paper's populations: Fig. 6 and Table 4 — {BENCHMARK}; Table 12 — {VALIDATION}. "
+               f"DC (proxy) “—”: {DC_PROXY_WHY}")
     st.subheader("Each assistant (beside, not pooled)")
-    table(strategy_rows(outcomes), key="pc_strategies")
+    table(strategy_rows(outcomes), key="pc_strategies", labels=MODE_LABELS)
+    st.caption(f"{', '.join(m.letter for m in FAILURE_ORDER)} %: the share (%) of explained IU-turns in "
+               + ", ".join(m.title for m in FAILURE_ORDER)
+               + f" (the graphs' badges). DC (proxy) “—”: {DC_PROXY_WHY}")
     cell = [f for f in facts if f.level == "novice" and f.assistant.endswith("adaptive")]
     if cell:
         by_id = {f.run_id: o for f, o in zip(facts, outcomes)}
@@ -91,8 +105,8 @@ def paper_check_tab(db) -> None:
         table(recording_rows(list(by_id.values())), key="pc_recordings")
 
 
-def table(rows: list[dict], *, key: str) -> None:
-    """Every row and every cell whole: text columns as wide as their longest entry, no inner
-    scrolling ("1/1 (100 %, 1 ov…", "Studio (sp…" and a cut-off last row before, issue 34)."""
-    st.dataframe(rows, hide_index=True, key=key, placeholder=MISSING, column_config=fitted_columns(rows),
-                 height=full_height(len(rows)))
+def table(rows: list[dict], *, key: str, **shown) -> None:
+    """Every row and every cell whole, within the page's width: long texts wrap between words in
+    taller rows ("1/1 (100 %, 1 ov…", "Studio (sp…" and a cut-off last row in a grid before; then
+    a table that ran off the page's right edge at 1400 px)."""
+    static_table(rows, key=key, **shown)

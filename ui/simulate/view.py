@@ -24,7 +24,7 @@ from knowsim_core.evaluation.explain import explain_turn
 
 from ui.simulate import keys, state
 from ui.simulate.gauge import gauge_top, render_gauge, render_load_chart
-from ui.common.graph_view import MIN_LABEL_PX, render_graph, render_legend
+from ui.common.graph_view import render_graph, render_legend
 from ui.simulate.player import Player
 from ui.common.safe_text import inline_markdown
 from ui.common.theme import GLOSSARY, glossary_help
@@ -36,12 +36,39 @@ from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_c
 # the graph leaves room for a status of two lines (a virtual stop and the run's end named): at 310 px
 # such a status pushed the gauge's ▲/▼ and its lower ticks below 900 px (issue 34 item 8)
 GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 288, 400
+MIN_GRAPH_HEIGHT = 200  # what the graph keeps when a caption above the turn takes room
+# whole labels down to 9 px (a row of four concepts in the half-page canvas draws at ~9.4 px); a graph
+# whose whole labels would be smaller is drawn with ids only, so that all of it fits
+WHOLE_LABEL_PX = 9
 COMPACT_CHART_HEIGHT = 150
-MESSAGES_HEIGHT, IU_PANEL_HEIGHT = 210, 270
-# while the researcher types the next message the compose box takes the right column's top: the
-# messages and the why panel shrink so the three still end above 900 px (issue 34)
-TYPED_MESSAGES_HEIGHT, TYPED_IU_PANEL_HEIGHT = 100, 96
-TYPED_PREVIEW_HEIGHT = 52  # the learner's next message above the compose box: two lines, then it scrolls
+# The right column of one run has a fixed height that the compose box (typed runs), the turn's two
+# messages, their judgments and the IU panel share (PAGE_STYLE): the assistant's reply is drawn whole,
+# the learner's message scrolls inside a few lines of its own, and the IU panel takes what is left
+# (never less than a few lines; it scrolls inside). With fixed heights a long learner message pushed
+# the reply out of its box.
+TURN_HEIGHT = 515
+IU_OPEN_HEIGHT = 190  # the IU panel once an IU is clicked: its name, state and why (it scrolls inside)
+PAIR_IU_PANEL_HEIGHT = 260
+PAGE_STYLE = """<style>
+[data-testid='stMainBlockContainer'] { padding-top: 3.6rem; }
+[data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.55rem; }
+.st-key-sim_title h1 { font-size: 1.6rem; padding: 0; }
+.st-key-sim_title [data-testid='stMarkdownContainer'] { margin-bottom: 0; }
+.st-key-sim_turn { overflow: hidden; }
+.st-key-sim_turn > * { flex-shrink: 0; }
+.st-key-sim_turn > :has(> .st-key-sim_messages) { flex: 0 1 auto; min-height: 5rem; display: flex; }
+.st-key-sim_turn .st-key-sim_messages { overflow-y: auto; flex: 1 1 auto; }
+.st-key-sim_messages > * { flex-shrink: 0; }
+.st-key-sim_messages [data-testid='stMarkdownContainer'] { font-size: 0.92rem; line-height: 1.45; }
+.st-key-sim_messages p { margin-bottom: 0.25rem; }
+.st-key-sim_learner { max-height: calc(3 * 1.45 * 0.92rem); overflow-y: auto; flex: 0 0 auto; }
+.st-key-sim_learner p { margin-bottom: 0; }
+.st-key-sim_learner [data-testid='stMarkdownContainer'], .st-key-sim_reply [data-testid='stMarkdownContainer'] {
+  margin-bottom: 0; }
+.st-key-sim_turn > :has(> .st-key-sim_iu_box_0) { flex-grow: 1; }
+[class*='st-key-sim_preview'] { max-height: calc(8 * 1.45 * 0.92rem + 0.5rem); overflow-y: auto; }
+[class*='st-key-sim_preview'] [data-testid='stMarkdownContainer'] { font-size: 0.92rem; line-height: 1.45; }
+</style>"""
 
 
 PLAYER_FRAGMENT, PLAY_FRAGMENT = "sim_player", "sim_play_controls"
@@ -186,7 +213,12 @@ def graph_version_label(p: Player, rid: str) -> str:
     return f"graph v{number}" if number is not None else ""
 
 
-def _header(run: RunRecord, status: str = "", label: str = "", version: str = "") -> None:
+CAPTION_CHARS_PER_LINE, CAPTION_LINE_PX = 140, 22  # a caption across the page at 1400 px (0.875rem)
+
+
+def _header(run: RunRecord, status: str = "", label: str = "", version: str = "") -> int:
+    """The run's header line (and, for a reading of a human conversation, what it is and how far
+    its reader is trusted); the pixels that caption takes at 1400 px, which the turn below gives up."""
     adapters = run.adapter
     line = (f"**{run.level.capitalize()} learner** · assistant {adapters.get('assistant', '?')} · "
             f"user {adapters.get('user', '?')} · τ = {run.tau}" + (f" · {version}" if version else ""))
@@ -197,18 +229,20 @@ def _header(run: RunRecord, status: str = "", label: str = "", version: str = ""
         from knowsim_core.services.reader_trust import runs_note
 
         notes = " ".join(n["text"] for n in runs_note([run]).values())
-        st.caption("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
+        caption = ("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
                    "and the rules only read them. " + notes)
+        st.caption(caption)
+        return CAPTION_LINE_PX * -(-len(caption) // CAPTION_CHARS_PER_LINE)
+    return 0
 
 
-def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str) -> None:
+def _iu_panel(p: Player, index: int, rid: str, selected: str | None, *, height: int | str = "content") -> None:
     run = p.runs[rid]
     with st.container(border=True, height=height, key=f"sim_iu_box_{index}"):
         if selected:
             render_iu_panel(run, selected, turn=min(p.turn, len(run.turns)), key=f"sim_iu_{index}")
         else:
-            st.caption("Click an IU in the graph to read what it is and why it did or did not advance; "
-                       "its story over the whole run opens under the turn.")
+            st.caption("Click an IU in the graph to read why it did or did not advance, and its story over the run.")
 
 
 def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> None:
@@ -216,13 +250,13 @@ def _gauges(p: Player, index: int, rid: str, *, height: int | None = None) -> No
     top = gauge_top(run.turns, tau=run.tau)  # one scale for the whole run
     rec = p.record(rid)
     prev = p.record(rid, p.turn - 1) if p.turn > 1 else None
-    g, c = st.columns([2, 3])
+    g, c = st.columns([1, 1])  # the gauge keeps room for its title ("turn 12: OVERLOADED · η = 0.83")
     with g:
         render_gauge(rec, tau=run.tau, previous=prev, top=top, key=f"sim_gauge_{index}", height=height)
     with c:
         render_load_chart(run.turns[: max(p.turn, 0)], tau=run.tau, current=p.turn, top=top, key=f"sim_load_{index}",
                           height=height)
-    st.caption("Gauge and bars share one scale for the whole run, 0 to the larger of 2τ and the run's highest load.",
+    st.caption("One scale for the whole run: 0 to the larger of 2τ and its highest load.",
                help=glossary_help("load", "τ", "η"))
 
 
@@ -241,19 +275,22 @@ def turn_judgment(p: Player, rid: str, rec: TurnRecord, *, key: str) -> None:
     render_turn_judgments(p.store, rid, rec.turn, key=key)
 
 
-def _messages(p: Player, rid: str, *, height: int, key: str) -> None:
-    """The shown turn's two messages (scrolling inside their box, so the box stays in view)."""
+def _messages(p: Player, rid: str, *, key: str) -> None:
+    """The shown turn's two messages: the learner's scrolls inside a few lines of its own, the
+    assistant's reply is drawn whole (the box scrolls only when the reply alone outgrows the column)."""
     run, rec = p.runs[rid], p.record(rid)
-    with st.container(border=True, height=height, key=key):
+    with st.container(border=True, key=key):
         if rec is None:  # the question is in the page's header (once); here only what comes next
             st.caption(first_turn_hint(p, run))
             return
         # plain blocks, not st.chat_message: a chat message in a fixed-height box scrolls the box
         # (and with it the page) to its bottom on every step
         st.markdown(f":material/person: **Learner** · turn {rec.turn}")
-        st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
+        with st.container(key="sim_learner"):
+            st.markdown(inline_markdown(rec.user_message))  # stored text: nothing fetched, no raw layout
         st.markdown(":material/school: **Assistant**")
-        st.markdown(inline_markdown(rec.assistant_message))
+        with st.container(key="sim_reply"):
+            st.markdown(inline_markdown(rec.assistant_message))
     # under the box, not inside it: inside, a long reply scrolled the turn's 👍/👎 out of sight (issue 34)
     turn_judgment(p, rid, rec, key="sim_judge_0")
 
@@ -272,17 +309,18 @@ def _single(p: Player, rid: str) -> None:
     """One run, the whole turn in one screen (1400×900): the graph with the load gauge and chart
     under it on the left; the turn's two messages and the selected IU's why on the right."""
     run = p.runs[rid]
-    _header(run, _status(p), version=graph_version_label(p, rid))
-    left, right = st.columns([11, 9], gap="medium")
+    taken = _header(run, _status(p), version=graph_version_label(p, rid))
+    graph_height = max(MIN_GRAPH_HEIGHT, GRAPH_HEIGHT - taken)  # a reading's caption: the turn gives way
+    left, right = st.columns(2, gap="medium")
     with left:
         selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(0),
-                                height=GRAPH_HEIGHT, descriptions=False, modes=turn_modes(run, p.record(rid)),
-                                min_label_px=MIN_LABEL_PX)  # readable labels; a tall graph pans
+                                height=graph_height, descriptions=False, modes=turn_modes(run, p.record(rid)),
+                                min_label_px=WHOLE_LABEL_PX)  # the whole graph; ids only where labels would be tiny
         _gauges(p, 0, rid, height=COMPACT_CHART_HEIGHT)
-    with right:
-        typing = _compose(p, rid)
-        _messages(p, rid, height=TYPED_MESSAGES_HEIGHT if typing else MESSAGES_HEIGHT, key="sim_messages")
-        _iu_panel(p, 0, rid, selected, height=TYPED_IU_PANEL_HEIGHT if typing else IU_PANEL_HEIGHT)
+    with right, st.container(height=TURN_HEIGHT - (GRAPH_HEIGHT - graph_height), border=False, key="sim_turn"):
+        _compose(p, rid)
+        _messages(p, rid, key="sim_messages")
+        _iu_panel(p, 0, rid, selected, height=IU_OPEN_HEIGHT if selected else "content")
     if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
         st.caption(f"This run ended after turn {len(run.turns)}.")
 
@@ -299,7 +337,7 @@ def _pair(p: Player) -> None:
             selected = render_graph(run.graph, states=p.states(rid), changed=p.changed(rid), key=keys.graph(i),
                                     height=PAIR_GRAPH_HEIGHT, descriptions=False, compact=True,
                                     modes=turn_modes(run, p.record(rid)))
-            _iu_panel(p, i, rid, selected, height=260 if selected else "content")
+            _iu_panel(p, i, rid, selected, height=PAIR_IU_PANEL_HEIGHT if selected else "content")
             if p.record(rid) is None and 0 < len(run.turns) < p.turn and p.finished(rid):
                 st.caption(f"This run ended after turn {len(run.turns)}.")
             _gauges(p, i, rid)
@@ -315,9 +353,9 @@ def _compose(p: Player, rid: str, index: int = 0) -> bool:
     with st.container(border=True, key=f"sim_compose{suffix}"):
         if role == "assistant":
             try:
-                # a fixed height that scrolls: the paper-like learner's message runs to three lines or
-                # more, and an unbounded one pushed the why panel below 900 px (issue 34 item 8)
-                with st.container(height=TYPED_PREVIEW_HEIGHT, border=False, key=f"sim_preview{suffix}"):
+                # whole: the reply is written to it (PAGE_STYLE scrolls only one longer than eight lines,
+                # ~500 characters; two lines in a fixed box cut it mid-sentence)
+                with st.container(border=False, key=f"sim_preview{suffix}"):
                     st.markdown("**The learner says:** " + inline_markdown(p.preview_user(rid)))
             except KnowSimError as exc:
                 st.error(f"The simulated learner could not write its message: {exc}")
