@@ -66,6 +66,16 @@ if [ "$want" = local-model ] || [ "$want" = test ]; then
   fi
 fi
 
+# The optional Dask cluster extra (batch --cluster): make test installs it, so the cluster tests run.
+if [ "$want" = test ]; then
+  cluster_stamp="$VENV/.installed-cluster-$(sha1sum requirements-cluster.txt constraints.txt | sha1sum | cut -c1-12)"
+  if [ ! -f "$cluster_stamp" ]; then
+    echo "[setup] installing requirements-cluster.txt (Dask) at the versions pinned in constraints.txt"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-cluster.txt
+    touch "$cluster_stamp"
+  fi
+fi
+
 # The project's own bytecode, written here once: with PYTHONDONTWRITEBYTECODE set (as on the
 # machines this was measured on) Python compiled every module of the package from source at each
 # start — ~40 ms of a command's ~0.3 s start-up, paid by every CLI call, batch and app start.

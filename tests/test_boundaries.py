@@ -54,6 +54,7 @@ def test_the_import_contracts_hold():
     ("knowsim_core/engine/state.py", "def _late():\n    from knowsim_core.engine import session  # planted cycle\n"),
     ("pages/runs.py", "import sqlite3  # planted: a page speaks SQL\n"),
     ("pages/batch.py", "from knowsim_core.commands import batch as _cmd  # planted: a page imports a command\n"),
+    ("knowsim_core/batch/service.py", "def _late():\n    import distributed  # planted: Dask outside the cluster module\n"),
 ])
 def test_a_planted_violation_breaks_a_contract(tmp_path, planted):
     """The contracts are not vacuous: the same tree with one bad import (even inside a function) fails."""
