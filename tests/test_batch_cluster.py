@@ -16,6 +16,7 @@ The waits are bounded polls for a state of the database; the batches run as the 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -295,3 +296,32 @@ def test_the_per_worker_line_says_in_flight_and_ended_and_is_found_again():
                     "tcp://10.0.0.6:40001 0 in flight, 19 ended")
     assert is_workers_line(line) and not is_workers_line("[####....] 36/40 runs ended · 2 in flight")
     assert workers_line({}) == ""
+
+
+# ---------------------------------------------------------------------- the Batch page
+def test_the_batch_page_runs_a_batch_on_the_cluster_and_shows_its_workers(cluster, seeded_store, db_path):
+    from tests.test_app_batch import kill_all, page, wait_until
+    from ui import batch_view as bv
+
+    form = dict(batch_questions=["sample_lava_lamps"], batch_levels=["novice", "advanced"],
+                batch_assistants=["offline/adaptive"], batch_max_turns=2, batch_tag="pc", batch_on_cluster=True)
+    port = free_port()
+    at = page(**form, batch_cluster=f"127.0.0.1:{port}")
+    at.button(key="batch_launch").click().run()
+    assert len(at.error) == 1 and at.error[0].value.startswith(
+        f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port} (connection refused)"), [e.value for e in at.error]
+    assert bv.launches(db_path) == []  # nothing launched to an address where nothing listens
+    at = page(**form, batch_cluster=cluster.scheduler_address.removeprefix("tcp://"))
+    try:
+        at.button(key="batch_launch").click().run()
+        assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+        [rec] = bv.launches(db_path)
+        assert rec.argv[rec.argv.index("--cluster") + 1] == cluster.scheduler_address
+        wait_until(lambda: not bv.alive(rec), "the batch process to end")
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert "2 / 2 conversations done" in at.get("progress")[0].proto.text
+        shown = " ".join(c.value for c in at.caption)
+        assert "ended" in shown and re.search(r"on [12] workers?: tcp://127\.0\.0\.1:\d+ 0 in flight, \d ended", shown)
+    finally:
+        kill_all(db_path)
