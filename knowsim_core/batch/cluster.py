@@ -43,6 +43,7 @@ import queue
 import re
 import socket
 import time
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -50,6 +51,7 @@ from urllib.parse import urlsplit
 from knowsim_core.batch.plan import Cell
 from knowsim_core.batch.remote import ONE_TURN, TO_THE_END, Part, Played, code_version, model_bound
 from knowsim_core.batch.schedule import CELL_OF_STATUS, STOP_ERROR, Budget, Control, Outcome, Tally, run_loop
+from knowsim_core.batch.workers import shares
 from knowsim_core.engine.records import Ending, RunRecord
 from knowsim_core.errors import ConfigError, KnowSimError
 from knowsim_core.services.play import status_of
@@ -172,7 +174,7 @@ class _Cell:
     claimed: bool
     writer: RunWriter | None = None
     task: str = ""  # the key of its task in flight
-    worker: str = ""  # where its last task ran
+    worker: str = ""  # the worker an offline cell is sent to, then where its last task ran
 
 
 @dataclass
@@ -202,20 +204,28 @@ class ClusterLanes:
     members: dict[str, list[int]] = field(default_factory=dict)  # task key -> its cells
     done: "queue.Queue[str]" = field(default_factory=queue.Queue)  # keys of tasks that ended (Dask's callbacks)
     per_worker: dict[str, _WorkerCount] = field(default_factory=dict)
+    targets: dict[str, str] = field(default_factory=dict)  # offline task key -> the worker it was sent to
+    load: dict[str, int] = field(default_factory=dict)  # per worker: offline cells sent there, not back yet
+    _ranges: dict[str, tuple[int, int]] | None = None  # per worker: its share of the offline cells (plan indices)
+    _target: str = ""  # the worker the offline cell chosen last goes to
     _seq: int = 0
-    _threads: tuple[float, int] = (0.0, 0)  # (when counted, worker threads)
+    _counted: float = 0.0  # when the workers' threads were counted
+    _nthreads: dict[str, int] = field(default_factory=dict)  # worker -> threads, as last counted
 
     # -------------------------------------------------------------- how many at once
-    def threads(self) -> int:
-        """The worker threads the cluster has now (counted every few seconds; at least 1)."""
-        at, n = self._threads
-        if time.monotonic() - at > NTHREADS_EVERY_S:
+    def workers_now(self) -> dict[str, int]:
+        """The cluster's workers and their threads (asked every few seconds: workers join and leave)."""
+        if time.monotonic() - self._counted > NTHREADS_EVERY_S:
             try:
-                n = sum(self.client.nthreads().values())
+                self._nthreads = dict(self.client.nthreads())
             except Exception:  # noqa: BLE001 — a scheduler that went away is seen by the tasks' futures
                 pass
-            self._threads = (time.monotonic(), n)
-        return max(1, n)
+            self._counted = time.monotonic()
+        return self._nthreads
+
+    def threads(self) -> int:
+        """The worker threads the cluster has now (at least 1)."""
+        return max(1, sum(self.workers_now().values()))
 
     def capacity(self) -> int:
         """Offline cells to keep in flight: a task playing and one waiting per worker thread."""
@@ -223,6 +233,47 @@ class ClusterLanes:
 
     def in_flight(self) -> int:
         return len(self.cells) + len(self.ready)
+
+    # -------------------------------------------------------------- which cell next, where
+    def choose(self, pending: list[tuple[Cell, str]]) -> int:
+        """The position in ``pending`` (next cell last: descending plan index) of the cell to send next.
+
+        Offline cells keep to one worker per question, as worker processes do
+        (:class:`~knowsim_core.batch.workers.ProcessLanes`): the offline agents build per-question
+        caches, once where a question plays. The questions are shared out among the workers there are
+        when the batch starts; the open task is filled with the next cells of its question; a new one
+        goes to the worker with the fewest cells per thread in flight, from its own share, or — its
+        share done, or a worker that joined later — from the end of the largest share left. A task
+        is only a preference (``allow_other_workers``): a lost worker's share is played elsewhere.
+        Model-bound matrices go in plan order."""
+        if self.llm is not None:
+            return len(pending) - 1
+        if self._ranges is None:
+            names = sorted(self.workers_now())
+            spans = shares([cell for cell, _ in reversed(pending)], len(names)) if names else []
+            self._ranges = dict(zip(names, spans))
+        if not self._ranges:  # no worker yet, or not in plan order
+            return len(pending) - 1
+
+        def first_from(index: int) -> int:  # position of the smallest plan index >= index (-1: none)
+            return bisect_right(pending, -index, key=_descending) - 1
+
+        def last_to(index: int) -> int:  # position of the largest plan index <= index (len: none)
+            return bisect_left(pending, -index, key=_descending)
+
+        if self.open and len(self.open) < self.chunk:  # the open task: the next cell of its question
+            last = self.open[-1].cell
+            for at in (first_from(last.index + 1), last_to(last.index - 1)):
+                if 0 <= at < len(pending) and pending[at][0].question_id == last.question_id:
+                    return at
+        workers = self.workers_now() or dict.fromkeys(self._ranges, 1)
+        self._target = min(sorted(workers), key=lambda w: self.load.get(w, 0) / max(1, workers[w]))
+        lo, hi = self._ranges.get(self._target, (-1, -2))
+        at = first_from(lo)
+        if lo >= 0 and at >= 0 and pending[at][0].index <= hi:
+            return at
+        _, hi = max(self._ranges.values(), key=lambda r: first_from(r[0]) - last_to(r[1]))
+        return min(last_to(hi), len(pending) - 1)
 
     # -------------------------------------------------------------- starting a cell
     def submit(self, cell: Cell, resume_id: str) -> None:
@@ -266,9 +317,12 @@ class ClusterLanes:
         if c.one_turn:
             self._send([c], ONE_TURN)
             return
-        if self.open and (len(self.open) >= self.chunk or self.open[0].cell.question_id != cell.question_id):
+        if self.open and (len(self.open) >= self.chunk or self.open[0].cell.question_id != cell.question_id
+                          or self.open[0].worker != self._target):
             self._flush()
+        c.worker = self._target
         self.open.append(c)
+        self.load[self._target] = self.load.get(self._target, 0) + 1
 
     def _writer(self, c: _Cell, run_id: str) -> RunWriter:
         # an offline conversation's turns arrive all at once: one transaction with the run's close, which
@@ -287,17 +341,18 @@ class ClusterLanes:
     def _flush(self) -> None:
         if self.open:
             group, self.open = self.open, []
-            self._send(group, TO_THE_END)
+            self._send(group, TO_THE_END, worker=group[0].worker)
 
-    def _send(self, group: list[_Cell], turns: int | None) -> None:
+    def _send(self, group: list[_Cell], turns: int | None, worker: str = "") -> None:
         from knowsim_core.batch.remote import play
 
         self._seq += 1
         key = f"knowsim-{self.tag or 'batch'}-{group[0].cell.index}-{self._seq}"
         parts = tuple(Part(c.cell.index, c.start) for c in group)
+        where = {"workers": [worker], "allow_other_workers": True} if worker else {}
         try:
             future = self.client.submit(play, parts, turns=turns, llm=self.llm if turns is not None else None,
-                                        key=key, pure=False)
+                                        key=key, pure=False, **where)
         except Exception as exc:  # noqa: BLE001 — the client lost its scheduler (closed)
             self._lose(exc)
             self.ready += [self._abandon(c, CellOutcome.INTERRUPTED, STOP_ERROR) for c in group]
@@ -305,6 +360,8 @@ class ClusterLanes:
         for c in group:
             c.task = key
         self.futures[key], self.members[key] = future, [c.cell.index for c in group]
+        if worker:
+            self.targets[key] = worker
         future.add_done_callback(lambda f: self.done.put(f.key))
 
     # -------------------------------------------------------------- what comes back
@@ -319,6 +376,10 @@ class ClusterLanes:
         except queue.Empty:
             pass
         futures = [self.futures.pop(k) for k in keys if k in self.futures]
+        for f in futures:
+            if f.key in self.targets:
+                target = self.targets.pop(f.key)
+                self.load[target] -= len(self.members.get(f.key, ()))
         for f, played, exc in self._results(futures):
             if played is None:
                 out += self._failed_task(f, exc)
@@ -463,6 +524,8 @@ class ClusterLanes:
     def stop(self) -> None:
         """Send nothing new: cells gathered for a task that was not sent are left unstarted."""
         group, self.open = self.open, []
+        for c in group:
+            self.load[c.worker] -= 1
         self.ready += [self._abandon(c, CellOutcome.INTERRUPTED, STOP_ERROR) for c in group]
 
     def force(self) -> list[Outcome]:
@@ -508,6 +571,10 @@ def workers_line(counts: dict[str, tuple[int, int]]) -> str:
 def is_workers_line(line: str) -> bool:
     """Whether a printed line is :func:`workers_line`'s."""
     return WORKERS_LINE.match(line) is not None
+
+
+def _descending(item: tuple[Cell, str]) -> int:
+    return -item[0].index
 
 
 def run_cluster(store: Store, todo: list[tuple[Cell, str]], *, client: Any, tag: str, control: Control, tally: Tally,

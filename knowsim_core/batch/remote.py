@@ -119,6 +119,14 @@ def play_part(part: Part, *, turns: int | None, llm: Any, worker: str = "") -> P
     return Played(part.index, header, tuple(played), ending, worker)
 
 
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook (``dask worker ... --preload knowsim_core.batch.remote``): load the offline
+    agents when the worker starts rather than in its first task, as worker processes forked from a
+    batch that has loaded them start with them."""
+    for agent_id in ("offline/adaptive", "offline/knowsim", "offline/lexical"):
+        registry.spec_of(agent_id)
+
+
 @lru_cache(maxsize=1)
 def code_version() -> str:
     """A digest of this package's source: the driver and every worker must play the same code (a
@@ -131,4 +139,4 @@ def code_version() -> str:
     return digest.hexdigest()[:12]
 
 
-__all__ = ["ONE_TURN", "Part", "Played", "TO_THE_END", "code_version", "model_bound", "play", "play_part"]
+__all__ = ["ONE_TURN", "Part", "Played", "TO_THE_END", "code_version", "dask_setup", "model_bound", "play", "play_part"]
