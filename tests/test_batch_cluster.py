@@ -22,7 +22,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections import Counter
+from pathlib import Path
 
 import pytest
 from distributed import Client, LocalCluster
@@ -38,7 +38,7 @@ from knowsim_core.storage import Store
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.vocab import RunStatus
 from tests.fakes.llm_server import FakeLLMServer, KnowSimReplies
-from tests.test_batch_signals import ROOT, _writers, cli_cmd, env, wait_for
+from tests.test_batch_signals import ROOT, _writers, cli_cmd, ctrl_c, env, wait_for
 
 pytestmark = pytest.mark.slow
 OFFLINE = ("--questions", "sample_lava_lamps,sample_herd_immunity", "--levels", "all",
@@ -216,6 +216,21 @@ def test_ctrl_c_stops_a_local_batch_and_resume_finishes_it_on_the_cluster(cluste
     assert {r.id for r in cut} <= {r.id for r in store.search.list(RunFilter(batch_tag="here"), limit=100)}
 
 
+def test_a_second_ctrl_c_stops_a_cluster_batch_at_once(cluster, slow_model, tmp_path):
+    store = seeded(tmp_path / "now.db")
+    proc = subprocess.Popen(cli_cmd("batch", *LLM, "--tag", "now", "--concurrency", "6", "--cluster",
+                                    cluster.scheduler_address, "--db", str(store.path)),
+                            cwd=ROOT, env=driver_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    err = ctrl_c(proc, lambda: sum(r.turns for r in store.search.list(RunFilter(batch_tag="now"), limit=100)) >= 2,
+                 "two turns stored", times=2)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    rows = store.search.list(RunFilter(batch_tag="now"), limit=100)
+    assert RunStatus.INTERRUPTED in {r.status for r in rows} and RunStatus.RUNNING not in {r.status for r in rows}
+    assert store.cells.holders("now") == {}  # every claim released
+
+
 # ---------------------------------------------------------------------- a worker lost
 def test_a_worker_killed_mid_batch_costs_only_its_turn_in_flight(cluster, slow_model, tmp_path):
     store = seeded(tmp_path / "kill.db")
@@ -241,6 +256,59 @@ def test_a_worker_killed_mid_batch_costs_only_its_turn_in_flight(cluster, slow_m
     assert "Traceback" not in err, err
     assert f"{LLM_CELLS} of {LLM_CELLS} runs finished" in out
     assert_each_cell_finished_once(store, "kill", LLM_CELLS, LLM_TURNS)
+
+
+def test_a_lost_scheduler_stops_the_batch_with_one_line_and_resume_finishes_it(server, slow_model, tmp_path,
+                                                                              monkeypatch, capsys):
+    """A cluster of its own, started with the two commands the README gives; its scheduler is killed."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = str(Path(sys.executable).with_name("dask"))
+    cluster_env = env(KNOWSIM_COMPAT_BASE_URL=server.openai_url, KNOWSIM_COMPAT_API_KEY=WORKER_KEY,
+                      KNOWSIM_LLM_CACHE="0")
+    started = [subprocess.Popen(argv, cwd=tmp_path, env=cluster_env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True) for argv in (
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        [dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard",
+         "--preload", "knowsim_core.batch.remote"])]
+    store = seeded(tmp_path / "lost.db")
+    try:
+        deadline = time.monotonic() + 90
+        while True:  # the scheduler listening and its worker joined
+            try:
+                with Client(address, timeout=5) as client:
+                    client.wait_for_workers(1, timeout=60)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the scheduler did not start"
+                time.sleep(0.2)
+        proc = subprocess.Popen(cli_cmd("batch", *LLM, "--tag", "lost", "--concurrency", "4", "--cluster", address,
+                                        "--db", str(store.path)), cwd=ROOT, env=driver_env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            wait_for(lambda: sum(r.turns for r in store.search.list(RunFilter(batch_tag="lost"), limit=100)) >= 2,
+                     proc, "two turns stored", timeout=120)
+            os.killpg(started[0].pid, signal.SIGKILL)  # the scheduler
+            _, err = proc.communicate(timeout=180)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        for p in started:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"stopped: lost the Dask scheduler at {address}") and "--resume lost" in last, err
+    rows = store.search.list(RunFilter(batch_tag="lost"), limit=100)
+    assert rows and RunStatus.RUNNING not in {r.status for r in rows}
+    monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", slow_model.openai_url)
+    monkeypatch.setenv("KNOWSIM_LLM_CACHE", "0")
+    assert main(["batch", "--resume", "lost", "--concurrency", "6", "--db", str(store.path)]) == 0  # here, this time
+    assert_each_cell_finished_once(store, "lost", LLM_CELLS, LLM_TURNS)
 
 
 # ---------------------------------------------------------------------- one-line errors

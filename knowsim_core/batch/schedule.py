@@ -13,8 +13,9 @@ limits hold across every conversation because the Gate is per endpoint, not per 
 SDKs retry a 429 with their own backoff inside the call: that thread sleeps holding one slot of
 that endpoint's Gate, which slows that endpoint only — other endpoints and the scheduler go on.
 
-**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`. Both run under one
-scheduler loop, :func:`run_loop`, which only the lanes (threads or processes) tell apart.
+**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`; **a Dask cluster's
+workers**: :mod:`knowsim_core.batch.cluster`. All run under one scheduler loop, :func:`run_loop`,
+which only the lanes (threads, processes or cluster tasks) tell apart.
 
 **Stopping.** :class:`Control` is what the signal handler flips. The first SIGINT/SIGTERM stops
 starting conversations; each one in flight finishes its current turn and is marked
@@ -181,7 +182,7 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
 
 
 CELL_OF_STATUS = {RunStatus.FINISHED: CellOutcome.FINISHED, RunStatus.FAILED: CellOutcome.FAILED,
-                   RunStatus.INTERRUPTED: CellOutcome.INTERRUPTED}
+                  RunStatus.INTERRUPTED: CellOutcome.INTERRUPTED}
 
 
 def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
@@ -497,5 +498,5 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     return Outcome(index, CellOutcome.INTERRUPTED if run_id else CellOutcome.NOT_STARTED, run_id)
 
 
-__all__ = ["Budget", "CELL_OF_STATUS", "Control", "LLMSetup", "Lanes", "Outcome", "STOP_ERROR", "Tally", "ThreadLanes", "admit",
-           "is_disk_full", "run_cell", "run_loop", "run_threads", "signals_stop"]
+__all__ = ["Budget", "CELL_OF_STATUS", "Control", "LLMSetup", "Lanes", "Outcome", "STOP_ERROR", "Tally", "ThreadLanes",
+           "admit", "is_disk_full", "run_cell", "run_loop", "run_threads", "signals_stop"]

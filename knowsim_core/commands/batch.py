@@ -8,7 +8,10 @@ exclusive: threads would only share one core under the GIL inside a worker, and 
 conversation gives a model-bound batch K calls in flight at most. Given neither, a matrix of
 offline agents only runs in one worker process per core (threads would share one core: 16 of them
 ran the sample matrix at 15 conversations/s where 2 processes run it at 40+), and a matrix with a
-model in it runs ``DEFAULT_CONCURRENCY`` conversations at once.
+model in it runs ``DEFAULT_CONCURRENCY`` conversations at once. With ``--cluster tcp://HOST:PORT`` the
+conversations play as tasks on a Dask cluster's workers (the optional ``requirements-cluster.txt``),
+each worker with its own keys, and this process stores every turn; the progress line is followed by
+the conversations per worker, in flight and ended.
 
 Every run carries the batch's tag (``--tag``, else a generated one), and the batch's matrix is
 stored under it, so ``--resume TAG`` continues what is missing: finished cells are skipped,

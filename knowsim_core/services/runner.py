@@ -425,8 +425,8 @@ def resume_run(
 
 
 # DEFAULT_USER / DEFAULT_EXTRACTOR are engine.config's, imported from here by the app, batch and tests
-__all__ = ["LiveRun", "RunSetup", "RunWriter", "build_agents", "load_to_resume", "prepare_run", "resume_run", "start_run",
-           "status_of", "stop_reason_of", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
+__all__ = ["LiveRun", "RunSetup", "RunWriter", "build_agents", "load_to_resume", "prepare_run", "resume_run",
+           "start_run", "status_of", "stop_reason_of", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
 
 
 def ensure_question(store: Store, question_id: str) -> None:
