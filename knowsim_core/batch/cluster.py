@@ -431,15 +431,14 @@ class ClusterLanes:
             if c.writer is None:  # the conversation could not start on the worker: no run was stored
                 out.status, out.error = CellOutcome.FAILED, (p.ending.error if p.ending else "no run was played")
                 return self._end(c)
-            run = c.start
-            assert isinstance(run, RunRecord)
-            for rec in p.turns:
-                c.writer.turn(rec)
-                run = run.with_turns(run.turns + (rec,))
+            assert isinstance(c.start, RunRecord)
+            records = p.records if len(p.records) == len(p.turns) else (None,) * len(p.turns)
+            for rec, record in zip(p.turns, records):
+                c.writer.turn(rec, record)
                 out.turns = rec.turn
                 out.add(rec.usage)
                 self.tally.turn(p.index, rec)
-            c.start = run
+            c.start = c.start.with_turns(c.start.turns + p.turns)
         except KnowSimError as exc:  # e.g. the disk is full: the run is left to a resume
             out.status, out.error = CellOutcome.FAILED, str(exc)
             return self._end(c)

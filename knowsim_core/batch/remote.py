@@ -32,6 +32,7 @@ from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
 from knowsim_core.engine.session import Simulation
 from knowsim_core.errors import KnowSimError, ProviderError
 from knowsim_core.services.runner import AGENT_KINDS, RunSetup, build_agents
+from knowsim_core.storage.runs import pack_turn
 from knowsim_core.vocab import EndReason
 
 ONE_TURN = 1
@@ -54,14 +55,16 @@ class Part:
 @dataclass(frozen=True, slots=True)
 class Played:
     """What a task played of one conversation: the new run as set up (``header``: no turns; None when
-    the run was already stored), the turns played, and how the conversation ended (None: it goes on).
-    ``worker``: the address of the worker that played it."""
+    the run was already stored), the turns played with their records packed as the database stores
+    them (packed here, so that the one process storing for the whole cluster does not), and how the
+    conversation ended (None: it goes on). ``worker``: the address of the worker that played it."""
 
     index: int
     header: RunRecord | None
     turns: tuple[TurnRecord, ...]
     ending: Ending | None
     worker: str
+    records: tuple[bytes, ...] = ()
 
 
 def model_bound(agent_ids: dict[str, str] | Any) -> bool:
@@ -116,7 +119,7 @@ def play_part(part: Part, *, turns: int | None, llm: Any, worker: str = "") -> P
                 ending = sim.ending  # set once the conversation is over
     except Exception as exc:  # noqa: BLE001 — a bug in an agent: the run fails with what the turn billed
         ending = Ending(EndReason.AGENT_ERROR, error=f"{type(exc).__name__}: {exc}", spent=sim.ledger.take())
-    return Played(part.index, header, tuple(played), ending, worker)
+    return Played(part.index, header, tuple(played), ending, worker, tuple(pack_turn(t) for t in played))
 
 
 def dask_setup(worker: Any) -> None:

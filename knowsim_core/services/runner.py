@@ -99,14 +99,18 @@ class RunWriter:
         self.on_close = on_close
         self.ending: Ending | None = None  # how the run was closed (None while it is open)
         self._pending: list[TurnRecord] = []
+        self._records: list[bytes] = []  # their packed records, when the caller gave them (all or none)
         self._since = 0.0
         self._clock = clock
 
-    def turn(self, rec: TurnRecord) -> None:
-        """Store ``rec`` (the run's next turn), now or with the next ones when buffered."""
+    def turn(self, rec: TurnRecord, record: bytes | None = None) -> None:
+        """Store ``rec`` (the run's next turn), now or with the next ones when buffered; ``record``: its
+        record already packed where it was played (``storage.runs.pack_turn``)."""
         if not self._pending:
             self._since = self._clock()
         self._pending.append(rec)
+        if record is not None:
+            self._records.append(record)
         if not self.buffered or len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS:
             self._write(None)
 
@@ -136,8 +140,9 @@ class RunWriter:
             return
         with self.store.pinned():  # the close reads the turns written in the same transaction
             self.store.runs.append_turns(self.run_id, self._pending, close=close,
-                                         then=self.on_close if close is not None else None)
-        self._pending = []
+                                         then=self.on_close if close is not None else None,
+                                         records=self._records if len(self._records) == len(self._pending) else None)
+        self._pending, self._records = [], []
 
 
 class LiveRun:

@@ -162,7 +162,7 @@ class Runs:
         self.append_turns(run_id, (turn,))
 
     def append_turns(self, run_id: str, turns: Sequence[TurnRecord], *, close: Closing | None = None,
-                     then: Callable[[], None] | None = None) -> None:
+                     then: Callable[[], None] | None = None, records: Sequence[bytes] | None = None) -> None:
         """Add the next completed turns of a running run in one transaction — and, with ``close``,
         close the run in the same transaction (:meth:`finish`'s checks and metrics); ``then`` (the
         caller's own bookkeeping, e.g. a batch releasing its cell) is called last inside it, so
@@ -173,8 +173,11 @@ class Runs:
         The records are packed before the write lock is taken: JSON + zlib are ~0.2 ms of CPU per
         turn that other writers (a batch's worker processes) would otherwise wait for. (The runner
         used to open the closing transaction itself, around this call, so a conversation's last
-        turns were packed inside it: the lock was held ~4.9 ms per conversation instead of ~2.)"""
-        records = [pack(t.to_data()) for t in turns]
+        turns were packed inside it: the lock was held ~4.9 ms per conversation instead of ~2.)
+        ``records``: the turns' records already packed (:func:`pack_turn`) where they were played —
+        on a cluster's workers — so that the one process writing for the whole cluster does not."""
+        if records is None or len(records) != len(turns):
+            records = [pack_turn(t) for t in turns]
         with self._conn.transaction(), self._conn.write() as db:  # write() inside transaction(): the same one
             row = db.execute("SELECT status, n_turns FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
@@ -380,12 +383,17 @@ class Runs:
             return bool(db.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag]).rowcount)
 
 
+def pack_turn(turn: TurnRecord) -> bytes:
+    """A turn's record as the ``turns`` table stores it."""
+    return pack(turn.to_data())
+
+
 def _packed(run: RunRecord) -> tuple[bytes, list[bytes]]:
     """A run's setup record (without its turns, metrics, id and stop) and each turn's record, packed."""
     setup = run.with_turns(()).to_data()
     for key in ("turns", "metrics", "run_id", "stop_reason"):
         setup.pop(key, None)
-    return pack(setup), [pack(t.to_data()) for t in run.turns]
+    return pack(setup), [pack_turn(t) for t in run.turns]
 
 
 def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
