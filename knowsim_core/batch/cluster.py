@@ -61,8 +61,8 @@ from knowsim_core.vocab import CellOutcome, ClaimOutcome, EndReason, RunStatus
 
 DEFAULT_PORT = 8786  # the port ``dask scheduler`` listens on unless told otherwise
 CONNECT_TIMEOUT_S = 10.0
-CHUNK_MAX = 16  # offline conversations per task, at most
-CHUNKS_PER_THREAD = 4  # ... and at least this many tasks per worker thread, so the batch ends evenly
+CHUNK_MAX = 8  # offline conversations per task, at most
+CHUNKS_PER_THREAD = 8  # ... and at least this many tasks per worker thread, so the batch ends evenly
 TASKS_PER_THREAD = 2  # offline tasks sent per worker thread: one playing, one waiting to start at once
 NTHREADS_EVERY_S = 2.0  # how often the workers' threads are counted (workers may join or leave)
 EXTRA = "requirements-cluster.txt"
@@ -206,6 +206,8 @@ class ClusterLanes:
     per_worker: dict[str, _WorkerCount] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)  # offline task key -> the worker it was sent to
     load: dict[str, int] = field(default_factory=dict)  # per worker: offline cells sent there, not back yet
+    materials: dict[int, Any] = field(default_factory=dict)  # graph version -> the question's material, once
+    params: dict[str, Any] = field(default_factory=dict)  # the rules (as JSON) -> one RuleParams
     _ranges: dict[str, tuple[int, int]] | None = None  # per worker: its share of the offline cells (plan indices)
     _target: str = ""  # the worker the offline cell chosen last goes to
     _seq: int = 0
@@ -306,7 +308,7 @@ class ClusterLanes:
                     self.ready.append(self._close(c, Ending(EndReason.STOPPED, stop)))
                     return
             else:
-                c.start = prepare_run(self.store, **cell.start_kwargs())
+                c.start = self._shared(prepare_run(self.store, **cell.start_kwargs()))
                 c.one_turn = model_bound(dict(c.start.agent_ids).values())
         except KnowSimError as exc:
             out.status, out.error = CellOutcome.FAILED, str(exc)
@@ -323,6 +325,13 @@ class ClusterLanes:
         c.worker = self._target
         self.open.append(c)
         self.load[self._target] = self.load.get(self._target, 0) + 1
+
+    def _shared(self, setup: RunSetup) -> RunSetup:
+        """``setup`` holding the same material and rules objects as the setups of the same graph and
+        preset before it: a task's pickle then carries each graph once, however many of its cells play it."""
+        material = self.materials.setdefault(setup.graph_version_id, setup.material)
+        params = self.params.setdefault(setup.params.model_dump_json(), setup.params)
+        return replace(setup, material=material, params=params)
 
     def _writer(self, c: _Cell, run_id: str) -> RunWriter:
         # an offline conversation's turns arrive all at once: one transaction with the run's close, which
