@@ -8,8 +8,7 @@ per-question caches); a second cluster batch on the same, warm, workers is timed
 logged: conversations per second over each command's wall time (start-up included, as a user waits
 for it), their medians and ratio (the cluster's cost per conversation), and the CPU seconds of the
 command, of the workers and of the process hosting the scheduler. ``--ablations`` adds the same
-cluster batch with one offline conversation per task, and with every cell sent to whichever worker is
-free rather than keeping a question to one worker (the two ablations).
+cluster batch with one offline conversation per task (the ablation of the tasks' chunks).
 
 ``llm``: at least 1,000 conversations (3 turns, 3 calls a turn: compat user, assistant and extractor)
 against the stand-in server of ``tests/fakes/llm_server.py`` answering after a fixed latency, through
@@ -64,12 +63,8 @@ with LocalCluster(n_workers={WORKERS}, threads_per_worker=1, processes=True, hos
     print(cluster.scheduler_address, flush=True)
     sys.stdin.read()
 """
-# the ablations: the same command with one offline conversation per task, or with the cells sent in plan
-# order to whichever worker is free (no question kept to one worker)
-ABLATIONS = {
-    "cluster_one_per_task": "c.CHUNK_MAX = 1",
-    "cluster_any_worker": "c.ClusterLanes.choose = lambda self, pending: len(pending) - 1",
-}
+# the ablation: the same command with one offline conversation per task
+ABLATIONS = {"cluster_one_per_task": "c.CHUNK_MAX = 1"}
 PATCHED = ("import sys; import knowsim_core.batch.cluster as c; {}\n"
            "from knowsim_core.cli import main; sys.exit(main(sys.argv[1:]))")
 
@@ -211,7 +206,7 @@ def main() -> None:
     o = sub.add_parser("offline", help="the offline matrix: the cluster against the process lanes")
     o.add_argument("--seeds", type=int, default=2, help="seeds 1..N (default 2: 240 conversations)")
     o.add_argument("--repeat", type=int, default=5, help="alternating rounds (default 5; medians reported)")
-    o.add_argument("--ablations", action="store_true", help="also one conversation per task, and any worker")
+    o.add_argument("--ablations", action="store_true", help="also one offline conversation per task")
     m = sub.add_parser("llm", help="a model-bound batch against a fixed-latency server: the cluster and threads")
     m.add_argument("--conversations", type=int, default=1000, help="at least this many (default 1000)")
     m.add_argument("--concurrency", type=int, default=16, help="conversations in flight (default 16)")

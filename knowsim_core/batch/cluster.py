@@ -43,7 +43,6 @@ import queue
 import re
 import socket
 import time
-from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -51,7 +50,7 @@ from urllib.parse import urlsplit
 from knowsim_core.batch.plan import Cell
 from knowsim_core.batch.remote import ONE_TURN, TO_THE_END, Part, Played, code_version, model_bound
 from knowsim_core.batch.schedule import CELL_OF_STATUS, STOP_ERROR, Budget, Control, Outcome, Tally, run_loop
-from knowsim_core.batch.workers import shares
+from knowsim_core.engine.metrics import Metrics
 from knowsim_core.engine.records import Ending, RunRecord
 from knowsim_core.errors import ConfigError, KnowSimError
 from knowsim_core.services.play import status_of
@@ -174,7 +173,7 @@ class _Cell:
     claimed: bool
     writer: RunWriter | None = None
     task: str = ""  # the key of its task in flight
-    worker: str = ""  # the worker an offline cell is sent to, then where its last task ran
+    worker: str = ""  # where its last task ran
 
 
 @dataclass
@@ -204,12 +203,8 @@ class ClusterLanes:
     members: dict[str, list[int]] = field(default_factory=dict)  # task key -> its cells
     done: "queue.Queue[str]" = field(default_factory=queue.Queue)  # keys of tasks that ended (Dask's callbacks)
     per_worker: dict[str, _WorkerCount] = field(default_factory=dict)
-    targets: dict[str, str] = field(default_factory=dict)  # offline task key -> the worker it was sent to
-    load: dict[str, int] = field(default_factory=dict)  # per worker: offline cells sent there, not back yet
     materials: dict[int, Any] = field(default_factory=dict)  # graph version -> the question's material, once
     params: dict[str, Any] = field(default_factory=dict)  # the rules (as JSON) -> one RuleParams
-    _ranges: dict[str, tuple[int, int]] | None = None  # per worker: its share of the offline cells (plan indices)
-    _target: str = ""  # the worker the offline cell chosen last goes to
     _seq: int = 0
     _counted: float = 0.0  # when the workers' threads were counted
     _nthreads: dict[str, int] = field(default_factory=dict)  # worker -> threads, as last counted
@@ -235,47 +230,6 @@ class ClusterLanes:
 
     def in_flight(self) -> int:
         return len(self.cells) + len(self.ready)
-
-    # -------------------------------------------------------------- which cell next, where
-    def choose(self, pending: list[tuple[Cell, str]]) -> int:
-        """The position in ``pending`` (next cell last: descending plan index) of the cell to send next.
-
-        Offline cells keep to one worker per question, as worker processes do
-        (:class:`~knowsim_core.batch.workers.ProcessLanes`): the offline agents build per-question
-        caches, once where a question plays. The questions are shared out among the workers there are
-        when the batch starts; the open task is filled with the next cells of its question; a new one
-        goes to the worker with the fewest cells per thread in flight, from its own share, or — its
-        share done, or a worker that joined later — from the end of the largest share left. A task
-        is only a preference (``allow_other_workers``): a lost worker's share is played elsewhere.
-        Model-bound matrices go in plan order."""
-        if self.llm is not None:
-            return len(pending) - 1
-        if self._ranges is None:
-            names = sorted(self.workers_now())
-            spans = shares([cell for cell, _ in reversed(pending)], len(names)) if names else []
-            self._ranges = dict(zip(names, spans))
-        if not self._ranges:  # no worker yet, or not in plan order
-            return len(pending) - 1
-
-        def first_from(index: int) -> int:  # position of the smallest plan index >= index (-1: none)
-            return bisect_right(pending, -index, key=_descending) - 1
-
-        def last_to(index: int) -> int:  # position of the largest plan index <= index (len: none)
-            return bisect_left(pending, -index, key=_descending)
-
-        if self.open and len(self.open) < self.chunk:  # the open task: the next cell of its question
-            last = self.open[-1].cell
-            for at in (first_from(last.index + 1), last_to(last.index - 1)):
-                if 0 <= at < len(pending) and pending[at][0].question_id == last.question_id:
-                    return at
-        workers = self.workers_now() or dict.fromkeys(self._ranges, 1)
-        self._target = min(sorted(workers), key=lambda w: self.load.get(w, 0) / max(1, workers[w]))
-        lo, hi = self._ranges.get(self._target, (-1, -2))
-        at = first_from(lo)
-        if lo >= 0 and at >= 0 and pending[at][0].index <= hi:
-            return at
-        _, hi = max(self._ranges.values(), key=lambda r: first_from(r[0]) - last_to(r[1]))
-        return min(last_to(hi), len(pending) - 1)
 
     # -------------------------------------------------------------- starting a cell
     def submit(self, cell: Cell, resume_id: str) -> None:
@@ -319,12 +273,9 @@ class ClusterLanes:
         if c.one_turn:
             self._send([c], ONE_TURN)
             return
-        if self.open and (len(self.open) >= self.chunk or self.open[0].cell.question_id != cell.question_id
-                          or self.open[0].worker != self._target):
+        if self.open and (len(self.open) >= self.chunk or self.open[0].cell.question_id != cell.question_id):
             self._flush()
-        c.worker = self._target
         self.open.append(c)
-        self.load[self._target] = self.load.get(self._target, 0) + 1
 
     def _shared(self, setup: RunSetup) -> RunSetup:
         """``setup`` holding the same material and rules objects as the setups of the same graph and
@@ -350,18 +301,17 @@ class ClusterLanes:
     def _flush(self) -> None:
         if self.open:
             group, self.open = self.open, []
-            self._send(group, TO_THE_END, worker=group[0].worker)
+            self._send(group, TO_THE_END)
 
-    def _send(self, group: list[_Cell], turns: int | None, worker: str = "") -> None:
+    def _send(self, group: list[_Cell], turns: int | None) -> None:
         from knowsim_core.batch.remote import play
 
         self._seq += 1
         key = f"knowsim-{self.tag or 'batch'}-{group[0].cell.index}-{self._seq}"
         parts = tuple(Part(c.cell.index, c.start) for c in group)
-        where = {"workers": [worker], "allow_other_workers": True} if worker else {}
         try:
             future = self.client.submit(play, parts, turns=turns, llm=self.llm if turns is not None else None,
-                                        key=key, pure=False, **where)
+                                        key=key, pure=False)
         except Exception as exc:  # noqa: BLE001 — the client lost its scheduler (closed)
             self._lose(exc)
             self.ready += [self._abandon(c, CellOutcome.INTERRUPTED, STOP_ERROR) for c in group]
@@ -369,8 +319,6 @@ class ClusterLanes:
         for c in group:
             c.task = key
         self.futures[key], self.members[key] = future, [c.cell.index for c in group]
-        if worker:
-            self.targets[key] = worker
         future.add_done_callback(lambda f: self.done.put(f.key))
 
     # -------------------------------------------------------------- what comes back
@@ -385,10 +333,6 @@ class ClusterLanes:
         except queue.Empty:
             pass
         futures = [self.futures.pop(k) for k in keys if k in self.futures]
-        for f in futures:
-            if f.key in self.targets:
-                target = self.targets.pop(f.key)
-                self.load[target] -= len(self.members.get(f.key, ()))
         for f, played, exc in self._results(futures):
             if played is None:
                 out += self._failed_task(f, exc)
@@ -440,14 +384,14 @@ class ClusterLanes:
             if c.writer is None:  # the conversation could not start on the worker: no run was stored
                 out.status, out.error = CellOutcome.FAILED, (p.ending.error if p.ending else "no run was played")
                 return self._end(c)
-            assert isinstance(c.start, RunRecord)
-            records = p.records if len(p.records) == len(p.turns) else (None,) * len(p.turns)
-            for rec, record in zip(p.turns, records):
-                c.writer.turn(rec, record)
-                out.turns = rec.turn
-                out.add(rec.usage)
-                self.tally.turn(p.index, rec)
-            c.start = c.start.with_turns(c.start.turns + p.turns)
+            for turn in p.stored:
+                c.writer.turn(turn)
+                out.turns = turn.turn
+                out.add(turn.usage)
+                self.tally.turn(p.index, turn)
+            if p.turns:  # a one-turn task's: the next one continues from them
+                assert isinstance(c.start, RunRecord)
+                c.start = c.start.with_turns(c.start.turns + p.turns)
         except KnowSimError as exc:  # e.g. the disk is full: the run is left to a resume
             out.status, out.error = CellOutcome.FAILED, str(exc)
             return self._end(c)
@@ -458,15 +402,18 @@ class ClusterLanes:
             self._send([c], ONE_TURN)
             return None
         count.finished += 1
-        return self._close(c, ending)
+        return self._close(c, ending, p.metrics)
 
-    def _close(self, c: _Cell, ending: Ending) -> Outcome:
-        """Close the cell's run as ``ending`` says (with what the ending spent); its outcome."""
+    def _close(self, c: _Cell, ending: Ending, metrics: Metrics | None = None) -> Outcome:
+        """Close the cell's run as ``ending`` says (with what the ending spent); its outcome.
+        ``metrics``: the run's, computed where it was played (else from the run as mirrored here, or
+        read back)."""
         out = c.out
         assert c.writer is not None
-        run = c.start if isinstance(c.start, RunRecord) else None
+        run = c.start if isinstance(c.start, RunRecord) and metrics is None else None
         try:
-            c.writer.end(ending, run.with_turns(run.turns, ending.stop_reason) if run is not None else run)
+            c.writer.end(ending, run.with_turns(run.turns, ending.stop_reason) if run is not None else None,
+                         metrics)
         except KnowSimError as exc:  # the close failed (e.g. the disk is full): the run is left to a resume
             out.status, out.error = CellOutcome.FAILED, str(exc)
             return self._end(c)
@@ -532,8 +479,6 @@ class ClusterLanes:
     def stop(self) -> None:
         """Send nothing new: cells gathered for a task that was not sent are left unstarted."""
         group, self.open = self.open, []
-        for c in group:
-            self.load[c.worker] -= 1
         self.ready += [self._abandon(c, CellOutcome.INTERRUPTED, STOP_ERROR) for c in group]
 
     def force(self) -> list[Outcome]:
@@ -579,10 +524,6 @@ def workers_line(counts: dict[str, tuple[int, int]]) -> str:
 def is_workers_line(line: str) -> bool:
     """Whether a printed line is :func:`workers_line`'s."""
     return WORKERS_LINE.match(line) is not None
-
-
-def _descending(item: tuple[Cell, str]) -> int:
-    return -item[0].index
 
 
 def run_cluster(store: Store, todo: list[tuple[Cell, str]], *, client: Any, tag: str, control: Control, tally: Tally,

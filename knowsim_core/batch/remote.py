@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from knowsim_core.agents import registry
+from knowsim_core.engine.metrics import Metrics
 from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
 from knowsim_core.engine.session import Simulation
 from knowsim_core.errors import KnowSimError, ProviderError
 from knowsim_core.services.runner import AGENT_KINDS, RunSetup, build_agents
-from knowsim_core.storage.runs import pack_turn
+from knowsim_core.storage.runs import StoredTurn
 from knowsim_core.vocab import EndReason
 
 ONE_TURN = 1
@@ -55,16 +56,19 @@ class Part:
 @dataclass(frozen=True, slots=True)
 class Played:
     """What a task played of one conversation: the new run as set up (``header``: no turns; None when
-    the run was already stored), the turns played with their records packed as the database stores
-    them (packed here, so that the one process storing for the whole cluster does not), and how the
-    conversation ended (None: it goes on). ``worker``: the address of the worker that played it."""
+    the run was already stored), the turns played as the database stores them (``stored``: packed
+    here, so that the one process storing for the whole cluster neither unpickles nor packs them),
+    how the conversation ended (None: it goes on) and, once ended, the run's metrics. The turns
+    themselves (``turns``) come back only from a one-turn task: the conversation's next task
+    continues from them. ``worker``: the address of the worker that played it."""
 
     index: int
     header: RunRecord | None
-    turns: tuple[TurnRecord, ...]
+    stored: tuple[StoredTurn, ...]
     ending: Ending | None
     worker: str
-    records: tuple[bytes, ...] = ()
+    turns: tuple[TurnRecord, ...] = ()
+    metrics: Metrics | None = None
 
 
 def model_bound(agent_ids: dict[str, str] | Any) -> bool:
@@ -119,7 +123,9 @@ def play_part(part: Part, *, turns: int | None, llm: Any, worker: str = "") -> P
                 ending = sim.ending  # set once the conversation is over
     except Exception as exc:  # noqa: BLE001 — a bug in an agent: the run fails with what the turn billed
         ending = Ending(EndReason.AGENT_ERROR, error=f"{type(exc).__name__}: {exc}", spent=sim.ledger.take())
-    return Played(part.index, header, tuple(played), ending, worker, tuple(pack_turn(t) for t in played))
+    return Played(part.index, header, tuple(StoredTurn.of(t) for t in played), ending, worker,
+                  turns=tuple(played) if turns is not None else (),
+                  metrics=sim.run.metrics() if ending is not None and sim.run.turns else None)
 
 
 def dask_setup(worker: Any) -> None:

@@ -22,13 +22,14 @@ from typing import Any, Callable, Mapping
 from knowsim_core.agents import registry
 from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_USER, LEVELS, RuleParams, preset as get_preset
 from knowsim_core.errors import ConfigError, ProviderError, SessionError, StorageError
+from knowsim_core.engine.metrics import Metrics
 from knowsim_core.engine.ports import QuestionMaterial
 from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
 from knowsim_core.engine.session import STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE, Simulation
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
-from knowsim_core.storage.runs import Closing
+from knowsim_core.storage.runs import Closing, StoredTurn
 from knowsim_core.services.play import STOPPED_BY_USER, play, status_of
 from knowsim_core.vocab import EndReason, RunStatus
 
@@ -98,27 +99,24 @@ class RunWriter:
         self.buffered = buffered
         self.on_close = on_close
         self.ending: Ending | None = None  # how the run was closed (None while it is open)
-        self._pending: list[TurnRecord] = []
-        self._records: list[bytes] = []  # their packed records, when the caller gave them (all or none)
+        self._pending: list[TurnRecord | StoredTurn] = []
         self._since = 0.0
         self._clock = clock
 
-    def turn(self, rec: TurnRecord, record: bytes | None = None) -> None:
-        """Store ``rec`` (the run's next turn), now or with the next ones when buffered; ``record``: its
-        record already packed where it was played (``storage.runs.pack_turn``)."""
+    def turn(self, rec: TurnRecord | StoredTurn) -> None:
+        """Store ``rec`` (the run's next turn), now or with the next ones when buffered; a
+        :class:`~knowsim_core.storage.runs.StoredTurn` was packed where it was played."""
         if not self._pending:
             self._since = self._clock()
         self._pending.append(rec)
-        if record is not None:
-            self._records.append(record)
         if not self.buffered or len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS:
             self._write(None)
 
-    def end(self, ending: Ending, run: RunRecord) -> Ending:
+    def end(self, ending: Ending, run: RunRecord | None, metrics: Metrics | None = None) -> Ending:
         """Close the run as ``ending`` says (:func:`~knowsim_core.services.play.status_of`), with the
-        turns still buffered and the calls the ending spent; ``run``: the run as played (its metrics
-        need no reading back). A lapsed lease writes only what it spent: the run was closed where it was
-        marked interrupted."""
+        turns still buffered and the calls the ending spent; ``run``: the run as played, or ``metrics``:
+        its metrics computed where it was played (either spares reading its turns back). A lapsed lease
+        writes only what it spent: the run was closed where it was marked interrupted."""
         if self.ending is None:
             if ending.reason == EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
                 self._pending.clear()
@@ -127,7 +125,7 @@ class RunWriter:
             else:
                 status = status_of(ending)
                 stop = ending.stop_reason if status == RunStatus.FINISHED else None
-                self._write(Closing(status, stop, ending.error, run, ending.spent))
+                self._write(Closing(status, stop, ending.error, run, ending.spent, metrics))
             self.ending = ending  # once stored: a close that failed leaves the run open
         return self.ending
 
@@ -140,9 +138,8 @@ class RunWriter:
             return
         with self.store.pinned():  # the close reads the turns written in the same transaction
             self.store.runs.append_turns(self.run_id, self._pending, close=close,
-                                         then=self.on_close if close is not None else None,
-                                         records=self._records if len(self._records) == len(self._pending) else None)
-        self._pending, self._records = [], []
+                                         then=self.on_close if close is not None else None)
+        self._pending = []
 
 
 class LiveRun:
