@@ -2,9 +2,10 @@
 
 ``offline``: the offline matrix (every sample question × 3 levels × the 5 offline assistants × seeds
 1..N) through the real ``batch`` command on a ``LocalCluster`` of 2 one-thread worker processes, and
-with ``--workers 2`` (the process lanes), alternately for ``--repeat`` rounds. Before each cluster
-batch the workers are restarted, so both pay for fresh processes (imports, the offline agents'
-per-question caches); a second cluster batch on the same, warm, workers is timed too. Printed and
+with ``--workers 2`` (the process lanes), alternately for ``--repeat`` rounds. Each fresh cluster
+batch runs on a new cluster, so both pay for fresh processes (the offline agents'
+per-question caches; their modules are preloaded when they start, as a forked worker inherits them);
+a second cluster batch on the same, warm, workers is timed too. Printed and
 logged: conversations per second over each command's wall time (start-up included, as a user waits
 for it), their medians and ratio (the cluster's cost per conversation), and the CPU seconds of the
 command, of the workers and of the process hosting the scheduler. ``--ablations`` adds the same
@@ -121,30 +122,36 @@ def offline(args: argparse.Namespace) -> None:
     bytecode = compile_bytecode(ROOT)
     kinds = ["cluster", "cluster_warm", "process_lanes", *(ABLATIONS if args.ablations else [])]
     rounds: dict[str, list[dict]] = {k: [] for k in kinds}
-    with local_cluster() as (address, host), Client(address) as client:
-        def timed(kind: str, argv: list[str], program: list[str] | None = None) -> None:
-            workers = client.run(os.getpid)
-            before = {w: cpu_of(pid) for w, pid in workers.items()}
-            host_before, load = cpu_of(host.pid), os.getloadavg()[0]
-            wall, cpu, n = batch(argv, env, program=program)
-            row = {"conversations": n, "wall_s": round(wall, 2), "conversations_per_s": round(n / wall, 1),
-                   "command_cpu_s": round(cpu, 2), "load_before": round(load, 2)}
-            if kind != "process_lanes":
-                row["workers_cpu_s"] = round(sum(cpu_of(pid) - before[w] for w, pid in workers.items()), 2)
-                row["scheduler_host_cpu_s"] = round(cpu_of(host.pid) - host_before, 2)
-            rounds[kind].append(row)
-            print(f"{kind:>20}: {n} conversations in {wall:.2f} s = {n / wall:.1f}/s; CPU: command {cpu:.2f} s"
-                  + (f", workers {row['workers_cpu_s']:.2f} s, scheduler's process {row['scheduler_host_cpu_s']:.2f} s"
-                     if "workers_cpu_s" in row else " (workers included)") + f"; load before {load:.1f}", flush=True)
 
-        for _ in range(args.repeat):
-            client.restart()  # fresh worker processes: imports and the agents' caches paid again, as --workers pays
-            timed("cluster", [*matrix_argv, "--cluster", address])
-            timed("cluster_warm", [*matrix_argv, "--cluster", address])
-            timed("process_lanes", [*matrix_argv, "--workers", str(WORKERS)])
-            for kind, patch in ABLATIONS.items() if args.ablations else ():
-                client.restart()
-                timed(kind, [*matrix_argv, "--cluster", address], program=[sys.executable, "-c", PATCHED.format(patch)])
+    def timed(kind: str, argv: list[str], client: Client | None = None, host: subprocess.Popen | None = None,
+              program: list[str] | None = None) -> None:
+        workers = client.run(os.getpid) if client is not None else {}
+        before = {w: cpu_of(pid) for w, pid in workers.items()}
+        host_before, load = cpu_of(host.pid) if host is not None else 0.0, os.getloadavg()[0]
+        wall, cpu, n = batch(argv, env, program=program)
+        row = {"conversations": n, "wall_s": round(wall, 2), "conversations_per_s": round(n / wall, 1),
+               "command_cpu_s": round(cpu, 2), "load_before": round(load, 2)}
+        if host is not None:
+            row["workers_cpu_s"] = round(sum(cpu_of(pid) - before[w] for w, pid in workers.items()), 2)
+            row["scheduler_host_cpu_s"] = round(cpu_of(host.pid) - host_before, 2)
+        rounds[kind].append(row)
+        print(f"{kind:>20}: {n} conversations in {wall:.2f} s = {n / wall:.1f}/s; CPU: command {cpu:.2f} s"
+              + (f", workers {row['workers_cpu_s']:.2f} s, scheduler's process {row['scheduler_host_cpu_s']:.2f} s"
+                 if "workers_cpu_s" in row else " (workers included)") + f"; load before {load:.1f}", flush=True)
+
+    for _ in range(args.repeat):
+        # a new cluster for each fresh batch: new worker processes pay the agents' per-question caches, as
+        # --workers does (their modules are preloaded when they start, as a forked worker inherits them)
+        with local_cluster() as (address, host), Client(address) as client:
+            client.wait_for_workers(WORKERS, timeout=120)
+            timed("cluster", [*matrix_argv, "--cluster", address], client, host)
+            timed("cluster_warm", [*matrix_argv, "--cluster", address], client, host)
+        timed("process_lanes", [*matrix_argv, "--workers", str(WORKERS)])
+        for kind, patch in ABLATIONS.items() if args.ablations else ():
+            with local_cluster() as (address, host), Client(address) as client:
+                client.wait_for_workers(WORKERS, timeout=120)
+                timed(kind, [*matrix_argv, "--cluster", address], client, host,
+                      program=[sys.executable, "-c", PATCHED.format(patch)])
     medians = {k: statistics.median(r["conversations_per_s"] for r in v) for k, v in rounds.items()}
     ratio = medians["cluster"] / medians["process_lanes"]
     print(f"medians over {args.repeat} rounds: " + ", ".join(f"{k} {v:.1f}/s" for k, v in medians.items()))
