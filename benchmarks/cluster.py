@@ -53,6 +53,7 @@ from knowsim_core.vocab import RunStatus  # noqa: E402
 from tests.fakes.llm_server import FakeLLMServer  # noqa: E402
 
 WORKERS = 2
+SETTLE_S = 3.0
 # the child hosting the cluster: a LocalCluster of WORKERS one-thread worker processes on loopback, started
 # as the README's `dask worker` command starts them (the Studio's modules preloaded), its address on stdout,
 # until its stdin closes
@@ -86,6 +87,13 @@ def local_cluster(**environ: str) -> Iterator[tuple[str, subprocess.Popen]]:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def settle(client) -> None:  # noqa: ANN001 — a Dask client
+    """Wait until the workers have joined and finished starting (a cluster is started before its
+    batches, not with them): the first seconds of a new worker process still load and connect."""
+    client.wait_for_workers(WORKERS, timeout=120)
+    time.sleep(SETTLE_S)
 
 
 def cpu_of(pid: int) -> float:
@@ -143,13 +151,13 @@ def offline(args: argparse.Namespace) -> None:
         # a new cluster for each fresh batch: new worker processes pay the agents' per-question caches, as
         # --workers does (their modules are preloaded when they start, as a forked worker inherits them)
         with local_cluster() as (address, host), Client(address) as client:
-            client.wait_for_workers(WORKERS, timeout=120)
+            settle(client)
             timed("cluster", [*matrix_argv, "--cluster", address], client, host)
             timed("cluster_warm", [*matrix_argv, "--cluster", address], client, host)
         timed("process_lanes", [*matrix_argv, "--workers", str(WORKERS)])
         for kind, patch in ABLATIONS.items() if args.ablations else ():
             with local_cluster() as (address, host), Client(address) as client:
-                client.wait_for_workers(WORKERS, timeout=120)
+                settle(client)
                 timed(kind, [*matrix_argv, "--cluster", address], client, host,
                       program=[sys.executable, "-c", PATCHED.format(patch)])
     medians = {k: statistics.median(r["conversations_per_s"] for r in v) for k, v in rounds.items()}
