@@ -17,10 +17,15 @@ needs. So:
   nothing stored is played twice and no billed call is counted twice (a lost attempt's calls never
   reach the driver). Between two turns the conversation waits for this process to store the turn
   and send the next task — a few milliseconds against seconds of model latency.
-* offline conversations play to their end, several of the same question per task (a chunk): they
-  bill nothing and play the same turns again from their seed, so there is nothing to gain from
-  sending their turns one by one, and on a 2-core machine each Dask task cost ~10 ms of the
-  scheduler's, the worker's and this process's CPU — as much as a whole offline conversation.
+* offline conversations play to their end, up to :data:`CHUNK_MAX` of the same question per task:
+  they bill nothing and play the same turns again from their seed, so there is nothing to gain from
+  sending their turns one by one, and each Dask task cost ~15 ms of the scheduler's, the worker's
+  and this process's CPU on a 2-core machine, against ~37 ms for a whole offline conversation with
+  its storage (``benchmarks/cluster.py offline --ablations``: one conversation per task took 14.3 s
+  of CPU for the 240-conversation matrix, eight per task 11.0 s, the process lanes 8.9 s).
+  A worker sends each turn back as the database stores it (:class:`~knowsim_core.storage.runs.StoredTurn`,
+  packed there) with the run's metrics: this process, the one writer for the whole cluster, neither
+  unpickles turn records nor packs them (its CPU for that matrix went from ~4.0 to ~1.9 s).
 
 The alternative, one long task per conversation streaming its turns (a Dask queue or event topic),
 sends each turn once instead of sending the run so far with every turn, but a repeat after a lost
@@ -177,12 +182,6 @@ class _Cell:
 
 
 @dataclass
-class _WorkerCount:
-    finished: int = 0  # conversations that ended on this worker (their last task ran there)
-    turns: int = 0
-
-
-@dataclass
 class ClusterLanes:
     """The cluster's lanes for :func:`~knowsim_core.batch.schedule.run_loop` (see the module
     docstring): cells are claimed and set up here, played by the workers, stored here."""
@@ -202,7 +201,7 @@ class ClusterLanes:
     futures: dict[str, Any] = field(default_factory=dict)  # task key -> future
     members: dict[str, list[int]] = field(default_factory=dict)  # task key -> its cells
     done: "queue.Queue[str]" = field(default_factory=queue.Queue)  # keys of tasks that ended (Dask's callbacks)
-    per_worker: dict[str, _WorkerCount] = field(default_factory=dict)
+    ended_on: dict[str, int] = field(default_factory=dict)  # worker -> conversations whose last task ran there
     materials: dict[int, Any] = field(default_factory=dict)  # graph version -> the question's material, once
     params: dict[str, Any] = field(default_factory=dict)  # the rules (as JSON) -> one RuleParams
     _seq: int = 0
@@ -372,8 +371,6 @@ class ClusterLanes:
         if c is None:  # given up meanwhile (a forced stop)
             return None
         out, c.worker = c.out, p.worker or c.worker
-        count = self.per_worker.setdefault(c.worker, _WorkerCount())
-        count.turns += len(p.turns)
         try:
             if p.header is not None and c.writer is None:
                 assert isinstance(c.start, RunSetup)
@@ -401,7 +398,7 @@ class ClusterLanes:
         if ending is None:
             self._send([c], ONE_TURN)
             return None
-        count.finished += 1
+        self.ended_on[c.worker] = self.ended_on.get(c.worker, 0) + 1
         return self._close(c, ending, p.metrics)
 
     def _close(self, c: _Cell, ending: Ending, metrics: Metrics | None = None) -> Outcome:
@@ -506,8 +503,8 @@ class ClusterLanes:
             processing = {}
         for worker, keys in processing.items():
             flying[worker] = sum(len(self.members.get(k, ())) for k in keys)
-        names = sorted(set(flying) | {w for w in self.per_worker if w})
-        return {w: (flying.get(w, 0), self.per_worker.get(w, _WorkerCount()).finished) for w in names}
+        names = sorted(set(flying) | {w for w in self.ended_on if w})
+        return {w: (flying.get(w, 0), self.ended_on.get(w, 0)) for w in names}
 
 
 WORKERS_LINE = re.compile(r"on \d+ workers?: ")  # how the per-worker progress line starts (the Batch page finds it)
