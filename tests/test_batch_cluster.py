@@ -393,3 +393,26 @@ def test_the_batch_page_runs_a_batch_on_the_cluster_and_shows_its_workers(cluste
         assert "ended" in shown and re.search(r"on [12] workers?: tcp://127\.0\.0\.1:\d+ 0 in flight, \d ended", shown)
     finally:
         kill_all(db_path)
+
+
+# ---------------------------------------------------------------------- the storing half
+def test_turns_stored_as_played_elsewhere_are_the_turns_stored_here(tmp_path):
+    """What a worker sends (StoredTurn: the columns and the packed record; the run's metrics) stores
+    the very rows a local run stores; metrics computed over another number of turns are not believed."""
+    from dataclasses import replace as _replace
+
+    from knowsim_core.services.runner import start_run
+    from knowsim_core.storage.runs import Closing, StoredTurn
+
+    store = seeded(tmp_path / "st.db")
+    here = start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/adaptive", seed=3,
+                     max_turns=4)
+    here.run_to_end()
+    run = store.runs.load(here.run_id)
+    for metrics in (run.metrics(), _replace(run.metrics(), turns=3, knowledge_gain=-99)):
+        rid = store.runs.create(run.with_turns(()), graph_version_id=None, batch_tag=None)
+        store.runs.append_turns(rid, [StoredTurn.of(t) for t in run.turns],
+                                close=Closing(RunStatus.FINISHED, run.stop_reason, metrics=metrics))
+        assert store.runs.load(rid).turns == run.turns
+        a, b = store.search.get_row(here.run_id), store.search.get_row(rid)
+        assert (a.turns, a.kg, a.dc, a.co, a.stop_reason) == (b.turns, b.kg, b.dc, b.co, b.stop_reason)
