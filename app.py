@@ -1,7 +1,7 @@
 """KnowSim Studio — the Streamlit frame: page config, navigation by task, the shared sidebar.
 
 Run with ``make app`` (or ``python -m streamlit run app.py``). Pages live in ``pages/``; they are
-thin and call into ``ui/`` and ``knowsim_core``.
+thin and call into ``ui/`` and ``knowsim_core``. The navigation is ``ui.common.nav``'s table of pages.
 """
 
 from __future__ import annotations
@@ -9,29 +9,12 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui.frame import mark_framed
-from ui.resources import LOGO, db_path, ensure_vendor, get_store, llm_session_settings, provider_lines
+from ui.common import nav
+from ui.common.frame import mark_framed
+from ui.common.resources import LOGO, db_path, ensure_vendor, get_store, llm_session_settings, provider_lines
 
 # a local file: an emoji or material icon as page_icon makes the browser fetch it from a CDN
 st.set_page_config(page_title="KnowSim Studio", page_icon=str(LOGO), layout="wide")
-
-PAGES = {
-    "Start": [
-        st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
-    ],
-    "Simulate": [
-        st.Page("pages/questions.py", title="Questions", icon=":material/quiz:", url_path="questions"),
-        st.Page("pages/simulate.py", title="Simulate", icon=":material/play_circle:", url_path="simulate"),
-        st.Page("pages/batch.py", title="Batch", icon=":material/dynamic_feed:", url_path="batch"),
-    ],
-    "Correct & analyse": [
-        st.Page("pages/graph.py", title="Graph editor", icon=":material/account_tree:", url_path="graph"),
-        st.Page("pages/failures.py", title="Failure modes", icon=":material/troubleshoot:", url_path="failures"),
-        st.Page("pages/runs.py", title="Saved runs", icon=":material/history:", url_path="runs"),
-        st.Page("pages/realism.py", title="Realism", icon=":material/groups:", url_path="realism"),
-        st.Page("pages/agreement.py", title="Agreement", icon=":material/thumbs_up_down:", url_path="agreement"),
-    ],
-}
 
 
 def sidebar() -> None:
@@ -54,7 +37,7 @@ except KnowSimError as exc:
     st.info("Set KNOWSIM_DB to another file (e.g. `KNOWSIM_DB=/tmp/studio.db make app`) or move the damaged file away.")
     st.stop()
 
-page = st.navigation(PAGES)
+page = st.navigation(nav.navigation())
 mark_framed()
 sidebar()
 page.run()

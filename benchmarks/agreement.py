@@ -107,6 +107,9 @@ def speed_and_figures(path: Path, repeat: int) -> tuple[dict, dict]:
                                     "verdict": rep["within_conversation"][s]["verdict"]}
                                 for s, e in data["within_conversation"].items()},
         "versus_baselines": rep["versus_baselines"], "replicates": data["replicates"],
+        # the reader these verdicts rest on and how far it is validated on graphs of this size
+        "reader": {d: {k: e[k] for k in ("text", "verdicts_rest_on", "mentioned_share", "inside_range", "validation")}
+                   for d, e in data.get("reader", {}).items()},
         "down_from": v["down_from"],
         "rating": {m: {"spearman": e["spearman"], "ci": e["ci"], "verdict": rep["rating"][m]["verdict"]}
                    for m, e in data["conversations"]["rating"].items()},

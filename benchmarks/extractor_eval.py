@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -58,35 +57,6 @@ def per_class(name: str, stats: dict) -> str:
         for k in ("teaching_quality", "user_attempt_type"))
 
 
-# Variants that put absolute similarity features on the message's best-matching IU (they shrink in
-# long expert graphs); measured by --ablation (math LORO) and --expert-labels, not shipped.
-RELATIVE = {"relative cosine + covers": ("best_sentence_word_cosine", "concept_name_cover", "description_cover"),
-            "relative covers": ("concept_name_cover", "description_cover"),
-            "relative neighbour_mention": ("neighbour_mention",),
-            "relative cosine + covers + neighbour": ("best_sentence_word_cosine", "concept_name_cover",
-                                                     "description_cover", "neighbour_mention")}
-
-
-@contextmanager
-def relative(features: tuple[str, ...]):
-    """Run with the named features divided by their largest value among the message's IUs."""
-    from knowsim_core.agents import lexical
-
-    original = lexical.tq_features
-    idx = [lexical.TQ_FEATURES.index(f) for f in features]
-
-    def tq_features(prof, message, user_message=""):
-        f = original(prof, message, user_message)
-        top = {i: max(v[i] for v in f.values()) or 1.0 for i in idx}
-        return {iu: tuple(x / top[i] if i in top else x for i, x in enumerate(v)) for iu, v in f.items()}
-
-    lexical.tq_features = tq_features
-    try:
-        yield
-    finally:
-        lexical.tq_features = original
-
-
 def expert(train: list, test: list) -> dict:
     """Out-of-domain table: every method fitted on ``train``, scored on the hand-labelled ``test``;
     returns the figures (per method: macro-F1, accuracy, per-class F1, pairs called mentioned)."""
@@ -105,21 +75,13 @@ def expert(train: list, test: list) -> dict:
     print("confusion of lexical (rows hand label, columns predicted; order " + ", ".join(QUALITIES) + "):")
     for g in QUALITIES:
         print(f"  {g:<15}" + "".join(f"{res['lexical']['matrix'][g][p]:>6}" for p in QUALITIES))
-    print("not shipped (fitted on math, checked here; chosen on math LORO, see --ablation):")
-    variants = {}
-    for name, features in RELATIVE.items():
-        with relative(features):
-            stats = ev.out_of_domain(train, test, {"lexical": ev.lexical()})["lexical"]
-        print(f"  {name:<38} macro-F1 {stats['macro_f1']:.3f}")
-        variants[name] = stats["macro_f1"]
     gold = {c: sum(res["lexical"]["matrix"][c].values()) for c in QUALITIES}
     mentioned = [c for c in QUALITIES if c != "not_mentioned"]
     return {"pairs": n, "gold": {**gold, "mentioned": sum(gold[c] for c in mentioned)},
             "methods": {name: {"macro_f1": stats["macro_f1"], "accuracy": stats["accuracy"],
                                "f1": dict(stats["f1"]),
                                "called_mentioned": sum(stats["matrix"][g][c] for g in QUALITIES for c in mentioned)}
-                        for name, stats in res.items()},
-            "not_shipped": variants}
+                        for name, stats in res.items()}}
 
 
 def main() -> None:
@@ -165,9 +127,6 @@ def main() -> None:
         for name in ev.TEXT_RULES:
             with ev.text_rule_flipped(name):
                 show(f"text rule {name}", ev.protocol(turns, ev.lexical()))
-        for name, features in RELATIVE.items():
-            with relative(features):
-                show(name, ev.protocol(turns, ev.lexical()))
         write_log("extractor_eval_ablation", rows, split=SPLIT, extra={"runs": args.runs})
         return
     results = {name: ev.protocol(turns, m) for name, m in ev.METHODS.items()}

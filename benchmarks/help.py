@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks._log import write_log  # noqa: E402
-from knowsim_core.cli import command_modules  # noqa: E402
+from knowsim_core.commands import COMMANDS  # noqa: E402
 
 
 def _wall(argv: list[str], cwd: Path) -> float:
@@ -39,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
     load = os.getloadavg()
     figures: dict[str, dict[str, float]] = {}
-    for name in ["(top level)", *sorted(command_modules())]:
+    for name in ["(top level)", *sorted(c.name for c in COMMANDS)]:
         argv = [sys.executable, "-m", "knowsim_core", *([] if name == "(top level)" else [name]), "--help"]
         ours, other = [], []
         for _ in range(args.repeat):  # alternately, so both see the same machine

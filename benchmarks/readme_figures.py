@@ -2,15 +2,13 @@
 and leave-one-recording-out), the dialogue-act tagger table and the turn-level realism table —
 printed and written to ``benchmarks/logs/readme_figures.json`` (``benchmarks/_log.py``).
 
-tests/test_readme_figures.py checks that README.md quotes the logged numbers (rounded as the README
-prints them) and that the log is what this script computes now, so a change that moves a figure
-fails until the log and the README say so.
-
-Every other README figure comes from a benchmark's log through a marker placed just before the
-number: ``<!--fig:LOG:KEY-->0.63`` is figure ``KEY`` (dotted path) of ``benchmarks/logs/LOG.json``,
-printed with the decimals (and thousands commas) written in the README. ``--write-readme`` rewrites
-every marked number from the logs; the test fails on any marked number that differs from its log
-and on a marker whose log or key does not exist.
+Every figure the README and the documentation pages (``docs/**/*.md``) quote from a benchmark comes
+through a marker placed just before the number: ``<!--fig:LOG:KEY-->0.63`` is figure ``KEY``
+(dotted path) of ``benchmarks/logs/LOG.json``, printed with the decimals (and thousands commas)
+written in the page. ``--write-readme`` rewrites every marked number of every page from the logs;
+tests/test_readme_figures.py fails on any marked number that differs from its log, on a marker whose
+log or key does not exist, and on this script's log when it differs from what the script computes
+now (so a change that moves a figure fails until the log and the pages say so).
 
 Usage: ``python benchmarks/readme_figures.py [--only extractor,acts,realism] [--no-log]``
 (needs ../shared); ``python benchmarks/readme_figures.py --write-readme`` (no computing: the
@@ -95,8 +93,14 @@ def figures(only: tuple[str, ...] = tuple(SECTIONS)) -> dict[str, Any]:
     return {name: SECTIONS[name]() for name in only}
 
 
-# ---------------------------------------------------------------------- README markers
+# ---------------------------------------------------------------------- README and docs markers
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+
+def documents() -> list[Path]:
+    """Every page whose marked figures are kept equal to the logs: the README and the docs' pages."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
 # A negative figure may be written with the typographic minus (U+2212) as prose does, or with "-".
 MINUS = "\u2212"
 MARKER = re.compile(r"<!--fig:(?P<log>[\w-]+):(?P<key>[\w.\-/]+)-->(?P<value>[-\u2212]?\d+(?:,\d{3})*(?:\.\d+)?)")
@@ -160,15 +164,17 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     ap.add_argument("--no-log", action="store_true", help="print only; do not write benchmarks/logs/readme_figures.json")
     ap.add_argument("--write-readme", action="store_true",
-                    help="rewrite README.md's marked numbers from the logs (computes nothing)")
+                    help="rewrite the marked numbers of README.md and docs/**/*.md from the logs (computes nothing)")
     args = ap.parse_args()
     if args.write_readme:
-        text = README.read_text(encoding="utf-8")
-        new = rewrite(text)
-        README.write_text(new, encoding="utf-8")
-        left = drifts(new)
-        print(f"README: {sum(a != b for a, b in zip(text.splitlines(), new.splitlines()))} lines rewritten; "
-              f"{len(MARKER.findall(new))} marked figures" + (f"; not in any log: {left}" if left else ""))
+        for page in documents():
+            text = page.read_text(encoding="utf-8")
+            new = rewrite(text)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+            left = drifts(new)
+            print(f"{page.relative_to(ROOT)}: {sum(a != b for a, b in zip(text.splitlines(), new.splitlines()))} lines "
+                  f"rewritten; {len(MARKER.findall(new))} marked figures" + (f"; not in any log: {left}" if left else ""))
         return
     only = tuple(s for s in args.only.split(",") if s)
     result = figures(only)

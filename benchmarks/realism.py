@@ -115,6 +115,7 @@ def main() -> None:
         for name, side in sides.items()}
     figures["held_out_act_mix_tv"] = mix
     figures["most_common_act"] = {part: result["by_split"][part][MOST_COMMON]["act"] for part in SPLITS}
+    figures["reader"] = result.get("reader", {})  # how far the reading under the table is validated
     figures["timing_s"] = {"import": round(imported, 3), "realism_both_starts": round(elapsed, 3),
                            "read_tutor_20000_words": round(read_s, 4)}
     write_log("realism", figures, seeds="per conversation: zlib.crc32(problem_id:workerId) (sampled start and "

@@ -2,9 +2,10 @@
 importing the storage layer costs (with ``-X importtime``, the interpreter's documented import timer).
 
 Why it exists: sqlite-utils imports pandas whenever it is installed (Streamlit brings it) to
-recognise DataFrame values, which the Studio never stores; the storage layer keeps pandas out of
-that import (knowsim_core/storage/connection.py), and the command line imports only the chosen
-command (knowsim_core/cli.py). ``--against DIR`` times another checkout's ``runs`` alternately with
+recognise DataFrame values, which the Studio never stores; the repositories read and write with
+their own SQL on sqlite3, so only creating or migrating a file imports sqlite-utils
+(knowsim_core/storage/connection.py), and the command line imports only the chosen command
+(knowsim_core/cli.py). ``--against DIR`` times another checkout's ``runs`` alternately with
 this one's (e.g. the commit before: ``git archive REV | tar -x -C DIR``) and prints the ratio, which
 a busy machine distorts far less than either time; the load average is printed beside them.
 

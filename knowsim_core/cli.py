@@ -1,14 +1,14 @@
 """``python -m knowsim_core <command>``: the Studio's command line.
 
-Each command lives in ``knowsim_core/commands/<name>.py`` and exposes ``NAME``, ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> int``. Errors that are ours (:class:`KnowSimError`)
+The commands are declared in :data:`knowsim_core.commands.COMMANDS` (name, help, module); each
+module exposes ``add_arguments(parser)`` and ``run(args) -> int``. Errors that are ours (:class:`KnowSimError`)
 print one line (credentials redacted) and exit 2; so do the operating system's answers a user can
 cause and fix — a full disk or ``/dev/full`` as stdout (ENOSPC), a file name too long
 (ENAMETOOLONG), a read-only or missing place — and Ctrl-C (exit 130, what is stored is kept).
 Anything else is a bug and keeps its traceback.
 Everything printed is stripped of escape sequences, control characters and the invisible
 characters that reorder or hide text on a terminal (bidi overrides such as U+202E, zero-width
-spaces; text comes from imported files and model replies); a command declaring ``RAW_OUTPUT`` (export) writes its data
+spaces; text comes from imported files and model replies); a command declared ``raw_output`` (export) writes its data
 unchanged when it goes to a file or pipe.
 """
 
@@ -18,7 +18,6 @@ import argparse
 import errno
 import importlib
 import os
-import pkgutil
 import re
 import sys
 from typing import TextIO
@@ -28,65 +27,33 @@ from knowsim_core.errors import KnowSimError
 from knowsim_core.text.redact import redact
 
 
-def command_modules() -> dict[str, str]:
-    """Command name → module name, from the file names in ``commands/`` without importing them:
-    ``extract_graph.py`` is ``extract-graph``, ``import_.py`` (a keyword) is ``import``. Each module's
-    ``NAME`` follows the rule (tests/test_cli_startup.py checks it)."""
-    return {info.name.rstrip("_").replace("_", "-"): info.name
-            for info in pkgutil.iter_modules(commands.__path__)}
-
-
-def command_helps() -> dict[str, str]:
-    """Command name → its ``HELP``, read from the command files without importing them.
-
-    ``python -m knowsim_core --help`` lists every command with one line each; importing the 13
-    modules to read those lines loaded storage, evaluation and the LLM settings (3-7 s on a busy
-    machine, issue 34). ``HELP`` is a string literal at the top of each file; one that is not is
-    read by importing its module (tests/test_cli_startup.py checks both ways agree).
-    """
-    import ast
-    from pathlib import Path
-
-    helps = {}
-    for name, module in command_modules().items():
-        path = Path(commands.__path__[0]) / f"{module}.py"
-        found = None
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["HELP"]
-                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                found = node.value.value
-        helps[name] = found if found is not None else importlib.import_module(f"{commands.__name__}.{module}").HELP
-    return helps
-
-
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, importing only the command ``argv`` names.
+    """The parser for ``argv``: the command it names gets its real sub-parser, every other command a
+    placeholder with its help (argparse never reads it). Only that command's module is imported —
+    importing all of them for one command was most of a short command's start-up — and help, a
+    missing or an unknown command import none (the listing comes from the declared table)."""
+    chosen = argv[0] if argv and argv[0] in commands.BY_NAME else None
+    return _parser({chosen} if chosen else set())
 
-    A command module imports what the command needs (storage, the agents, evaluation, matplotlib…);
-    importing all of them for one command was most of a short command's start-up. When ``argv``
-    starts with a known command, the other commands get a bare placeholder (argparse never reads
-    it); help, a missing or an unknown command imports none of them: the listing and the "invalid
-    choice" message come from :func:`command_helps`.
-    """
+
+def full_parser() -> argparse.ArgumentParser:
+    """The parser with every command's real sub-parser, options and all (imports every command
+    module): what the command-line reference is generated from."""
+    return _parser({c.name for c in commands.COMMANDS})
+
+
+def _parser(real: set[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m knowsim_core",
         description="KnowSim Studio: simulate, replay, store and export KnowSim conversations.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    modules = command_modules()
-    chosen = argv[0] if argv and argv[0] in modules else None
-    if chosen is None:  # --help, no command or an unknown one: the list, from the files (nothing imported)
-        for name, text in sorted(command_helps().items()):
-            sub.add_parser(name, help=text, description=text)
-        return parser
-    for name in sorted(modules):
-        if name != chosen:
-            sub.add_parser(name)
-            continue
-        mod = importlib.import_module(f"{commands.__name__}.{modules[name]}")
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
-        mod.add_arguments(p)
-        p.set_defaults(_run=mod.run)
+    for command in commands.COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        if command.name in real:
+            mod = importlib.import_module(f"{commands.__name__}.{command.module}")
+            mod.add_arguments(p)
+            p.set_defaults(_run=mod.run)
     return parser
 
 
@@ -123,7 +90,7 @@ class _SafeStream:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv).parse_args(argv)
-    raw = getattr(sys.modules[args._run.__module__], "RAW_OUTPUT", False) and not sys.stdout.isatty()
+    raw = commands.BY_NAME[args.command].raw_output and not sys.stdout.isatty()
     saved = sys.stdout, sys.stderr
     if not raw:  # data piped to a file (export) stays byte for byte; everything else is cleaned
         sys.stdout = _SafeStream(sys.stdout)  # type: ignore[assignment]

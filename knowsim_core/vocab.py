@@ -108,15 +108,20 @@ RULE_STOPS: tuple[str, ...] = (STOP_MASTERY, STOP_OVERLOAD)  # what a turn's ter
 class RunStatus(StrEnum):
     """A stored run's status (the ``runs.status`` column keeps these strings)."""
 
-    RUNNING = "running"  # a live process (or the app, under a lease) is writing it
+    RUNNING = "running"  # a live process (the command line, a batch worker) is writing it
     FINISHED = "finished"  # it ended: its ``stop_reason`` says how
     FAILED = "failed"  # a model call or an agent failed; resumable from its last stored turn
-    INTERRUPTED = "interrupted"  # stopped (Ctrl-C, a batch's stop, its writer gone); resumable
+    INTERRUPTED = "interrupted"  # stopped (Ctrl-C, a batch's stop, its writing process gone); resumable
+    # a conversation played in the app (under a lease) that has not ended: open in a tab, or left open
+    # when the tab closed; its metrics are those of its turns so far, and Simulate plays on from its
+    # last turn. A pause, not a failure: it is not "interrupted" (migration 0010)
+    OPEN = "open"
 
 
 RUN_STATUSES: tuple[RunStatus, ...] = tuple(RunStatus)
 FINAL_STATUSES: tuple[RunStatus, ...] = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.INTERRUPTED)
 UNFINISHED_STATUSES: tuple[RunStatus, ...] = (RunStatus.FAILED, RunStatus.INTERRUPTED)  # shown as needing a resume
+LIVE_STATUSES: tuple[RunStatus, ...] = (RunStatus.RUNNING, RunStatus.OPEN)  # a writer may add turns
 
 
 class Population(StrEnum):
@@ -124,7 +129,7 @@ class Population(StrEnum):
 
     FINISHED = "finished"  # runs that ended (the default: a run stopped early would bias every rate)
     ALL = "all"
-    UNFINISHED = "unfinished"  # failed and interrupted runs
+    UNFINISHED = "unfinished"  # every run that has not finished (failed, interrupted, open, running)
 
 
 POPULATIONS: tuple[Population, ...] = tuple(Population)
@@ -138,7 +143,7 @@ class EndReason(StrEnum):
     PROVIDER_ERROR = "provider_error"  # a model call failed (key, limit, server): play on after a resume
     AGENT_ERROR = "agent_error"  # an agent raised (a bug): the evidence is kept with the run
     STOP_REQUESTED = "stop_requested"  # Ctrl-C, or a batch's stop request: nothing more is played
-    LEASE_LAPSED = "lease_lapsed"  # the app's hold on the run lapsed (it was marked interrupted elsewhere)
+    LEASE_LAPSED = "lease_lapsed"  # the app's hold on the run lapsed (it was left open elsewhere)
 
 
 class CellOutcome(StrEnum):

@@ -6,7 +6,8 @@ on two fixed parts, with the verdict in words; the ROC curves and each failure m
 liked vs disliked turns. Per conversation: KG / DC / CO against the person's rating and
 correctness, each with a plain reading. Conversations without a reading are counted with their
 thumbs. Across tutor models: the paper's sign agreement; and, for a chosen batch, the paper's own
-validation cell by cell. Clicking a turn or a conversation opens it on the Simulate page. The same
+validation cell by cell. Where the reading and the people disagree, turn by turn, IU by IU and against
+the answers. Clicking a turn or a conversation opens it on the Simulate page. The same
 figures as ``python -m knowsim_core agreement`` (both call :mod:`knowsim_core.evaluation`).
 No emoji on this page (chromium without an emoji font draws boxes): material icons and words.
 """
@@ -15,15 +16,18 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement import collect, to_json
+from knowsim_core.evaluation.agreement_words import with_baselines
 from knowsim_core.storage.run_filter import RunFilter
-from ui import agreement_view as av
-from ui.failure_views import selected_point
-from ui.frame import ensure_frame
-from ui.nav import open_in_simulate
-from ui.resources import db_path, get_store
-from ui.tables import MISSING
+from ui.common import nav
+from ui.common.frame import ensure_frame
+from ui.common.resources import db_path, get_store
+from ui.common.selection import selected_point
+from ui.common.tables import MISSING
+from ui.people import agreement_view as av
+from ui.people import disagreement_view as dv
+from ui.people import keys
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.AGREEMENT)  # a deep link as a fresh server's first request must still run app.py
 
 
 @st.cache_data(show_spinner="Computing agreement (bootstrap intervals)…", max_entries=8)
@@ -95,15 +99,16 @@ verdict = rep["scores"]["knowsim"]["verdict"]
 beaten = [b for b, where in rep["versus_baselines"].items() if where["whole"] != "above the baseline"]
 # green only when the score holds on both parts *and* stands above every baseline
 (st.success if verdict == "replicates" and not beaten else st.warning)(
-    f"KnowSim's turn score on the two parts: **{verdict}**"
-    + (f"; but **not distinguishable from the baseline** ({', '.join(b.replace('_', ' ') for b in beaten)})"
-       if beaten else "") + f". {votes['scores']['knowsim']['reading']}.",
-    icon=av.VERDICT_ICONS.get(verdict, ":material/info:") if not beaten else ":material/warning:")
+    f"KnowSim's turn score on the two parts: **{with_baselines(verdict, [b.replace('_', ' ') for b in beaten])}**. "
+    f"{votes['scores']['knowsim']['reading']}.",
+    icon=av.verdict_icon(verdict) if not beaten else ":material/warning:")
 for b, where in rep["versus_baselines"].items():
     st.markdown(f":material/compare_arrows: Against the {b.replace('_', ' ')} baseline "
                 f"({report['baselines'][b]['direction']}): whole **{where['whole']}**; part A {where['A']}; "
                 f"part B {where['B']}.")
 st.dataframe(av.replication_rows(report), hide_index=True, key="agr_replication", placeholder=MISSING)
+for reader_note in report.get("reader", {}).values():
+    st.caption(f"{reader_note['verdicts_rest_on']} {reader_note['text']}")
 researcher = votes["researcher"]
 if researcher["n"]:
     st.caption(f"Researchers' own thumbs (their own series, not in the figures above): {researcher['n']} "
@@ -116,7 +121,7 @@ with left:
 with right:
     st.plotly_chart(av.modes_figure(votes["modes"]), key="agr_modes")
 st.caption("Click a turn to open it in Simulate at that turn.")
-st.plotly_chart(av.turns_figure(report["turns"]), key="agr_turns", on_select="rerun", selection_mode="points")
+st.plotly_chart(av.turns_figure(report["turns"]), key=keys.AGREEMENT_TURNS, on_select="rerun", selection_mode="points")
 
 st.subheader("Per conversation: KnowSim metrics vs the person's rating and correctness")
 st.dataframe(av.conversation_rows(report), hide_index=True, key="agr_rating_table", placeholder=MISSING)
@@ -129,7 +134,9 @@ if unread["n"]:
 metric = st.radio("Metric", [m for m in convs["rating"]], horizontal=True, key="agr_metric",
                   format_func=str.upper) or "kg"
 st.caption("Green: solved correctly; orange: not. Click a conversation to open it in Simulate.")
-st.plotly_chart(av.rating_figure(report["runs"], metric), key="agr_scatter", on_select="rerun", selection_mode="points")
+st.plotly_chart(av.rating_figure(report["runs"], metric), key=keys.AGREEMENT_SCATTER, on_select="rerun", selection_mode="points")
+
+dv.render_disagreement(report)  # where the reading and the people part: per turn, per IU, per answer
 
 st.subheader("Tutor models: the paper's sign agreement on the people's conversations")
 st.markdown(f"Within an expertise level, pairs of tutor models with at least {pairs['min_cell']} conversations each "
@@ -164,7 +171,7 @@ if "simulated" in report:
                           for (m, s), e in zip(entry["sign"].items(), entry["spearman"].values())],
                          hide_index=True, key=f"agr_simfig_{user}", placeholder=MISSING)
 
-for key in ("agr_turns", "agr_scatter"):
+for key in (keys.AGREEMENT_TURNS, keys.AGREEMENT_SCATTER):
     point = selected_point(key)
     if point and point.get("customdata"):
-        open_in_simulate(str(point["customdata"][0]), int(point["customdata"][1]))
+        nav.open_in_simulate(str(point["customdata"][0]), int(point["customdata"][1]))

@@ -10,16 +10,17 @@ from knowsim_core.agents.registry import spec_of
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import KnowSimError
 from knowsim_core.vocab import RunStatus
-from ui import batch_view as bv
-from ui.frame import ensure_frame
-from ui.questions import KIND_SHORT, by_kind, question_label
 from knowsim_core.storage.questions import KIND_LABELS
-from ui.nav import store
-from ui.resources import agent_ids, db_path
+from knowsim_core.storage.run_filter import RunFilter
+from ui.batch import keys
+from ui.batch import launcher as bv
+from ui.common import nav
+from ui.common.frame import ensure_frame
+from ui.common.questions import KIND_SHORT, by_kind, question_label
+from ui.common.resources import agent_ids, db_path, get_store
+from ui.common.safe_text import inline_markdown
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
-
-WATCH = "batch_watch"
+ensure_frame(nav.BATCH)  # a deep link as a fresh server's first request must still run app.py
 
 
 def add_questions(key: str, ids: list[str]) -> None:
@@ -28,23 +29,22 @@ def add_questions(key: str, ids: list[str]) -> None:
     st.session_state[key] = have + [i for i in ids if i not in have]
 
 
-FAILURES_BATCH_KEY = "fm_batch"  # the Failure modes page's batch filter (pages/failures.py)
 POLL_S = 2.0
 st.title("Batch")
-db, path = store(), db_path()
+db, path = get_store(), db_path()
 
 with st.expander("New batch", expanded=not bv.launches(path)):
     questions = [q for q in db.questions.list() if q.n_graph_versions]  # grouped by kind, samples first
     qids = [q.id for q in questions]
     label_of = {q.id: question_label(q) for q in questions}
-    if "batch_questions" not in st.session_state:
-        st.session_state["batch_questions"] = qids[:1]
-    chosen_q = st.multiselect("Questions", qids, key="batch_questions", format_func=label_of.get)
+    if keys.QUESTIONS not in st.session_state:
+        st.session_state[keys.QUESTIONS] = qids[:1]
+    chosen_q = st.multiselect("Questions", qids, key=keys.QUESTIONS, format_func=label_of.get)
     groups = by_kind(questions)
     row = st.container(horizontal=True, gap="small")
     for kind, ids in groups.items():  # "select all" one group at a time: real conversations are not samples
         row.button(f"All {KIND_SHORT[kind].lower()}s ({len(ids)})" if kind != "yours" else f"All yours ({len(ids)})",
-                   key=f"batch_all_{kind}", on_click=add_questions, args=("batch_questions", ids),
+                   key=f"batch_all_{kind}", on_click=add_questions, args=(keys.QUESTIONS, ids),
                    help=f"add every {KIND_LABELS[kind].lower()} question with a graph")
     c1, c2 = st.columns(2)
     levels = c1.multiselect("Levels", list(LEVELS), default=list(LEVELS), key="batch_levels")
@@ -94,8 +94,8 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                 except KnowSimError as exc:  # one line, never a traceback; nothing left running unseen
                     st.error(str(exc))
                 else:
-                    st.session_state[WATCH] = final_tag
-                    st.query_params["tag"] = final_tag
+                    st.session_state[keys.JUST_LAUNCHED] = final_tag
+                    st.query_params[nav.WATCHED] = final_tag
                     st.rerun()
 
 mine = bv.launches(path)
@@ -105,13 +105,13 @@ if not runs:
     st.stop()
 tags = [r.tag for r in runs]
 outside = {r.tag for r in runs if r.pid <= 0}
-launched = st.session_state.pop(WATCH, None)
-wanted = launched or st.query_params.get("tag")
-if wanted in tags and (launched or st.session_state.get("batch_pick") not in tags):
-    st.session_state["batch_pick"] = wanted
-tag = st.selectbox("Watch batch", tags, key="batch_pick",
+launched = st.session_state.pop(keys.JUST_LAUNCHED, None)
+wanted = launched or st.query_params.get(nav.WATCHED)
+if wanted in tags and (launched or st.session_state.get(keys.WATCHED) not in tags):
+    st.session_state[keys.WATCHED] = wanted
+tag = st.selectbox("Watch batch", tags, key=keys.WATCHED,
                    format_func=lambda t: f"{t} (not launched here)" if t in outside else t)
-st.query_params["tag"] = tag
+st.query_params[nav.WATCHED] = tag
 rec = runs[tags.index(tag)]
 
 
@@ -143,7 +143,8 @@ def watch() -> None:
         c1, c2 = st.columns(2)
         if c1.button("Stop", key="batch_stop", help="no new conversation starts; those in flight finish their turn"):
             bv.stop(rec)
-        if c2.button("Stop now", key="batch_stop_now", help="a second Ctrl-C: in-flight conversations are interrupted"):
+        if c2.button("Stop now", key="batch_stop_now",
+                     help="conversations in flight stop at once, marked interrupted (Resume continues them)"):
             bv.stop(rec, now=True)
         if not was_alive:
             st.rerun()  # it was relaunched elsewhere: poll again
@@ -151,9 +152,8 @@ def watch() -> None:
     if was_alive:
         st.rerun()  # it just ended: redraw the page without the polling
     st.subheader("Summary")
-    if rec.pid > 0:
-        # wrapped: a long progress or summary line was cut at the right edge (issue 24 item 15)
-        st.code("\n".join(bv.log_tail(rec)) or "(the batch printed nothing)", language=None, wrap_lines=True)
+    # the page's own words, from the database (the command's printout is for a terminal)
+    st.markdown("\n".join(f"- {inline_markdown(line)}" for line in bv.summary(db, rec, counts)))
     if counts[RunStatus.FINISHED] < counts["cells"] and st.button("Resume", key="batch_resume", type="primary"):
         try:
             bv.launch(path, bv.resume_argv(rec), rec.tag)
@@ -162,11 +162,7 @@ def watch() -> None:
         else:
             st.rerun()
     if st.button("Failure modes of this batch", icon=":material/troubleshoot:", key="batch_failures"):
-        st.session_state[FAILURES_BATCH_KEY] = rec.tag  # that page's batch filter, preselected
-        try:
-            st.switch_page("pages/failures.py", query_params={"batch": rec.tag})
-        except st.errors.StreamlitAPIException:
-            st.info(f"Open Failure modes and choose batch {rec.tag} (the page is not registered in this view).")
+        nav.failures(RunFilter(batch_tag=rec.tag))  # the link sets that page's batch filter
 
 
 watch()

@@ -1,4 +1,5 @@
-"""Failure modes: why calibration failed — per turn and per IU for one run, per level across runs.
+"""Failure modes: why calibration failed — per turn and per IU for one run, per level across runs,
+and before / after a batch what-if (the same label edits applied to every run of a batch or tag).
 
 The five modes (spec §7): REDUNDANT, PREREQ-BLOCKED, EFFECTIVE, OVERLOAD-WASTED, UNDER-ABSORBED.
 Across runs counts finished runs unless the Runs filter says otherwise, shows n per cell and the
@@ -11,15 +12,18 @@ import streamlit as st
 
 from knowsim_core.evaluation.analysis import SPREAD_TEXT, STATUS_CHOICES, metric_rows
 from knowsim_core.errors import KnowSimError
-from ui import failure_views as fv
-from ui import share
-from ui.nav import open_in_simulate, store
-from ui.frame import ensure_frame
-from ui.paper_check import paper_check_tab
-from ui import links, run_list
-from ui.tables import MISSING
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.vocab import Population
+from ui.common import links, nav, share
+from ui.common.frame import ensure_frame
+from ui.common.resources import get_store
+from ui.common.selection import selected_point
+from ui.common.tables import MISSING
+from ui.runs import failure_views as fv
+from ui.runs import keys
+from ui.runs.before_after import before_after_tab
+from ui.runs.filter_bar import filter_bar
+from ui.runs.paper_check import paper_check_tab
 
 STATUS_LABELS = {Population.FINISHED: "Finished runs", Population.ALL: "All runs",
                  Population.UNFINISHED: "Unfinished runs"}
@@ -32,17 +36,17 @@ def _cell(v):
     return round(v, 3) if isinstance(v, float) else v
 
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.FAILURES)  # a deep link as a fresh server's first request must still run app.py
 
 st.title("Failure modes")
-db = store()
+db = get_store()
 # a link with any cross-run filter (/failures?batch=TAG, the Batch page's "Failure modes of this
 # batch") opens on "Across runs"; ?run=ID on "One run"
-FM_FIELDS = ("question_id", "level", "assistant", "preset", "batch_tag", "tag", "graph_version", "kind", "origin",
-             "rated", "correctness")
-ACROSS_PARAMS = ("status", "version", *(RunFilter.param(f) for f in FM_FIELDS))
-across = any(k in st.query_params for k in ACROSS_PARAMS) and "run" not in st.query_params
-one, many, paper = st.tabs(["One run", "Across runs", "Paper check"], default="Across runs" if across else "One run")
+ACROSS_PARAMS = (nav.STATUS, nav.VERSION, *(RunFilter.param(f) for f in keys.FAILURE_FILTERS.fields))
+across = any(k in st.query_params for k in ACROSS_PARAMS) and nav.RUN not in st.query_params
+compared = nav.BEFORE in st.query_params  # ?before=TAG&after=TAG2: a batch what-if beside its runs
+one, many, paper, whatif = st.tabs(["One run", "Across runs", "Paper check", "Before / after"],
+                                   default="Before / after" if compared else "Across runs" if across else "One run")
 
 with one:
     recent = db.search.list(limit=200)
@@ -50,7 +54,7 @@ with one:
         st.info("No saved runs yet: start one on the Simulate page or open the demo on Home.")
     else:
         ids = [r.id for r in recent]
-        wanted = st.query_params.get("run")
+        wanted = st.query_params.get(nav.RUN)
         if wanted and wanted not in ids:
             try:
                 recent.insert(0, db.search.get_row(wanted))
@@ -64,25 +68,27 @@ with one:
         rid = back[picked]
         run = db.runs.load(rid)
         st.subheader("Modes per turn")
-        st.plotly_chart(fv.turn_bars_figure(run), key="fm_bars", on_select="rerun", selection_mode="points")
+        st.plotly_chart(fv.turn_bars_figure(run), key=keys.FAILURE_BARS, on_select="rerun", selection_mode="points")
         st.subheader("IU × turn")
-        st.caption("Hover a cell for the reason; blank cells: the IU was not explained that turn.")
-        st.plotly_chart(fv.heatmap_figure(run), key="fm_heat", on_select="rerun", selection_mode="points")
-        for key in ("fm_bars", "fm_heat"):
-            p = fv.selected_point(key)
+        st.caption("Hover a cell for the reason; blank cells: the IU was not explained that turn. Click a cell "
+                   "to open that turn in Simulate with the IU's story over the run.")
+        st.plotly_chart(fv.heatmap_figure(run), key=keys.FAILURE_HEAT, on_select="rerun", selection_mode="points")
+        for key in (keys.FAILURE_BARS, keys.FAILURE_HEAT):
+            p = selected_point(key)
             if p is not None and p.get("x") is not None:
-                open_in_simulate(rid, int(p["x"]))
+                iu = fv.heatmap_iu(p, run) if key == keys.FAILURE_HEAT else None
+                nav.open_in_simulate(rid, int(p["x"]), iu)
 
 with many:
-    # the bar Saved runs uses (ui.run_list.filter_bar: one RunFilter, its URL and SQL), with the fields
-    # a cross-run figure is cut by; every filter is applied in the query, before the limit
-    run_filter = run_list.filter_bar(db, prefix="fm", fields=FM_FIELDS)
+    # the bar Saved runs uses (one RunFilter, its URL and SQL), with the fields a cross-run figure is
+    # cut by; every filter is applied in the query, before the limit
+    run_filter = filter_bar(db, keys.FAILURE_FILTERS)
     c_status = st.columns(5)[0]
-    links.from_url("fm_status", "status", list(STATUS_CHOICES))
-    status = c_status.selectbox("Runs", STATUS_CHOICES, key="fm_status", format_func=STATUS_LABELS.get,
+    links.from_url(keys.FAILURE_STATUS, nav.STATUS, list(STATUS_CHOICES))
+    status = c_status.selectbox("Runs", STATUS_CHOICES, key=keys.FAILURE_STATUS, format_func=STATUS_LABELS.get,
                                 help="Which runs count. Figures meant to be cited use finished runs: a run stopped "
                                      "at turn 1 would pull every mean down.")
-    links.to_url("fm_status", "status", status, default=Population.FINISHED)
+    links.to_url(keys.FAILURE_STATUS, nav.STATUS, status, default=Population.FINISHED)
     facts = db.search.facts(run_filter, status=status, limit=fv.FACTS_LIMIT + 1)
     capped, facts = len(facts) > fv.FACTS_LIMIT, facts[: fv.FACTS_LIMIT]
     _, forks, typed = db.search.population_mix(run_filter, status=status)
@@ -107,21 +113,24 @@ with many:
         st.caption(f"{len(facts)} runs · {which}" + (" · the newest shown; narrow the filters" if capped else "")
                    + f" · {SPREAD_TEXT}")
         st.subheader("Shares by knowledge level")
-        st.plotly_chart(fv.shares_figure(facts), key="fm_shares", on_select="rerun", selection_mode="points")
+        st.plotly_chart(fv.shares_figure(facts), key=keys.FAILURE_SHARES, on_select="rerun", selection_mode="points")
         share.paper_downloads(facts, key="fm_paper")  # the same files as `failures --figure / --latex`
         st.subheader("KG / DC / CO by level")
         by = st.radio("Rows", ["assistant", "question_id", "preset", "batch"], horizontal=True, key="fm_rows",
                       help="batch: one row per batch tag (runs started one by one are the row without a tag)")
         fig, _ = fv.table_figure(facts, row=by)
-        st.plotly_chart(fig, key="fm_table", on_select="rerun", selection_mode="points")
+        st.plotly_chart(fig, key=keys.FAILURE_TABLE, on_select="rerun", selection_mode="points")
         st.dataframe([{k: _cell(v) for k, v in r.items()} for r in metric_rows(facts, row=by)],
                      hide_index=True, key="fm_table_df", placeholder=MISSING)
-        p = fv.selected_point("fm_shares")
+        p = selected_point(keys.FAILURE_SHARES)
         target = fv.target_from_shares(p, facts) if p else None
-        p = fv.selected_point("fm_table")
+        p = selected_point(keys.FAILURE_TABLE)
         target = target or (fv.target_from_table(p, facts, row=by) if p else None)
         if target:
-            open_in_simulate(*target)
+            nav.open_in_simulate(*target)
 
 with paper:
     paper_check_tab(db)
+
+with whatif:
+    before_after_tab(db)

@@ -7,21 +7,23 @@ cycles and duplicate edges; this page is where a researcher fixes them and keeps
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
-from ui import graph_tools
-from ui.nav import simulate_on_version, store
-from ui.frame import ensure_frame
-from ui.questions import question_label
+from ui.common import nav
+from ui.common.frame import ensure_frame
+from ui.common.questions import question_label
+from ui.common.resources import get_store
+from ui.graph import keys
+from ui.graph import tools as graph_tools
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.GRAPH)  # a deep link as a fresh server's first request must still run app.py
 
 st.title("Graph editor")  # the navigation's name for this page
-db = store()
+db = get_store()
 questions = db.questions.list()
 if not questions:
     st.info("No questions yet: add one on the Questions page.")
     st.stop()
 qids = [q.id for q in questions]
-wanted = st.query_params.get("question")
+wanted = st.query_params.get(nav.QUESTION)
 qid = st.selectbox(
     "Question", qids, index=qids.index(wanted) if wanted in qids else 0, key="graph_question",
     format_func={q.id: question_label(q) for q in questions}.get,  # grouped by kind, samples first
@@ -30,26 +32,23 @@ question = db.questions.get(qid)
 versions = db.questions.graph_versions(qid)
 if not versions:
     st.info("This question has no IU graph yet: import one below or extract one with an LLM.")
-if flash := st.session_state.pop(graph_tools.FLASH_KEY, None):
+if flash := st.session_state.pop(keys.FLASH, None):
     st.success(flash)
 
 if versions:
     vids = [v.id for v in versions]
-    picked = st.session_state.pop(graph_tools.NEXT_VERSION_KEY, None) or st.session_state.get("graph_version_pick")
-    if picked in vids:
-        st.session_state["graph_version_pick"] = picked
-    else:
-        st.session_state["graph_version_pick"] = vids[-1]
+    picked = st.session_state.pop(keys.NEXT_VERSION, None) or st.session_state.get(keys.VERSION)
+    st.session_state[keys.VERSION] = picked if picked in vids else vids[-1]
     row = st.container(horizontal=True, vertical_alignment="bottom")
     vid = row.selectbox(
-        "Version", vids, key="graph_version_pick",
+        "Version", vids, key=keys.VERSION,
         format_func=lambda i: next(f"v{v.version} · {v.author} · {v.note or '—'}" for v in versions if v.id == i),
     )
     version = db.questions.get_graph_version(vid)
     # right after a save the new version is picked: one click simulates on it
     if row.button(f"Simulate on v{version.version}", key="graph_simulate", icon=":material/play_circle:",
                   help="Open Simulate with this question and graph version chosen"):
-        simulate_on_version(qid, version.version)
+        nav.simulate_question(qid, version.version)
     g = version.graph
     cycles = g.cycles()
     if cycles:

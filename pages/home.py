@@ -4,14 +4,16 @@ import streamlit as st
 
 from knowsim_core.errors import KnowSimError
 from knowsim_core.storage import BatchGroup
-from ui import state
-from ui.demo import DEMO_ASSISTANT, start_demo
-from ui.resources import get_store
-from ui.run_list import counted
-from ui.frame import ensure_frame
-from ui.safe_text import inline_markdown
+from knowsim_core.storage.run_filter import RunFilter
+from ui.common import nav
+from ui.common.frame import ensure_frame
+from ui.common.resources import get_store
+from ui.common.safe_text import inline_markdown
+from ui.runs.run_list import counted
+from ui.simulate import state
+from ui.simulate.demo import DEMO_ASSISTANT, start_demo
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.HOME)  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
 st.title("KnowSim Studio")
@@ -38,9 +40,9 @@ with left:
             st.error(f"The demo could not start: {exc}")
         else:
             p = state.open_runs(store, tuple(live), live=live)
-            st.switch_page("pages/simulate.py", query_params=state.url_params(p))
-    st.page_link("pages/simulate.py", label="Set up your own simulation", icon=":material/tune:")
-    st.page_link("pages/questions.py", label="Browse the questions", icon=":material/quiz:")
+            nav.show_in_simulate(p.run_ids, p.turn)
+    nav.link(st, nav.SIMULATE, "Set up your own simulation", icon=":material/tune:")
+    nav.link(st, nav.QUESTIONS, "Browse the questions", icon=":material/quiz:")
 
 with right:
     st.subheader("Recent runs")
@@ -56,17 +58,10 @@ with right:
     for e in entries:
         if isinstance(e, BatchGroup):
             metrics = "" if e.kg is None else f" · mean KG {e.kg:.2f}"
-            recent.page_link(
-                "pages/runs.py",
-                label=f"batch {e.tag} · {counted(e.runs, 'run')} ({e.finished} finished){metrics}",
-                query_params={"batch": e.tag},
-                icon=":material/stacks:",
-            )
+            nav.link(recent, nav.RUNS, f"batch {e.tag} · {counted(e.runs, 'run')} ({e.finished} finished){metrics}",
+                     icon=":material/stacks:", params=nav.runs_params(RunFilter(batch_tag=e.tag)))
             continue
         metrics = "" if e.kg is None else f" · KG {e.kg:.2f}"
-        recent.page_link(
-            "pages/simulate.py",
-            label=inline_markdown(f"{e.question_id} · {e.level} · {e.assistant} · {e.turns} turns · {e.status}{metrics}"),
-            query_params={"run": e.id, "turn": str(e.turns)},
-            icon=":material/chat:",
-        )
+        nav.link(recent, nav.SIMULATE,
+                 inline_markdown(f"{e.question_id} · {e.level} · {e.assistant} · {e.turns} turns · {e.status}{metrics}"),
+                 icon=":material/chat:", params=nav.simulate_params((e.id,), e.turns))

@@ -7,12 +7,13 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.services.importing import import_path
 from knowsim_core.storage.questions import KIND_LABELS, QUESTION_KINDS
-from ui.questions import import_summary
-from ui.resources import get_store
-from ui.frame import ensure_frame
-from ui.safe_text import inline_markdown
+from ui.common import nav
+from ui.common.frame import ensure_frame
+from ui.common.questions import import_summary
+from ui.common.resources import get_store
+from ui.common.safe_text import inline_markdown
 
-ensure_frame()  # a deep link as a fresh server's first request must still run app.py
+ensure_frame(nav.QUESTIONS)  # a deep link as a fresh server's first request must still run app.py
 
 store = get_store()
 st.title("Questions")
@@ -35,10 +36,10 @@ for q in rows[:100]:
                                      f"{' · ' + q.field if q.field else ''} · {q.n_graph_versions} graph version(s)"))
         top.text(q.text[:400])
         if b1.button("Graph", key=f"q_graph_{q.id}", icon=":material/account_tree:"):
-            st.switch_page("pages/graph.py", query_params={"question": q.id})
+            nav.edit_graph(q.id)
         if b2.button("Simulate", key=f"q_sim_{q.id}", icon=":material/play_arrow:",
                      disabled=q.n_graph_versions == 0, help=None if q.n_graph_versions else "add a graph first"):
-            st.switch_page("pages/simulate.py", query_params={"question": q.id})
+            nav.simulate_question(q.id)
 if len(rows) > 100:
     st.caption("Showing the first 100; refine the search to see the others.")
 

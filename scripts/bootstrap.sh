@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Set up (idempotently) what KnowSim Studio needs, then run what was asked:
 #   scripts/bootstrap.sh app    — runtime packages, then `streamlit run app.py`
-#   scripts/bootstrap.sh test   — dev packages + Debian chromium, then the whole test suite
-#   scripts/bootstrap.sh local-model [--n-ctx N …] — runtime + requirements-local.txt, then the small
-#                                    local model's server on 127.0.0.1 (knowsim_core/llm/local_server.py)
+#   scripts/bootstrap.sh test   — dev packages + Debian chromium and nginx, then the whole test suite
+#   scripts/bootstrap.sh local-model [--n-ctx N --servers N …] — runtime + requirements-local.txt (and
+#                                    nginx), then the small local model's server(s) on 127.0.0.1
+#                                    (knowsim_core/llm/local_server.py)
+#   scripts/bootstrap.sh docs [--dev-addr 127.0.0.1:PORT] — runtime + requirements-docs.txt, then
+#                                    `mkdocs serve` on 127.0.0.1:8000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -16,11 +19,24 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 reqs=requirements.txt
 [ "$want" = test ] && reqs=requirements-dev.txt
-stamp="$VENV/.installed-$(sha1sum requirements*.txt constraints.txt | sha1sum | cut -c1-12)-$want"
+# The stamp names what was installed (the file, what it includes, the pins), not the command asking:
+# `make app` and `make local-model` install the same requirements.txt once between them.
+stamp="$VENV/.installed-$(sha1sum requirements.txt "$reqs" constraints.txt | sha1sum | cut -c1-12)-${reqs%.txt}"
 if [ ! -f "$stamp" ]; then
   echo "[setup] installing $reqs at the versions pinned in constraints.txt"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r "$reqs"
   touch "$stamp"
+fi
+
+# The documentation site (make docs serves it; make test builds it strictly and runs its commands).
+# Its own stamp, so a change to the docs' pins reinstalls only them.
+if [ "$want" = docs ] || [ "$want" = test ]; then
+  docs_stamp="$VENV/.installed-docs-$(sha1sum requirements-docs.txt constraints.txt | sha1sum | cut -c1-12)"
+  if [ ! -f "$docs_stamp" ]; then
+    echo "[setup] installing requirements-docs.txt (MkDocs and its theme) at the pinned versions"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-docs.txt
+    touch "$docs_stamp"
+  fi
 fi
 
 if [ "$want" = test ] && [ ! -x /usr/bin/chromium ]; then
@@ -28,6 +44,19 @@ if [ "$want" = test ] && [ ! -x /usr/bin/chromium ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+# The router that puts several model servers behind one URL (knowsim_core/llm/router.py): Debian's
+# nginx, for the tests (two stand-in servers behind it) and `make local-model N=2`. The Studio runs its
+# own nginx on 127.0.0.1 with its own configuration; on a machine with systemd the package also starts
+# Debian's default site on port 80, which the Studio does not use (systemctl disable --now nginx).
+# Pinned to Debian 12's 1.22.1 line (its security updates change only the part after the dash).
+NGINX_PIN='1.22.1-*'
+if { [ "$want" = test ] || [ "$want" = local-model ]; } && ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  echo "[setup] installing Debian's nginx (the router in front of several model servers)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "nginx=$NGINX_PIN" >/dev/null
 fi
 
 # The optional local model (make local-model; make test runs it end to end). llama-cpp-python builds
@@ -86,5 +115,6 @@ case "$want" in
   local-model) exec "$VENV/bin/python" -m knowsim_core.llm.local_server "$@" ;;
   app)  exec "$VENV/bin/python" -m streamlit run app.py --browser.gatherUsageStats false "$@" ;;
   test) exec "$VENV/bin/python" -m pytest "$@" ;;
-  *)    echo "usage: scripts/bootstrap.sh app|test|local-model [args]" >&2; exit 2 ;;
+  docs) exec "$VENV/bin/python" -m mkdocs serve --dev-addr 127.0.0.1:8000 "$@" ;;
+  *)    echo "usage: scripts/bootstrap.sh app|test|local-model|docs [args]" >&2; exit 2 ;;
 esac

@@ -74,5 +74,5 @@ def make_run(
 
 
 def runs_table_key(at) -> str:
-    """The Saved runs table's current key in an AppTest (one key per list shown: ui.run_list.table_key)."""
+    """The Saved runs table's current key in an AppTest (one key per list shown: ui.runs.run_list.table_key)."""
     return next(d.key for d in at.dataframe if d.key and d.key.startswith("runs_table"))

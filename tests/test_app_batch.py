@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from knowsim_core.storage import Store
 from knowsim_core.storage.run_filter import RunFilter
-from ui import batch_view as bv
+from ui.batch import launcher as bv
 
 PAGE = "../pages/batch.py"
 QID = "sample_lava_lamps"
@@ -38,6 +38,11 @@ def kill_all(db_path) -> None:
             except ProcessLookupError:
                 pass
             wait_until(lambda: not bv.alive(rec), "the batch process to die", timeout=10)
+
+
+def page_summary(at: AppTest) -> str:
+    """Everything the page wrote under its Summary heading (and around it)."""
+    return "\n".join(m.value for m in at.markdown)
 
 
 def page(**state) -> AppTest:
@@ -67,8 +72,9 @@ def test_a_tiny_offline_batch_launches_finishes_and_links_to_failure_modes(seede
         assert not at.exception, [e.value for e in at.exception]
         assert at.selectbox(key="batch_pick").value == "tiny"
         assert "1 / 1 conversations done" in at.get("progress")[0].proto.text
-        assert "1 of 1 runs finished" in at.get("code")[0].value
-        assert at.get("code")[0].proto.wrap_lines  # issue 24 item 15: long log lines were cut at the right
+        summary = page_summary(at)
+        assert "Its one conversation finished." in summary and "No model calls" in summary
+        assert not at.get("code")  # the command's printout is the terminal's, not the page's (issue 47)
         assert not [b for b in at.button if b.key == "batch_resume"]  # nothing left to resume
         assert not [b for b in at.button if b.key == "batch_stop"]
 
@@ -100,8 +106,13 @@ def test_stop_sends_ctrl_c_and_resume_continues_the_batch(seeded_store, db_path)
         assert counts["cells"] == 360 and 2 <= counts["finished"] < 360 and counts["running"] == 0
         at.run()
         assert not at.exception, [e.value for e in at.exception]
-        summary = at.get("code")[0].value
-        assert "stopped:" in summary and "continue with:" in summary and "--resume long" in summary
+        summary = page_summary(at)
+        counts = bv.progress(store, "long")
+        assert f"{counts['finished']} of 360 conversations finished; " in summary, summary
+        assert "Resume plays the interrupted, failed and not-started conversations" in summary
+        # the page's words, not the terminal's: no redrawn progress bar, no Ctrl-C, no command to type
+        assert "Ctrl-C" not in summary and "[#" not in summary and "--resume" not in summary, summary
+        assert "Ctrl-C" in open(rec.log).read()  # what the command printed, for its terminal
         at.button(key="batch_resume").click().run()
         [again] = bv.launches(db_path)
         assert again.pid != rec.pid and again.argv[:3] == ("batch", "--resume", "long")
@@ -162,3 +173,36 @@ def test_a_command_line_batch_is_listed_watched_and_resumed_from_the_page(seeded
         assert "2 / 2 conversations done" in at.get("progress")[0].proto.text
     finally:
         kill_all(db_path)
+
+
+def test_the_summary_is_the_pages_own_account_from_the_database(seeded_store, db_path, tmp_path, capsys):
+    """Counts, spending, each failure with its error and what Resume does — read from the database;
+    the command's printout only for a batch that stored no plan (issue 47)."""
+    import socket
+
+    from knowsim_core.cli import main
+
+    with socket.socket() as s:  # bound, never listening: a model server that refuses the connection
+        s.bind(("127.0.0.1", 0))
+        dead = f"compat/m@http://127.0.0.1:{s.getsockname()[1]}/v1"
+        code = main(["batch", "--questions", QID, "--levels", "novice", "--assistants", f"offline/simple,{dead}",
+                     "--max-turns", "2", "--tag", "acct", "--max-cost", "1", "--db", str(db_path)])
+    assert code == 1
+    capsys.readouterr()
+    store = Store(db_path)
+    [failed] = store.search.list(RunFilter(batch_tag="acct", status="failed"))
+    log = tmp_path / "acct.log"
+    log.write_text("\r[###...] 1/2 runs ended\nstopping: nothing new starts (Ctrl-C again to stop at once)\n")
+    rec = bv.Launch("acct", 0, "", ("batch", "--questions", QID, "--max-cost", "1", "--tag", "acct"), str(log), 0.0)
+    lines = bv.summary(store, rec, bv.progress(store, "acct"))
+    assert lines[0] == "1 of 2 conversations finished; 1 failed.", lines
+    assert "No model calls (offline agents only)." in lines  # the refused calls were never answered
+    assert f"Failed: {QID} · novice · {failed.assistant} · seed 1 — {failed.error}" in lines
+    assert "cannot connect" in failed.error
+    assert lines[-1].startswith("Resume plays") and not any("Ctrl-C" in x or "[#" in x for x in lines)
+    # a batch whose process ended before storing its plan: its last words are all there is
+    early_log = tmp_path / "never.log"
+    early_log.write_text("python -m knowsim_core: error: the database is read-only\n")
+    early = bv.Launch("never", 0, "", ("batch", "--tag", "never"), str(early_log), 0.0)
+    [line] = bv.summary(store, early, bv.progress(store, "never"))
+    assert line.startswith("The batch stored no plan") and line.endswith("error: the database is read-only")

@@ -21,7 +21,7 @@ def _turn(eta: float, load: float = 12.0):
 def test_rounding_never_shows_a_partial_step_as_a_whole_one(eta, shown):
     """The gauge words η as the why panel does (one formatter: explain.share)."""
     from knowsim_core.evaluation.explain import share
-    from ui.gauge import gauge_spec
+    from ui.simulate.gauge import gauge_spec
 
     assert share(eta) == shown
     assert gauge_spec(_turn(eta), tau=10)["data"][0]["title"]["text"].endswith(f"η = {shown}")
@@ -75,7 +75,7 @@ def test_the_pair_names_a_b_and_the_fork(seeded_store):
     at.query_params["run"] = live.run_id
     at.query_params["pair"] = child.run_id
     at.query_params["turn"] = "3"
-    at.session_state["_ks_compare_open"] = True  # ui.state.COMPARE_OPEN: the panel open, as after a fork
+    at.session_state["_ks_compare_open"] = True  # ui.simulate.keys.COMPARE_OPEN: the panel open, as after a fork
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     heads = [m.value for m in at.markdown if "learner**" in m.value]
@@ -98,7 +98,7 @@ def test_export_labels_count_one_run_in_the_singular(seeded_store):
 
 def test_compare_across_graph_versions_warns_and_names_a_removed_iu(seeded_store):
     from tests.part2_support import make_run
-    from ui.compare import NOT_IN_GRAPH, graph_mismatch, state_diff, why_diff
+    from ui.runs.compare import NOT_IN_GRAPH, graph_mismatch, state_diff, why_diff
 
     g = seeded_store.questions.latest_graph_version("sample_lava_lamps").graph
     data = g.to_data()
@@ -152,7 +152,7 @@ def test_history_opens_on_the_version_just_saved(seeded_store):
 
 
 def test_deleting_an_iu_says_which_edges_went_with_it_and_which_iu_it_orphaned(seeded_store):
-    from ui.graph_editor import apply_edits, node_rows
+    from ui.graph.editor import apply_edits, node_rows
 
     g = seeded_store.questions.latest_graph_version("sample_lava_lamps").graph
     prereqs = g.index.prereqs
@@ -175,7 +175,7 @@ def test_deleting_an_iu_says_which_edges_went_with_it_and_which_iu_it_orphaned(s
 
 
 def test_a_batch_that_has_not_planned_yet_says_starting_not_zero_of_zero():
-    from ui.batch_view import progress_line
+    from ui.batch.launcher import progress_line
 
     counts = {"finished": 0, "failed": 0, "interrupted": 0, "running": 0, "cells": 0, "not started": 0}
     assert progress_line(counts, live=True) == (0.0, "Starting the batch: planning its conversations…")
@@ -188,7 +188,7 @@ def test_a_batch_that_has_not_planned_yet_says_starting_not_zero_of_zero():
 
 
 def test_a_closed_compare_panel_is_not_drawn_on_every_step(seeded_store):
-    from ui.demo import start_demo
+    from ui.simulate.demo import start_demo
 
     live = start_demo(seeded_store)
     a, b = tuple(live)

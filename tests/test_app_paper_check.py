@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.agents import registry
 from knowsim_core.engine.session import Simulation
 from knowsim_core.evaluation.paper import (
-    RECORDED_TURN_FIGURES, TURN_FIGURES, RunOutcome, check_rows, level_checks, outcome_of, overload_stop, population,
+    BENCHMARK, RECORDED_TURN_FIGURES, TURN_FIGURES, RunOutcome, check_rows, level_checks, outcome_of, overload_stop, population,
 )
 
 PAGE = "../pages/failures.py"
@@ -53,8 +53,13 @@ def _expected(runs, assistant: str) -> list[dict[str, str]]:
 
 
 def _df(at: AppTest, column: str):
-    """The tab's table that has ``column`` (AppTest does not expose a dataframe's key)."""
-    return next(el.value for el in at.dataframe if column in el.value.columns)
+    """The tab's table that has ``column`` (AppTest does not expose a table's key)."""
+    return next(el.value for el in at.table if column in el.value.columns)
+
+
+def _drawn(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """``check_rows`` as the tab draws them: the paper's population is said once in a caption."""
+    return [{k: v for k, v in r.items() if k != "paper population"} for r in rows]
 
 
 def test_paper_check_tab_equals_the_records_beside_the_papers_figures(db):
@@ -68,27 +73,36 @@ def test_paper_check_tab_equals_the_records_beside_the_papers_figures(db):
     # no offline/simple among these runs: the first assistant is compared, one population, not a pool
     assert at.selectbox(key="pc_population").value == "offline/adaptive"
     shown = _df(at, "within tolerance").to_dict("records")
-    assert shown == _expected(db.runs, "offline/adaptive")
+    expected = _expected(db.runs, "offline/adaptive")
+    assert shown == _drawn(expected)
+    assert {r["paper population"] for r in expected} <= {"—", "validation study", BENCHMARK}
+    caption = " ".join(c.value for c in at.caption)
+    assert f"Fig. 6 and Table 4 — {BENCHMARK}; Table 12 — validation study" in caption
     novice_co = next(r for r in shown if r["level"] == "novice" and r["figure"] == "CO")
-    assert novice_co["paper"] == "0.92" and novice_co["source"] == "Table 4"
-    assert "simple prompt" in novice_co["paper population"]
+    assert novice_co["paper"] == "0.918 (9 models 0.875–0.946)" and novice_co["source"] == "Table 4"
+    assert novice_co["moves with CO's load?"] == "the load itself"
     adv_kg = next(r for r in shown if r["level"] == "advanced" and r["figure"] == "KG")
-    assert adv_kg["paper"] == "0.50"
+    assert adv_kg["paper"] == "0.51 (9 models 0.3–0.7)"
     stop = next(r for r in shown if r["level"] == "novice" and r["figure"].startswith("mean stop turn"))
-    assert stop["source"] == "Table 12" and stop["paper population"] == "validation study"
+    assert stop["source"] == "Table 12"
     at.selectbox(key="pc_population").set_value("offline/comprehensive").run()
-    assert _df(at, "within tolerance").to_dict("records") == _expected(db.runs, "offline/comprehensive")
+    assert _df(at, "within tolerance").to_dict("records") == _drawn(_expected(db.runs, "offline/comprehensive"))
     rec = _df(at, "recordings").to_dict("records")
     per_turn = {r["figure"]: r for r in rec if r["per"] == "turn"}
-    assert set(per_turn) == set(TURN_FIGURES)
+    # per domain since issue 48: the sample questions (no paper task) beside MathQA's recordings
+    assert set(per_turn) == {f"{name} (MathQA)" for name in TURN_FIGURES}
     cell = [r for r in db.runs if r.level == "novice" and r.adapter.get("assistant") == "offline/adaptive"]
     reasoning = sum(sum(1 for s in t.signals if s.attempt.value == "reasoning") for r in cell for t in r.turns)
-    assert per_turn["reasoning IUs"]["offline"] == f"{reasoning / sum(len(r.turns) for r in cell):.2f}"
-    assert per_turn["reasoning IUs"]["recordings"] == f"{RECORDED_TURN_FIGURES['reasoning IUs']:.2f}"
+    assert per_turn["reasoning IUs (MathQA)"]["offline"] == f"{reasoning / sum(len(r.turns) for r in cell):.2f}"
+    assert per_turn["reasoning IUs (MathQA)"]["recordings"] == f"{RECORDED_TURN_FIGURES['reasoning IUs']:.2f}"
     per_strategy = _df(at, "stops").to_dict("records")
     assert {(r["assistant"], r["level"]) for r in per_strategy} == {
         (a, lv) for a in ("offline/adaptive", "offline/comprehensive") for lv in ("novice", "advanced")}
-    assert all(r["n"] == len(QUESTIONS) for r in per_strategy)
+    assert all(r["n"] == str(len(QUESTIONS)) for r in per_strategy)
+    # the mode shares headed by the graphs' badge letters, named in a caption; "—" for the proxy DC explained
+    assert {"R %", "P %", "E %", "O %", "U %"} <= set(per_strategy[0]) and per_strategy[0]["DC (proxy)"] == "—"
+    assert "R, P, E, O, U %: the share (%) of explained IU-turns in REDUNDANT" in caption
+    assert "DC (proxy) “—”: the paper's DC (the legacy proxy) is computed from each turn's record" in caption
 
 
 def test_overload_stops_from_the_turn_columns_equal_the_engines_virtual_stop(db):

@@ -318,7 +318,7 @@ def test_scrubber_moves_to_a_turn_and_play_toggles(db):
 
 
 def test_playback_steps_on_elapsed_time_only():
-    from ui.state import Playback
+    from ui.simulate.state import Playback
 
     pb = Playback(playing=True, speed=1.0, last_step=100.0)
     assert not pb.due(now=100.5)  # a full rerun half a second later must not step
@@ -380,11 +380,11 @@ def test_a_key_typed_in_the_sidebar_enables_the_provider_for_the_session(db, mon
 
 
 def test_glossary_and_legend_on_simulate(db):
-    from ui.theme import GLOSSARY, STATE_STYLE
+    from ui.common.theme import GLOSSARY, STATE_STYLE
 
     at = start_demo()
     shown = " ".join(m.value for m in at.markdown)
-    for term in ("τ", "load", "η", "ceiling", "carry", "step"):
+    for term in ("τ", "load", "η", "ceiling", "carry", "step", "KG", "DC", "CO"):  # the metrics too (issue 47)
         assert f"**{term}** — {GLOSSARY[term]}" in shown, term
     legend = " ".join(el.proto.body for el in elements(at, "html"))
     assert all(f"background:{s.colour}" in legend for s in STATE_STYLE.values())

@@ -14,7 +14,7 @@ from knowsim_core.engine.session import play_turn
 from knowsim_core.engine.signals import IUSignal
 from knowsim_core.engine.state import IUState, KnowledgeState
 from knowsim_core.evaluation.explain import explain_turn
-from ui.graph_layout import ROW_GAP, positions, wrap
+from ui.common.graph_layout import ROW_GAP, positions, wrap
 
 U, S, P, K = IUState
 
@@ -81,7 +81,7 @@ def test_wrap_shortens_long_concepts():
 
 def test_graph_payload_carries_states_and_text_as_data():
     pytest.importorskip("streamlit")
-    from ui.graph_view import graph_data
+    from ui.common.graph_view import graph_data
 
     g = graph(3, [("IU1", "IU2")])
     data = graph_data(g, states={"IU1": K, "IU2": S}, changed=["IU2"], selected="IU1", key="k",
@@ -115,7 +115,7 @@ def test_player_moves_over_stored_turns_without_playing():
     from knowsim_core.agents import registry
     from knowsim_core.formats.samples import get_sample
     from knowsim_core.engine.session import Simulation
-    from ui.player import Player
+    from ui.simulate.player import Player
 
     sample = get_sample("sample_lava_lamps")
     sim = Simulation(material=sample.material, assistant=registry.resolve("assistant", "offline/adaptive"),
@@ -137,7 +137,7 @@ def test_theme_config_uses_the_state_colours_in_state_order():
     import tomllib
     from pathlib import Path
 
-    from ui.theme import STATE_STYLE
+    from ui.common.theme import STATE_STYLE
 
     cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
     assert cfg["theme"]["chartCategoricalColors"][:4] == [STATE_STYLE[s].colour for s in IUState]
@@ -152,7 +152,7 @@ def test_upload_limit_matches_the_import_cap():
     import tomllib
     from pathlib import Path
 
-    from ui.graph_editor import MAX_IMPORT_BYTES
+    from ui.graph.editor import MAX_IMPORT_BYTES
 
     cfg = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
     # the uploader states server.maxUploadSize (MB); it must be the cap the import enforces
@@ -175,7 +175,7 @@ def test_the_server_reads_the_no_forced_gc_option_from_the_repository(monkeypatc
 
 def test_failure_mode_colours_are_distinct_and_never_a_state_colour():
     from knowsim_core.engine.failures import FailureMode
-    from ui.theme import CHANGED_COLOUR, MODE_COLORS, STATE_STYLE, mode_colour
+    from ui.common.theme import CHANGED_COLOUR, MODE_COLORS, STATE_STYLE, mode_colour
 
     assert set(MODE_COLORS) == set(FailureMode)
     colours = [c.upper() for c in MODE_COLORS.values()]
@@ -202,7 +202,7 @@ def _figure(spec: dict):
 
 
 def test_gauge_scale_is_one_per_run():
-    from ui.gauge import gauge_spec, gauge_top
+    from ui.simulate.gauge import gauge_spec, gauge_top
 
     assert gauge_top([], tau=8) == 16  # nothing played yet: 2τ
     assert gauge_top([_turn(3.0), _turn(21.2)], tau=8) == 22  # the run's highest load, rounded up
@@ -219,7 +219,7 @@ def test_chart_specs_are_valid_plotly_figures_as_sent():
 
     import plotly.io
 
-    from ui.gauge import gauge_spec, load_chart_spec
+    from ui.simulate.gauge import gauge_spec, load_chart_spec
 
     turns = [_turn(3.0, 1), _turn(21.2, 2), _turn(5.5, 3)]
     specs = [
@@ -236,8 +236,8 @@ def test_chart_specs_are_valid_plotly_figures_as_sent():
 
 
 def test_legend_has_a_swatch_per_state():
-    from ui.graph_view import legend_html
-    from ui.theme import STATE_STYLE
+    from ui.common.graph_view import legend_html
+    from ui.common.theme import STATE_STYLE
 
     html = legend_html()
     for style in STATE_STYLE.values():

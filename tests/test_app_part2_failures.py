@@ -143,13 +143,13 @@ def test_across_runs_counts_finished_runs_unless_asked_and_shows_n_and_the_iqr(d
 # ---------------------------------------------------------------------- chart legibility (issue 14)
 def test_mode_colours_are_the_shared_palette_and_legends_stay_off_the_axes(db):
     from knowsim_core.engine.failures import FailureMode
-    from ui.theme import MODE_COLORS, STATE_STYLE
+    from ui.common.theme import MODE_COLORS, STATE_STYLE
 
     at = AppTest.from_file(PAGE, default_timeout=30)
     at.query_params["run"] = db.ids[2]
     at.run()
     bars, heat, shares, table = _specs(at)[:4]
-    # one palette, from ui.theme, in every mode chart — and none of it means a state elsewhere
+    # one palette, from ui.common.theme, in every mode chart — and none of it means a state elsewhere
     assert {t["name"]: t["marker"]["color"] for t in bars["data"]} == {m.title: MODE_COLORS[m] for m in FAILURE_ORDER}
     assert {t["name"]: t["marker"]["color"] for t in shares["data"]} == {m.title: MODE_COLORS[m] for m in FAILURE_ORDER}
     assert {c for _, c in heat["data"][0]["colorscale"]} == set(MODE_COLORS.values())

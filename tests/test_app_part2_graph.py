@@ -125,7 +125,7 @@ def test_a_new_iu_is_added_and_its_missing_level_is_named(seeded_store):
 )
 def test_bad_imports_give_a_clear_message(payload, expected):
     from knowsim_core.errors import FormatError
-    from ui.graph_editor import parse_graph_file
+    from ui.graph.editor import parse_graph_file
 
     with pytest.raises(FormatError, match=expected):
         parse_graph_file(payload, name="upload.json")
@@ -133,7 +133,7 @@ def test_bad_imports_give_a_clear_message(payload, expected):
 
 def test_html_in_every_text_field_is_refused_and_nothing_is_stored(seeded_store):
     from knowsim_core.errors import FormatError
-    from ui.graph_editor import parse_graph_file
+    from ui.graph.editor import parse_graph_file
 
     evil = "<img src=x onerror=alert(1)>"
     data = {"knowledge_areas": [evil],
@@ -248,7 +248,7 @@ def test_history_diff_is_word_level_highlighted_and_escaped(seeded_store):
 
 
 def test_the_preview_leaves_out_rows_a_browser_graph_cannot_draw(seeded_store):
-    from ui.graph_editor import apply_edits, preview
+    from ui.graph.editor import apply_edits, preview
 
     base = seeded_store.questions.latest_graph_version(QID).graph
     # a new row repeating IU1's id and one without an id: the tables name both problems; the

@@ -61,14 +61,17 @@ def test_compare_two_runs_shows_the_right_deltas(db):
     assert not at.exception, [e.value for e in at.exception]
     ids = [db.search.list()[i].id for i in (0, 1)]
     a, b = db.runs.load(ids[0]), db.runs.load(ids[1])
-    metrics = at.dataframe[1].value.set_index("metric")
+    def table(*columns):  # the tables by their columns (their places move as the view grows)
+        return next(d.value for d in at.dataframe if set(columns) <= set(d.value.columns))
+
+    metrics = table("metric", "B − A").set_index("metric")
     assert metrics.loc["KG", "B − A"] == pytest.approx(b.metrics().knowledge_gain - a.metrics().knowledge_gain)
     assert metrics.loc["DC", "B − A"] == pytest.approx(round(b.metrics().delivery_calibration - a.metrics().delivery_calibration, 4))
-    states = at.dataframe[2].value.set_index("IU")
+    states = table("IU", "A", "B", "B − A").set_index("IU")
     v = a.graph.index.ids[0]
     lab = a.graph.index.label_of[v]
     assert int(states.loc[v, "B − A"]) == int(b.final_state.state_of(lab)) - int(a.final_state.state_of(lab))
-    assert len(at.dataframe[3].value) == 5  # aligned turns
+    assert len(table("A load", "B load")) == 5  # aligned turns
 
 
 def test_what_if_changes_exactly_the_turns_from_the_edit_on(db):
@@ -121,7 +124,7 @@ def test_import_a_studio_export_and_refuse_bad_files(db, tmp_path):
     run = db.runs.load(db.ids[0])
     at = _open()
     before = len(db.search.list())
-    from ui import run_list  # the page's import path, driven directly (AppTest has no file upload)
+    from ui.runs import run_list  # the page's import path, driven directly (AppTest has no file upload)
 
     good = tmp_path / "run.json"
     good.write_text(studio.dumps(run))
@@ -197,9 +200,11 @@ def test_filter_by_graph_version_after_a_graph_edit(db):
 
 
 
-def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
-    from knowsim_core.services.runner import start_run
-    from knowsim_core.storage import Store
+def test_a_run_abandoned_in_the_browser_is_found_open_with_its_metrics_and_plays_on(db):
+    """Issue 47: a session's run left in a closed tab is "open" with its metrics so far — not
+    "interrupted" under "Failed / interrupted only" — and Simulate plays on from its last turn."""
+    from knowsim_core.services.runner import resume_run, start_run
+    from knowsim_core.storage import LEASE_SECONDS, Store
 
     from tests import storage_fakes as fk
 
@@ -208,15 +213,19 @@ def test_a_run_abandoned_in_the_browser_is_found_as_interrupted_and_resumed(db):
     live = start_run(then, question_id=QID, level="novice", seed=4, max_turns=3, lease_seconds=60,
                      assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
     live.step()
-    assert db.search.get_row(live.run_id).status == "running"
+    assert db.search.get_row(live.run_id).status == "open"
     at = _open()
+    table = at.dataframe[0].value.set_index("run")
+    assert table.loc[live.run_id[:12], "status"] == "open"
+    assert table.loc[live.run_id[:12], "KG"] == live.run.metrics().knowledge_gain
     at.toggle(key="runs_bad").set_value(True).run()
-    table = at.dataframe[0].value
-    assert live.run_id[:12] in list(table["run"])
-    assert table.set_index("run").loc[live.run_id[:12], "status"] == "interrupted"
+    assert live.run_id[:12] not in list(at.dataframe[0].value["run"])
+    at.toggle(key="runs_bad").set_value(False).run()
     at = _select(at, _row_of(at, live.run_id))
-    assert any("browser session" in e.value for e in at.error)
-    at.button(key="runs_resume").click().run()
-    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error and any("plays on from turn 1" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "runs_resume"]  # no "Resume": it is no failure
+    at.button(key="runs_open").click().run()
+    assert any(f"Open run {live.run_id} at turn 1" in i.value for i in at.info)  # (this page alone)
+    resume_run(db, live.run_id, lease_seconds=LEASE_SECONDS).run_to_end()  # what Simulate's Step does
     row = db.search.get_row(live.run_id)
     assert (row.status, row.turns) == ("finished", 3)

@@ -54,15 +54,16 @@ def test_scoring_shows_the_table_levels_confusion_and_a_turn_side_by_side(with_c
                                                           "baseline/generic"]
     at.button(key="realism_score").click().run()
     assert not at.exception
-    # summary, hindsight beside it, the two halves of the split, per level, confusion, turns
-    frames = [d.value for d in at.dataframe]
-    assert len(frames) == 7
-    summary, confusion, turns = frames[0], frames[-2], frames[-1]
+    # static tables, drawn within the page (issue 47): summary, hindsight beside it, the two halves of
+    # the split, per level, confusion; the turns a grid to select in
+    tables = [d.value for d in at.table]
+    assert len(tables) == 6 and len(at.dataframe) == 1
+    summary, confusion, turns = tables[0], tables[-1], at.dataframe[0].value
     assert list(summary["Simulator"]) == ["offline/person", "offline/knowsim", "baseline/copy-last",
                                           "baseline/generic", "floor/most-common-act"]
-    assert list(summary["Turns (n)"]) == [3, 3, 3, 3, 3]  # c1 turns 2 and 3, c2 turn 2
+    assert list(summary["Turns (n)"]) == ["3"] * 5  # c1 turns 2 and 3, c2 turn 2
     assert len(turns) == 3
-    assert confusion.drop(columns="real act").to_numpy().sum() == 3
+    assert confusion.drop(columns="real act").astype(int).to_numpy().sum() == 3
     at.selectbox(key="realism_user").set_value("baseline/generic").run()
     row = [i for i, (c, t) in enumerate(zip(turns["conversation"], turns["turn"])) if (c, t) == ("c1", 2)]
     at.session_state["realism_turns"] = {"selection": {"rows": row, "columns": [], "cells": []}}
@@ -101,7 +102,7 @@ def test_the_page_explains_every_metric_and_floor_in_readable_columns(with_conve
     at = _open()
     at.button(key="realism_score").click().run()
     assert not at.exception
-    summary = at.dataframe[0].value
+    summary = at.table[0].value
     assert {"Act agreement", "ROUGE-L", "Length ratio (simulated / real)", "IU Jaccard", "Turns (n)"} <= set(summary.columns)
     assert not {"act_agreement", "rouge_l", "length_ratio", "user"} & set(summary.columns)
     text = " ".join(m.value for m in at.markdown)
@@ -146,7 +147,7 @@ def test_the_headline_is_the_sampled_start_with_hindsight_beside_it(with_convers
     report, _ = at.session_state["realism_report"]
     assert report["start"] == "sampled" and report["hindsight"]["start"] == "file"
     assert any(c.value.startswith("Headline: initial states drawn") for c in at.caption)
-    hindsight = at.dataframe[1].value  # summary, then hindsight beside it
+    hindsight = at.table[1].value  # summary, then hindsight beside it
     assert list(hindsight["Simulator"])[:2] == ["offline/person", "offline/knowsim"]
     assert any("with hindsight" in e.label for e in at.expander)
 
@@ -155,12 +156,12 @@ def test_cells_say_which_floor_they_beat_and_the_level_legend_has_every_series(w
     """Issue 34, item 14: the table did not mark which cells beat which floor, and the per-level
     chart's one-row legend lost a series (st.bar_chart, bottom legend, half-width column)."""
     from knowsim_core.evaluation import realism
-    from ui.realism_view import level_figure
+    from ui.people.realism_view import level_figure
 
     at = _open()
     at.button(key="realism_score").click().run()
     assert not at.exception
-    summary = at.dataframe[0].value
+    summary = at.table[0].value
     cell = summary.loc[summary["Simulator"] == "offline/person", "Act agreement"].iloc[0]
     assert "most-common-act" in cell and "copy-last" in cell  # a mark for every floor with that metric
     floor = summary.loc[summary["Simulator"] == realism.MOST_COMMON, "Act agreement"].iloc[0]
@@ -170,7 +171,7 @@ def test_cells_say_which_floor_they_beat_and_the_level_legend_has_every_series(w
     names = [t.name for t in fig.data]
     assert names == [*realism.DEFAULT_USERS, realism.MOST_COMMON] and all(t.showlegend for t in fig.data)
     assert fig.layout.legend.orientation == "h" and fig.layout.legend.entrywidth == 0.5  # wraps: two a row
-    levels = at.dataframe[4].value  # summary, hindsight, two halves, levels
+    levels = at.table[4].value  # summary, hindsight, two halves, levels
     assert realism.MOST_COMMON in levels.columns and "turns (n)" in levels.columns
 
 
@@ -186,4 +187,4 @@ def test_a_conversation_without_concepts_is_skipped_and_said(with_conversations,
     at.button(key="realism_score").click().run()
     assert not at.exception and not at.error
     assert any(c.value.startswith("Skipped 1 conversation(s) without a reading: c3") for c in at.caption)
-    assert list(at.dataframe[0].value["Turns (n)"]) == [3, 3, 3, 3, 3]  # c1 and c2 only
+    assert list(at.table[0].value["Turns (n)"]) == ["3"] * 5  # c1 and c2 only

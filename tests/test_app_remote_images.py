@@ -65,7 +65,7 @@ def _iu_panel():
     import streamlit as st
 
     from knowsim_core.storage import Store
-    from ui.turn_card import render_iu_panel
+    from ui.simulate.turn_card import render_iu_panel
 
     store = Store(st.session_state["db"])
     run = store.runs.load(st.session_state["rid"])
@@ -86,7 +86,7 @@ def _tags():
     import streamlit as st
 
     from knowsim_core.storage import Store
-    from ui.run_list import tag_editor
+    from ui.runs.run_list import tag_editor
 
     tag_editor(Store(st.session_state["db"]), st.session_state["rid"])
 

@@ -256,7 +256,7 @@ def test_by_kind_groups_ids_samples_first_and_is_empty_for_no_questions():
     from types import SimpleNamespace
 
     from knowsim_core.storage.questions import kind_rank
-    from ui.questions import by_kind
+    from ui.common.questions import by_kind
 
     qs = [SimpleNamespace(kind=k, id=i) for k, i in
           (("yours", "c2"), ("sample", "s1"), ("yours", "c1"), ("paper", "p1"))]

@@ -2,7 +2,7 @@
 downloads on Failure modes — present where they should be, and building the command line's bytes.
 
 AppTest cannot click a download (Streamlit defers the data to the click), so the wiring is checked
-here (labels and keys per selection) and the bytes through ``ui.share``'s builders against the
+here (labels and keys per selection) and the bytes through ``ui.common.share``'s builders against the
 commands; tests/browser/test_replay_browser.py downloads them for real from a running Studio.
 """
 
@@ -39,7 +39,7 @@ def test_simulate_offers_the_replay_of_the_open_run(db):  # noqa: F811
 
 
 def test_failure_modes_offers_the_figure_and_the_table_of_the_runs_it_shows(db, tmp_path, capsys):  # noqa: F811
-    from ui import share
+    from ui.common import share
 
     at = _open(FAILURES)
     assert {"Figure (SVG)", "Figure (PDF)", "Figure (PNG)", "LaTeX table"} <= set(_downloads(at))
@@ -54,7 +54,7 @@ def test_failure_modes_offers_the_figure_and_the_table_of_the_runs_it_shows(db, 
 
 def test_the_replay_button_builds_the_export_commands_file(db, capsys):  # noqa: F811
     from knowsim_core.evaluation.replay import replay_html
-    from ui.share import replay_file_name
+    from ui.common.share import replay_file_name
 
     a, b = db.singles
     capsys.readouterr()

@@ -125,10 +125,14 @@ def test_after_saving_a_graph_version_one_click_simulates_on_it(seeded_store):
 
 
 def test_simulates_graph_never_draws_labels_below_the_minimum(seeded_store):
-    """Old: Simulate fitted the whole graph into its 310 px, labels of a 16-IU graph ~7 px; the
-    browser now never zooms out below MIN_LABEL_PX (minScale in the graph's data)."""
+    """Old: Simulate fitted the whole graph into its 310 px, labels of a 16-IU graph ~7 px; then the
+    view kept 11 px labels and panned, which hid the lower rows (issue 47). Now the whole graph is
+    fitted and a graph whose whole labels would fall below WHOLE_LABEL_PX is drawn with ids only:
+    minScale in the graph's data carries that threshold, and the hint for that case says why
+    (the browser's side: tests/browser/test_fit_browser.py)."""
     from tests.test_app_part1 import graph_payloads
-    from ui.graph_view import LABEL_FONT_PX, MIN_LABEL_PX
+    from ui.common.graph_view import HINT_IDS, LABEL_FONT_PX
+    from ui.simulate.view import WHOLE_LABEL_PX
 
     live = start_run(seeded_store, question_id="sample_herd_immunity", level="novice",
                      assistant_id="offline/adaptive", seed=1, max_turns=2)
@@ -136,7 +140,8 @@ def test_simulates_graph_never_draws_labels_below_the_minimum(seeded_store):
     at = _open(SIMULATE, run=live.run_id, turn="1")
     payload = next(p for p in graph_payloads(at) if p["key"] == "sim_graph_0")
     assert len(payload["nodes"]) == 16 and payload["compact"] is False
-    assert payload["minScale"] * LABEL_FONT_PX >= MIN_LABEL_PX
+    assert abs(payload["minScale"] * LABEL_FONT_PX - WHOLE_LABEL_PX) < 1e-9 and WHOLE_LABEL_PX >= 9
+    assert payload["hintSmall"] == HINT_IDS and "Ids only" in HINT_IDS
 
 
 def test_failure_modes_warns_of_pooled_versions_only_within_one_question(seeded_store):
@@ -193,7 +198,7 @@ def test_wording_one_run_iu_ids_titles_and_the_first_turn_hint(seeded_store):
     """Old: "1 runs match", "IU IU3: …", the Graph editor titled "IU graph", and "Step forward to
     play the first turn" under a disabled Step (a typed run's first message is the researcher's)."""
     from tests.part2_support import make_run
-    from ui.graph_editor import apply_edits, node_rows
+    from ui.graph.editor import apply_edits, node_rows
 
     g = seeded_store.questions.latest_graph_version(QID).graph
     seeded_store.runs.save(make_run(g, question_id=QID, seed=1, max_turns=2))

@@ -170,7 +170,7 @@ def test_property_two_concurrent_resumes_of_any_stopped_offline_batch_end_with_o
 
 
 def test_batch_totals_count_one_run_per_cell_even_where_an_old_studio_ran_a_cell_twice(db_path):
-    from ui import batch_view as bv
+    from ui.batch import launcher as bv
 
     n = _stopped_batch(db_path, "twice", levels="novice", seeds=1, finished={0, 1, 2}, interrupted={3: 1})
     store = Store(db_path)

@@ -369,7 +369,7 @@ def test_the_per_worker_line_says_in_flight_and_ended_and_is_found_again():
 # ---------------------------------------------------------------------- the Batch page
 def test_the_batch_page_runs_a_batch_on_the_cluster_and_shows_its_workers(cluster, seeded_store, db_path):
     from tests.test_app_batch import kill_all, page, wait_until
-    from ui import batch_view as bv
+    from ui.batch import launcher as bv
 
     form = dict(batch_questions=["sample_lava_lamps"], batch_levels=["novice", "advanced"],
                 batch_assistants=["offline/adaptive"], batch_max_turns=2, batch_tag="pc", batch_on_cluster=True)

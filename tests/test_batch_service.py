@@ -25,7 +25,7 @@ from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage import Store
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.text.tags import check_batch_tag, new_batch_tag
-from ui import batch_view as bv
+from ui.batch import launcher as bv
 
 QUESTIONS = "sample_lava_lamps,sample_herd_immunity"
 MATRIX = BatchRequest(questions=QUESTIONS, levels="novice,advanced", assistants="offline/simple,offline/adaptive",

@@ -19,7 +19,7 @@ from knowsim_core.text.tags import MAX_BATCH_TAG as MAX_TAG, check_batch_tag as 
 from knowsim_core.cli import main
 from knowsim_core.errors import ConfigError, StorageError
 from knowsim_core.storage import Store
-from ui import batch_view as bv
+from ui.batch import launcher as bv
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD_TAGS = ["../../../outside/TRAVERSE1", "a/b", "/abs", "..", ".hidden", "tab\there", "bell\x07", "new\nline",

@@ -1,7 +1,9 @@
 """The layers of ARCHITECTURE.md as executable checks.
 
 The import contracts live in ``.importlinter`` (layers, no cycles, only ``cli`` imports
-``commands``, the SDKs only in ``llm``, SQL only in ``storage``) and are checked by import-linter,
+``commands``, the SDKs only in ``llm``, SQL only in ``storage``; the UI by feature — pages, then
+``ui.simulate``, then ``ui.graph | ui.runs | ui.batch | ui.people``, then ``ui.common`` — no page
+importing another or drawing a chart itself) and are checked by import-linter,
 which reads every import including those inside functions. Two checks it cannot express are here:
 the engine reads no clock, environment or global RNG, and no module imports another's ``_private``
 names.
@@ -50,11 +52,18 @@ def test_the_import_contracts_hold():
 @pytest.mark.parametrize("planted", [
     ("knowsim_core/engine/rules.py", "from knowsim_core.storage import Store  # planted: engine -> storage\n"),
     ("knowsim_core/formats/jsonio.py", "import knowsim_core.storage.runs  # planted: formats -> storage\n"),
-    ("ui/theme.py", "from knowsim_core.commands import runs  # planted: ui -> commands\n"),
+    ("ui/common/theme.py", "from knowsim_core.commands import runs  # planted: ui -> commands\n"),
     ("knowsim_core/engine/state.py", "def _late():\n    from knowsim_core.engine import session  # planted cycle\n"),
     ("pages/runs.py", "import sqlite3  # planted: a page speaks SQL\n"),
     ("pages/batch.py", "from knowsim_core.commands import batch as _cmd  # planted: a page imports a command\n"),
     ("knowsim_core/batch/service.py", "def _late():\n    import distributed  # planted: Dask outside the cluster module\n"),
+    ("ui/runs/compare.py", "def _late():\n    from ui.simulate import state  # planted: runs -> simulate\n"),
+    ("ui/people/realism_view.py", "from ui.runs import compare  # planted: one feature -> another\n"),
+    ("ui/common/theme.py", "from ui.graph import keys  # planted: common -> a feature\n"),
+    ("ui/common/nav.py", "import pages.home  # planted: ui -> a page\n"),
+    ("knowsim_core/services/fork.py", "import pages.runs  # planted: the core -> a page\n"),
+    ("pages/home.py", "from pages import runs  # planted: a page imports another\n"),
+    ("pages/graph.py", "import plotly.graph_objects as go  # planted: a page builds its chart\n"),
 ])
 def test_a_planted_violation_breaks_a_contract(tmp_path, planted):
     """The contracts are not vacuous: the same tree with one bad import (even inside a function) fails."""

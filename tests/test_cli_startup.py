@@ -1,10 +1,13 @@
-"""Start-up of the command line: only the chosen command is imported, and sqlite-utils does not pull
-in pandas (issue 32). The old code imported every command module for any command and imported
-pandas through sqlite-utils; the first two tests fail on it. Speed itself is measured by
-benchmarks/startup.py, not asserted here."""
+"""Start-up of the command line: only the chosen command is imported, and listing runs imports
+neither sqlite-utils nor pandas (issue 32). sqlite-utils, and the pandas it imports, come in only
+where a file's tables are created or migrated; opening a store never changes an entry of
+``sys.modules`` (issue 44: it hid pandas there while sqlite-utils imported, so another thread's
+``import pandas`` in that window failed). Speed itself is measured by benchmarks/startup.py, not
+asserted here."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import subprocess
@@ -13,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from knowsim_core import cli
+from knowsim_core import cli, commands
 from knowsim_core.storage import SCHEMA_VERSION, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +38,7 @@ def _probe(*argv: str) -> dict:
 
 
 def test_runs_imports_only_its_own_command_and_no_pandas(tmp_path):
+    Store(tmp_path / "x.db")  # created (and migrated) here: the command lists an existing file
     out = _probe("runs", "--db", str(tmp_path / "x.db"))
     assert out["code"] == 0
     assert out["loaded"] == ["knowsim_core.commands.runs"]
@@ -54,6 +58,7 @@ print(json.dumps({"code": code, "loaded": loaded, "numpy": numpy.__name__}))
 def test_runs_imports_neither_numpy_nor_the_judgments_schema_until_used(tmp_path):
     """``runs`` lists runs: sqlite-utils imported numpy (~0.1 s) and the store imported the judgments'
     file schema (pydantic models, ~0.1 s) on every start. Old code: both were in ``loaded``."""
+    Store(tmp_path / "x.db")
     done = subprocess.run([sys.executable, "-c", _HEAVY_PROBE, "runs", "--db", str(tmp_path / "x.db")], cwd=ROOT,
                           capture_output=True, text=True, check=True)
     out = json.loads(done.stdout.strip().splitlines()[-1])
@@ -124,6 +129,44 @@ def test_a_dry_run_on_a_stored_file_imports_neither_sqlite_utils_nor_the_worker_
     assert "to run" in done.stdout
 
 
+_MODULES_PROBE = """
+import json, sys
+seen_none = set()
+
+
+class Watch:  # asked first about every import: what sys.modules holds while it happens
+    def find_spec(self, name, path=None, target=None):
+        seen_none.update(k for k, v in list(sys.modules.items()) if v is None)
+        return None
+
+
+sys.meta_path.insert(0, Watch())
+before = dict(sys.modules)
+from knowsim_core.storage import Store
+store = Store(sys.argv[1])
+store.questions.seed_samples()
+changed = sorted(k for k, v in before.items() if sys.modules.get(k) is not v)
+print(json.dumps({"none": sorted(seen_none), "changed": changed,
+                  "sqlite_utils": "sqlite_utils" in sys.modules, "pandas": "pandas" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("new_file", [True, False])
+def test_opening_a_store_changes_no_entry_of_sys_modules(tmp_path, new_file):
+    """Old code set ``sys.modules["pandas"] = None`` (and numpy) while sqlite-utils imported: the
+    watcher saw both entries as None during the migration of a new file. A current file is read
+    with sqlite3 alone and imports no sqlite-utils at all."""
+    path = tmp_path / "x.db"
+    if not new_file:
+        Store(path)
+    done = subprocess.run([sys.executable, "-c", _MODULES_PROBE, str(path)], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["none"] == [] and out["changed"] == []
+    if not new_file:  # sqlite-utils (and the pandas it imports where installed) only for a migration
+        assert (out["sqlite_utils"], out["pandas"]) == (False, False)
+
+
 def test_judgments_are_stored_through_the_store_made_on_first_use(tmp_path):
     from knowsim_core.storage import Store
 
@@ -138,20 +181,39 @@ def test_a_command_that_imports_another_gets_both_and_nothing_else(tmp_path):
     assert "knowsim_core.commands.batch" not in out["loaded"]
 
 
-def test_every_command_module_is_named_by_its_file():
-    for name, module in cli.command_modules().items():
-        assert importlib.import_module(f"knowsim_core.commands.{module}").NAME == name
+def test_the_command_table_declares_every_command_module_once():
+    """The table (name, help, module) replaced reading each command file's source with ``ast``
+    (issue 44): a command file missing from the table, or a row naming no file, fails here."""
+    files = {p.stem for p in (ROOT / "knowsim_core" / "commands").glob("*.py") if p.stem != "__init__"}
+    declared = [c.module for c in commands.COMMANDS]
+    assert sorted(declared) == sorted(files)
+    assert len({c.name for c in commands.COMMANDS}) == len(commands.COMMANDS)
+    for command in commands.COMMANDS:
+        mod = importlib.import_module(f"knowsim_core.commands.{command.module}")
+        assert callable(mod.add_arguments) and callable(mod.run), command.name
+        assert command.help.strip() and "\n" not in command.help
+
+
+def test_the_full_parser_has_every_commands_real_options(capsys):
+    """What the command-line reference is generated from: each sub-parser with its own options."""
+    parser = cli.full_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(sub.choices) == sorted(c.name for c in commands.COMMANDS)
+    for name, p in sub.choices.items():
+        options = {o for a in p._actions for o in a.option_strings}
+        assert options - {"-h", "--help"}, f"{name} has no options of its own"
+    assert "--assistants" in {o for a in sub.choices["batch"]._actions for o in a.option_strings}
+    assert parser.parse_args(["runs", "--json"]).json is True
 
 
 def test_help_still_lists_every_command_with_its_help(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["--help"])
     assert exc.value.code == 0
-    text = capsys.readouterr().out
-    for name, module in cli.command_modules().items():
-        assert name in text
-        help_words = importlib.import_module(f"knowsim_core.commands.{module}").HELP.split()[:3]
-        assert " ".join(help_words) in " ".join(text.split())
+    text = " ".join(capsys.readouterr().out.split())
+    for command in commands.COMMANDS:
+        assert command.name in text
+        assert " ".join(command.help.split()[:3]) in text
 
 
 def test_an_unknown_command_is_refused_with_the_full_list(capsys):

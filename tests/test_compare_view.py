@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.engine.state import IUState
-from ui.theme import MODE_COLORS, STATE_STYLE, state_badge
+from ui.common.theme import MODE_COLORS, STATE_STYLE, state_badge
 
 from tests.part2_support import make_run
 
@@ -22,7 +22,7 @@ def _runs():
 
 
 def test_states_are_named_and_coloured_not_raw_keys():
-    from ui.compare import _STATE_CELL, state_diff, styled
+    from ui.runs.compare import _STATE_CELL, state_diff, styled
 
     a, b = _runs()
     rows = state_diff(a, b, 2)
@@ -39,7 +39,7 @@ def test_states_are_named_and_coloured_not_raw_keys():
 
 def test_modes_are_coloured_with_the_shared_palette():
     from knowsim_core.engine.failures import FAILURE_ORDER
-    from ui.compare import _MODE_CELL, styled, why_diff
+    from ui.runs.compare import _MODE_CELL, styled, why_diff
 
     a, b = _runs()
     rows = why_diff(a, b, 2)
@@ -57,14 +57,14 @@ def _page():
     import streamlit as st
 
     from tests.test_compare_view import _runs
-    from ui.compare import render_compare
+    from ui.runs.compare import render_compare
 
     render_compare(*_runs(), key="cmpt")
     st.write("done")
 
 
 def test_compare_graphs_are_compact_and_never_invite_a_click():
-    from ui.graph_view import HINT, HINT_VIEW_ONLY
+    from ui.common.graph_view import HINT, HINT_VIEW_ONLY
 
     at = AppTest.from_function(_page, default_timeout=60).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -74,14 +74,14 @@ def test_compare_graphs_are_compact_and_never_invite_a_click():
         assert p["selectable"] is False and p["hint"] == HINT_VIEW_ONLY and "click" not in p["hint"]
         assert p["compact"] is True and p["minScale"] * 15 >= 11
     assert HINT != HINT_VIEW_ONLY
-    states = at.dataframe[1].value
+    states = next(d.value for d in at.dataframe if {"IU", "A", "B", "B − A"} <= set(d.value.columns))
     assert set(states["A"]) <= {state_badge(s) for s in IUState}
 
 
 def test_a_side_without_turns_says_so_instead_of_ending_after_turn_0():
     from dataclasses import replace
 
-    from ui.compare import side_caption
+    from ui.runs.compare import side_caption
 
     a, _ = _runs()
     empty = replace(a, turns=())

@@ -91,3 +91,43 @@ def test_bootstrap_writes_the_packages_bytecode_before_it_starts_anything(tmp_pa
                           capture_output=True, text=True, check=True)
     cli_pyc = importlib.util.cache_from_source(str(tmp_path / "knowsim_core" / "cli.py"))
     assert f"code object from '{cli_pyc}'" in done.stderr, "knowsim_core.cli was compiled from source, not loaded"
+
+
+def test_the_set_up_installs_a_requirements_file_once_whichever_command_asks(tmp_path):
+    """The install stamp names what was installed, not the command: ``make app`` then ``make
+    local-model`` install requirements.txt once (the stamp was per command, so the second ran pip over
+    the same file again); ``make test`` installs requirements-dev.txt, and again only after a pin
+    changes. Runs the set-up's own lines, with a stand-in interpreter that logs what pip is asked."""
+    import shutil
+    import subprocess
+
+    script = (ROOT / "scripts" / "bootstrap.sh").read_text()
+    start = script.index("reqs=requirements.txt")
+    end = script.index('touch "$stamp"', start)
+    block = script[start:script.index("fi\n", end) + 3]
+    for name in ("requirements.txt", "requirements-dev.txt", "constraints.txt"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    fake = tmp_path / ".venv" / "bin" / "python"
+    fake.write_text('#!/bin/sh\necho "$*" >> pip.log\n')
+    fake.chmod(0o755)
+
+    def set_up(want: str) -> None:
+        subprocess.run(["bash", "-c", f'set -euo pipefail\nVENV=.venv\nwant={want}\n{block}'], cwd=tmp_path,
+                       check=True, capture_output=True)
+
+    def installs() -> list[str]:
+        log = tmp_path / "pip.log"
+        return [ln.split("-r ")[-1] for ln in log.read_text().splitlines()] if log.exists() else []
+
+    set_up("app")
+    set_up("local-model")
+    set_up("app")
+    assert installs() == ["requirements.txt"]
+    set_up("test")
+    set_up("test")
+    assert installs() == ["requirements.txt", "requirements-dev.txt"]
+    with (tmp_path / "constraints.txt").open("a") as f:
+        f.write("# a pin changed\n")
+    set_up("local-model")
+    assert installs() == ["requirements.txt", "requirements-dev.txt", "requirements.txt"]

@@ -257,16 +257,22 @@ def test_simulate_page_shows_the_explain_commands_text(stored_run, capsys):
 
 
 def test_failure_heatmap_and_compare_view_use_the_same_whys():
-    from ui.compare import why_diff
-    from ui.failure_views import heatmap_figure
+    from ui.runs.compare import why_diff
+    from ui.runs.failure_views import heatmap_figure
 
     sample = load_samples()[0]
     a, b = _offline_run(sample, "novice", "offline/simple"), _offline_run(sample, "advanced", "offline/simple")
     heat = heatmap_figure(a).data[0]
     ids, turns = list(heat.y), list(heat.x)
+    longest = 0
     for turn, whys in explain_run(a):
         for w in whys:
-            assert heat.text[ids.index(w.id)][turns.index(turn)] == f"{w.id} · turn {turn}<br>{w.why}"
+            head, *lines = heat.text[ids.index(w.id)][turns.index(turn)].split("<br>")
+            assert head == f"{w.id} · turn {turn}" and " ".join(lines) == w.why  # the same why, whole
+            # in lines short enough for a hover label inside the plot (one of 290 characters ran off it)
+            assert all(len(line) <= 70 for line in lines), lines
+            longest = max(longest, len(w.why))
+    assert longest > 140  # the case in question: whys of two lines and more
     rows = {r["IU"]: r for r in why_diff(a, b, 2)}
     for side, run in (("A", a), ("B", b)):
         for w in explain_run(run, turn=2)[0][1]:

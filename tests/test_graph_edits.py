@@ -16,7 +16,7 @@ import pytest
 from knowsim_core.errors import GraphError
 from knowsim_core.engine.graph import MAX_IU_NAME, MAX_IU_TEXT, IUGraph, IUNode
 from knowsim_core.formats.samples import get_sample
-from ui.graph_editor import apply_edits, judge
+from ui.graph.editor import apply_edits, judge
 
 QID = "sample_lava_lamps"
 

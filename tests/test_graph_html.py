@@ -98,7 +98,7 @@ def test_states_colour_nodes_and_empty_graph_is_refused():
 def test_the_export_colours_and_names_states_as_the_app_does():
     """One palette (knowsim_core.vocab): the HTML export's "unaware" was #bbbbbb where the app drew #D9D9D9."""
     from knowsim_core.engine.state import IUState
-    from ui.theme import STATE_STYLE
+    from ui.common.theme import STATE_STYLE
 
     g = load_samples()[0].graph
     ids = [n.id for n in g.nodes][:4]

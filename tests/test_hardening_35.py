@@ -33,14 +33,14 @@ def test_comparing_a_run_without_turns_shows_its_starting_state():
 
     from knowsim_core.formats.samples import load_samples
     from tests.part2_support import make_run
-    from ui.compare import state_diff, why_diff
+    from ui.runs.compare import state_diff, why_diff
 
     g = next(s for s in load_samples() if s.id == QID).graph
     b = make_run(g, question_id=QID, level="advanced", seed=2, max_turns=4)
     empty = replace(make_run(g, question_id=QID, level="novice", seed=1, max_turns=4), turns=(), stop_reason=None)
     rows = state_diff(empty, b, 3)
     start = {v: empty.initial_state.state_of(empty.graph.index.label_of[v]) for v in g.index.ids}
-    from ui.theme import state_badge
+    from ui.common.theme import state_badge
     assert [r["A"] for r in rows] == [state_badge(start[r["IU"]]) for r in rows]
     assert all(r["A mode"] == "" for r in why_diff(empty, b, 3))
 

@@ -41,16 +41,50 @@ from knowsim_core.formats.samples import get_sample
 RELATIVE = 0.40
 
 
-def test_the_rates_table_is_what_the_recordings_measure(reference_dir):
+def test_each_domains_rates_table_is_what_its_recordings_measure(reference_dir):
+    """Per domain (issue 48: the ExpertQA recording's arrival made the pooled table a mix of the two
+    domains' learners): MathQA from math_003/004, ExpertQA from expertqa_001."""
     turns = lr.recorded_turns(reference_dir)
-    assert len(turns) == 30 and {t.problem_id for t in turns} == {"math_003", "math_004"}
-    assert lr.measure_rates(turns) == lr.RATES
+    by_domain = {d: [t for t in turns if t.domain == d] for d in ("math", "expert")}
+    assert {t.problem_id for t in by_domain["math"]} == {"math_003", "math_004"} and len(by_domain["math"]) == 30
+    assert {t.problem_id for t in by_domain["expert"]} == {"expertqa_001"} and len(by_domain["expert"]) == 15
+    assert len(turns) == 45
+    for domain, table in lr.RATES_BY_DOMAIN.items():
+        assert lr.measure_rates(by_domain[domain]) == table, domain
+    assert lr.rates_for("math") is lr.RATES and lr.rates_for("expert") is lr.EXPERT_RATES
+    assert lr.rates_for("chemistry") is lr.RATES
 
 
 def test_the_recorded_turn_figures_are_what_the_recordings_measure(reference_dir):
+    from knowsim_core.evaluation.paper import RECORDED_TURN_FIGURES_BY_DOMAIN
     from knowsim_core.evaluation.paper_matrix import recorded_turn_stats
 
-    assert recorded_turn_stats(reference_dir) == RECORDED_TURN_FIGURES
+    for domain, figures in RECORDED_TURN_FIGURES_BY_DOMAIN.items():
+        assert recorded_turn_stats(reference_dir, domain) == figures, domain
+    assert RECORDED_TURN_FIGURES == RECORDED_TURN_FIGURES_BY_DOMAIN["math"]
+
+
+def test_the_learner_draws_from_its_questions_domain_table(monkeypatch):
+    """offline/knowsim on an ExpertQA question uses the ExpertQA table (old code: one table for all)."""
+    from dataclasses import replace
+
+    s = get_sample("sample_lava_lamps")
+    reply = " ".join(n.concept + ": " + n.description for n in s.graph.nodes)
+    history = (Message("user", "How do I start?"), Message("assistant", reply))
+    st = initial_state(s.graph, "novice", preset(), seed=2)
+    seen = []
+
+    def spy(rng, state, told, order, rates):
+        seen.append(rates)
+        return [], []
+
+    monkeypatch.setattr(lr, "draw_attempts", spy)
+    for domain in ("math", "expert", ""):
+        mat = replace(s.material, domain=domain)
+        ctx = UserContext(turn=2, material=mat, history=history, state=st, density=0.5,
+                          articulation_mode="Explicit", explained=(), stuck=False, stop_hint=False, seed=1)
+        registry.resolve("user", "offline/knowsim").respond(ctx)
+    assert seen == [lr.MATH_RATES, lr.EXPERT_RATES, lr.MATH_RATES]
 
 
 def test_an_unaware_iu_never_told_about_is_never_drawn_even_at_rate_one():
@@ -136,7 +170,7 @@ def test_per_turn_figures_on_the_recorded_math_questions(paper_questions):
 
 @pytest.mark.parametrize("held", ["math_003", "math_004"])
 def test_leave_one_recording_out_reasoning_per_turn(reference_dir, paper_questions, held):
-    turns = lr.recorded_turns(reference_dir)
+    turns = [t for t in lr.recorded_turns(reference_dir) if t.domain == "math"]
     table = lr.measure_rates(t for t in turns if t.problem_id != held)
     own = [t for t in turns if t.problem_id == held]
     recorded = sum(len(t.reasoning) for t in own) / len(own)
@@ -160,3 +194,27 @@ def test_the_learner_is_deterministic_per_seed(paper_questions):
     c = _play(q.material, q.initial["novice"], registry.resolve("user", "offline/knowsim"), 8)
     assert [t.user_message for t in a.turns] == [t.user_message for t in b.turns]
     assert [t.user_message for t in a.turns] != [t.user_message for t in c.turns]
+
+
+@pytest.mark.parametrize("domain, questions", [
+    pytest.param("math", ("math_003", "math_004"), marks=pytest.mark.xfail(
+        strict=True, reason="attempt load 0.265 vs 0.40 tau recorded (-34 %; reasoning IUs 1.64 vs 2.07, -21 %, is "
+                            "within): benchmarks/logs/learner_rates.json")),
+    pytest.param("expert", ("expertqa_001",), marks=pytest.mark.xfail(
+        strict=True, reason="reasoning IUs 3.64 vs 2.67 recorded (+36 %; attempt load 0.458 vs 0.37 tau, +24 %, is "
+                            "within): the reader reads one offline ExpertQA description sentence as touching several "
+                            "IUs (shared domain words), so the learner is 'told' about more IUs than the recording's")),
+])
+def test_the_offline_world_is_within_30_percent_of_each_domains_recordings(paper_questions, domain, questions):
+    """Issue 48's target: offline/knowsim with the offline adaptive tutor within 30 % of the recorded
+    attempt load and reasoning IUs per turn on each domain's recorded questions (novice, the paper's
+    cached s_0, seeds 1–3). Not met on either domain: strict xfails with the measured figures."""
+    from knowsim_core.evaluation.paper import RECORDED_TURN_FIGURES_BY_DOMAIN
+    from knowsim_core.evaluation.paper_matrix import run_turn_stats
+
+    runs = [_play(paper_questions[q].material, paper_questions[q].initial["novice"],
+                  registry.resolve("user", "offline/knowsim"), seed) for q in questions for seed in (1, 2, 3)]
+    ours = run_turn_stats(runs)
+    for name in ("reasoning IUs", "attempt load / tau"):
+        rec = RECORDED_TURN_FIGURES_BY_DOMAIN[domain][name]
+        assert abs(ours[name] - rec) <= 0.30 * rec, (domain, name, ours[name], rec)

@@ -131,9 +131,20 @@ R0_REPLY = ("R0 is how many people one infected person infects on average. When 
             "because each case infects less than one person.")
 
 
-def test_a_typed_reply_about_r0_gives_clustering_no_credit():
-    """The issue's case through the engine: typed reply, offline learner, lexical extractor, rules.
-    Old code: IU14 shallow and EFFECTIVE in turn 1."""
+def _without_edges(graph):
+    from knowsim_core.engine.graph import IUGraph
+
+    return IUGraph(knowledge_areas=graph.knowledge_areas, nodes=graph.nodes, edges=())
+
+
+def test_a_typed_reply_about_r0_reads_clustering_as_without_its_neighbour():
+    """The issue-34 case through the engine: typed reply, offline learner, lexical extractor, rules.
+    What the reply is about (IU4, IU5) is read; IU14 "Clustering of unvaccinated people", IU5's
+    dependent, is read exactly as it is in a graph with no edges — a discussed neighbour gives it
+    nothing (old code: the neighbour feature made it shallow and EFFECTIVE). Since issue 48 the
+    reader counts an IU's own words ("people", "vaccinated") whatever the other IUs, so IU14 may be
+    read from those; the rank among the graph's IUs that kept it out made every reading depend on
+    the graph's size."""
     from knowsim_core.engine.session import Simulation
 
     s = get_sample("sample_herd_immunity")
@@ -146,28 +157,28 @@ def test_a_typed_reply_about_r0_gives_clustering_no_credit():
     rec = sim.step()
     quality = {x.id: x.teaching_quality for x in rec.signals}
     assert quality["IU4"] != "not_mentioned" and quality["IU5"] != "not_mentioned"  # what it is about is read
-    assert quality["IU14"] == "not_mentioned"
-    assert "IU14" not in dict(rec.modes)
+    alone = {x.id: x.teaching_quality for x in label_turn(_without_edges(s.graph), rec.user_message, R0_REPLY)}
+    assert alone["IU14"] == quality["IU14"]
 
 
-def test_a_discussed_neighbour_does_not_make_an_iu_mentioned():
+def test_a_discussed_neighbour_does_not_change_whether_an_iu_is_mentioned():
     """Every sample graph, every IU taught from its own name and description: each prerequisite or
-    dependent whose concept-name words the reply does not use stays not_mentioned. Old code: all
-    126 such neighbours were labelled shallow (every neighbour of a taught IU was)."""
+    dependent is mentioned or not exactly as in the same graph without edges (old code: every
+    neighbour of a taught IU was labelled shallow)."""
     checked = 0
     for sample in load_samples():
         g = sample.graph
+        bare = _without_edges(g)
         for node in g.nodes:
             reply = f"Let us look at {node.concept.lower()}. {node.description}"
-            got = {x.id: x.teaching_quality for x in label_turn(g, "Can you explain?", reply)}
-            words = set(content_stems(reply))
+            got = {x.id: x.teaching_quality != "not_mentioned" for x in label_turn(g, "Can you explain?", reply)}
+            alone = {x.id: x.teaching_quality != "not_mentioned" for x in label_turn(bare, "Can you explain?", reply)}
             for e in g.edges:
                 if node.id not in (e.from_, e.to) or e.from_ == e.to:
                     continue
                 other = e.to if e.from_ == node.id else e.from_
-                if not set(content_stems(g.node(other).concept)) & words:
-                    checked += 1
-                    assert got[other] == "not_mentioned", (sample.id, node.id, other)
+                checked += 1
+                assert got[other] == alone[other], (sample.id, node.id, other)
     assert checked >= 100
 
 
@@ -182,8 +193,38 @@ def test_the_mention_decision_does_not_read_the_neighbour_feature():
     loud = lexical.LexicalModel(mentioned=shipped.mentioned[:i] + (50.0,) + shipped.mentioned[i + 1:],
                                 well=shipped.well)
     g = get_sample("sample_herd_immunity").graph
-    got = {x.id: x.teaching_quality for x in label_turn(g, "What is R0?", R0_REPLY, model=loud)}
-    assert got["IU14"] == "not_mentioned"
+    got = {x.id: x.teaching_quality != "not_mentioned" for x in label_turn(g, "What is R0?", R0_REPLY, model=loud)}
+    plain = {x.id: x.teaching_quality != "not_mentioned" for x in label_turn(g, "What is R0?", R0_REPLY)}
+    assert got == plain
     # and the fitted mention model gives the context features no weight (fit_model leaves them out)
     assert "neighbour_mention" in lexical.CONTEXT_FEATURES
     assert all(shipped.mentioned[lexical.TQ_FEATURES.index(f)] == 0.0 for f in lexical.CONTEXT_FEATURES)
+
+
+def test_whether_an_iu_is_mentioned_does_not_depend_on_the_other_ius_of_the_graph(reference_dir):
+    """Issue 48: every recorded MathQA and ExpertQA reply, read with the whole graph and with
+    sub-graphs of 3–6 of its IUs (no edges, so no neighbour is in play): each IU's mentioned /
+    not mentioned reading is the same in every graph that holds it. Old code read the IU's rank
+    among the graph's IUs: the same reply read 29 % of an ExpertQA graph's IUs as mentioned and
+    79 % of a 3-IU sub-graph's."""
+    import random
+
+    from knowsim_core.evaluation import extractor_eval as ev
+    from knowsim_core.evaluation.reader_eval import subgraph
+
+    turns = (ev.load_turns(str(reference_dir / "examples" / "mathqa_structured_adaptive_novice.json"),
+                           str(reference_dir / "iu_cache" / "math.json"))
+             + ev.load_turns(str(reference_dir / "examples" / "expertqa_structured_adaptive_novice_001.json"),
+                             str(reference_dir / "iu_cache" / "expertqa.json")))
+    rng = random.Random(48)
+    compared = 0
+    for t in turns:
+        bare = _without_edges(t.graph)
+        whole = {x.id: x.teaching_quality != "not_mentioned" for x in label_turn(bare, t.user, t.assistant)}
+        for size in (3, 4, 5, 6):
+            ids = rng.sample([n.id for n in t.graph.nodes], size)
+            sub = _without_edges(subgraph(t.graph, ids))
+            got = {x.id: x.teaching_quality != "not_mentioned" for x in label_turn(sub, t.user, t.assistant)}
+            assert got == {iu: whole[iu] for iu in got}, (t.record, t.turn, size)
+            compared += size
+    assert compared > 700

@@ -49,20 +49,26 @@ def clocked(db_path):
 
 
 # ---------------------------------------------------------------------- leases
-def test_an_app_run_whose_lease_lapses_is_interrupted_and_resumable(clocked):
+def test_an_app_run_whose_lease_lapses_is_left_open_with_its_metrics_and_plays_on(clocked):
+    """Issue 47: a run left in a closed tab used to read "running" with no metrics, then "interrupted"
+    (listed with the failed runs). It is "open" throughout, with the metrics of its turns so far."""
     store, clock = clocked
     live = start_run(store, question_id=Q, level="novice", seed=3, max_turns=6, lease_seconds=60, **AGENTS)
     live.step()
+    row = store.search.get_row(live.run_id)
+    m = live.run.metrics()  # the metrics so far are stored with each turn of an open run
+    assert (row.status, row.kg, row.dc, row.co) == ("open", m.knowledge_gain, m.delivery_calibration,
+                                                    m.cognitive_overload)
     clock.t += 59
-    assert store.runs.mark_dead() == [] and store.search.get_row(live.run_id).status == "running"
+    assert store.runs.mark_dead() == [] and store.search.get_row(live.run_id).status == "open"
     clock.t += 2  # the session went away: nobody renewed the lease; this process is still alive
     assert store.runs.mark_dead() == [live.run_id]
     row = store.search.get_row(live.run_id)
-    assert (row.status, row.turns) == ("interrupted", 1) and "browser session" in row.error
-    assert store.search.list(RunFilter(status="interrupted"))[0].id == live.run_id  # what "failed / interrupted only" shows
+    assert (row.status, row.turns, row.error, row.kg) == ("open", 1, "", m.knowledge_gain)
+    assert store.search.count(RunFilter(status=("failed", "interrupted"))) == 0  # "failed / interrupted only"
     # the abandoned LiveRun refuses to play on (nothing is played or lost): its ending, as data …
     ending = live.step()
-    assert ending.reason is EndReason.LEASE_LAPSED and "no longer running in this session" in ending.error
+    assert ending.reason is EndReason.LEASE_LAPSED and "no longer held by this session" in ending.error
     assert store.search.get_row(live.run_id).turns == 1
     # … and a resume continues it into the run an uninterrupted session would have played
     resumed = resume_run(store, live.run_id, lease_seconds=60).run_to_end()
@@ -80,10 +86,11 @@ def test_each_step_and_the_open_session_renew_the_lease(clocked):
     clock.t += 50
     assert store.runs.renew_lease(live.run_id)  # the app's heartbeat while the run sits open
     clock.t += 50
-    assert store.runs.mark_dead() == [] and store.search.get_row(live.run_id).status == "running"
+    assert store.runs.mark_dead() == [] and store.search.get_row(live.run_id).status == "open"
     clock.t += 11
     assert store.runs.mark_dead() == [live.run_id]
-    assert not store.runs.renew_lease(live.run_id)  # an interrupted run is not silently revived
+    assert not store.runs.renew_lease(live.run_id)  # a released run is not silently taken back (resume claims it)
+    assert store.search.get_row(live.run_id).status == "open"
 
 
 def test_command_line_runs_hold_no_lease_and_keep_the_pid_check(clocked):
@@ -106,11 +113,11 @@ def test_a_lapsed_lease_of_another_live_process_does_not_block_a_resume(clocked)
     conn.execute("UPDATE runs SET pid = ?, pid_start = NULL WHERE id = ?", [os.getppid(), live.run_id])
     conn.commit()
     conn.close()
-    with pytest.raises(StorageError, match="still being written by process"):
+    with pytest.raises(StorageError, match="is open in another Studio"):
         store.runs.reopen(live.run_id, turns=1)
     clock.t += 31
     store.runs.reopen(live.run_id, turns=1)  # its session went away: the run may be taken over
-    assert store.search.get_row(live.run_id).status == "running"
+    assert store.search.get_row(live.run_id).status == "running"  # by the command line: no lease
 
 
 # ---------------------------------------------------------------------- reopening
@@ -288,8 +295,8 @@ def test_a_run_stored_before_runs_kept_their_domain_resumes_with_the_questions(c
 
 
 # ---------------------------------------------------------------------- the app's player
-def test_the_player_holds_a_lease_and_takes_back_a_run_marked_interrupted_while_idle(clocked):
-    from ui.player import Player
+def test_the_player_holds_a_lease_and_takes_back_a_run_left_open_while_idle(clocked):
+    from ui.simulate.player import Player
 
     store, clock = clocked
     live = start_run(store, question_id=Q, level="novice", seed=6, max_turns=4, **AGENTS)  # as the setup form does
@@ -300,10 +307,11 @@ def test_the_player_holds_a_lease_and_takes_back_a_run_marked_interrupted_while_
     clock.t += LEASE_SECONDS - 1
     assert store.runs.mark_dead() == []
     assert p.forward() and p.turn == 1
-    clock.t += LEASE_SECONDS + 1  # the tab sat idle: the lease lapsed and the run was marked interrupted
+    clock.t += LEASE_SECONDS + 1  # the tab sat idle: the lease lapsed and was released, the run left open
     assert store.runs.mark_dead() == [live.run_id]
+    assert store.search.get_row(live.run_id).status == "open"
     assert p.forward() and p.turn == 2 and not p.error  # stepping again takes the run back
-    assert store.search.get_row(live.run_id).status == "running"
+    assert store.search.get_row(live.run_id).status == "open"
     while p.forward():
         pass
     row = store.search.get_row(live.run_id)

@@ -156,3 +156,46 @@ def test_calls_billed_before_ctrl_c_or_an_agents_bug_are_in_the_runs_cost(seeded
     row = seeded_store.search.get_row(live.run_id)
     assert row.status == status and row.turns == 0
     assert (row.tokens_in, row.cost_usd) == (TOKENS, pytest.approx(0.1))  # the learner's reply, once
+
+
+# ---------------------------------------------------------------------- issue 49, item 5: usage that is not a count
+NOT_COUNTS = [-100, "abc", 1e30, 1.5, float("nan"), True, [3]]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("usage", NOT_COUNTS, ids=["negative", "text", "1e30", "fraction", "nan", "true", "list"])
+def test_a_200_whose_usage_is_not_a_token_count_is_a_billed_call_with_unknown_tokens(llm_server, provider, usage):
+    """Old code read -100, "abc" and 1e30 as 0 tokens: a billed call priced $0 and counted nowhere,
+    while a count of 10^23 was flagged. Now each is flagged the same way, and not retried."""
+    llm_server.reply = lambda req: Reply("hi", input_tokens=usage, output_tokens=1)
+    chat = billed(model(llm_server, provider))
+    with pytest.raises(ProviderCallError, match="1 unusable reply billed, tokens unknown") as err:
+        chat.complete(MSG, role="assistant")
+    assert "not a count of tokens" in str(err.value) and "\n" not in str(err.value)
+    assert len(llm_server.requests) == 1  # the same server would say the same again
+    (spent,) = chat.ledger.take()
+    assert (spent.unknown_calls, spent.input_tokens, spent.cost_usd) == (1, 0, 0.0)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_usage_that_is_a_count_is_read_as_one(llm_server, provider):
+    """Whole numbers written as floats (12.0) are counts; a server reporting no usage is 0 tokens."""
+    llm_server.reply = lambda req: Reply("hi", input_tokens=12.0, output_tokens=0)
+    assert model(llm_server, provider).complete(MSG).usage.input_tokens == 12
+
+
+def test_a_batch_counts_a_reply_with_a_negative_token_count_beside_its_cost(db_path, server, capsys):
+    """What ``--max-cost`` reports: the extractor's reply says -100 tokens. Old code: $0.2000 and
+    nothing else, as if the call were free."""
+    from knowsim_core.cli import main
+
+    calls = iter(range(10**6))
+    inner = server.reply
+    server.reply = lambda req: (Reply(inner(req).text, input_tokens=-100, output_tokens=0) if next(calls) == 2
+                                else inner(req))
+    code = main(["batch", "--questions", "sample_lava_lamps", "--levels", "novice", "--assistants",
+                 PRICED["assistant_id"], "--user", PRICED["user_id"], "--extractor", PRICED["extractor_id"],
+                 "--max-turns", "1", "--db", str(db_path), "--tag", "negative-usage"])
+    out, _ = capsys.readouterr()
+    assert code in (0, 1), out
+    assert "$0.2000" in out and "+ 1 billed call with tokens unknown" in out, out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -142,6 +143,45 @@ def test_retry_counts_are_what_happened_and_a_day_long_retry_after_is_not_waited
     with pytest.raises(ProviderCallError, match=r"server error 503 after 2 retries"):
         model(llm_server, "openai").complete(MSG)
     assert len(llm_server.requests) == 3
+
+
+@pytest.mark.parametrize("headers, wait", [
+    ({"retry-after": "7"}, 7.0), ({"retry-after": "1.5"}, 1.5), ({"retry-after-ms": "250"}, 0.25),
+    # an HTTP date, read against the answer's own Date (both from the server's clock)
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:10 GMT", "date": "Wed, 21 Oct 2015 07:28:00 GMT"}, 10.0),
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT", "date": "Wed, 21 Oct 2015 07:28:30 GMT"}, 0.0),  # past
+    ({"retry-after": "Wed, 21 Oct 2015 07:28:10 -0000", "date": "Wed, 21 Oct 2015 07:28:00 GMT"}, 10.0),
+    ({"retry-after": "Wed, 21 Oct 2015 07:30:00 GMT"}, 120.0),  # no Date: against this machine's clock (NOW)
+    ({"retry-after": "Wed, 21 Oct 2015 07:30:00 GMT", "date": "garbage"}, 120.0),
+    ({"retry-after": "soon"}, None), ({"retry-after": "-3"}, None), ({"retry-after": "nan"}, None),
+    ({"retry-after-ms": "inf"}, float("inf")), ({"retry-after": "9" * 400}, float("inf")), ({}, None),
+])
+def test_the_servers_wait_is_read_in_seconds_or_as_an_http_date(headers, wait):
+    """Issue 49, item 12: a ``Retry-After`` given as an HTTP date (RFC 9110 allows both forms) was
+    ignored — the client retried after its own 0.5 s backoff, however long the server asked for."""
+    from knowsim_core.llm.errors import server_wait
+
+    NOW = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT
+    assert server_wait(headers, now=NOW) == wait
+
+
+def test_a_day_long_retry_after_given_as_a_date_is_not_waited_for_either(llm_server):
+    """End to end: the server answers 429 with ``Retry-After`` a day after its own ``Date``. Old
+    code read no date: it asked again after its own 0.5 s backoff, a day early."""
+    from email.utils import formatdate
+
+    llm_server.push(Fault(status=429, retry_after_ms=None, retry_after_s=formatdate(time.time() + 86_400, usegmt=True)))
+    with pytest.raises(ProviderCallError) as err:
+        model(llm_server, "openai").complete(MSG)
+    assert len(llm_server.requests) == 1
+    assert re.search(r"on the first request, not retried: the server asks to wait (86400|8639\d) s", str(err.value))
+
+
+def test_a_retry_after_date_already_past_is_retried_at_once(llm_server):
+    from email.utils import formatdate
+
+    llm_server.push(Fault(status=503, retry_after_ms=None, retry_after_s=formatdate(time.time() - 3600, usegmt=True)))
+    assert model(llm_server, "openai").complete(MSG).text and len(llm_server.requests) == 2
 
 
 def test_basic_auth_credentials_in_a_base_url_never_come_back_in_a_reply(llm_server):

@@ -135,6 +135,10 @@ def test_a_socks_proxy_is_refused_naming_the_variable_and_the_fix(value):
     ("http://", "no host"), ("://p:1", "no scheme"), ("http://[fd00::1", "cannot be read"),
     (f"http://u:{PASSWORD}@p:port", "cannot be read"),
     (f"http://u:{PASSWORD[:6]}/{PASSWORD[6:]}@p:1", "cannot be read"),  # an unencoded "/": misread, still masked
+    # a bare "@" before the "/": the parser finds a host, a piece of the password (issue 49, item 1)
+    (f"http://u:{PASSWORD[:3]}@{PASSWORD[3:]}/1@p:1", "ends the host early"),
+    (f"u:{PASSWORD[:3]}@{PASSWORD[3:]}#x@p:1", "ends the host early"),  # scheme-less, a bare "#"
+    ("http://u:8080/x@p:1", "ends the host early"),  # read as the host "u" on port 8080
 ])
 def test_an_unreadable_proxy_url_is_one_line(value, why):
     with pytest.raises(ConfigError, match="HTTPS_PROXY=") as err:
@@ -449,3 +453,139 @@ def test_the_test_session_keeps_loopback_off_a_proxy():
     untouched = {"NO_PROXY": "x"}
     _loopback_not_proxied(untouched)
     assert untouched == {"NO_PROXY": "x"}  # no proxy set: nothing to keep loopback off
+
+
+# ---------------------------------------------------------------------- issue 49: URLs that cannot be read cleanly
+class Lookups:
+    """Every host name this process asks the resolver for, while it is on: ``socket.getaddrinfo``
+    wrapped to note its host and answer as before (the SDKs' HTTP stack connects through it)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
+        self.hosts: list[str] = []
+        real = socket.getaddrinfo
+
+        def noted(host: Any, *args: Any, **kwargs: Any) -> Any:
+            self.hosts.append(host.decode() if isinstance(host, bytes) else str(host))
+            return real(host, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", noted)
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """The command line in this process (its output captured): (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from knowsim_core.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("password, fragments", [
+    ("p@ssw0rdLongSecret/1", ("ssw0rd", "longsecret", "p@ss")),  # the parser took "ssw0rdLongSecret" as the host
+    ("Pa@ss/w#rd", ("w#rd", "pa@", "http://ss")),  # ... and here "ss"
+])
+def test_a_proxy_password_the_parser_misreads_is_never_shown_stored_or_looked_up(
+        provider, db_path, monkeypatch, password, fragments):
+    """Issue 49, item 1: the run command behind ``HTTP_PROXY=http://bob:<password>@127.0.0.1:PORT``
+    (a real forward proxy) with a bare ``@`` and ``/`` in the password. Old code read a piece of the
+    password as the proxy's host: the error said "through the proxy http://ssw0rdlongsecret", the
+    failed run stored it, and the resolver was asked for it. Now the value is refused in one line,
+    masked up to its last ``@``, before anything connects; percent-encoded, the same password works."""
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("http_proxy", raising=False)
+    run = ["run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant",
+           f"compat/m1@{provider.openai_url}", "--max-turns", "1", "--db", str(db_path)]
+    with ForwardProxy() as proxy:
+        port = proxy.url.rsplit(":", 1)[1]
+        monkeypatch.setenv("HTTP_PROXY", f"http://bob:{password}@127.0.0.1:{port}")
+        lookups = Lookups(monkeypatch)
+        code, out, err = cli(*run)
+        monkeypatch.undo()  # the resolver as it was, before the database is read back
+        assert code == 2 and err.count("\n") == 1, err
+        assert f"HTTP_PROXY='http://***@127.0.0.1:{port}' is not a proxy URL" in err
+        assert "percent-encoded" in err or "%40" in err
+        listed = cli("runs", "--json", "--db", str(db_path))[1]
+        stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*")).lower()
+        for fragment in fragments:
+            assert fragment not in err.lower() and fragment not in listed.lower()
+            assert fragment.encode() not in stored
+        assert not [h for h in lookups.hosts if h.lower() in password.lower() and h != "127.0.0.1"], lookups.hosts
+        assert proxy.seen == [] and provider.requests == []
+
+        # the fix the message gives: the same password percent-encoded goes through this proxy
+        encoded = password.replace("%", "%25").replace("@", "%40").replace("/", "%2F").replace("#", "%23")
+        monkeypatch.setenv("HTTP_PROXY", f"http://bob:{encoded}@127.0.0.1:{port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        code, out, err = cli(*run)
+    assert code == 0, err
+    basic = "Basic " + base64.b64encode(f"bob:{password}".encode()).decode()
+    assert proxy.seen and {s.headers.get("proxy-authorization") for s in proxy.seen} == {basic}
+
+
+@pytest.mark.parametrize("host", ["127.1", "2130706433", "0x7f.1", "0177.0.0.1", "127.0.1"])
+def test_shorthand_loopback_is_never_proxied(host):
+    """Issue 49, item 6: ``http://127.1:PORT`` connects to 127.0.0.1 (the resolver reads the
+    shorthand forms inet_aton takes), so it is loopback; old code sent it to the proxy."""
+    assert proxy_for(f"http://{host}:8080/v1", {"HTTP_PROXY": "p:1", "ALL_PROXY": "p:1"}) is None
+    assert is_loopback(host)
+
+
+@pytest.mark.parametrize("host", ["128.1", "12345678901", "0x80.1", "127.0.0.1.5", "1o.1"])
+def test_numbers_that_are_not_loopback_still_go_to_the_proxy(host):
+    assert proxy_for(f"http://{host}:8080/v1", {"HTTP_PROXY": "p:1"}) == Proxy("http://p:1", "HTTP_PROXY")
+
+
+@pytest.mark.parametrize("shorthand", ["127.1", "2130706433"])
+def test_a_call_to_shorthand_loopback_goes_direct_with_a_proxy_exported(shorthand):
+    """End to end: a proxy exported and no NO_PROXY, the provider on 127.0.0.1 named in shorthand."""
+    local = FakeLLMServer().start()
+    try:
+        url = local.openai_url.replace("127.0.0.1", shorthand)
+        with ForwardProxy() as proxy:
+            m = ChatModel(ModelRef.parse("compat", f"m1@{url}"), settings=settings_for(local),
+                          env={"HTTP_PROXY": proxy.url, "ALL_PROXY": proxy.url})
+            assert m.complete(as_messages("s", user="straight to loopback")).text == "straight to loopback"
+        assert proxy.seen == [] and len(local.requests) == 1
+    finally:
+        local.stop()
+
+
+@pytest.mark.parametrize("where", ["env", "id"])
+def test_a_base_url_password_the_parser_misreads_is_never_shown_stored_or_looked_up(db_path, monkeypatch, where):
+    """The same misreading in a compatible server's base URL (``KNOWSIM_COMPAT_BASE_URL`` or the id's
+    ``@URL``): old code connected to the host ``ssw0rdlongsecret`` and the error, stored with the
+    failed run, quoted ``http://***@ssw0rdLongSecret/1@127.0.0.1:…``. Now one line, before a run."""
+    local = FakeLLMServer().start()
+    try:
+        url = local.openai_url.replace("http://", "http://bob:p@ssw0rdLongSecret/1@")
+        assistant = "compat/m1" if where == "env" else f"compat/m1@{url}"
+        if where == "env":
+            monkeypatch.setenv("KNOWSIM_COMPAT_BASE_URL", url)
+        lookups = Lookups(monkeypatch)
+        code, _, err = cli("run", "--question", "sample_lava_lamps", "--level", "novice", "--assistant", assistant,
+                           "--max-turns", "1", "--db", str(db_path))
+        monkeypatch.undo()
+        assert code == 2 and err.count("\n") == 1 and "is not a usable base URL" in err, err
+        assert "ssw0rd" not in err.lower() and "http://***@127.0.0.1:" in err
+        assert "ssw0rdlongsecret" not in {h.lower() for h in lookups.hosts} and local.requests == []
+        listed = cli("runs", "--json", "--db", str(db_path))[1]
+        stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*")).lower()
+        assert "ssw0rd" not in listed.lower() and b"ssw0rd" not in stored
+    finally:
+        local.stop()
+
+
+def test_the_status_line_masks_a_misread_base_url_up_to_its_last_at():
+    """The sidebar's provider line quoted ``http://***@ssw0rdLongSecret/1@…`` (masked only to the first @)."""
+    settings = LLMSettings.from_sources(env={
+        "KNOWSIM_COMPAT_BASE_URL": "http://bob:p@ssw0rdLongSecret/1@127.0.0.1:18801/v1",
+        "OPENAI_API_KEY": "sk-" + "k" * 20, "OPENAI_BASE_URL": "http://bob:p@ssw0rdLongSecret/1@10.0.0.1/v1"})
+    status = {p.name: p.detail for p in provider_status(settings, env={})}
+    assert "http://***@127.0.0.1:18801/v1" in status["compat"] and "http://***@10.0.0.1/v1" in status["openai"]
+    assert not any("ssw0rd" in d.lower() for d in status.values())

@@ -23,13 +23,14 @@ from knowsim_core.formats.samples import get_sample
 from knowsim_core.llm import LLMSettings, ProviderCallError, as_messages
 from knowsim_core.llm.chat import ChatModel, ModelRef
 from knowsim_core.llm.local_server import (
-    GEMMA_TOKENIZER_CONFIG, LocalModelError, LocalServer, check_build, find_model, free_port, main, running,
+    GEMMA_TOKENIZER_CONFIG, LocalModelError, check_build, find_model, free_port, main, running,
     server_command, start,
 )
 from knowsim_core.llm.settings import LOCAL_MAX_TOKENS, llm_agent_ids, parse_max_tokens, provider_status
 from knowsim_core.errors import ConfigError
 from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.storage import Store
+from tests.fakes.llama_stand_in import shim
 from tests.fakes.llm_server import Fault, FakeLLMServer, KnowSimReplies, Reply, llm_server  # noqa: F401
 
 QID = "sample_theatre_seats_series"
@@ -49,11 +50,26 @@ def settings(srv, **env) -> LLMSettings:
                                          "KNOWSIM_LOCAL_MODEL_FILE": "/nonexistent/local.json", **env})
 
 
-def record(tmp_path, url: str, *, pid: int | None = None, n_ctx: int = 8192):
-    path = tmp_path / "local-model.json"
+def record(tmp_path, url: str, *, pid: int | None = None, n_ctx: int = 8192, name: str = "forged.json", **more):
+    """A record written by hand (not by the launcher)."""
+    path = tmp_path / name
     path.write_text(json.dumps({"url": url, "model": "gemma3-270m", "n_ctx": n_ctx,
-                                "pid": os.getpid() if pid is None else pid, "threads": 2}))
+                                "pid": os.getpid() if pid is None else pid, "threads": 2, **more}))
     return path
+
+
+@pytest.fixture()
+def local(llm_server, tmp_path, monkeypatch):
+    """The launcher's own start, with a stand-in for llama_cpp.server that passes every connection to
+    the test's in-process server (``llm_server``): a genuine record, whose URL is the stand-in's."""
+    monkeypatch.setenv("STAND_IN_TARGET", f"127.0.0.1:{llm_server.url.rsplit(':', 1)[1]}")
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    live = start(model, record=tmp_path / "local-model.json", python=str(shim(tmp_path)))
+    try:
+        yield live
+    finally:
+        live.stop()
 
 
 # ---------------------------------------------------------------------- the launcher
@@ -89,13 +105,15 @@ def test_a_missing_build_says_what_to_install(absent, words):
     assert words in str(err.value) and "requirements-local.txt" in str(err.value) and "cmake" in str(err.value)
 
 
-def test_the_record_counts_only_while_its_process_lives(tmp_path):
-    alive = running(record(tmp_path, "http://127.0.0.1:9/v1"))
-    assert alive == LocalServer("http://127.0.0.1:9/v1", "gemma3-270m", 8192, os.getpid(), 2)
+def test_the_record_counts_only_while_its_process_lives(local, tmp_path):
+    server = running(local.record)
+    assert server == local.server and server.pid == local.pid and server.url != ""
     dead = 2 ** 22 + 12345  # beyond pid_max: no such process
-    assert running(record(tmp_path, "http://127.0.0.1:9/v1", pid=dead)) is None
-    (tmp_path / "local-model.json").write_text("{not json")
-    assert running(tmp_path / "local-model.json") is None
+    assert running(record(tmp_path, local.server.url, pid=dead)) is None
+    (tmp_path / "broken.json").write_text("{not json")
+    assert running(tmp_path / "broken.json") is None
+    local.stop()
+    assert running(local.record) is None and not local.record.exists()
 
 
 def test_the_server_keeps_no_logits_for_every_token(tmp_path):
@@ -143,18 +161,18 @@ def test_max_tokens_per_role_reach_the_requests(llm_server):
     assert sent == {"assistant": 111, "user": 77, "extractor": 333}
 
 
-def test_the_local_server_is_offered_for_every_role_with_its_caps_and_no_price(llm_server, tmp_path):
-    rec = record(tmp_path, llm_server.openai_url)
-    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(rec)})
+def test_the_local_server_is_offered_for_every_role_with_its_caps_and_no_price(local, tmp_path):
+    url = local.server.url
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(local.record)})
     compat = {p.name: p for p in provider_status(s)}["compat"]
     assert compat.available and "small local model" in compat.detail
     ids = llm_agent_ids(s)
-    base = f"compat/gemma3-270m@{llm_server.openai_url}"
+    base = f"compat/gemma3-270m@{url}"
     # the strategy before the URL, as the registry spells ids (was after it: "…/v1:adaptive")
     assert ids["user"][0] == base and ids["extractor"][0] == base
-    assert ids["assistant"][0] == f"compat/gemma3-270m:adaptive@{llm_server.openai_url}"
+    assert ids["assistant"][0] == f"compat/gemma3-270m:adaptive@{url}"
     assert registry.parse_id(ids["assistant"][0]).id == ids["assistant"][0]
-    assert "compat/gemma3-270m:zs@" + llm_server.openai_url in ids["user"]
+    assert "compat/gemma3-270m:zs@" + url in ids["user"]
     agent = registry.resolve("extractor", base, settings=s)
     assert agent.max_tokens == LOCAL_MAX_TOKENS["extractor"]
     d = agent.describe()
@@ -282,7 +300,7 @@ def test_a_server_500_mid_run_is_one_line_and_the_run_resumes(llm_server, tmp_pa
 
 
 # ---------------------------------------------------------------------- the app's selectors
-def test_the_app_offers_the_running_local_model_for_all_three_roles_labelled(llm_server, tmp_path, monkeypatch):
+def test_the_app_offers_the_running_local_model_for_all_three_roles_labelled(local, tmp_path, monkeypatch):
     """With `make local-model` running (its record names a live process), the Simulate page's three
     selectors offer its ids, labelled as a small local model, with no KNOWSIM_COMPAT_* set."""
     from tests.test_app_llm import simulate_page
@@ -291,33 +309,32 @@ def test_the_app_offers_the_running_local_model_for_all_three_roles_labelled(llm
         if k.startswith(("KNOWSIM_", "OPENAI_", "ANTHROPIC_")):
             monkeypatch.delenv(k)
     monkeypatch.setenv("KNOWSIM_DB", str(tmp_path / "studio.db"))
-    monkeypatch.setenv("KNOWSIM_LOCAL_MODEL_FILE", str(record(tmp_path, llm_server.openai_url)))
+    monkeypatch.setenv("KNOWSIM_LOCAL_MODEL_FILE", str(local.record))
     at = simulate_page()
-    base = f"compat/gemma3-270m@{llm_server.openai_url}"
-    tutor = f"compat/gemma3-270m:adaptive@{llm_server.openai_url}"
+    base = f"compat/gemma3-270m@{local.server.url}"
+    tutor = f"compat/gemma3-270m:adaptive@{local.server.url}"
     for key, wanted in (("setup_assistant", tutor), ("setup_user", base), ("setup_extractor", base)):
         labels = [o for o in at.selectbox(key=key).options if o.startswith(wanted + " — ")]
         assert labels and "small local model" in labels[0], at.selectbox(key=key).options
 
 
-def test_the_local_server_gets_the_schema_as_a_grammar_only(llm_server, tmp_path):
+def test_the_local_server_gets_the_schema_as_a_grammar_only(llm_server, local):
     """Elsewhere JSON mode with a schema also carries the schema as an instruction (a server may
     ignore the ``schema`` key); the local server enforces it, so its prompts stay ~400 tokens shorter."""
-    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
-                                      "KNOWSIM_LLM_CACHE": "0"})
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(local.record), "KNOWSIM_LLM_CACHE": "0"})
     with FakeLLMServer() as other_server:
         sent = {}
-        for name, srv in (("local", llm_server), ("other", other_server)):
+        for name, srv, url in (("local", llm_server, local.server.url), ("other", other_server, other_server.openai_url)):
             srv.reply = lambda req: '{"a": 1, "b": "x"}'
             srv.push(Fault(status=500, message=LLAMA_CPP_500))
-            m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{srv.openai_url}"), settings=s)
+            m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{url}"), settings=s)
             m.complete(as_messages("system text", user="q"), json_schema=Pair)
             sent[name] = srv.requests[1]
     assert sent["local"].system == "system text" and sent["local"].body["response_format"]["schema"]
     assert '"required": ["a", "b"]' in sent["other"].system and sent["other"].body["response_format"]["schema"]
 
 
-def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, tmp_path, monkeypatch):
+def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, local, monkeypatch):
     """Seen in the benchmark: a 13-IU extractor call ran past the deadline and was retried — while
     the single-slot server went on generating the abandoned request, so the retry queued behind it
     (another 1,000 s). A hosted or other server's timeout is still retried."""
@@ -325,9 +342,9 @@ def test_a_timed_out_request_to_the_local_server_is_not_retried(llm_server, tmp_
 
     monkeypatch.setattr(chat, "local_timeout_s", lambda: 0.5)
     llm_server.push(Fault(delay=1.5), Fault(delay=1.5))
-    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(local.record),
                                       "KNOWSIM_LLM_TIMEOUT": "0.5", "KNOWSIM_LLM_CACHE": "0"})
-    m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{llm_server.openai_url}"), settings=s)
+    m = ChatModel(ModelRef.parse("compat", f"gemma3-270m@{local.server.url}"), settings=s)
     with pytest.raises(ProviderCallError, match="still generating the abandoned request") as err:
         m.complete(as_messages("s", user="q"))
     assert err.value.reason == "timeout" and len(llm_server.requests) == 1
@@ -345,8 +362,8 @@ def compact_reply(req) -> str:
                        for k, iu in enumerate(schema["required"])})
 
 
-def one_turn_with_the_extractor(srv, s):
-    agent = registry.resolve("extractor", f"compat/gemma3-270m@{srv.openai_url}", settings=s)
+def one_turn_with_the_extractor(url, s):
+    agent = registry.resolve("extractor", f"compat/gemma3-270m@{url}", settings=s)
     sim = Simulation(material=get_sample(QID).material, params=preset(max_turns=1),
                      assistant=registry.resolve("assistant", "offline/adaptive"),
                      user=registry.resolve("user", "offline/knowsim"), extractor=agent)
@@ -354,15 +371,14 @@ def one_turn_with_the_extractor(srv, s):
     return agent, sim.step()
 
 
-def test_the_local_extractor_asks_for_the_compact_format_and_reads_it_into_the_same_labels(llm_server, tmp_path):
+def test_the_local_extractor_asks_for_the_compact_format_and_reads_it_into_the_same_labels(llm_server, local):
     """Old behaviour: the local model got the full format (~75 tokens per IU before any reasoning text, under
     a grammar at 0.3–1.5 s a token), so a 4-IU reply was cut at CI's cap and every all-local run stopped after
     turn 1. Now: a schema with one required property per IU id (in graph order) and three enums each."""
-    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
-                                      "KNOWSIM_LLM_CACHE": "0"})
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(local.record), "KNOWSIM_LLM_CACHE": "0"})
     llm_server.reply = compact_reply
     llm_server.push(Fault(status=500, message=LLAMA_CPP_500))  # what llama-cpp-python answers to json_schema
-    agent, rec = one_turn_with_the_extractor(llm_server, s)
+    agent, rec = one_turn_with_the_extractor(local.server.url, s)
     ids = list(get_sample(QID).material.graph.index.ids)
     sent = llm_server.requests[-1]
     schema = sent.body["response_format"]["schema"]
@@ -385,22 +401,22 @@ def test_other_servers_keep_the_full_extractor_format(llm_server):
     """The compact format is for the recorded local server only: a compatible server elsewhere (and every
     hosted provider) is asked for ``iu_analysis`` entries with their reasoning, as before."""
     llm_server.reply = KnowSimReplies()
-    agent, rec = one_turn_with_the_extractor(llm_server, settings(llm_server))
+    agent, rec = one_turn_with_the_extractor(llm_server.openai_url, settings(llm_server))
     sent = llm_server.requests[-1]
     assert "iu_analysis" in sent.schema["properties"] and "teaching_quality_reasoning" in sent.last_user
     assert not rec.extractor_failed and "output_format" not in agent.describe()
     assert agent.describe()["prompt_version"] == "extractor-v1"
 
 
-def test_a_compact_reply_that_fails_validation_is_still_read_leniently(llm_server, tmp_path):
+def test_a_compact_reply_that_fails_validation_is_still_read_leniently(llm_server, local):
     """A server that ignores the grammar may write a label outside the enums: the reply fails validation,
     gets its repair request, and is then read like any extractor output (an unknown quality is kept, flagged)."""
-    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(record(tmp_path, llm_server.openai_url)),
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(local.record),
                                       "KNOWSIM_LLM_CACHE": "0", "KNOWSIM_LLM_STRUCTURED": "json"})
     ids = list(get_sample(QID).material.graph.index.ids)
     llm_server.reply = lambda req: json.dumps({iu: {"quality": "great", "attempt": "none", "role": "ignored"}
                                                for iu in ids})
-    agent, rec = one_turn_with_the_extractor(llm_server, s)
+    agent, rec = one_turn_with_the_extractor(local.server.url, s)
     assert not rec.extractor_failed and [x.id for x in rec.signals] == ids
     assert {x.teaching_quality for x in rec.signals} == {"great"}
     assert any("is not one of" in n for n in rec.notes)
@@ -601,3 +617,146 @@ def children_of(pid: int) -> list[int]:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
+
+
+# ---------------------------------------------------------------------- the record is checked (issue 49, item 8)
+FORGED = {
+    "pid 1": lambda local, srv: {"pid": 1},
+    "another server's URL": lambda local, srv: {"url": srv.openai_url},
+    "another server with its own pid": lambda local, srv: {"url": srv.openai_url, "pid": os.getpid()},
+    "a remote URL": lambda local, srv: {"url": "http://10.1.2.3:8080/v1"},
+    "context 100": lambda local, srv: {"n_ctx": 100},
+    "context -5": lambda local, srv: {"n_ctx": -5},
+    "another model": lambda local, srv: {"model": "llama3-70b"},
+}
+FORGED_WHY = {
+    "pid 1": "process 1 does not listen on", "another server's URL": "does not listen on",
+    "another server with its own pid": "is not a llama.cpp server started for gemma3-270m",
+    "a remote URL": "is not http://<loopback>:PORT/v1", "context 100": "context of 100 tokens is outside",
+    "context -5": "context of -5 tokens is outside", "another model": "not a llama.cpp server started for llama3-70b",
+}
+
+
+@linux_only
+@pytest.mark.parametrize("forgery", list(FORGED))
+def test_a_forged_record_is_ignored_and_the_status_line_says_why(local, llm_server, tmp_path, forgery):
+    """Old behaviour: any record whose pid was alive was trusted — `pid: 1`, another server's URL, a
+    context of 100 or −5 — and that server got the local model's treatment (caps, a -5-token context
+    check that refused every prompt). Now the record must be the launcher's own server (its pid listening
+    on the URL, started with that model and context) and is otherwise ignored, the reason in one line."""
+    data = {"url": local.server.url, "model": "gemma3-270m", "n_ctx": 8192, "pid": local.pid, "threads": 2,
+            **FORGED[forgery](local, llm_server)}
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(data))
+    assert running(forged) is None
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(forged)})
+    assert s.local is None and not s.is_local(data["url"]) and s.context_for("compat", data["url"]) == 0
+    assert s.max_tokens_for("extractor", data["url"]) is None  # no local caps for that server
+    compat = {p.name: p for p in provider_status(s)}["compat"]
+    assert "\n" not in compat.detail and f"ignored the local-model record {forged}" in compat.detail
+    assert FORGED_WHY[forgery] in compat.detail, compat.detail
+    genuine = running(local.record)  # the launcher's own record still checks out
+    assert genuine == local.server
+
+
+def test_a_record_without_its_fields_is_ignored_in_one_line(tmp_path):
+    (tmp_path / "r.json").write_text(json.dumps({"url": "http://127.0.0.1:1/v1"}))
+    s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(tmp_path / "r.json")})
+    assert s.local is None and "lacks url, model, n_ctx or pid" in s.local_refused
+
+
+# ---------------------------------------------------------------------- one launcher per record (issue 49, item 9)
+@linux_only
+@pytest.mark.timeout(60)
+def test_a_second_launcher_on_the_same_record_is_refused_and_the_first_keeps_serving(local, tmp_path, capsys):
+    """Old behaviour: both launchers said they were up, only the second was recorded, both wrote one log,
+    and stopping the second deleted the record while the first still served."""
+    before = {p: p.read_bytes() for p in (local.record, local.log)}
+    model = tmp_path / "model.gguf"
+    code = main(["--model", str(model), "--record", str(local.record), "--python", str(shim(tmp_path))])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"error: another launcher already runs the local model recorded in {local.record}")
+    assert f"launcher pid {os.getpid()}, at {local.server.url}" in err[0] and "--record FILE" in err[0]
+    assert {p: p.read_bytes() for p in before} == before  # neither the record nor the log was touched
+    assert running(local.record) == local.server
+    with pytest.raises(LocalModelError, match="another launcher already runs"):
+        start(model, record=local.record, python=str(shim(tmp_path)))
+    local.stop()
+    assert not local.record.exists()
+    again = start(model, record=local.record, python=str(shim(tmp_path)))  # the lock went with the first
+    try:
+        assert running(local.record) == again.server
+    finally:
+        again.stop()
+
+
+# ---------------------------------------------------------------------- several servers behind one URL (issue 45)
+needs_nginx = pytest.mark.skipif(not os.access("/usr/sbin/nginx", os.X_OK),
+                                 reason="nginx is not installed (scripts/bootstrap.sh test installs it)")
+
+
+@linux_only
+@needs_nginx
+@pytest.mark.timeout(120)
+def test_the_launcher_runs_two_servers_behind_one_url_and_ctrl_c_stops_them_all(tmp_path):
+    """`make local-model N=2`: two model servers and nginx in front, one URL printed and recorded; the
+    LLM layer sends two requests at a time to it (one per server); a run through it plays (local tutor
+    and learner); Ctrl-C stops the three processes and removes the record."""
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    rec = tmp_path / "rec.json"
+    proc = python_child(["-m", "knowsim_core.llm.local_server", "--servers", "2", "--model", str(model),
+                         "--record", str(rec), "--python", str(shim(tmp_path))])
+    try:
+        out = read_until(proc.stdout, "stops them all")
+        server = running(rec)
+        assert server is not None and len(server.servers) == 2 and server.slots == 2
+        assert f"the one URL to use: {server.url}" in out and "2 servers behind nginx" in out
+        pids = [server.pid, *(pid for pid, _ in server.servers)]
+        s = LLMSettings.from_sources(env={"KNOWSIM_LOCAL_MODEL_FILE": str(rec), "KNOWSIM_LLM_CACHE": "0"})
+        assert "2 servers behind nginx" in {p.name: p for p in provider_status(s)}["compat"].detail
+        ids = server.agent_ids()
+        assert ChatModel(ModelRef.parse("compat", ids["user"].removeprefix("compat/")),
+                         settings=s).settings.max_concurrency == 2
+        store = Store(tmp_path / "s.db")
+        store.questions.seed_samples()
+        live = start_run(store, question_id=QID, level="novice", seed=1, max_turns=2,
+                         assistant_id=ids["assistant"], user_id=ids["user"], extractor_id="offline/lexical",
+                         settings={"settings": s, "cache": None})
+        final = live.run_to_end()  # the stand-ins answer the full extractor format, not the compact one
+        assert [t.turn for t in final.turns] == [1, 2] and all(len(t.usage) == 2 for t in final.turns)
+        assert sorted(p.name for p in tmp_path.glob("rec-*.log")) == ["rec-1.log", "rec-2.log"]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert all(wait_until(lambda p=p: gone(p), 2) for p in pids) and not rec.exists()
+
+
+@linux_only
+@needs_nginx
+@pytest.mark.timeout(90)
+def test_nothing_of_two_servers_and_their_router_outlives_a_killed_launcher(tmp_path):
+    """Seen: nginx's master killed by the kernel with its parent (SIGKILL) left its worker processes
+    running, listening. nginx now gets SIGTERM, its fast stop, which ends the workers too."""
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    rec = tmp_path / "rec.json"
+    proc = python_child(["-m", "knowsim_core.llm.local_server", "--servers", "2", "--model", str(model),
+                         "--record", str(rec), "--python", str(shim(tmp_path))])
+    try:
+        read_until(proc.stdout, "stops them all")
+        server = running(rec)
+        workers = children_of(server.pid)
+        pids = [server.pid, *workers, *(pid for pid, _ in server.servers)]
+        assert workers and len(pids) >= 4
+        proc.kill()
+        proc.wait(timeout=STOP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert all(wait_until(lambda p=p: gone(p)) for p in pids), [p for p in pids if not gone(p)]
+    assert running(rec) is None  # the record left behind names processes that are gone: stale, ignored

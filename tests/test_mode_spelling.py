@@ -10,7 +10,7 @@ import argparse
 from knowsim_core.commands import run as run_command
 from knowsim_core.evaluation.replay import replay_payload
 from knowsim_core.vocab import FAILURE_ORDER, MODE_LETTERS
-from ui.theme import MODE_BADGE
+from ui.common.theme import MODE_BADGE
 
 
 def test_the_run_command_counts_modes_under_the_badges_letters():

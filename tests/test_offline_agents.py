@@ -67,13 +67,14 @@ def test_strategies_see_no_state_and_reply_with_prose_from_the_descriptions():
 
 def test_comprehensive_covers_much_more_than_socratic_and_socratic_ends_on_its_question():
     """Lengths come from the measured distribution of real tutor replies (agents.tutor_shapes):
-    comprehensive draws from its longer half, socratic from its shorter half."""
+    comprehensive draws from its longer half, socratic from its shorter half. Check-ins pad a reply
+    by at most MAX_FILLERS, so a reply may stop short of its drawn length (never below its plan)."""
     from knowsim_core.agents.tutor_shapes import REPLY_SENTENCES
 
     text = "I know probability as a ratio of equally likely counts. How should I set this up?"
     comp = registry.resolve("assistant", "offline/comprehensive").reply(_ctx("sample_lava_lamps", text)).message
     soc = registry.resolve("assistant", "offline/socratic").reply(_ctx("sample_lava_lamps", text)).message
-    assert REPLY_SENTENCES[9] <= len(sentences(comp)) <= REPLY_SENTENCES[-1] + 10
+    assert REPLY_SENTENCES[5] <= len(sentences(comp)) <= REPLY_SENTENCES[-1] + 10
     assert len(sentences(soc)) < len(sentences(comp)) and soc.rstrip().endswith("?")
     final = get_sample("sample_lava_lamps").graph.node("IU14").description
     assert "7/20" not in soc and final not in soc

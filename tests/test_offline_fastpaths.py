@@ -17,7 +17,7 @@ import pytest
 
 from knowsim_core.agents import registry, lexical, offline_reading as reading
 from knowsim_core.text import profiles as ot
-from knowsim_core.agents.lexical import ABOUT_FLOOR, NEAR_TOP, _covers, _cue_score, _postings, tq_features
+from knowsim_core.agents.lexical import _cue_score, tq_features
 from knowsim_core.text.profiles import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.formats.samples import load_samples
@@ -60,50 +60,33 @@ def _fresh(graph: IUGraph) -> IUProfiles:
 
 
 def plain_tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str, tuple[float, ...]]:
-    """The features as first written: every IU against every sentence, nothing remembered."""
+    """The features as defined: every IU against every sentence, plain sets, nothing remembered."""
     sents = sentences(message) or [""]
-    sent_stems = [content_stems(s) for s in sents]
-    sent_terms = [set(st) for st in sent_stems]
+    sent_terms = [set(content_stems(s)) for s in sents]
     all_terms = set().union(*sent_terms)
+    user_terms = set(content_stems(user_message))
     cues = [_cue_score(s) for s in sents]
-    mention = prof.char_cosines(message)
-    close: dict[str, float] = {}
-    for stems in sent_stems:
-        vec = tfidf_vector(stems, prof.idf)
-        norm = math.sqrt(sum(w * w for w in vec.values()))
-        if not norm:
-            continue
-        dots: dict[str, float] = {}
-        for t, w in vec.items():
-            for iu, dw in _postings(prof).get(t, ()):
-                dots[iu] = dots.get(iu, 0.0) + w * dw
-        for iu, d in dots.items():
-            close[iu] = max(close.get(iu, 0.0), d / norm)
-    asked = prof.char_cosines(user_message) if user_message else {}
-    top = max(mention.values(), default=0.0) or 1.0
-    top_close = max(close.values(), default=0.0) or 1.0
+    words = {n.id: (set(content_stems(n.concept)), set(content_stems(n.concept)) | set(content_stems(n.description)))
+             for n in prof.graph.nodes}
+
+    def share(mine: set, terms: set) -> float:
+        return len(mine & terms) / len(mine) if mine else 0.0
+
     neighbours = lexical._neighbours(prof)
-    rels = []
-    for terms in sent_terms:
-        cc, dc = _covers(prof, terms)
-        rels.append({iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()})
-    rel_top = [max(rel.values(), default=0.0) or 1.0 for rel in rels]
-    all_concept, all_desc = _covers(prof, all_terms)
-    length = min(1.0, len(sents) / 10)
     out = {}
-    for iu in prof.profiles:
-        depth, n_about, previous = 0.0, 0, False
-        for cue, rel, rmax in zip(cues, rels, rel_top):
-            r = rel.get(iu, 0.0)
-            about = r >= ABOUT_FLOOR and (r >= NEAR_TOP * rmax or (previous and r >= rmax / 2))
-            if about:
-                n_about += 1
-                depth += cue * r / rmax
-            previous = about
-        near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
-        out[iu] = (1.0, mention.get(iu, 0.0) / top, close.get(iu, 0.0) / top_close, close.get(iu, 0.0),
-                   all_concept.get(iu, 0.0), min(1.0, 2 * all_desc.get(iu, 0.0)), min(1.0, depth / 3.0),
-                   n_about / len(sents), near, asked.get(iu, 0.0), length)
+    for iu, (concept, desc) in words.items():
+        depth, n_about, best_concept = 0.0, 0, 0.0
+        for cue, terms in zip(cues, sent_terms):
+            d, c = share(desc, terms), share(concept, terms)
+            if desc & all_terms:
+                best_concept = max(best_concept, c)
+                if d >= lexical.ABOUT_COVER or c >= lexical.ABOUT_CONCEPT:
+                    n_about += 1
+                    depth += cue * min(1.0, d / lexical.ABOUT_COVER)
+        near = max((share(words[v][1], all_terms) for v in neighbours.get(iu, ())), default=0.0)
+        out[iu] = (1.0, share(concept, all_terms), best_concept, min(1.0, depth / 3.0), n_about / len(sents), near,
+                   share(concept, user_terms) if user_message else 0.0, min(1.0, len(sents) / 10),
+                   min(1.0, len(desc & all_terms) / lexical.USED_WORDS))
     return out
 
 

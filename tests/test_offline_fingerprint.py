@@ -16,7 +16,7 @@ import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = "64670ab379ac76139d8a79f4d0c3723922317db4cc6984e3256c583facae977e"
+EXPECTED = "b9045a91aa48fb5f3f8b970612b605964ee2f75eab945470ea59cf0f9a92b656"
 COMPUTED_WITH = {"python": "3.11", "numpy": "2.4.6", "scikit-learn": "1.9.1", "scipy": "1.17.1"}
 
 

@@ -1,29 +1,23 @@
-"""The paper check on the held-out half of the paper's questions, like with like (issue 29).
+"""The paper check on the held-out half of the paper's questions: an honest comparison, not a target.
 
 The split, stated before measuring (:func:`~knowsim_core.evaluation.paper_matrix.split_halves`):
 within each task, questions at even 0-based positions of the paper's file are the tuning half, odd
-positions the held-out half (15 MathQA + 15 ExpertQA each). Nothing was set on the held-out half.
-Here: the held-out half × 3 levels × ``offline/simple`` (the offline counterpart of the population
-Fig. 6 and Table 4 describe: one simple-prompt tutor, 15 turns, no early stop, metrics over all
-turns) + the novice cells of ``offline/adaptive`` and ``offline/comprehensive``, seed 1, learner
-``offline/knowsim``; the whole 60-question figure is ``python benchmarks/paper_check.py`` (README).
+positions the held-out half (15 MathQA + 15 ExpertQA each). Here: the held-out half × 3 levels ×
+``offline/simple`` (the offline counterpart of the population Fig. 6 and Table 4 describe: one
+simple-prompt tutor, 15 turns, no early stop, metrics over all turns) + the novice cells of
+``offline/adaptive`` and ``offline/comprehensive``, seed 1, learner ``offline/knowsim``; the whole
+60-question figure is ``python benchmarks/paper_check.py`` (README, benchmarks/logs/paper_check.json).
 
-The issue's tolerances (shares ±8 points, CO ±0.10, KG ±40 % or ±1.0, DC ±0.03) are asserted where
-the held-out half meets them with a margin of at least 1 point / 0.005 (held-out figure, margin =
-tolerance − distance): novice EFFECTIVE 11.2 vs 11 (7.8), novice UNDER-ABSORBED 6.9 vs 4 (5.1),
-novice CO 0.830 vs 0.92 (0.010). Since issue 34 item 17's corrected reader, with the offline tutors'
-mention scales re-set on the tuning half (tutor_shapes.py), the held-out half reads novice EFFECTIVE
-12 vs 11, UNDER-ABSORBED 10 vs 4 (both still asserted), CO 0.808 vs 0.92 — out by 0.112, so the CO
-claim is a strict xfail, not a loosened tolerance — and the adaptive × novice cell stops early in at
-least half its runs again; intermediate REDUNDANT 61.5 vs 68, intermediate UNDER-ABSORBED 16.9 vs 10
-and advanced REDUNDANT 84.1 vs 89 are now within with a margin >= 1 point and asserted. The figures
-below are those of the issue-29 round. Not met on the held-out half — reported by the benchmark, not
-loosened: novice REDUNDANT / PREREQ-BLOCKED / OVERLOAD-WASTED (8 / 58 / 16 vs 20 / 37 / 28),
-intermediate REDUNDANT 58 vs 68, intermediate UNDER-ABSORBED 19 vs 10, advanced REDUNDANT 81 vs 89
-(within by 0.1 — below the margin), intermediate CO 0.585 vs 0.80, advanced CO 0.511 vs 0.89,
-advanced KG 3.13 vs 0.5. Table 4's DC and its novice / intermediate KG are not at hand ("—").
-The adaptive × novice cell against the four recordings: shares within 8 points (asserted); its CO
-(0.77 vs 0.89 on all 60) is not within 0.10 and is reported.
+Issue 48 decided that the offline world is not tuned towards Table 4: a load fitted to CO moves
+OVERLOAD-WASTED, EFFECTIVE, UNDER-ABSORBED, KG and DC with it, so nothing would confirm the fit, and
+every lever of the offline load lowers DC while raising CO where the paper has high CO with higher
+DC. So no figure of Fig. 6 or Table 4 is asserted to be within a tolerance here (the earlier tests
+did, and strict xfails held the misses): the tests check that the comparison is complete and
+labelled — every figure of spec §13 with its source, population and whether it moves with CO's
+load — and the directions that hold on general grounds (REDUNDANT rises with the level: a more
+advanced learner already knows more of what is explained). Table 4's CO is *not* monotone in the
+level (novice 0.918, intermediate 0.802, advanced 0.889); an old test asserted novice >
+intermediate > advanced.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ import pytest
 
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.evaluation.paper import (
-    BENCHMARK, CO_TOLERANCE, FIG6_SHARES, PAPER_POPULATION, SHARE_TOLERANCE, TABLE4_CO, check_rows, level_checks,
+    BENCHMARK, FIG6_SHARES, PAPER_POPULATION, SHARE_TOLERANCE, TABLE4_CO, check_rows, level_checks,
     population, recorded_novice_adaptive,
 )
 from tests.conftest import require_shared
@@ -69,40 +63,59 @@ def test_the_split_is_the_stated_one(held_out):
     assert not {"math_001", "math_003", "expertqa_001"} & set(ids)
 
 
-def test_novice_figures_within_the_tolerances_where_the_held_out_half_meets_them(sub_matrix):
-    nov = by_level(sub_matrix)["novice"]
-    for mode in (FailureMode.EFFECTIVE, FailureMode.UNDER_ABSORBED):
-        share = nov.shares[FAILURE_ORDER.index(mode)]
-        assert abs(share - FIG6_SHARES["novice"][mode]) <= SHARE_TOLERANCE, (mode, share)
-
-
-def test_the_shares_the_held_out_half_now_meets_are_within_the_tolerance(sub_matrix):
-    """After issue 34 item 17's reader and the mention scales re-set on the tuning half, the held-out
-    half meets three more of Fig. 6's shares with a margin of at least 1 point (the same rule as
-    above): intermediate REDUNDANT 61.5 vs 68 (margin 1.5), intermediate UNDER-ABSORBED 16.9 vs 10
-    (1.1), advanced REDUNDANT 84.1 vs 89 (3.1). Not met, or below the margin, in the issue-29 round
-    (held out 58 / 19 / 81)."""
-    lv = by_level(sub_matrix)
-    for level, mode in (("intermediate", FailureMode.REDUNDANT), ("intermediate", FailureMode.UNDER_ABSORBED),
-                        ("advanced", FailureMode.REDUNDANT)):
-        share = lv[level].shares[FAILURE_ORDER.index(mode)]
-        assert abs(share - FIG6_SHARES[level][mode]) <= SHARE_TOLERANCE, (level, mode, share)
-
-
-@pytest.mark.xfail(strict=True, reason="held-out novice CO 0.808 vs the paper's 0.92 (distance 0.112 > 0.10) "
-                   "after the tutors' mention scales were re-set on the tuning half (0.697 before the re-set): "
-                   "issue 34 item 17's corrected reader — a finding about the offline world, not a constant "
-                   "left to re-fit")
-def test_novice_co_within_the_tolerance_on_the_held_out_half(sub_matrix):
-    nov = by_level(sub_matrix)["novice"]
-    assert abs(nov.co - TABLE4_CO["novice"]) <= CO_TOLERANCE, nov.co
-
-
-def test_redundancy_rises_and_overload_falls_with_the_level(sub_matrix):
+def test_redundancy_rises_with_the_level(sub_matrix):
+    """A more advanced learner already knows more of what is explained (Fig. 6: 20 / 68 / 89 %)."""
     lv = by_level(sub_matrix)
     r = FAILURE_ORDER.index(FailureMode.REDUNDANT)
     assert lv["novice"].shares[r] < lv["intermediate"].shares[r] < lv["advanced"].shares[r]
-    assert lv["novice"].co > lv["intermediate"].co > lv["advanced"].co
+
+
+def test_table4_co_is_not_monotone_in_the_level():
+    """Spec §13.1: advanced (0.889) is above intermediate (0.802); the old test asserted that CO falls
+    from novice to intermediate to advanced, which the paper's own figures do not."""
+    assert TABLE4_CO == {"novice": 0.918, "intermediate": 0.802, "advanced": 0.889}
+    assert TABLE4_CO["novice"] > TABLE4_CO["intermediate"] < TABLE4_CO["advanced"]
+
+
+def test_every_table4_and_fig6_figure_of_the_spec_is_in_the_comparison(sub_matrix):
+    from knowsim_core.evaluation.paper import FIG6_REMAINDER, TABLE4_DC, TABLE4_IQ, TABLE4_KG, TIED_TO_LOAD
+
+    assert TABLE4_KG == {"novice": 13.86, "intermediate": 5.53, "advanced": 0.51}
+    assert TABLE4_DC == {"novice": 0.084, "intermediate": 0.114, "advanced": 0.107}
+    assert TABLE4_IQ == {"novice": 6.39, "intermediate": 7.38, "advanced": 7.49}
+    printed = {("novice", "REDUNDANT"): 20, ("intermediate", "REDUNDANT"): 68, ("advanced", "REDUNDANT"): 89,
+               ("novice", "PREREQ-BLOCKED"): 37, ("intermediate", "PREREQ-BLOCKED"): 11,
+               ("advanced", "PREREQ-BLOCKED"): 6, ("novice", "OVERLOAD-WASTED"): 28,
+               ("intermediate", "OVERLOAD-WASTED"): 10, ("intermediate", "UNDER-ABSORBED"): 10,
+               ("novice", "EFFECTIVE"): 11, ("advanced", "EFFECTIVE"): 3}
+    for (level, title), v in printed.items():
+        mode = next(m for m in FAILURE_ORDER if m.title == title)
+        assert FIG6_SHARES[level][mode] == v and (level, mode) not in FIG6_REMAINDER
+    assert len(FIG6_REMAINDER) == 15 - len(printed)
+    rows = check_rows(level_checks(population(sub_matrix)))
+    for level in ("novice", "intermediate", "advanced"):
+        mine = {r["figure"]: r for r in rows if r["level"] == level}
+        assert {f"{m.title} %" for m in FAILURE_ORDER} | {"KG", "DC (proxy)", "CO", "IQ"} <= set(mine)
+        for m in FAILURE_ORDER:
+            r = mine[f"{m.title} %"]
+            assert r["moves with CO's load?"] == TIED_TO_LOAD[m.title] and r["source"] == "Fig. 6"
+            if (level, m) in FIG6_REMAINDER:
+                assert r["paper"] == "small (not printed)"
+        assert mine["CO"]["paper"].startswith(f"{TABLE4_CO[level]:.3f} (9 models ")
+        assert mine["REDUNDANT %"]["moves with CO's load?"].startswith("roughly independent")
+        assert mine["PREREQ-BLOCKED %"]["moves with CO's load?"].startswith("roughly independent")
+        for tied in ("OVERLOAD-WASTED %", "EFFECTIVE %", "UNDER-ABSORBED %", "KG", "DC (proxy)"):
+            assert mine[tied]["moves with CO's load?"] == "tied to CO's load"
+
+
+def test_the_dc_against_co_rows_name_the_pattern(sub_matrix):
+    from knowsim_core.evaluation.paper import MECHANISM_FINDING, mechanism_rows
+
+    rows = mechanism_rows(level_checks(population(sub_matrix)))
+    assert [r["levels"] for r in rows] == ["novice -> intermediate", "intermediate -> advanced"]
+    assert rows[0]["paper dCO"] == "-0.116" and rows[0]["paper dDC"] == "+0.030"
+    assert rows[1]["paper dCO"] == "+0.087" and rows[1]["paper dDC"] == "-0.007"
+    assert "not tuned towards Table 4" in MECHANISM_FINDING and "REDUNDANT" in MECHANISM_FINDING
 
 
 def test_only_the_compared_population_is_in_the_comparison(sub_matrix):
@@ -122,34 +135,31 @@ def test_adaptive_novice_cell_looks_like_the_papers_recorded_conversations(sub_m
     assert ours.stops >= len(cell) / 2 and ours.overload_stops == ours.stops
 
 
-def test_a_calibrated_strategy_still_does_better_for_novices_than_a_comprehensive_one(sub_matrix):
-    def cell(a):
-        return level_checks([o for o in sub_matrix if o.level == "novice" and o.assistant == a])[0]
+def _novice_cell(sub_matrix, a):
+    return level_checks([o for o in sub_matrix if o.level == "novice" and o.assistant == a])[0]
 
-    adaptive, comprehensive = cell("offline/adaptive"), cell("offline/comprehensive")
-    assert adaptive.co < comprehensive.co  # less overloaded
-    assert adaptive.dc > comprehensive.dc  # better calibrated delivery
+
+def test_a_calibrated_strategy_is_less_overloading_for_novices_than_a_comprehensive_one(sub_matrix):
+    assert _novice_cell(sub_matrix, "offline/adaptive").co < _novice_cell(sub_matrix, "offline/comprehensive").co
+
+
+@pytest.mark.xfail(strict=True, reason="held-out novice DC (strict) adaptive 0.058 vs comprehensive 0.070 with the "
+                   "size-independent reader of issue 48 (adaptive was ahead with the rank-based reader): the offline "
+                   "adaptive tutor, read by a reader that counts each IU's own words, no longer shows better "
+                   "calibrated delivery than the comprehensive one; a finding about the offline world, not re-fitted")
+def test_a_calibrated_strategy_delivers_better_calibrated_content_for_novices(sub_matrix):
+    assert _novice_cell(sub_matrix, "offline/adaptive").dc > _novice_cell(sub_matrix, "offline/comprehensive").dc
 
 
 def test_the_check_table_labels_every_figure_with_its_source_and_population(sub_matrix):
     rows = check_rows(level_checks(population(sub_matrix)))
     novice = {r["figure"]: r for r in rows if r["level"] == "novice"}
-    assert novice["CO"]["paper"] == "0.92" and novice["CO"]["within tolerance"] in ("yes", "no")
-    assert novice["CO"]["source"] == "Table 4" and novice["CO"]["paper population"] == BENCHMARK
-    assert novice["DC (proxy)"]["paper"] == "—" and novice["DC (proxy)"]["within tolerance"] == "—"
+    assert novice["CO"]["within tolerance"] in ("yes", "no")
+    assert novice["CO"]["source"] == "Table 4" and novice["CO"]["paper population"].startswith(BENCHMARK)
+    assert novice["DC (proxy)"]["paper"].startswith("0.084") and novice["DC (proxy)"]["within tolerance"] in ("yes", "no")
     assert novice["REDUNDANT %"]["source"] == "Fig. 6"
     assert novice["mean stop turn (1-based)"]["source"] == "Table 12"
-    assert {f"{m.title} %" for m in FAILURE_ORDER} <= set(novice)
     assert {r["level"] for r in rows if r["figure"] in ("KG", "DC (proxy)", "CO")} == {"novice", "intermediate", "advanced"}
-
-
-@pytest.mark.xfail(strict=True, reason="the check table's novice CO reads 'no' (held-out 0.808 vs 0.92, distance "
-                   "0.112 > 0.10): issue 34 item 17's corrected reader — a finding about the offline world, "
-                   "not a constant left to re-fit (the mention scales were re-set on the tuning half)")
-def test_the_check_table_says_the_novice_co_is_within_tolerance(sub_matrix):
-    rows = check_rows(level_checks(population(sub_matrix)))
-    novice = {r["figure"]: r for r in rows if r["level"] == "novice"}
-    assert novice["CO"]["within tolerance"] == "yes"
 
 
 def test_the_matrix_is_deterministic_per_seed(held_out):
@@ -232,8 +242,23 @@ def test_the_reply_shape_constants_are_what_the_shared_data_measures(reference_d
     from knowsim_core.agents import tutor_shapes
     from knowsim_core.evaluation.paper_matrix import measure_reply_shapes
 
-    m = measure_reply_shapes(reference_dir, REALWORLD, Path(__file__).parent / "data" / "expert_tq_labels.json")
+    m = measure_reply_shapes(reference_dir, REALWORLD)
     assert m["turns"] == tutor_shapes.RECORDED_TURNS
-    assert m["expert_turns"] == tutor_shapes.EXPERT_TURNS
+    assert m["expert_turns"] == tutor_shapes.EXPERT_TURNS  # expertqa_001's LLM labels (were hand labels)
     assert m["sentences"] == tutor_shapes.REPLY_SENTENCES
+    assert m["expert_sentences"] == tutor_shapes.EXPERT_REPLY_SENTENCES
     assert m["replies"] == (276,)
+
+
+def test_the_benchmark_says_how_many_processes_played_the_matrix():
+    """Old code printed "one process" whatever --workers was."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("paper_check_bench", Path(__file__).resolve().parent.parent
+                                                  / "benchmarks" / "paper_check.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    timing = {"wall_s": 12.0, "cpu_s": 20.5, "workers": 2, "load_average_before": [1.5, 1.0, 0.5]}
+    line = bench.header(60, 1, 720, timing)
+    assert "2 worker processes" in line and "one process" not in line and "20.5 s CPU" in line
+    assert "one process" in bench.header(60, 1, 720, {**timing, "workers": 1})

@@ -146,9 +146,9 @@ def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_p
                                    ("sa_math_40_ab", "SimulatorArena math (MATH test/number_theory/40.json)",
                                     "Number Theory"),
                                    ("q_mine", "user", "")):
-            db["questions"].insert({"id": qid, "text": "hello", "reference_answer": "", "domain": "math",
+            db.utils["questions"].insert({"id": qid, "text": "hello", "reference_answer": "", "domain": "math",
                                     "field": field, "source": source, "created": "2026-01-01"})
-            db["graph_versions"].insert({"question_id": qid, "version": 1, "parent_id": None, "note": "",
+            db.utils["graph_versions"].insert({"question_id": qid, "version": 1, "parent_id": None, "note": "",
                                          "author": "import", "created": "2026-01-01",
                                          "graph_json": _json.dumps(graph)})
     store = Store(path)
@@ -163,3 +163,34 @@ def test_a_schema_5_database_is_upgraded_with_kinds_titles_and_run_columns(tmp_p
     child = store.runs.save(replace(make_run(g, question_id=sample.id, level="novice", seed=2, max_turns=2),
                                    meta=(("forked_from", parent),)))
     assert [r.id for r in store.search.list(RunFilter(origin="forked"))] == [child]
+
+
+def test_runs_titles_a_real_conversation_as_the_app_does_not_by_its_first_message(seeded_store, capsys):
+    """`runs` printed the first 49 characters of a real conversation's first message ("hello") where
+    the app titles it by its field and concepts: both now call question_title (issue 47)."""
+    import json
+
+    from knowsim_core.cli import main
+    from knowsim_core.text.titles import question_title
+
+    store = seeded_store
+    live_graph = store.questions.latest_graph_version("sample_lava_lamps").graph
+    title = "Prealgebra: Permutations, Factorial, Counting Arrangements of Letters"
+    store.questions.add(text="hello, are you functioning properly?", question_id="sa_math_9_x", kind="real",
+                        title=title)
+    store.questions.add_graph_version("sa_math_9_x", live_graph)
+    from knowsim_core.services.runner import start_run
+
+    start_run(store, question_id="sa_math_9_x", level="novice", assistant_id="offline/simple", seed=1).step()
+    row = store.search.list(RunFilter(question_id="sa_math_9_x"))[0]
+    assert row.title == store.questions.get("sa_math_9_x").title == question_title("hello", title) == clip(title)
+    assert main(["runs", "--db", str(store.path), "--question", "sa_math_9_x"]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert line.endswith(question_title("", title, limit=50)) and "hello" not in line, line
+    assert main(["runs", "--db", str(store.path), "--question", "sa_math_9_x", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["title"] == row.title
+    # a question without a stored title: its text's first sentence, in the app and in `runs`
+    start_run(store, question_id="sample_lava_lamps", level="novice", assistant_id="offline/simple", seed=1).step()
+    sample = store.search.list(RunFilter(question_id="sample_lava_lamps"), limit=1)[0]
+    assert sample.question_title == "" and sample.title == store.questions.get("sample_lava_lamps").title
+    assert sample.title == short_title(sample.question)

@@ -159,14 +159,13 @@ except StorageError as exc:
     print(exc)
 """
 # what the script imports, listed by a root process: the files nobody must be able to read. The
-# storage layer imports the engine's records (a run's load) and sqlite-utils on first use, not when
-# it is imported: those are imported here as the script's calls will.
+# storage layer imports the engine's records (a run's load) on first use, not when it is imported:
+# they are imported here as the script's calls will (sqlite-utils is not: a current file is read
+# and refused writes with sqlite3 alone).
 NEEDED = """
 import sys
 sys.path[:0] = [{root!r}]
 import knowsim_core.storage, knowsim_core.errors, knowsim_core.engine.records
-from knowsim_core.storage.connection import import_sqlite_utils
-import_sqlite_utils()
 site = {site!r}
 tops = set()
 for m in list(sys.modules.values()):

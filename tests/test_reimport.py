@@ -85,15 +85,67 @@ def test_one_run_id_with_two_contents_is_refused_and_nothing_is_stored(stored, t
     assert all_runs(other) == []
 
 
-def test_a_different_run_under_a_stored_id_is_still_stored(stored, tmp_path):
-    """The id-collision rule of the last round holds: other contents under a known id get a new id."""
+def test_a_different_run_under_a_stored_id_is_stored_as_a_named_copy(stored, tmp_path):
+    """Other contents under a known id get a new id — and say so (issue 49, item 10: old code stored
+    them under a new id silently): the report pairs the two ids and the copy is tagged with the id it
+    has in the file. Imported again, the file finds its copy."""
     store, rid = stored
     data = json.loads(studio.dumps(store.runs.load(rid)))
     data["seed"] = 99
     path = tmp_path / "other.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    (new,) = import_path(store, path).runs
+    report = import_path(store, path)
+    (new,) = report.runs
     assert new != rid and len(all_runs(store)) == 2
+    assert report.copies == {rid: new} and f"{rid} as {new}" in report.summary()
+    assert store.search.get_row(new).seed == 99 and f"copy of {rid}" in tags_of(store, new)
+    again = import_path(store, path)
+    assert again.runs == [] and again.copies == {} and again.skipped == [f"{rid} (already stored as {new})"]
+    assert len(all_runs(store)) == 2
+
+
+def test_an_export_of_a_run_that_has_grown_since_is_already_stored(seeded_store, tmp_path, capsys):
+    """Issue 49, item 10: a fork exported at 2 turns, then carried on to 4. Re-importing the export
+    stored a third run silently (the id was taken, the contents differed); the stored fork already
+    holds every turn of it."""
+    from knowsim_core.services.fork import fork_run
+
+    parent = start_run(seeded_store, question_id="sample_lava_lamps", level="novice",
+                       assistant_id="offline/comprehensive", seed=3, max_turns=8)
+    parent.step()
+    parent.step()
+    child = fork_run(seeded_store, parent.run_id, 1, "Lava lamps glow because of heat; let us count the cases.")
+    child.step()
+    path = tmp_path / "fork-at-2.json"
+    path.write_text(studio.dumps(seeded_store.runs.load(child.run_id)), encoding="utf-8")
+    child.step()
+    child.step()
+    assert len(seeded_store.runs.load(child.run_id).turns) == 4
+    before = sorted(r.id for r in all_runs(seeded_store))
+    assert main(["import", str(path), "--db", str(seeded_store.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{child.run_id} (already stored: it has 4 turns now, 2 in this export)" in out, out
+    assert sorted(r.id for r in all_runs(seeded_store)) == before
+
+
+def test_a_later_export_of_a_run_stored_earlier_is_a_named_copy_not_a_silent_one(stored, tmp_path):
+    """The other way round: the database holds the run at 2 turns and the file at 3 — other
+    contents under the id, so a copy, named as such."""
+    store, rid = stored
+    full = store.runs.load(rid)
+    path = tmp_path / "full.json"
+    path.write_text(studio.dumps(full), encoding="utf-8")
+    other = Store(tmp_path / "other.db")
+    from dataclasses import replace
+
+    other.runs.save(replace(full, turns=full.turns[:2], stop_reason=None), status="interrupted")
+    report = import_path(other, path)
+    (new,) = report.runs
+    assert report.copies == {rid: new} and f"copy of {rid}" in tags_of(other, new)
+
+
+def tags_of(store, run_id: str) -> list[str]:
+    return store.search.tags_of([run_id]).get(run_id, [])
 
 
 def test_a_reference_run_file_imported_three_times_stores_its_runs_once(seeded_store, reference_dir):

@@ -234,3 +234,59 @@ def test_an_iu_name_holding_a_key_is_redacted_in_every_turn():
     data = run_data(sim.run_to_end())
     assert any(iu["id"] == "IU2" for t in data["turns"] for iu in t["ius"]), "IU2 is explained in some turn"
     assert secret not in json.dumps(data)
+
+
+def test_the_replay_carries_every_ius_story_and_what_the_metrics_mean(two_runs, capsys):
+    """Issue 47 item 3: the replay file carries each IU's story (its load part, carry, ceilings, DC part,
+    the reader's reason and words — the figures Simulate's story shows) and KG/DC/CO's meaning."""
+    from knowsim_core.engine.metrics import METRIC_GLOSSARY
+    from knowsim_core.evaluation.iu_story import iu_story
+
+    store, a, _ = two_runs
+    assert export(store, a, "--format", "html") == 0
+    data = replay_data(capsys.readouterr().out)
+    (run,) = data["runs"]
+    rec = store.runs.load(a)
+    assert set(run["stories"]) == set(rec.graph.index.ids) and data["metric_words"] == METRIC_GLOSSARY
+    columns = data["story_columns"]
+    replies = {t["turn"]: t["assistant"] for t in run["turns"]}
+    quoted = 0
+    for iu, story in run["stories"].items():
+        want = iu_story(rec, iu)
+        assert story["note"] == want.evidence_note() and story["prerequisites"] == list(want.prerequisites)
+        for row, t in zip(story["rows"], want.turns, strict=True):
+            got = dict(zip(columns, row, strict=True))
+            assert (got["turn"], got["dc"], got["ceiling"], got["mentions"], got["teaching"]) == (
+                t.turn, t.dc, int(t.ceiling), t.mentions, t.teaching)
+            assert got["load"] == pytest.approx(t.load) and got["carry"] == pytest.approx(t.carry, abs=1e-4)
+            assert got["reason"] == (t.reason if t.mentions or t.attempt != "none" else "")
+            # each quoted sentence is a span of the reply the file carries (UTF-16 offsets: ASCII here)
+            words = [replies[t.turn][a:b] if isinstance(span, list) else span
+                     for span in got["evidence"] for a, b in [span if isinstance(span, list) else (0, 0)]]
+            assert words == list(t.evidence)
+            quoted += len(words)
+    assert quoted
+
+
+def test_the_words_in_a_replayed_story_are_redacted(seeded_store, capsys):
+    """A sentence quoted as evidence carries a credential in a URL: the file keeps the sentence, not the secret."""
+    from knowsim_core.evaluation.iu_story import iu_story
+
+    rid = stored(seeded_store)
+    run = seeded_store.runs.load(rid)
+    iu, t = next((iu, t) for iu in run.graph.index.ids for t in iu_story(run, iu).turns if t.evidence)
+    sentence = t.evidence[0]
+    leaky = sentence.rstrip(".") + " (notes at https://ana:hunter2secret@example.org/x)."
+    turns = tuple(replace(r, assistant_message=r.assistant_message.replace(sentence, leaky)) if r.turn == t.turn else r
+                  for r in run.turns)
+    copy = replace(run, run_id=None, turns=turns)
+    assert any(leaky in s for s in iu_story(copy, iu).turns[t.turn - 1].evidence)  # still read as about the IU
+    new_id = seeded_store.runs.save(copy)
+    assert export(seeded_store, new_id, "--format", "html") == 0
+    page = capsys.readouterr().out
+    data = replay_data(page)
+    row = dict(zip(data["story_columns"], data["runs"][0]["stories"][iu]["rows"][t.turn - 1]))
+    reply = data["runs"][0]["turns"][t.turn - 1]["assistant"]
+    words = [reply[a:b] if isinstance(span, list) else span for span in row["evidence"]
+             for a, b in [span if isinstance(span, list) else (0, 0)]]
+    assert any("example.org" in w for w in words) and "hunter2secret" not in page

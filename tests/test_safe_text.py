@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from streamlit.testing.v1 import AppTest
 
-from ui.safe_text import inline_markdown
+from ui.common.safe_text import inline_markdown
 
 
 def test_images_become_links_inline_and_by_reference():
@@ -65,7 +65,7 @@ def test_the_turn_card_renders_stored_text_through_the_helper():
     run = replace(run, turns=(replace(run.turns[0], assistant_message=hostile, user_message="## me"),))
     at = AppTest.from_string("""
 import streamlit as st
-from ui.turn_card import render_turn_card
+from ui.simulate.turn_card import render_turn_card
 run = st.session_state["run"]
 render_turn_card(run, run.turns[0], key="t")
 """, default_timeout=60)

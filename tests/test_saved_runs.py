@@ -154,7 +154,7 @@ def test_multi_select_exports_one_zip_and_one_jsonl_that_import_back(db):
     ids = [db.search.list()[i].id for i in (0, 1, 2)]
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Zip of 3 Studio JSON files" in labels and "JSONL (3 runs)" in labels
-    from ui import run_list
+    from ui.runs import run_list
 
     with zipfile.ZipFile(io.BytesIO(run_list.zip_of_studio_files(db, ids))) as zf:
         assert sorted(zf.namelist()) == sorted(f"{i}.json" for i in ids)

@@ -105,7 +105,7 @@ def test_no_secret_reaches_the_database_exports_listings_or_errors(echo_server, 
     auth = echo_server.requests[0].headers["authorization"]  # httpx sends URL credentials as Basic auth
     assert base64.b64decode(auth.removeprefix("Basic ")).decode() == f"admin:{PASSWORD}"  # the live client had it
     run = studio.loads(out.out)
-    assert run.adapter["assistant"].startswith("compat/tutor@http://***@127.0.0.1:")
+    assert run.adapter["assistant"].startswith("compat/tutor:adaptive@http://***@127.0.0.1:")
     assert "key=***" in run.turns[0].assistant_message  # the echo was redacted before storage
 
     texts = [out.out, out.err]

@@ -108,12 +108,19 @@ def test_no_status_literal_outside_its_owner():
     assert scan_tree(ROOT) == []
 
 
-def test_the_words_are_the_stored_ones():
-    """The database keeps the strings it always kept (no migration): the enum values are those."""
-    assert list(vocab.RUN_STATUSES) == ["running", "finished", "failed", "interrupted"]
-    from knowsim_core.storage.migrations import __file__ as migrations
+def test_the_words_are_the_stored_ones(tmp_path):
+    """The database keeps readable strings: the enum values are those its runs table allows (the
+    CHECK of migration 0001, widened by 0010 for "open")."""
+    assert list(vocab.RUN_STATUSES) == ["running", "finished", "failed", "interrupted", "open"]
+    from knowsim_core.storage import Store
 
-    check = re.search(r"status TEXT NOT NULL CHECK \(status IN \(([^)]*)\)\)", Path(migrations).read_text())
+    Store(tmp_path / "s.db")
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "s.db")
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone()
+    conn.close()
+    check = re.search(r"status TEXT NOT NULL CHECK \(status IN \(([^)]*)\)\)", sql)
     assert check and [w.strip(" '") for w in check.group(1).split(",")] == list(vocab.RUN_STATUSES)
 
 

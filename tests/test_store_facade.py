@@ -30,7 +30,7 @@ REPOS = {"questions": Questions, "runs": Runs, "search": RunSearch, "caches": Ca
          "judgments": None}
 JUDGMENTS = {"add", "add_many", "list", "all", "remove"}
 # what Store keeps: the file, its transactions and the lazily made judgments repository
-OWN = {"read_only", "transaction", "pinned", "schema_version", "integrity_check", "judgments"}
+OWN = {"read_only", "transaction", "pinned", "schema_version", "integrity_check", "check_present", "judgments"}
 # the names Store forwarded before issue 32 (their callers moved to the repositories)
 REMOVED = {
     "add_question", "list_questions", "get_question", "seed_samples", "add_graph_version", "graph_versions",

@@ -5,14 +5,17 @@ reasons about or restates several IUs in most turns, and the extractor labels ea
 ``reasoning`` or ``articulation`` (spec §3.1); those entries are what make the paper's attempt
 load (spec §4.3). Real people do this far less (issue 29). ``offline/knowsim`` stands in for the
 paper's learner: each turn it draws, for every IU, whether it attempts it, from the rates in
-:data:`RATES` — one general table, by the IU's pre-turn state and by whether the tutor told the
-learner about it (in its last reply, only earlier, or never), with no per-question constant.
+:data:`RATES_BY_DOMAIN` — one table per domain, by the IU's pre-turn state and by whether the tutor
+told the learner about it (in its last reply, only earlier, or never), with no per-question constant.
 
-:data:`RATES` is measured by :func:`measure_rates` on every structured recording in the reference
-folder's ``examples/`` (the shared data ships two: math_003 and math_004, 30 turns; the spec's
-other two recordings, expertqa_001/002, are not distributed). A test checks that the table
-equals a fresh measurement. "Told in the last reply" is the recorded extractor's reading of the
-previous tutor turn (teaching quality other than ``not_mentioned``); at turn 1 nothing was told.
+Each domain's table is measured by :func:`measure_rates` on that domain's structured recordings in the
+reference folder's ``examples/`` (MathQA: math_003 and math_004, 30 turns; ExpertQA: expertqa_001,
+15 turns). The domains are kept apart because their recorded learners differ (MathQA: 2.07
+reasoning and 1.77 articulated IUs per turn; ExpertQA: 2.67 and 0.73), and a pooled table would give
+each domain the other's mix. A test checks that each table equals a fresh measurement. "Told in the
+last reply" is the recorded extractor's reading of the previous tutor turn (teaching quality other
+than ``not_mentioned``); at turn 1 nothing was told. A question of any other domain uses the MathQA
+table (:func:`rates_for`).
 
 The knowledge state limits what is drawn (spec §9's hard constraint): an unaware IU the tutor has
 never told the learner about is never attempted, whatever the measured rate of that cell (the
@@ -34,7 +37,8 @@ REASONING, ARTICULATION = "reasoning", "articulation"
 MIN_PAIRS = 10  # a (state, told) cell with fewer recorded pairs uses its state's pooled rates
 
 # (pre-turn state, told) -> (P(reasoning), P(articulation), number of recorded (turn, IU) pairs)
-RATES: dict[tuple[int, str], tuple[float, float, int]] = {
+Rates = dict[tuple[int, str], tuple[float, float, int]]
+MATH_RATES: Rates = {
     (0, "last"): (0.16, 0.12, 25),
     (0, "earlier"): (0.0, 0.0, 24),
     (0, "never"): (0.081, 0.027, 37),
@@ -48,6 +52,29 @@ RATES: dict[tuple[int, str], tuple[float, float, int]] = {
     (3, "earlier"): (0.04, 0.08, 25),
     (3, "never"): (0.179, 0.107, 56),  # pooled (3 pairs of its own)
 }
+EXPERT_RATES: Rates = {
+    (0, "last"): (0.091, 0.0, 11),
+    (0, "earlier"): (0.083, 0.0, 36),
+    (0, "never"): (0.04, 0.0, 25),
+    (1, "last"): (0.561, 0.049, 41),
+    (1, "earlier"): (0.13, 0.0, 23),
+    (1, "never"): (0.027, 0.0, 37),
+    (2, "last"): (0.207, 0.0, 29),
+    (2, "earlier"): (0.02, 0.0, 51),
+    (2, "never"): (0.085, 0.012, 82),  # pooled (2 pairs of its own)
+    (3, "last"): (0.033, 0.267, 30),  # pooled (9 pairs of its own)
+    (3, "earlier"): (0.0, 0.111, 18),
+    (3, "never"): (0.033, 0.267, 30),  # pooled (3 pairs of its own)
+}
+RATES_BY_DOMAIN: dict[str, Rates] = {"math": MATH_RATES, "expert": EXPERT_RATES}
+RATES = MATH_RATES  # the default table (a question of an unknown domain)
+# a recording's ``task`` -> the domain name the questions carry (services.importing.DOMAINS)
+TASK_DOMAIN = {"math": "math", "expertqa": "expert"}
+
+
+def rates_for(domain: str) -> Rates:
+    """The measured table of ``domain`` (``math`` / ``expert``); MathQA's for any other domain."""
+    return RATES_BY_DOMAIN.get(domain, MATH_RATES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +84,7 @@ class RecordedTurn:
 
     problem_id: str
     turn: int  # 1-based
+    domain: str  # "math" / "expert" (TASK_DOMAIN of the recording's task)
     pre: Mapping[str, int]  # IU id -> pre-turn state (0..3)
     told: Mapping[str, str]  # IU id -> LAST / EARLIER / NEVER
     reasoning: tuple[str, ...]  # IU ids with a reasoning entry
@@ -79,6 +107,8 @@ def recorded_turns(reference: str | Path) -> list[RecordedTurn]:
         for rec in read_json(path):
             if rec.get("run_type") != "KS-based" or not rec.get("iu_analysis_history"):
                 continue
+            task = str(rec.get("task") or rec["problem_id"].rsplit("_", 1)[0])
+            domain = TASK_DOMAIN.get(task, task)
             told_at: dict[str, int] = {}  # IU id -> last 1-based turn whose reply mentioned it
             history = rec["knowledge_state_history"]
             for t, (entries, metrics) in enumerate(zip(rec["iu_analysis_history"], rec["turn_metrics_history"]), 1):
@@ -86,7 +116,7 @@ def recorded_turns(reference: str | Path) -> list[RecordedTurn]:
                 told = {iu: LAST if told_at.get(iu) == t - 1 else EARLIER if iu in told_at else NEVER for iu in pre}
                 ids = [e for e in entries if isinstance(e, dict) and e.get("id") in pre]
                 out.append(RecordedTurn(
-                    problem_id=rec["problem_id"], turn=t, pre=pre, told=told,
+                    problem_id=rec["problem_id"], turn=t, domain=domain, pre=pre, told=told,
                     reasoning=tuple(e["id"] for e in ids if e.get("user_attempt_type") == REASONING),
                     articulation=tuple(e["id"] for e in ids if e.get("user_attempt_type") == ARTICULATION),
                     mentioned=len({e["id"] for e in ids if e.get("teaching_quality") not in (None, "not_mentioned")}),
@@ -99,8 +129,8 @@ def recorded_turns(reference: str | Path) -> list[RecordedTurn]:
     return out
 
 
-def measure_rates(turns: Iterable[RecordedTurn]) -> dict[tuple[int, str], tuple[float, float, int]]:
-    """:data:`RATES` from recorded turns: per (pre-turn state, told) cell, the share of (turn, IU)
+def measure_rates(turns: Iterable[RecordedTurn]) -> Rates:
+    """One domain's table (:data:`RATES_BY_DOMAIN`) from its recorded turns: per (pre-turn state, told) cell, the share of (turn, IU)
     pairs with a reasoning entry and with an articulation entry (3 places), and the number of
     pairs the shares come from. A cell with fewer than :data:`MIN_PAIRS` pairs takes its state's
     shares pooled over the three told-cells (a rule fixed before measuring, so that one recorded

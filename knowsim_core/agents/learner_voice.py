@@ -318,24 +318,57 @@ class Turn:
     attempt: bool
 
 
+def answer_values(reference_answer: str, goal: str = "") -> tuple[str, ...]:
+    """The question's answer as values, most telling first: the numbers of the goal's name ("Answer:
+    7/20", "Total seat count 1410"), then the last number of the reference answer's sentence that
+    states the answer (one opening "Answer", else its last sentence when it works a value out with
+    "="). A prose answer has none."""
+    out = list(_NUMBER.findall(goal or ""))
+    text = " ".join((reference_answer or "").split())
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
+    last = parts[-1] if "=" in parts[-1] else ""
+    stated = next((p for p in reversed(parts) if p.lower().startswith("answer")), last)
+    out.extend(_NUMBER.findall(stated)[-1:])
+    return tuple(dict.fromkeys(out))
+
+
+def told_answer(values: Sequence[str], tutor_turns: Sequence[str]) -> str | None:
+    """The first of the answer ``values`` (:func:`answer_values`) that one of ``tutor_turns`` has
+    stated, else ``None``: the answer the learner has been told."""
+    if not values:
+        return None
+    said: set[str] = set()
+    for text in tutor_turns:
+        said.update(_NUMBER.findall(text or ""))
+    return next((v for v in values if v in said), None)
+
+
 def write(act: str, n: int, *, cue: TutorCue, focus: IUState | None, clause: str | None, name: str | None,
-          rng: random.Random, safe) -> Turn:
-    """A message of about ``n`` words performing ``act`` (``safe``: the unaware-name filter)."""
+          rng: random.Random, safe, told: str | None = None) -> Turn:
+    """A message of about ``n`` words performing ``act`` (``safe``: the unaware-name filter).
+
+    ``told``: the answer the tutor has already stated (:func:`told_answer`). A learner who was told
+    it checks that value, not another number of the tutor's turn, unless the tutor's question asks
+    for a value of its own (then it answers that)."""
     pick = lambda opts, extra=0: _nearest(opts, n, extra)[0] if rng.random() < 0.7 else rng.choice(_nearest(opts, n, extra)[:2])
     if act == ANSWER:
         value = cue.value
         hedged = focus is not None and focus < IUState.PARTIAL
+        recall = told is not None and not (cue.asks and cue.asks_value)
+        if recall:
+            value = told
         if value is not None and (cue.asks or clause is None):
-            v = nudge(value, rng) if hedged else value
+            v = nudge(value, rng) if hedged and not recall else value
             if name and safe(name):  # the learner shows its step in the concept's words
                 frames = _STEP_HEDGED if hedged else _STEP
                 return Turn(act, pick(frames, len(name.split()) - 1).format(name=name, v=v), True)
             if hedged:
                 return Turn(act, pick(_ANSWER_HEDGED).format(v=v), True)
-            if not cue.asks:  # told something: it checks the value it took in ("so, 11/60 is the answer?")
+            if not cue.asks or recall:  # told something: it checks the value it took in ("so, 11/60 is the answer?")
                 return Turn(act, pick(_ANSWER_CHECK).format(v=v), True)
             echo = cue.echo.split()
-            if _ECHOABLE.match(cue.echo) and 3 <= len(echo) <= n and safe(cue.echo) and rng.random() < ECHO_SHARE:
+            if (not cue.asks_check and _ECHOABLE.match(cue.echo) and 3 <= len(echo) <= n and safe(cue.echo)
+                    and rng.random() < ECHO_SHARE):  # a check-in ("does that make sense?") has no object
                 return Turn(act, pick(_ANSWER_ECHO, min(len(echo), max(MIN_CLAUSE, n)) - 1).format(e=trim(cue.echo, n), v=v), True)
             if len(cue.numbers) >= 2:
                 v = f"{v} and {cue.numbers[1]}"  # people often answer with the candidates they see

@@ -1,20 +1,19 @@
 """``offline/lexical``: label every IU from the text of the latest turn alone.
 
 Teaching quality is read from the latest assistant message (spec §9 step 1), the attempt type
-from the latest user message. No model download: a handful of general text measurements per IU
-— how close the message and its closest sentence are to the IU's concept name and description
-(character n-gram and word TF-IDF cosines), how much of the concept's name it uses, how much
-explaining the sentences about the IU do (the rubric's cues: a definition, a reason, a worked
-number or formula, an example; a question alone does little; a sentence is about the IUs it
-matches best, so long concept names of another domain do not starve it), what share of the reply is about
-the IU, how the IU ranks among the graph's IUs for this message, and whether the user asked
-about it — are combined by two small logistic regressions (mentioned?; if so, well explained?);
+from the latest user message. No model download: a handful of general text measurements per IU,
+each from the reply, the user's message and that IU's own words only — how much of the concept's
+name the reply uses (anywhere, and in its best sentence), how many of the description's words it
+uses, what share of its sentences are about the IU, whether the user asked about it, how long the
+reply is — combined by two small logistic regressions (mentioned?; if so, well explained?);
 whether its graph neighbours are discussed weighs only in the second (:data:`CONTEXT_FEATURES`) —
-under the rubric's floor (a one-liner or a bare naming is at most shallow). The attempt type is a
-plain rule on the user's message (:func:`attempt_types`). The coefficients live in
-:data:`COEFFICIENTS`, fitted on the paper's two recorded MathQA conversations; their out-of-sample
-(leave-one-recording-out) agreement is what the README and the tests quote
-(:mod:`knowsim_core.evaluation.extractor_eval`). Nothing here is specific to a recording or a domain.
+under the rubric's floor (a one-liner or a bare naming with no explaining cue — a definition, a
+reason, a worked number or formula, an example — is at most shallow). No feature compares an IU
+with the graph's other IUs, so whether an IU is mentioned does not depend on the graph's size.
+The attempt type is a plain rule on the user's message (:func:`attempt_types`). The coefficients
+live in :data:`COEFFICIENTS`, fitted on the paper's two recorded MathQA conversations; their
+out-of-sample agreement (MathQA leave one recording out, ExpertQA out of domain, by graph size) is
+:mod:`knowsim_core.evaluation.reader_eval`'s. Nothing here is specific to a recording or a domain.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import Extraction, ExtractorContext
 from knowsim_core.engine.signals import AttemptType, IUSignal, TeachingQuality
-from knowsim_core.text.profiles import IUProfiles, content_stems, profiles_for, sentences, tfidf_vector
+from knowsim_core.text.profiles import IUProfiles, content_stems, profiles_for, sentences
 
 _DEFINE = re.compile(r"\b(means?|is called|refers? to|is defined|definition|is the|are the|represents?|counts?|"
                      r"tells? (?:us|you)|is when|stands for|the idea|the rule|the key)\b")
@@ -38,27 +37,43 @@ _FORMULA = re.compile(r"[=×÷^!]|\d\s*[x*/+\-]\s*\d|\bC\(\s*\d|\\(?:binom|frac)
 _NUMBER = re.compile(r"\d")
 
 ATTEMPT_COVER = 0.5  # share of an IU's concept-name words the user must use (see attempt_types)
-ABOUT_FLOOR = 0.1  # least word relevance for a sentence to be "about" an IU
-NEAR_TOP = 0.8  # ... and within this share of the sentence's best-matching IU
 MIN_DEPTH = 0.2  # cue_depth (depth / 3) of one bare naming sentence is at most 0.5 / 3
 RUBRIC_FLOOR = True  # spec §9: a one-liner or a bare naming is at most shallow (off only for the ablation)
 
-# The reply's cosines are used relative to the best-matching IU of the same message ("rank"):
-# their absolute size depends on the graph (longer descriptions and more IUs give smaller
-# cosines), the ranking within one message does not. neighbour_mention: the best whole-message
-# cosine among the IU's prerequisites and dependents; asked_by_user: the user message's cosine.
-TQ_FEATURES = ("bias", "message_rank", "sentence_word_rank", "best_sentence_word_cosine", "concept_name_cover",
-               "description_cover", "cue_depth", "share_of_sentences_about", "neighbour_mention", "asked_by_user",
-               "reply_length")
+# Every feature of an IU is read from the reply, the user's message and that IU's own words — never
+# relative to the graph's other IUs, so whether an IU is mentioned does not depend on how many other
+# IUs the graph holds (a rank among the graph's IUs did: the same reply read as mentioning 29 % of an
+# ExpertQA graph's IUs and 79 % of a 3-IU sub-graph's; evaluation.reader_eval measures it by size).
+# Words are counted unweighted for the same reason (an IDF over the graph's IUs changes with the
+# graph). The IU's words are its concept name's and description's content stems. How much of the
+# description a reply uses is read as a count (up to USED_WORDS), not a share: descriptions are two
+# to three times longer in ExpertQA graphs than in MathQA ones, so a share fitted on one domain reads
+# the other wrongly. A share decides only which sentences are about the IU (ABOUT_COVER), for
+# share_of_sentences_about and the rubric's cue depth; on long ExpertQA descriptions few sentences
+# reach it, so the floor rarely lets an ExpertQA IU be well explained (a count there did worse on
+# MathQA leave one recording out: 0.436 against 0.451). neighbour_mention: the best description cover
+# among the IU's prerequisites and dependents; asked_by_user: the user message's cover of the concept name.
+TQ_FEATURES = ("bias", "concept_cover", "concept_sentence_cover", "cue_depth", "share_of_sentences_about",
+               "neighbour_mention", "asked_by_user", "reply_length", "description_words_used")
+CUE_DEPTH = TQ_FEATURES.index("cue_depth")
+REPLY_LENGTH = TQ_FEATURES.index("reply_length")
+ABOUT_COVER = 0.25  # a sentence is about an IU when it uses this share of the IU's description stems ...
+ABOUT_CONCEPT = 0.5  # ... or this share of its concept name's
+USED_WORDS = 6  # description_words_used: stems of the description the reply uses, up to this many
 
-# Features that read the IU's surroundings, not the IU: they may weigh in "well explained?" but
-# never in "mentioned?". Whether a reply mentions an IU is decided on the IU's own evidence; a
-# discussed prerequisite or dependent does not make it mentioned (it did: IU14 "Clustering of
+# Features that read the IU's surroundings or the user's message, not the reply's evidence about the
+# IU: they may weigh in "well explained?" but never in "mentioned?". Whether a reply mentions an IU
+# is decided on the reply's own evidence — not because the user asked about it (a tutor that does not
+# take the question up has not mentioned it; read as mentioned, a learner's attempt made every IU it
+# named "told" in the next turn) and not because a prerequisite or dependent is discussed (it did: IU14 "Clustering of
 # unvaccinated people" was credited — and advanced, EFFECTIVE — for a reply about R0 and Re, its
 # neighbour IU5, that never touches clustering). The mention model is fitted without them
 # (knowsim_core.evaluation.extractor_eval.fit_model) and reads them as 0, whatever its weights.
-CONTEXT_FEATURES = ("neighbour_mention",)
+CONTEXT_FEATURES = ("neighbour_mention", "asked_by_user")
 _OWN = tuple(f not in CONTEXT_FEATURES for f in TQ_FEATURES)
+# Features read only by the rubric's floor (spec §9), weighted in neither model: cue_depth, fitted,
+# weighed the cues of worked numbers and formulas that MathQA replies carry and ExpertQA replies do not.
+RUBRIC_FEATURES = ("cue_depth",)
 
 # the labels' values, read once (an enum member's .value is a property lookup, 34,000 a matrix)
 _NOT_MENTIONED, _SHALLOW, _WELL = (q.value for q in (TeachingQuality.NOT_MENTIONED, TeachingQuality.SHALLOW,
@@ -79,13 +94,13 @@ class LexicalModel:
 # THE fitted weights, the only numbers of the labeller learned from data. Obtained by
 # `python benchmarks/extractor_eval.py --fit` (class-balanced L2 logistic regression, see
 # knowsim_core.evaluation.extractor_eval.fit_logistic) on BOTH recorded MathQA conversations
-# (../shared/reference/examples/mathqa_structured_adaptive_novice.json); the same command's
-# leave-one-recording-out table is the honest estimate of how they do on unseen conversations
-# (teaching-quality macro-F1 0.527 held out, 0.548 in-sample; see README). Feature order as in
-# TQ_FEATURES; a positive weight pushes towards "mentioned" / "well explained".
+# (../shared/reference/examples/mathqa_structured_adaptive_novice.json), whole graphs; no ExpertQA
+# turn. How they do out of sample — MathQA leave one recording out, ExpertQA out of domain, by graph
+# size — is `python benchmarks/reader_sizes.py` (benchmarks/logs/reader_sizes.json). Feature order
+# as in TQ_FEATURES; a positive weight pushes towards "mentioned" / "well explained".
 COEFFICIENTS = LexicalModel(
-    mentioned=(-1.6844, 1.6354, 0.0123, 0.6914, 0.7227, 0.6691, -0.6788, 1.2289, 0.0, 1.7165, -0.1079),
-    well=(-3.4151, 1.9671, 1.6996, 1.3688, -0.2292, -0.6835, -0.0306, -0.3397, 0.8225, 0.0291, 1.1891),
+    mentioned=(-1.303, 0.5945, 0.9198, 0.0, 1.5119, 0.0, 0.0, -0.0151, 1.235),
+    well=(-2.4756, -0.0727, 0.4202, 0.0, 1.0706, -0.3745, 0.4039, 1.4245, 1.544),
 )
 
 
@@ -118,70 +133,89 @@ def tq_features(prof: IUProfiles, message: str, user_message: str = "") -> dict[
 
 
 @dataclass(frozen=True, slots=True)
-class _Sentence:
-    """What the features need from one sentence of a reply, whatever the rest of the reply says."""
+class _Words:
+    """One IU's own words: content stems of its concept name and of its description (concept included)."""
 
-    terms: frozenset[str]  # its content stems
-    cue: float  # _cue_score
-    rel: dict[str, float]  # {iu: relevance} of the IUs sharing a stem (shared: never modified)
-    rel_top: float  # the best relevance (1.0 when none)
-    closest: dict[str, float]  # {iu: cosine of its word TF-IDF vector with the IU's description}
+    concept: frozenset[str]
+    description: frozenset[str]
 
 
-def _sentence(prof: IUProfiles, sentence: str) -> _Sentence:
-    """The reading of one sentence, remembered per graph content: replies are made of the IUs'
-    description sentences and a few templates, so most sentences recur across turns and runs."""
+def _own_words(prof: IUProfiles) -> dict[str, _Words]:
+    hit = prof.memo.get("own-words")
+    if hit is None:
+        hit = {}
+        for n in prof.graph.nodes:
+            concept = frozenset(content_stems(n.concept))
+            hit[n.id] = _Words(concept, concept | frozenset(content_stems(n.description)))
+        hit = prof.memo["own-words"] = hit
+    return hit
+
+
+def _sentence(prof: IUProfiles, sentence: str) -> tuple[frozenset[str], float]:
+    """(content stems, cue score) of one sentence, remembered per graph: replies are made of the
+    IUs' description sentences and a few templates, so most sentences recur across turns and runs."""
     key = ("sentence", sentence)
     hit = prof.memo.get(key)
     if hit is None:
-        stems = content_stems(sentence)
-        terms = frozenset(stems)
-        cc, dc = _covers(prof, terms)
-        rel = {iu: 0.55 * cc.get(iu, 0.0) + 0.45 * min(1.0, 2.2 * d) for iu, d in dc.items()}
-        hit = prof.remember(key, _Sentence(terms, _cue_score(sentence), rel, max(rel.values(), default=0.0) or 1.0,
-                                           _sentence_cosines(prof, stems)))
+        hit = prof.remember(key, (frozenset(content_stems(sentence)), _cue_score(sentence)))
     return hit
+
+
+def _cover(words: frozenset[str], terms: frozenset[str] | set[str]) -> float:
+    return len(words & terms) / len(words) if words else 0.0
+
+
+def sentences_about(graph: IUGraph, iu_id: str, message: str) -> tuple[str, ...]:
+    """The sentences of ``message`` this reader counts as about IU ``iu_id`` — those that use
+    :data:`ABOUT_COVER` of its description's words or :data:`ABOUT_CONCEPT` of its concept name's:
+    the evidence its cue depth and "share of sentences about" read. Empty for an unknown id or a
+    reply with no such sentence."""
+    prof = profiles_for(graph)
+    words = _own_words(prof).get(iu_id)
+    if words is None:
+        return ()
+    out = []
+    for s in sentences(message):
+        terms = _sentence(prof, s)[0]
+        if _cover(words.description, terms) >= ABOUT_COVER or _cover(words.concept, terms) >= ABOUT_CONCEPT:
+            out.append(s)
+    return tuple(out)
+
+
+def sentences_naming(graph: IUGraph, iu_id: str, message: str) -> tuple[str, ...]:
+    """The sentences of ``message`` that use at least one content word of IU ``iu_id``'s concept
+    name — a looser match than :func:`sentences_about`, for readings this reader did not make."""
+    prof = profiles_for(graph)
+    words = _own_words(prof).get(iu_id)
+    if words is None or not words.concept:
+        return ()
+    return tuple(s for s in sentences(message) if words.concept & _sentence(prof, s)[0])
 
 
 def _tq_features(prof: IUProfiles, message: str, user_message: str) -> dict[str, tuple[float, ...]]:
     sents = sentences(message) or [""]
     read = [_sentence(prof, s) for s in sents]
-    all_terms = set().union(*(r.terms for r in read))
-    mention = prof.char_cosines(message)
-    close: dict[str, float] = {}  # per IU, the best cosine over the sentences
-    for r in read:
-        for iu, c in r.closest.items():
-            if c > close.get(iu, 0.0):
-                close[iu] = c
-    asked = prof.char_cosines(user_message) if user_message else {}
-    top = max(mention.values(), default=0.0) or 1.0
-    top_close = max(close.values(), default=0.0) or 1.0
-    neighbours = _neighbours(prof)
-    all_concept, all_desc = _covers(prof, all_terms)
+    all_terms = frozenset().union(*(r[0] for r in read))
+    user_terms = frozenset(content_stems(user_message)) if user_message else frozenset()
+    own = _own_words(prof)
     length = min(1.0, len(sents) / 10)
-    # Sentence by sentence, the IUs it is about: those it matches best (relative, so long concept
-    # names and descriptions of another domain do not starve it), and, as one that continues an
-    # explanation rarely repeats the concept's name, those the previous sentence was about that
-    # it still matches half as well as its best. Only IUs sharing a stem can qualify.
-    depth: dict[str, float] = {}
-    n_about: dict[str, int] = {}
-    previous: set[str] = set()
-    for r in read:
-        rmax = r.rel_top
-        about = {iu for iu, v in r.rel.items()
-                 if v >= ABOUT_FLOOR and (v >= NEAR_TOP * rmax or (iu in previous and v >= rmax / 2))}
-        for iu in about:
-            n_about[iu] = n_about.get(iu, 0) + 1
-            depth[iu] = depth.get(iu, 0.0) + r.cue * r.rel[iu] / rmax
-        previous = about
+    neighbours = _neighbours(prof)
+    used = {iu: len(w.description & all_terms) for iu, w in own.items()}
     out: dict[str, tuple[float, ...]] = {}
-    for iu in prof.profiles:
-        m = mention.get(iu, 0.0)
-        near = max((mention.get(v, 0.0) for v in neighbours.get(iu, ())), default=0.0)
-        c = close.get(iu, 0.0)
-        out[iu] = (1.0, m / top, c / top_close, c, all_concept.get(iu, 0.0), min(1.0, 2 * all_desc.get(iu, 0.0)),
-                   min(1.0, depth.get(iu, 0.0) / 3.0), n_about.get(iu, 0) / len(sents), near, asked.get(iu, 0.0),
-                   length)
+    for iu, w in own.items():
+        best_concept = depth = 0.0
+        about = 0
+        if used[iu]:  # a sentence can only be about an IU whose words the reply uses
+            for terms, cue in read:
+                d = _cover(w.description, terms)
+                c = _cover(w.concept, terms)
+                best_concept = max(best_concept, c)
+                if d >= ABOUT_COVER or c >= ABOUT_CONCEPT:
+                    about += 1
+                    depth += cue * min(1.0, d / ABOUT_COVER)
+        near = max((_cover(own[v].description, all_terms) for v in neighbours.get(iu, ())), default=0.0)
+        out[iu] = (1.0, _cover(w.concept, all_terms), best_concept, min(1.0, depth / 3.0), about / len(sents), near,
+                   _cover(w.concept, user_terms), length, min(1.0, used[iu] / USED_WORDS))
     return out
 
 
@@ -224,14 +258,15 @@ def teaching_quality(prof: IUProfiles, message: str, user_message: str = "",
     mentioned = _own_weights(model.mentioned)
     for iu, x in tq_features(prof, message, user_message).items():
         pm = _p(mentioned, x)
-        facts = f"rank in message {x[1]:.2f}, closest sentence {x[2]:.2f}, cue depth {x[6]:.2f}"
+        facts = (f"concept words used {x[1]:.2f}, in one sentence {x[2]:.2f}, description words used "
+                 f"{x[-1]:.2f}, cue depth {x[CUE_DEPTH]:.2f}")
         if pm < 0.5:
             out[iu] = (_NOT_MENTIONED, f"not mentioned (p={pm:.2f}; {facts})")
             continue
         pw = _p(model.well, x)
         # the rubric's floor (spec §9), not fitted: a one-line reply or a bare naming with no
         # explaining cue is at most shallow, whatever the weights say
-        if pw >= 0.5 and (not RUBRIC_FLOOR or x[6] >= MIN_DEPTH and x[10] > 0.1):
+        if pw >= 0.5 and (not RUBRIC_FLOOR or x[CUE_DEPTH] >= MIN_DEPTH and x[REPLY_LENGTH] > 0.1):
             out[iu] = (_WELL, f"explained with definition/reason/example cues (p={pw:.2f}; {facts})")
         else:
             out[iu] = (_SHALLOW, f"mentioned without substantive explanation (p={pw:.2f}; {facts})")
@@ -256,57 +291,6 @@ def attempt_types(prof: IUProfiles, user_message: str, prev_assistant: str) -> d
         else:
             out[iu] = _REASONING
     return out
-
-
-def _covers(prof: IUProfiles, terms: set[str]) -> tuple[dict[str, float], dict[str, float]]:
-    """``({iu: concept_cover}, {iu: desc_cover})`` of a term set, as :meth:`IUProfiles.concept_cover`
-    and :meth:`~IUProfiles.desc_cover` give them, through an inverted index (only IUs sharing a
-    term appear; every concept term is also a description term)."""
-    index = prof.memo.get("cover-postings")
-    if index is None:
-        index = {}
-        for iu, p in prof.profiles.items():
-            for t, w in p.desc_terms.items():
-                index.setdefault(t, []).append((iu, p.concept_terms.get(t, 0.0) / p.concept_mass, w / p.desc_mass))
-        prof.memo["cover-postings"] = index
-    concept: dict[str, float] = {}
-    desc: dict[str, float] = {}
-    for t in terms:
-        for iu, cw, dw in index.get(t, ()):
-            if cw:
-                concept[iu] = concept.get(iu, 0.0) + cw
-            desc[iu] = desc.get(iu, 0.0) + dw
-    return concept, desc
-
-
-def _postings(prof: IUProfiles) -> dict[str, list[tuple[str, float]]]:
-    """term → [(iu, weight / |description vector|)]: an inverted index of the IUs' normalised
-    description vectors (cached on the graph's profiles), so a sentence meets only the IUs that
-    share a term with it."""
-    post = prof.memo.get("desc-postings")
-    if post is None:
-        post = {}
-        for iu, p in prof.profiles.items():
-            norm = math.sqrt(sum(w * w for w in p.desc_terms.values())) or 1.0
-            for t, w in p.desc_terms.items():
-                post.setdefault(t, []).append((iu, w / norm))
-        prof.memo["desc-postings"] = post
-    return post
-
-
-def _sentence_cosines(prof: IUProfiles, stems: tuple[str, ...]) -> dict[str, float]:
-    """``{iu: cosine(sentence TF-IDF, IU description TF-IDF)}`` of one sentence's stems (IUs sharing
-    no term left out)."""
-    post = _postings(prof)
-    vec = tfidf_vector(stems, prof.idf)
-    norm = math.sqrt(sum(w * w for w in vec.values()))
-    if not norm:
-        return {}
-    dots: dict[str, float] = {}
-    for t, w in vec.items():
-        for iu, dw in post.get(t, ()):
-            dots[iu] = dots.get(iu, 0.0) + w * dw
-    return {iu: d / norm for iu, d in dots.items()}
 
 
 def label_turn(graph: IUGraph, user_message: str, assistant_message: str, prev_assistant: str = "",

@@ -1,9 +1,9 @@
 """LLM-backed agents: assistant, KnowSim user, signal extractor, graph extractor, IQ judge.
 
 Registered for the prefixes ``openai/``, ``anthropic/`` and ``compat/`` of every kind, so any model
-name resolves: ``openai/gpt-4o-mini:socratic`` (assistant strategy after the last colon, default
-adaptive), ``compat/llama3.1@http://localhost:11434/v1`` (endpoint in the id). Factories take
-``(model_spec, *, settings=None, cache=None, temperature=None, max_tokens=None, ...)``.
+name resolves: ``openai/gpt-4o-mini:socratic`` (an assistant's strategy, default adaptive),
+``compat/llama3.1@http://localhost:11434/v1`` (endpoint in the id). Factories take
+``(agent_id, *, settings=None, cache=None, temperature=None, max_tokens=None, ...)``.
 
 Each agent exposes ``describe()`` — model id, prompt version, sampling — for the run's metadata.
 Every call is recorded in the run's usage ledger when it is made (``bill_to``), so a failure
@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from knowsim_core.agents import registry
+from knowsim_core.engine.agent_id import STRATEGIES, AgentId
 from knowsim_core.errors import ConfigError, GraphError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.llm.cache import ResponseCache
@@ -29,6 +30,7 @@ from knowsim_core.llm.schemas import (
     graph_from_output, graph_problems,
 )
 from knowsim_core.llm.settings import PROVIDERS, LLMSettings
+from knowsim_core.text.redact import redact_urls
 from knowsim_core.engine.ports import (
     AssistantContext, AssistantTurn, Extraction, ExtractorContext, Judgement, UserContext, UserTurn,
 )
@@ -95,7 +97,7 @@ class LLMAssistant(LLMAgent):
     def __init__(self, ref: ModelRef, *, strategy: str = p_assistant.DEFAULT_STRATEGY, **kw: Any):
         super().__init__(ref, **kw)
         self.strategy = strategy
-        self.id = f"{ref.id}:{strategy}"
+        self.id = ref.agent_id.with_strategy(strategy).id
 
     def reply(self, ctx: AssistantContext) -> AssistantTurn:
         system = p_assistant.system_prompt(self.strategy, ctx.material.domain or "math")
@@ -278,17 +280,8 @@ COMMON_OPTIONS = {"settings", "cache", "temperature", "max_tokens"}
 _EXTRA = {"user": {"honour_terminate", "universal_guidance"}}
 
 
-def split_strategy(spec: str) -> tuple[str, str]:
-    """``gpt-4o:socratic`` → (``gpt-4o``, ``socratic``); a suffix that is no strategy stays in the
-    model name (``llama3:8b``)."""
-    parts = registry.parse_id(f"_/{spec}")
-    if parts.strategy:  # the URL of a compat id stays: m:socratic@http://h/v1 → (m@http://h/v1, socratic)
-        return parts.model_spec, parts.strategy
-    return spec, p_assistant.DEFAULT_STRATEGY
-
-
-def make_agent(provider: str, kind: str, model_spec: str, **kw: Any) -> Any:
-    """Build an LLM agent of ``kind`` for ``provider/model_spec`` (the registry calls this).
+def make_agent(kind: str, agent_id: AgentId, **kw: Any) -> Any:
+    """Build an LLM agent of ``kind`` for ``agent_id`` (the registry calls this).
 
     Raises:
         ConfigError: an unknown option, provider or strategy, an empty model name, a missing key
@@ -297,15 +290,22 @@ def make_agent(provider: str, kind: str, model_spec: str, **kw: Any) -> Any:
     allowed = COMMON_OPTIONS | _EXTRA.get(kind, set())
     unknown = sorted(set(kw) - allowed)
     if unknown:
-        raise ConfigError(f"{kind} {provider}/{model_spec}: unknown option(s) {', '.join(unknown)}; "
+        raise ConfigError(f"{kind} {redact_urls(agent_id.id)}: unknown option(s) {', '.join(unknown)}; "
                           f"accepted: {', '.join(sorted(allowed))}")
     extra: dict[str, Any] = {}
     if kind == "assistant":
-        model_spec, extra["strategy"] = split_strategy(model_spec)
-    return _CLASSES[kind](ModelRef.parse(provider, model_spec), **kw, **extra)
+        if agent_id.method:
+            raise ConfigError(f"assistant {redact_urls(agent_id.id)} names the baseline user method "
+                              f"{agent_id.method!r}; an assistant takes a strategy ({', '.join(STRATEGIES)})")
+        extra["strategy"] = agent_id.played_strategy
+    elif agent_id.strategy or agent_id.method:  # a baseline user's method never reaches here (make_user)
+        suffix = agent_id.strategy or agent_id.method
+        raise ConfigError(f"{kind} {redact_urls(agent_id.id)} names {suffix!r}: a strategy is an assistant's and "
+                          f"a method a baseline user's; write {redact_urls(agent_id.bare().id)}")
+    return _CLASSES[kind](ModelRef.of(agent_id), **kw, **extra)
 
 
 for _kind in _CLASSES:
     for _provider in PROVIDERS:
-        registry.register_prefix(_kind, _provider, partial(make_agent, _provider, _kind),
+        registry.register_prefix(_kind, _provider, partial(make_agent, _kind),
                                  f"{_kind} backed by a {_provider} model")

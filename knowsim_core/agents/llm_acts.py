@@ -11,10 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from knowsim_core.engine.agent_id import AgentId
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.chat import ModelRef, as_messages
 from knowsim_core.prompts import act_tagger as p
 from knowsim_core.agents import llm as _llm, registry
+from knowsim_core.text.redact import redact_urls
 
 
 class ActOut(BaseModel):
@@ -38,9 +40,10 @@ class LLMActTagger(_llm.LLMAgent):
         return self._seen[text]
 
 
-def make_tagger(agent_id: str, **settings: Any) -> LLMActTagger:
+def make_tagger(agent_id: str | AgentId, **settings: Any) -> LLMActTagger:
     """``<provider>/<model>`` → an LLM act tagger (settings, cache as for every LLM agent)."""
-    if not registry.spec_of(agent_id).needs_model:
-        raise ConfigError(f"act tagger {agent_id!r} should be offline or <provider>/<model>, e.g. openai/gpt-4o-mini")
-    provider, _, model = agent_id.partition("/")
-    return LLMActTagger(ModelRef.parse(provider, model), **settings)
+    parsed = registry.parse_id(agent_id)
+    if not parsed.calls_model:
+        raise ConfigError(f"act tagger {redact_urls(parsed.id)!r} should be offline or <provider>/<model>, "
+                          "e.g. openai/gpt-4o-mini")
+    return LLMActTagger(ModelRef.of(parsed), **settings)

@@ -16,12 +16,12 @@ the LLM prefixes, and it sends every user id without a baseline suffix on to :fu
 from __future__ import annotations
 
 import zlib
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
 
 from knowsim_core.agents import registry
+from knowsim_core.engine.agent_id import AgentId
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.chat import ModelRef, as_messages
 from knowsim_core.llm.settings import PROVIDERS
@@ -29,6 +29,7 @@ from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.prompts import baseline_user as p
 from knowsim_core.engine.state import IUState
 from knowsim_core.agents import llm as _llm
+from knowsim_core.text.redact import redact_urls
 
 DONE_NOTE = "[declared done: judged termination]"
 
@@ -62,7 +63,7 @@ class BaselineLLMUser(_llm.LLMAgent):
         super().__init__(ref, **kw)
         self.method = method
         self.level = level
-        self.id = f"{ref.id}:{method}"
+        self.id = ref.agent_id.with_method(method).id
         self._fixed: dict[str, tuple[str, str, dict[str, list[str]]]] = {}
 
     def _fixed_for(self, ctx: UserContext) -> tuple[str, str, dict[str, list[str]]]:
@@ -101,18 +102,17 @@ class BaselineLLMUser(_llm.LLMAgent):
         return {**super().describe(), "method": self.method, "level": self.level or "read from the first state"}
 
 
-def make_user(provider: str, model_spec: str, **kw: Any) -> Any:
-    """``<model>:<method>`` → a baseline user; any other spec → the KnowSim LLM user."""
-    parts = registry.parse_id(f"{provider}/{model_spec}")
-    if not parts.method:
-        return _llm.make_agent(provider, "user", model_spec, **kw)
+def make_user(agent_id: AgentId, **kw: Any) -> Any:
+    """``<model>:<method>`` → a baseline user; any other id → the KnowSim LLM user."""
+    if not agent_id.method:
+        return _llm.make_agent("user", agent_id, **kw)
     unknown = sorted(set(kw) - _llm.COMMON_OPTIONS - {"level"})
     if unknown:
-        raise ConfigError(f"user {provider}/{model_spec}: unknown option(s) {', '.join(unknown)}; "
+        raise ConfigError(f"user {redact_urls(agent_id.id)}: unknown option(s) {', '.join(unknown)}; "
                           f"accepted: {', '.join(sorted(_llm.COMMON_OPTIONS | {'level'}))}")
-    return BaselineLLMUser(ModelRef.parse(provider, parts.model_spec), method=parts.method, **kw)
+    return BaselineLLMUser(ModelRef.of(agent_id), method=agent_id.method, **kw)
 
 
 for _provider in PROVIDERS:
-    registry.register_prefix("user", _provider, partial(make_user, _provider),
+    registry.register_prefix("user", _provider, make_user,
                              f"user backed by a {_provider} model (KnowSim, or :zs / :zs-cot / :zs-cot-prof baselines)")

@@ -46,6 +46,7 @@ FILLERS = (
 
 
 NAMES_PER_SENTENCE = 3  # concepts named in one passing sentence ("Remember A, B and C from earlier.")
+MAX_FILLERS = 2  # check-ins one reply carries at most: a tutor asks "does that make sense?" once, not eight times
 
 
 class _Scripted:
@@ -54,21 +55,30 @@ class _Scripted:
     # Where in the measured reply-shape distributions (tutor_shapes) this strategy's replies fall:
     # a sub-range of [0, 1], stated per strategy on general grounds (not fitted).
     band: tuple[float, float] = (0.0, 1.0)
-    question_last = False  # Socratic: the reply ends on its question and never explains the goal
+    question_last = False  # Socratic: the reply ends on its question
+    # Whether the goal (the last IU in solution order) stays out of the asides: a strategy that
+    # teaches step by step never explains the answer in passing, only when its plan reaches it.
+    holds_answer = True
 
     def reply(self, ctx: AssistantContext) -> AssistantTurn:
         graph = ctx.material.graph
         belief = read_user(graph, ctx.history)
         w = Writer(graph, ctx.seed)
         core = self.compose(ctx, belief, w)
-        shape = draw_shape(w.rng, self.band, len(graph.nodes), ctx.material.domain)
-        return AssistantTurn(message=_join(widen(core, shape, w, question_last=self.question_last)))
+        shape = draw_shape(w.rng, self.band_for(belief), len(graph.nodes), ctx.material.domain)
+        return AssistantTurn(message=_join(widen(core, shape, w, question_last=self.question_last,
+                                                 hold_goal=self.holds_answer)))
+
+    def band_for(self, belief: Belief) -> tuple[float, float]:
+        """The band of the measured reply shapes this reply is drawn from (see :data:`band`)."""
+        return self.band
 
     def compose(self, ctx: AssistantContext, belief: Belief, w: Writer) -> list[str]:
         raise NotImplementedError
 
 
-def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool = False) -> list[str]:
+def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool = False,
+          hold_goal: bool = False) -> list[str]:
     """The strategy's planned reply (``core``) carried the way an LLM tutor's reply is: touching
     ``shape.mentions`` IUs in all, ``shape.explained`` of them explained, about ``shape.sentences``
     sentences long.
@@ -80,19 +90,27 @@ def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool 
     solution order around the plan: earlier steps as a recap before it, later ones as pointers
     after it. The first of them (in draw order) are explained in two sentences (the idea and why it
     matters), the others named in passing, a few to a sentence, as real replies list the steps
-    they touch. Generic check-ins pad a short reply to its drawn length.
+    they touch. Generic check-ins (at most :data:`MAX_FILLERS`) pad a short reply toward its drawn
+    length; a plan longer than the drawn length drops its units' descriptions past the first two
+    sentences (the idea and its reason stay). A plan that opens with a sentence about no IU ("Good question.") keeps it first.
 
     ``question_last`` (Socratic): everything else comes before the plan, so the reply ends on the
-    plan's question, and the goal (the last IU in solution order) is only ever named, never
-    explained — a Socratic tutor does not give the answer away in an aside.
+    plan's question. ``hold_goal`` (and ``question_last``): the goal (the last IU in solution order)
+    is only ever named in an aside, never explained — a step-by-step tutor does not give the answer
+    away in passing.
     """
     graph = w.graph
+    if len(core) > shape.sentences:
+        # a plan longer than the drawn reply keeps each unit's idea and reason and drops the rest
+        # of its description (real replies are as long as drawn: ExpertQA's are held to 4-5 sentences)
+        rest = {p for n in graph.nodes for p in w.parts(n.id)[2:]}
+        core = [c for c in core if c not in rest]
     explained, mentioned = own_coverage(graph, " ".join(core))
     order = graph.index.topo_order
     rank = {iu: i for i, iu in enumerate(order)}
     rest = [iu for iu in order if iu not in mentioned]
     extra = w.rng.sample(rest, max(0, min(len(rest), shape.mentions - len(mentioned))))
-    explainable = [iu for iu in extra if not (question_last and iu == order[-1])]
+    explainable = [iu for iu in extra if not ((question_last or hold_goal) and iu == order[-1])]
     teach = set(explainable[:max(0, shape.explained - len(explained))])
     anchor = min((rank[iu] for iu in mentioned if iu in rank), default=len(order))
     before: list[str] = []
@@ -112,11 +130,12 @@ def widen(core: list[str], shape: ReplyShape, w: Writer, *, question_last: bool 
     fill = list(FILLERS)
     w.rng.shuffle(fill)
     pad = []
-    while len(before) + len(core) + len(after) + len(pad) < shape.sentences and fill:
+    while len(before) + len(core) + len(after) + len(pad) < shape.sentences and len(pad) < MAX_FILLERS:
         pad.append(fill.pop())
+    lead = core[:1] if core and not question_last and not own_coverage(graph, core[0])[1] else []
     if question_last:
-        return [*before, *after, *pad, *core]
-    return [*before, *core, *after, *pad]
+        return [*lead, *before, *after, *pad, *core[len(lead):]]
+    return [*lead, *before, *core[len(lead):], *after, *pad]
 
 
 class SimpleAssistant(_Scripted):
@@ -148,10 +167,18 @@ class SimpleAssistant(_Scripted):
 
 
 class AdaptiveAssistant(_Scripted):
-    """Infers novice / intermediate / advanced from the latest message and sizes one unit to it."""
+    """Infers novice / intermediate / advanced from the latest message and sizes one unit to it:
+    a novice — and every learner in the first reply, before it has seen them work — gets a reply
+    from the shorter, narrower half of real replies (:data:`NOVICE_BAND`); the others get the whole
+    distribution."""
 
     id = "offline/adaptive"
     band = (0.0, 1.0)  # the recorded tutor turns are adaptive replies: their whole distribution
+    NOVICE_BAND = (0.0, 0.5)  # "start small": what it says to a novice, it does
+
+    def band_for(self, belief):
+        # its first reply too: it has not seen the learner work yet, so it starts small
+        return self.NOVICE_BAND if belief.level == "novice" or not belief.mentioned else self.band
 
     def compose(self, ctx, belief, w):
         graph = ctx.material.graph
@@ -175,8 +202,9 @@ class AdaptiveAssistant(_Scripted):
             ahead = [v for v in order[order.index(iu) + 1:] if not belief.known(v)]
             direct = [w.point(ahead[0])] if ahead else []  # confirm – teach – direct
             return [confirm, *w.teach(iu)[1:], *direct, w.question(iu)]
-        opener = w.pick(("Let's take this one small step at a time.", "No problem — let's start simple.",
-                         "Let's build this up slowly."))
+        opener = (w.pick(("Let's take this one small step at a time.", "No problem — let's start simple.",
+                          "Let's build this up slowly.")) if not belief.mentioned
+                  else w.pick(("Let's take the next small step.", "One more small step.", "Here is the next piece.")))
         goal = graph.index.topo_order[-1]
         return [opener, *w.teach(iu, plain=True)[:4], *([w.toward(goal)] if goal != iu else [])]
 
@@ -191,6 +219,7 @@ class ComprehensiveAssistant(_Scripted):
 
     id = "offline/comprehensive"
     band = (0.5, 1.0)  # thorough by design: the broader, longer half of real replies
+    holds_answer = False  # the whole answer is its first reply
 
     def compose(self, ctx, belief, w):
         graph = ctx.material.graph

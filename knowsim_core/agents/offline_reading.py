@@ -102,20 +102,21 @@ def own_coverage(graph: IUGraph, text: str) -> tuple[set[str], set[str]]:
     if hit is not None:
         return hit
     units = memo.get("own-units")
-    if units is None:  # per IU: (id, first description sentence, second sentence or the name, name)
+    if units is None:  # per IU: (id, first description sentence, second sentence or the name, its names)
         units = memo["own-units"] = []
         for n in graph.nodes:
             parts = [" ".join(p.lower().split()).rstrip(".") for p in iu_sentences(n)]
-            units.append((n.id, parts[0], parts[1] if len(parts) > 1 else n.concept.lower(), n.concept.lower()))
+            names = tuple(dict.fromkeys((n.concept.lower(), passing_name(n.concept).lower())))
+            units.append((n.id, parts[0], parts[1] if len(parts) > 1 else n.concept.lower(), names))
     low = " ".join(text.lower().split())
     explained: set[str] = set()
     mentioned: set[str] = set()
-    for iu, first, second, name in units:
+    for iu, first, second, names in units:
         if first and first in low:
             mentioned.add(iu)
             if second in low:
                 explained.add(iu)
-        elif name in low:
+        elif any(name in low for name in names):
             mentioned.add(iu)
     return profiles_for(graph).remember(("own", text), (explained, mentioned))
 
@@ -234,7 +235,8 @@ class Writer:
         return options[self.rng.randrange(len(options))]
 
     def concept(self, iu: str) -> str:
-        return self.graph.node(iu).concept
+        """The IU's name as running text says it (:func:`passing_name`: without a value it carries)."""
+        return passing_name(self.graph.node(iu).concept)
 
     def parts(self, iu: str) -> list[str]:
         memo = profiles_for(self.graph).memo
@@ -250,21 +252,29 @@ class Writer:
         intro = self.pick((f"Let's look at {_lc(c)}.", f"The key idea here is {_lc(c)}.",
                            f"Start with {_lc(c)}.", f"Here is how {_lc(c)} works."))
         out = [intro, parts[0]]
-        if plain:
-            out.append(self.pick(("Put simply: ", "In plain words: ", "In short: ")) + _plain(parts[0], c))
+        simpler = _plain(parts[0]) if plain else None
+        if simpler:
+            out.append(self.pick(("Put simply: ", "In plain words: ", "In short: ")) + simpler)
         if len(parts) > 1:
-            out.append(self.pick(("This matters because ", "The reason is that ", "That is why ")) + _lc(parts[1]))
+            out.append(self.reason(parts[1]))
         if len(parts) > 2:
-            last = parts[2]
-            out.append(last if _APPLIED.match(last) else self.pick(("For example, ", "For instance, ")) + _lc(last))
+            out.append(parts[2])  # as written: a description's third sentence is rarely an example
         return out
+
+    def reason(self, sentence: str) -> str:
+        """A description's second sentence as the reason for the first: behind "This matters
+        because …" only when it reads as a clause there (:func:`_joins`); a labelled or headed
+        sentence ("Situation 2: …", "As a check: …") stands as written."""
+        if not _joins(sentence):
+            return sentence
+        return self.pick(("This matters because ", "The reason is that ")) + _lc(sentence)
 
     def explain_briefly(self, iu: str) -> list[str]:
         """An explanation in two sentences: the idea and why it matters (an LLM reply's aside)."""
         parts = self.parts(iu)
         if len(parts) < 2:
             return [parts[0]]
-        return [parts[0], self.pick(("This matters because ", "The reason is that ", "That is why ")) + _lc(parts[1])]
+        return [parts[0], self.reason(parts[1])]
 
     def recall(self, ius: list[str]) -> str:
         """One sentence naming earlier steps in passing (a recap, not an explanation)."""
@@ -304,15 +314,41 @@ class Writer:
                           f"What would {c} give you in this problem?", f"Why do you think {c} matters here?"))
 
 
-_APPLIED = re.compile(r"^(in (this|our|the) (problem|question|case)|here|for (example|instance)|so )", re.I)
+# First words after which a sentence reads as a clause behind "because" (or on its own): a
+# pronoun, an article or a determiner opens a statement ("This matters because it is how …"); a
+# sentence that opens with a noun, a gerund or a label ("Situation 2: …", "Separating …") does not.
+_CLAUSE_OPENERS = frozenset("""the this that these those it its they their there a an each every any
+    such both all one when if once whenever""".split())
 
 
-def _plain(sentence: str, concept: str) -> str:
-    """A shorter restatement for a novice: the main clause of a long sentence."""
-    clause = sentence.rsplit(", ", 1)[-1].strip().rstrip(".")
-    if clause != sentence.strip().rstrip(".") and len(clause.split()) >= 5:
+def _joins(sentence: str) -> bool:
+    """Whether ``sentence`` reads as a clause behind a connective: it opens with a word of
+    :data:`_CLAUSE_OPENERS` and carries no heading (no colon)."""
+    first = sentence.split(" ", 1)[0].lower().strip(",;\"'(")
+    return first in _CLAUSE_OPENERS and ":" not in sentence
+
+
+_LINKS = re.compile(r"^(?:and|but|or|so|which|while|whereas|then)\s+", re.I)
+_VALUE_TAIL = re.compile(r"\s*(?::\s*\S*\d\S*|\s+(?:of\s+)?[-$]?\d[\d.,/]*)\s*$")
+
+
+def _plain(sentence: str) -> str | None:
+    """A shorter restatement for a novice: the last clause of a long sentence, when it reads as one
+    (five words or more, a linking word dropped); ``None`` when there is none."""
+    clause = _LINKS.sub("", sentence.rsplit(", ", 1)[-1].strip().rstrip("."))
+    if clause != sentence.strip().rstrip(".") and len(clause.split()) >= 5 and _joins(clause):
         return clause[0].upper() + clause[1:] + "."
-    return f"{concept} is the piece we need for this step."
+    return None
+
+
+def passing_name(concept: str) -> str:
+    """A concept's name as a sentence says it in passing: a value the name carries is left out
+    ("Answer: 7/20" → "the answer", "Total seat count 1410" → "total seat count") — a pointer to a
+    later step names it, it does not state its result."""
+    name = _VALUE_TAIL.sub("", concept).strip()
+    if not name or name == concept:
+        return concept
+    return name if " " in name else "the " + lower_first(name)
 
 
 def _names(concepts: list[str]) -> str:

@@ -20,8 +20,8 @@ distinctive words): such sentences are dropped. It never ends the conversation i
 
 ``offline/knowsim`` (:class:`PaperLearner`) is the stand-in for the paper's LLM-simulated learner:
 the same voice, plus the attempts the paper's learner makes — each turn, for every IU, a draw
-against the rates measured on the paper's recordings (:mod:`learner_rates`: by the IU's state and
-by whether the tutor told the learner about it), written as one sentence per drawn IU: a
+against the rates measured on the paper's recordings of the question's domain (:mod:`learner_rates`:
+by the IU's state and by whether the tutor told the learner about it), written as one sentence per drawn IU: a
 reasoning attempt brings a claim of its own (a statement of the IU in its own words), an
 articulation restates the tutor's sentence about it. An unaware IU the tutor never told it about
 is never drawn, and never named. The paper check, the samples and the demo use this learner.
@@ -151,7 +151,11 @@ def _later_turn(sp: _Speaker) -> tuple[list[str], bool]:
         askable = [v for v in sp.graph.index.ids if sp.graph.index.label_of[v] in askable_labels]
         topic = focus if talks_about else (askable[0] if askable else None)
         name = sp.name(topic) if topic is not None else None
-    turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe)
+    goal = sp.graph.node(sp.graph.index.topo_order[-1]).concept if sp.graph.nodes else ""
+    told = voice.told_answer(voice.answer_values(ctx.material.reference_answer, goal),
+                             [m.text for m in ctx.history if m.role == "assistant"])
+    turn = voice.write(act, n, cue=cue, focus=focus_state, clause=clause, name=name, rng=sp.rng, safe=sp.safe,
+                       told=told)
     return [turn.text], turn.attempt
 
 
@@ -217,10 +221,11 @@ def told_of(graph: IUGraph, history) -> dict[str, str]:
 
 class PaperLearner:
     """``offline/knowsim``: the people-like voice plus the attempts of the paper's LLM learner,
-    drawn per turn from :data:`learner_rates.RATES` (deterministic for a given seed)."""
+    drawn per turn from the question's domain's table (:func:`learner_rates.rates_for`;
+    deterministic for a given seed)."""
 
     id = "offline/knowsim"
-    rates = rates.RATES  # a test may swap in a table measured on part of the recordings
+    rates = None  # None: the question's domain's table; a test may set a table measured on part of the recordings
 
     def __init__(self) -> None:
         self.voice = VoiceUser()
@@ -233,7 +238,8 @@ class PaperLearner:
         state = sp.state
         told = told_of(graph, ctx.history)
         rng = random.Random(f"{ctx.seed}:attempts")  # a stream of its own: the voice draws from Random(seed)
-        reasoning, articulation = rates.draw_attempts(rng, state, told, idx.topo_order, self.rates)
+        table = self.rates if self.rates is not None else rates.rates_for(ctx.material.domain)
+        reasoning, articulation = rates.draw_attempts(rng, state, told, idx.topo_order, table)
         if not reasoning and not articulation:
             return turn
         never = [v for v in idx.ids if state[v] == IUState.UNAWARE and told[v] == rates.NEVER]

@@ -1,13 +1,16 @@
 """Pick agents by id, and say what an id is: ``offline/adaptive``, ``baseline/copy-last``, ``human``,
 ``recorded/<model>``, ``openai/gpt-4o[:strategy]``, ``anthropic/claude-…``, ``compat/<model>[@url]``.
 
-Offline agents register exact ids; LLM providers register a prefix and build an agent for any
-model name. Modules register themselves on import; :func:`resolve` imports the offline module
-always and the LLM module only when an LLM id is asked for (the SDKs stay unimported otherwise).
+An id is parsed once, where it comes in, into an :class:`AgentId` (the value type lives in
+``engine/agent_id.py``, below the formats and the LLM layer that read ids too; it is re-exported
+here). Offline agents register exact ids; LLM providers register a prefix and a factory that
+builds an agent for any :class:`AgentId` of theirs. Modules register themselves on import;
+:func:`resolve` imports the offline module always and the LLM module only when an LLM id is asked
+for (the SDKs stay unimported otherwise).
 
-:func:`spec_of` is the one place that reads an id's form: whether the agent needs a model, runs
-offline, is a person or a recording. Batch planning, cost estimates, the runner, realism and the
-pages ask it rather than testing prefixes themselves (they used to, with six different rules).
+:func:`spec_of` says what an id is: whether the agent needs a model, runs offline, is a person or
+a recording. Batch planning, cost estimates, the runner, realism and the pages ask it rather than
+testing prefixes themselves.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from knowsim_core.engine.records import HUMAN_ID, RECORDED_PREFIX
+from knowsim_core.engine.agent_id import (
+    HUMAN_ID, MODEL_PROVIDERS, RECORDED, RECORDED_PREFIX, AgentId, parse_id,
+)
 from knowsim_core.errors import ConfigError
 from knowsim_core.text.redact import redact_urls  # an id may embed a base URL with credentials
 
@@ -63,14 +68,11 @@ class _Provider:
 _PROVIDERS: dict[str, _Provider] = {
     "offline": _Provider("knowsim_core.agents.offline", offline=True),
     # llm_baselines imports llm (every LLM agent) and adds the :zs / :zs-cot / :zs-cot-prof users
-    "openai": _Provider("knowsim_core.agents.llm_baselines", needs_model=True),
-    "anthropic": _Provider("knowsim_core.agents.llm_baselines", needs_model=True),
-    "compat": _Provider("knowsim_core.agents.llm_baselines", needs_model=True),
+    **{p: _Provider("knowsim_core.agents.llm_baselines", needs_model=True) for p in MODEL_PROVIDERS},
     "baseline": _Provider("knowsim_core.agents.baselines", offline=True, baseline=True),  # realism floors
     HUMAN_ID: _Provider("knowsim_core.agents.human"),  # the researcher typing one side: the bare id
-    RECORDED_PREFIX.rstrip("/"): _Provider(None),  # imported recordings: nothing to build
+    RECORDED: _Provider(None),  # imported recordings: nothing to build
 }
-MODEL_PROVIDERS: tuple[str, ...] = tuple(p for p, d in _PROVIDERS.items() if d.needs_model)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,88 +92,28 @@ _EXACT: dict[tuple[str, str], Entry] = {}
 _PREFIX: dict[tuple[str, str], Entry] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class AgentId:
-    """An agent id's parts: ``<provider>/<model>[:<strategy>|:<method>][@<base_url>]``.
-
-    ``compat/llama3:8b:socratic@http://h:8080/v1`` → provider ``compat``, model ``llama3:8b``, strategy
-    ``socratic``, url ``http://h:8080/v1``; the strategy may also follow the URL
-    (``compat/llama3:8b@http://h:8080/v1:socratic``, the older spelling). A suffix that is neither an assistant's strategy
-    (``prompts/assistant.STRATEGIES``) nor a baseline user's method (``prompts/baseline_user.METHODS``)
-    stays in the model name (``llama3:8b``). The one parser of ids: pricing, the LLM agents, the
-    baseline users, the batch planner and the pages ask it (parsing by hand in 7–8 places priced a
-    baseline-user batch at $0 and dropped the strategy of a compat id with a URL).
-    """
-
-    provider: str
-    model: str
-    strategy: str = ""
-    method: str = ""
-    url: str = ""
-
-    @property
-    def model_spec(self) -> str:
-        """The model with its base URL and without the strategy or method (what ``ModelRef.parse`` reads)."""
-        return f"{self.model}@{self.url}" if self.url else self.model
-
-    @property
-    def id(self) -> str:
-        """The id these parts spell, the strategy or method before the URL (the one builder of ids:
-        ``f"{uid}:{method}"`` put it after the URL of a compat id)."""
-        if not self.model:
-            return self.provider
-        suffix = self.strategy or self.method
-        return f"{self.provider}/{self.model}" + (f":{suffix}" if suffix else "") + (f"@{self.url}" if self.url else "")
-
-
-def parse_id(agent_id: str) -> AgentId:
-    """The parts of ``agent_id`` (an id without a ``/`` is all provider: ``human``)."""
-    from knowsim_core.prompts.assistant import STRATEGIES  # tiny; the strategies an assistant id may name
-    from knowsim_core.prompts.baseline_user import METHODS  # the :zs / :zs-cot / :zs-cot-prof users
-
-    provider, sep, rest = agent_id.partition("/")
-    if not sep:
-        return AgentId(agent_id, "")
-    name, at, url = rest.partition("@")
-    head, colon, tail = name.rpartition(":")
-    if at and not (colon and tail in STRATEGIES + METHODS):
-        # the suffix after the URL (``compat/m@http://h/v1:socratic``), as ids were written before
-        # this parser and as stored runs keep them: a URL never ends in a strategy's name (a port is
-        # digits), so it is the strategy, not part of the URL
-        base, ucolon, utail = url.rpartition(":")
-        if ucolon and utail in STRATEGIES + METHODS and "/" in base:
-            url, head, colon, tail = base, name, ":", utail
-    strategy = tail if colon and tail in STRATEGIES else ""
-    method = tail if colon and tail in METHODS and not strategy else ""
-    return AgentId(provider, head if strategy or method else name, strategy, method, url if at else "")
-
-
-def _model_name(rest: str) -> str:
-    """The model a provider-relative spec calls (batch pricing looks it up in the price table)."""
-    return parse_id(f"_/{rest}").model
-
-
-def spec_of(agent_id: str) -> AgentSpec:
+def spec_of(agent_id: str | AgentId) -> AgentSpec:
     """The :class:`AgentSpec` of any id form; never raises (an unknown form gets a flagless spec).
 
     Registered ids (offline, baseline, ``human``) load their provider's module to list their
     roles; LLM ids do not load the LLM layer.
     """
-    if agent_id == HUMAN_ID:
+    text = agent_id if isinstance(agent_id, str) else agent_id.id
+    aid = parse_id(agent_id)
+    if text == HUMAN_ID:
         _load(HUMAN_ID)
-        return AgentSpec(agent_id, HUMAN_ID, _roles(agent_id), human=True)
-    if agent_id.startswith(RECORDED_PREFIX):
-        return AgentSpec(agent_id, RECORDED_PREFIX.rstrip("/"), CONVERSATION_ROLES, recorded=True)
-    prefix, sep, rest = agent_id.partition("/")
-    provider = _PROVIDERS.get(prefix) if sep and rest else None
+        return AgentSpec(text, HUMAN_ID, _roles(text), human=True)
+    if aid.provider == RECORDED and aid.model:
+        return AgentSpec(text, RECORDED, CONVERSATION_ROLES, recorded=True)
+    provider = _PROVIDERS.get(aid.provider) if aid.model else None
     if provider is None:  # an exact id registered under no known provider (tests' fakes) is code too
-        roles = _roles(agent_id)
-        return AgentSpec(agent_id, prefix if sep else "", roles, offline=bool(roles))
+        roles = _roles(text)
+        return AgentSpec(text, aid.provider if aid.model else "", roles, offline=bool(roles))
     if provider.needs_model:
         # a model provider builds every kind (agents/llm.py registers each); known without loading it
-        return AgentSpec(agent_id, prefix, KINDS, needs_model=True, model=_model_name(rest))
-    _load(prefix)
-    return AgentSpec(agent_id, prefix, _roles(agent_id), offline=provider.offline, baseline=provider.baseline)
+        return AgentSpec(text, aid.provider, KINDS, needs_model=True, model=aid.model)
+    _load(aid.provider)
+    return AgentSpec(text, aid.provider, _roles(text), offline=provider.offline, baseline=provider.baseline)
 
 
 def _roles(agent_id: str) -> tuple[str, ...]:
@@ -184,10 +126,8 @@ def register(kind: str, agent_id: str, factory: Callable[..., Any], description:
 
 
 def register_prefix(kind: str, prefix: str, factory: Callable[..., Any], description: str = "") -> None:
-    """Register a provider prefix (``openai``): ``factory(model_spec, **settings)`` builds the agent.
-
-    For an assistant the spec is ``<model>`` or ``<model>:<strategy>``.
-    """
+    """Register a model provider (``openai``): ``factory(agent_id, **settings)`` builds the agent
+    of ``kind`` for any :class:`AgentId` of that provider (its model, strategy or method, URL)."""
     _PREFIX[(kind, prefix)] = Entry(kind, prefix, factory, description)
 
 
@@ -208,7 +148,7 @@ def available(kind: str) -> list[Entry]:
     return [e for (k, _), e in _EXACT.items() if k == kind]
 
 
-def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
+def resolve(kind: str, agent_id: str | AgentId, **settings: Any) -> Any:
     """Build the agent for ``agent_id``.
 
     Raises:
@@ -216,32 +156,33 @@ def resolve(kind: str, agent_id: str, **settings: Any) -> Any:
     """
     if kind not in KINDS:
         raise ConfigError(f"unknown agent kind {kind!r}; expected one of {', '.join(KINDS)}")
-    prefix, sep, rest = agent_id.partition("/")
-    if agent_id == HUMAN_ID:
-        _load(agent_id)
-        entry = _EXACT.get((kind, agent_id))
+    text = agent_id if isinstance(agent_id, str) else agent_id.id
+    aid = parse_id(agent_id)
+    if text == HUMAN_ID:
+        _load(text)
+        entry = _EXACT.get((kind, text))
         if entry is not None:
             return entry.factory(**settings)
-    if not sep or not rest:
+    if not aid.model:
         raise ConfigError(
-            f"agent id {redact_urls(agent_id)!r} should look like provider/name, e.g. offline/adaptive, "
+            f"agent id {redact_urls(text)!r} should look like provider/name, e.g. offline/adaptive, "
             "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5 or compat/llama3"
         )
-    _load(prefix)
-    entry = _EXACT.get((kind, agent_id))
+    _load(aid.provider)
+    entry = _EXACT.get((kind, text))
     if entry is not None:
         return entry.factory(**settings)
-    pentry = _PREFIX.get((kind, prefix))
-    if pentry is not None and spec_of(agent_id).needs_model:
-        return pentry.factory(rest, **settings)
+    pentry = _PREFIX.get((kind, aid.provider))
+    if pentry is not None and aid.calls_model:
+        return pentry.factory(aid, **settings)
     choices = [e.id for (k, _), e in _EXACT.items() if k == kind]
-    guess = difflib.get_close_matches(agent_id, choices, n=1)
+    guess = difflib.get_close_matches(text, choices, n=1)
     hint = f"; did you mean {guess[0]!r}?" if guess else ""
     raise ConfigError(
-        f"unknown {kind} {redact_urls(agent_id)!r}{hint} Offline {kind}s: {', '.join(choices) or 'none'}; "
+        f"unknown {kind} {redact_urls(text)!r}{hint} Offline {kind}s: {', '.join(choices) or 'none'}; "
         "LLM ids are openai/<model>, anthropic/<model> or compat/<model>"
     )
 
 
-__all__ = ["AgentSpec", "CONVERSATION_ROLES", "Entry", "HUMAN_ID", "KINDS", "MODEL_PROVIDERS", "RECORDED_PREFIX",
-           "available", "register", "register_prefix", "resolve", "spec_of"]
+__all__ = ["AgentId", "AgentSpec", "CONVERSATION_ROLES", "Entry", "HUMAN_ID", "KINDS", "MODEL_PROVIDERS",
+           "RECORDED_PREFIX", "available", "parse_id", "register", "register_prefix", "resolve", "spec_of"]

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
 from knowsim_core.agents import registry
+from knowsim_core.engine.agent_id import STRATEGIES
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, preset as get_preset
 from knowsim_core.errors import ConfigError
 from knowsim_core.services.runner import DEFAULT_EXTRACTOR, DEFAULT_USER, ensure_question
@@ -225,15 +226,9 @@ def _items(value: Sequence[str] | str) -> list[str]:
 
 
 def _canonical_assistant(agent_id: str) -> str:
-    """The id a run records for this assistant (LLM assistants name their strategy), so a stored
-    run is found again by its cell."""
-    if not needs_model(agent_id):
-        return agent_id
-    from knowsim_core.agents.llm import split_strategy  # lazy: LLM ids only
-
-    provider, _, spec = agent_id.partition("/")
-    model, strategy = split_strategy(spec)
-    return f"{provider}/{model}:{strategy}"
+    """The id a run records for this assistant (an LLM assistant names the strategy it plays, before
+    its URL), so a stored run is found again by its cell."""
+    return registry.parse_id(agent_id).as_assistant().id
 
 
 def plan(
@@ -281,9 +276,14 @@ def plan(
                                   + ("a person types it" if agent.human else "it is a recording"))
             if not agent.needs_model:
                 registry.resolve(kind, agent_id)  # fail fast on a typo, with a "did you mean"
-            elif "," in registry.parse_id(agent_id).url:
-                raise ConfigError(f"{agent_id}: an id's @URL names one server; list several in "
-                                  "KNOWSIM_COMPAT_BASE_URL (comma-separated) to spread a batch over them")
+            elif kind == "assistant" and registry.parse_id(agent_id).method:
+                raise ConfigError(f"assistant {agent_id} names the baseline user method "
+                                  f"{registry.parse_id(agent_id).method!r}; an assistant takes a strategy "
+                                  f"({', '.join(STRATEGIES)})")
+            else:
+                from knowsim_core.llm.settings import check_one_url  # lazy: offline batches never load the LLM layer
+
+                check_one_url(f"{kind} {agent_id}", registry.parse_id(agent_id).url)
     if not questions or not levels or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
     # two spellings of one assistant (compat/m and compat/m:<its default strategy>) are one

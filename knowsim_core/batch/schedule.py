@@ -295,10 +295,9 @@ class Budget:
 
 
 class LLMSetup:
-    """The LLM settings of conversation ``index``: the environment's, the per-endpoint limit raised
-    to the batch's concurrency unless ``KNOWSIM_LLM_MAX_CONCURRENCY`` sets it, and the compat server
-    ``index mod k`` when several are configured. Picklable (sent to worker processes); the settings
-    are read once per process, lazily, so offline batches never load the LLM layer."""
+    """The LLM settings of a conversation: the environment's, the per-endpoint limit raised to the
+    batch's concurrency unless ``KNOWSIM_LLM_MAX_CONCURRENCY`` sets it. Picklable (sent to worker
+    processes); the settings are read once per process, lazily, so offline batches never load the LLM layer."""
 
     def __init__(self, concurrency: int):
         self.concurrency = concurrency
@@ -318,9 +317,9 @@ class LLMSetup:
         return self._base
 
     def __call__(self, store: Store | None, index: int) -> dict[str, Any]:
-        """The agents' settings of conversation ``index``; the store's cache when there is a store
-        (a cluster's worker has none: its calls are not cached)."""
-        s = self.settings().for_conversation(index)
+        """The agents' settings; the store's cache when there is a store (a cluster's worker has
+        none: its calls are not cached)."""
+        s = self.settings()
         return {"settings": s, "cache": store.caches if s.cache_enabled and store is not None else None}
 
 

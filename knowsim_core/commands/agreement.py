@@ -19,9 +19,6 @@ from typing import Any
 
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "agreement"
-HELP = "agreement of KnowSim's readings with people's judgments (thumbs, ratings, correctness)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor", metavar="ID", help="only readings made by this extractor (e.g. offline/lexical)")
@@ -37,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulated", metavar="TAG[,TAG…]",
                    help="compare these batches' simulated runs with the people, cell by cell (arm, level, tutor): "
                         "the paper's validation; the batch must play the people's questions, levels and tutors")
+    p.add_argument("--cliffs-delta", type=float, metavar="D",
+                   help="with --simulated: the least |Cliff's delta| of the people's ratings for a pair of conditions "
+                        "to count (default 0.15, the paper's; 0.33 was the Studio's earlier 'medium' choice); the "
+                        "result over 0.10-0.20 is shown beside it")
     add_db_argument(p)
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (votes, conversations, pairs, parts, replication, plus the judged "
@@ -69,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
     if tags:
         from knowsim_core.evaluation.simulated_agreement import validate
 
-        report["simulated"] = validate(store, a, tags)
+        from knowsim_core.evaluation.simulated_agreement import PAPER_CLIFFS_MIN
+
+        if args.cliffs_delta is not None and not 0.0 <= args.cliffs_delta <= 1.0:
+            raise ConfigError(f"--cliffs-delta must be between 0 and 1 (|Cliff's delta|), got {args.cliffs_delta}")
+        report["simulated"] = validate(store, a, tags,
+                                       PAPER_CLIFFS_MIN if args.cliffs_delta is None else args.cliffs_delta)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -122,6 +128,7 @@ def render(s: dict[str, Any], elapsed: float) -> str:
     out.append("  failure mode rate     among 👍  among 👎")
     for mode, rr in v["modes"].items():
         out.append(f"  {mode:<20} {_f(rr['up']):>8}  {_f(rr['down']):>8}")
+    out += render_disagreement(s.get("disagreement"))
     out.append(f"Conversations: {c['n']} with a reading ({c['rated']} rated)")
     out.append("  metric  vs rating: Spearman  Kendall  95% CI (rho)     n   vs correct: AUC  95% CI          n"
                "   both parts (rating / correct)")
@@ -146,17 +153,40 @@ def render(s: dict[str, Any], elapsed: float) -> str:
         out.append("Left out: " + ", ".join(f"{n} {k}" for k, n in s["excluded"].items()))
     if "simulated" in s:
         out += render_simulated(s["simulated"])
+    for r in s.get("reader", {}).values():
+        out.append(r["text"])
+        out.append(r["verdicts_rest_on"])
     out.append(f"(reading: {s['reading']}, conversations: {s['part']}; {s['notes']['ci']}; {s['notes']['chance']}; "
                f"computed in {elapsed:.1f} s)")
     return "\n".join(out)
+
+
+def render_disagreement(d: dict[str, Any] | None) -> list[str]:
+    """Where the reading and the people disagree: the call × thumb counts, and the pairs of a correct
+    and a wrong answer that run against each metric's stated direction (the Agreement page's view)."""
+    if not d:
+        return []
+    from knowsim_core.evaluation.disagreement import GOOD_DOWN, POOR_UP
+
+    t = d["turns"]
+    out = [f"Where the reading and the people disagree ({t['n']} turns judged by the people; {d['note']}):",
+           "  reading's call      👍     👎"]
+    out += [f"  {call:<16} {row['up']:>4}   {row['down']:>4}" for call, row in t["table"].items()]
+    out.append(f"  {t[GOOD_DOWN]} turn(s) called good got 👎; {t[POOR_UP]} called poor got 👍 "
+               "(one row per turn and per IU under disagreement in --json)")
+    pairs = [f"{m.upper()} {e['against']:g} of {e['pairs']}" for m, e in d["answers"].items()]
+    if pairs:
+        out.append("  pairs of a correct and a wrong answer against the metric's stated direction: " + ", ".join(pairs))
+    return out
 
 
 def render_simulated(sim: dict[str, Any]) -> list[str]:
     t = sim["threshold"]
     out = [f"Simulated batches {', '.join(sim['tags'])} against the people, {sim['people_cells']} cell(s) "
            f"(arm, level, tutor): sign agreement over condition pairs with |Cliff's δ| ≥ {t['cliffs_delta_min']} "
-           f"(≥ {t['min_cell']} rated people per cell; conclusive with ≥ {t['min_pairs']} pairs and p < {t['alpha']}); "
-           "Spearman over cell means z-normalised within each (arm, level)"]
+           f"({t.get('choice', '')}; ≥ {t['min_cell']} rated people per cell; one-sided binomial, conclusive with "
+           f"≥ {t['min_pairs']} pairs and p < {t['alpha']}); Spearman over cell means z-normalised within each "
+           f"(arm, level), pooled per task ({sim.get('spearman_note', '')})"]
     for user, e in sim["simulators"].items():
         head = f"  user simulator {user}: {e['matched_runs']} of {e['runs']} run(s) match a person"
         if "refused" in e:
@@ -173,6 +203,10 @@ def render_simulated(sim: dict[str, Any]) -> list[str]:
         for m, sg in e["sign"].items():
             rho = e["spearman"][m]
             out.append(f"    {m} ({sim['directions'][m]}): sign {sg['note']}; Spearman vs rating "
-                       f"{_f(rho['rating']['rho'])} over {rho['rating']['cells']} cells, vs correct "
-                       f"{_f(rho['correct']['rho'])}")
+                       f"{_f(rho['rating']['rho'])} (n = {rho['rating']['cells']} cells), vs correct "
+                       f"{_f(rho['correct']['rho'])} (n = {rho['correct']['cells']})")
+            sweep = e.get("sweep", {}).get(m, [])
+            if sweep:
+                out.append("      over |δ| " + ", ".join(
+                    f"≥ {w['cliffs_delta_min']:g}: {w['agree']}/{w['n']} (p = {_f(w['p'], 3)})" for w in sweep))
     return out

@@ -43,8 +43,6 @@ from knowsim_core.storage import Store, default_path
 from knowsim_core.commands.runs import add_db_argument
 from knowsim_core.vocab import CellOutcome
 
-NAME = "batch"
-HELP = "run a matrix of questions × levels × assistants × seeds, storing every run (many at once)"
 BAR_WIDTH = 30
 EXIT_INTERRUPTED = 130
 FAILED_SHOWN = 10  # failed runs named in the summary; the rest are counted

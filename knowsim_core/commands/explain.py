@@ -17,9 +17,6 @@ from knowsim_core.commands.runs import add_db_argument, int_in, open_store
 if TYPE_CHECKING:
     from knowsim_core.storage import Store
 
-NAME = "explain"
-HELP = "show each IU's failure mode and why it moved (or not), per turn of a stored run"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_id", metavar="RUN_ID", help="a stored run id (`python -m knowsim_core runs` lists them)")

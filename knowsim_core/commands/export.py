@@ -15,9 +15,6 @@ from pathlib import Path
 from knowsim_core.errors import ConfigError
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "export"
-HELP = "print a stored run as Studio JSON, reference run-record JSON, CSV of turns or a one-file HTML replay"
-RAW_OUTPUT = True  # data, not a message: kept byte for byte when redirected (cleaned on a terminal)
 FORMATS = ("studio-json", "reference-json", "csv", "html")
 
 
@@ -35,7 +32,7 @@ def render(store, run_id: str, fmt: str) -> str:
     redacted here), never NaN / Infinity (FormatError instead of invalid JSON)."""
     # here, not at the top: `export --help` loads none of the formats or the replay
     from knowsim_core.evaluation.replay import replay_html
-    from knowsim_core.formats import csv_export, jsonio, reference_export, studio
+    from knowsim_core.formats import csv_export, jsonio, reference_export
     from knowsim_core.text.redact import redact_urls
 
     if fmt == "html":
@@ -43,7 +40,9 @@ def render(store, run_id: str, fmt: str) -> str:
     run = store.runs.load(run_id)
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     if fmt == "studio-json":
-        return studio.dumps(run, judgments=store.judgments.list(run_id)) + "\n"
+        from knowsim_core.services.exporting import studio_json
+
+        return studio_json(store, run_id) + "\n"
     if fmt == "reference-json":
         domain = store.questions.get(run.question_id).domain
         record = reference_export.to_reference(run, judgement=store.caches.get_judgement(run_id), domain=domain)

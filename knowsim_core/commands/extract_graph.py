@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING
 
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "extract-graph"
-HELP = "extract an IU graph for a stored question with an LLM and save it as a new graph version"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--question", required=True, metavar="ID", help="question id (stored, or a sample id)")

@@ -21,15 +21,12 @@ from knowsim_core.evaluation.figures import figure_format, latex_table, write_mo
 from knowsim_core.commands.runs import add_db_argument, open_store
 from knowsim_core.storage.run_filter import RunFilter
 
-NAME = "failures"
-HELP = "failure-mode shares and mean KG / DC / CO per knowledge level across stored runs"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)
     RunFilter.add_arguments(p)
     p.add_argument("--status", choices=STATUS_CHOICES, default="finished",
-                   help="which runs count: finished (default), all, or unfinished (running, failed, interrupted)")
+                   help="which runs count: finished (default), all, or unfinished (running, open, failed, interrupted)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--latex", action="store_true",

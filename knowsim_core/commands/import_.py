@@ -10,10 +10,6 @@ from dataclasses import asdict
 from knowsim_core.engine.config import DEFAULT_PRESET, PRESETS, preset
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "import"
-HELP = ("import runs (Studio or reference JSON), reference items JSONL + IU caches, the reference data folder, "
-        "or real conversations (SimulatorArena annotations, conversations JSONL)")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", metavar="PATH", help="file or folder to import (its kind is detected from the content)")

@@ -8,9 +8,6 @@ import json
 from knowsim_core.commands.extract_graph import llm_settings
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "judge"
-HELP = "rate the interaction quality (IQ 1-10) of stored runs with an LLM judge and store the score"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="stored run id(s)")

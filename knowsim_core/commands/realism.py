@@ -22,9 +22,6 @@ from typing import Any
 
 from knowsim_core.commands.runs import add_db_argument, open_store
 
-NAME = "realism"
-HELP = "turn-level realism of user simulators against the stored human conversations"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--user", action="append", metavar="ID",
@@ -95,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped {len(report['skipped'])} conversation(s) without a reading: "
               + "; ".join(f"{s['conversation']} ({s['reason']})" for s in report["skipped"]))
     print(START_NOTE[report["start"]])
+    for note in report.get("reader", {}).values():
+        print(note["text"])
     if args.start is None and paid:
         print("(hindsight not scored: a model user would be called twice per turn; add --start both)")
     print(table(report["summary"], METRICS))

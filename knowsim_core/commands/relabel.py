@@ -15,10 +15,6 @@ from typing import Any, Iterable
 # the agents, formats, engine and evaluation are imported inside the functions that use them:
 # `relabel --help` prints its options without them (issue 34)
 
-NAME = "relabel"
-HELP = "label every recorded turn of a reference run file with an extractor and compare with the recorded labels"
-
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", metavar="RUNS.json", help="reference run file (a JSON list of records)")

@@ -14,9 +14,6 @@ from knowsim_core.engine.config import PRESETS, preset
 # the reference reader and the engine's records are imported where a file is replayed: `replay
 # --help` loads only the presets (issue 34)
 
-NAME = "replay"
-HELP = "replay every structured record of a reference run file from its recorded labels (chained)"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", metavar="RUNS.json", help="reference run file (a JSON list of records)")

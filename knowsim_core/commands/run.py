@@ -20,8 +20,6 @@ if TYPE_CHECKING:  # the runner, the records and storage are imported where a ru
     from knowsim_core.engine.records import RunRecord, TurnRecord
     from knowsim_core.storage import Store
 
-NAME = "run"
-HELP = "run one simulation, store it and print it turn by turn (or resume a stored run)"
 # the counts column's letters are the failure modes' (the graph badge's, the replay's): R/P/E/O/U
 STATE_LETTER_HEADER = "/".join(s.short for s in IUState)  # U/S/P/K: IUs per state after the turn
 HEADER = (f"{'turn':>4}  {'load':>6}  {'tau':>3}  {'over':>4}  {'eta':>5}  {'up':>2}  {STATE_LETTER_HEADER:>9}  "

@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 # options (3-7 s on a busy machine, issue 34).
 DB_ENV = "KNOWSIM_DB"  # storage.ENV_DB, spelled here so --help imports no storage (a test keeps them equal)
 
-NAME = "runs"
-HELP = "list the runs stored in the database"
-
 
 def add_db_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -81,6 +78,7 @@ def _fmt(v: float | None, spec: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from knowsim_core.storage.run_filter import RunFilter
     from knowsim_core.text.redact import redact_urls
+    from knowsim_core.text.titles import question_title
 
     store = open_store(args)
     run_filter = RunFilter.from_args(args, status=args.status or ())
@@ -91,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
         numbers = store.questions.graph_version_numbers([r.graph_version_id for r in rows if r.graph_version_id is not None])
         # one JSON object: the runs, and how many match — a consumer sees that the list was cut
         total = store.search.count(run_filter) if len(rows) >= args.limit else len(rows)
-        print(json.dumps({"runs": [{**asdict(r), "graph_version": numbers.get(r.graph_version_id)} for r in rows],
+        print(json.dumps({"runs": [{**asdict(r), "title": r.title, "graph_version": numbers.get(r.graph_version_id)}
+                                   for r in rows],
                           "total": total, "more": total - len(rows)}, ensure_ascii=False, indent=2))
         _say_more(store, run_filter, len(rows), total=total, file=sys.stderr)
         return 0
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     aw = max(22, *(len(r.assistant) for r in rows))
     print(f"{'id':<12}  {'status':<11}  {'turns':>5}  {'level':<12}  {'assistant':<{aw}}  {'KG':>4}  {'DC':>6}  {'CO':>6}  question")
     for r in rows:
-        q = r.question if len(r.question) <= 50 else r.question[:49] + "…"
+        q = question_title(r.question, r.question_title, limit=50)  # as the app titles it
         print(
             f"{r.id:<12}  {r.status:<11}  {r.turns:>5}  {r.level:<12}  {r.assistant:<{aw}}  {_fmt(r.kg, '.0f'):>4}  "
             f"{_fmt(r.dc, '.3f'):>6}  {_fmt(r.co, '.3f'):>6}  {q}"

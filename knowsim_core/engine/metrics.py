@@ -22,6 +22,37 @@ PROXY_DC_REASON = (
 )
 
 
+# What each headline number means, its scale and a worked line: the Simulate glossary, the replay
+# and docs/reference/metrics.md say it in these words (a test holds the page to them).
+METRIC_GLOSSARY: dict[str, str] = {
+    "KG": "knowledge gain (paper eq. 1): the state steps the learner climbed since the start, summed over every "
+          "IU — a whole number from 0 up to the steps the start left to climb (at most 3 per IU). It counts steps, "
+          "not IUs known: KG 14 = 14 state steps, which on a 14-IU graph can leave only 2 of the 14 known well "
+          "(most IUs one step up, to struggling or partial).",
+    "DC": "delivery calibration (paper eq. 2): did the replies teach what the learner could take in? The F1 of "
+          "precision (IUs absorbed / IUs taught) and recall (IUs absorbed / IUs teachable), each summed over the "
+          "turns; from 0 to 1, higher is better. An IU is teachable in a turn when it is not yet known well and its "
+          "ceiling is at least partial; absorbed when it was taught while teachable and rose. DC 0.50 = e.g. 10 "
+          "absorbed of 20 taught and of 20 teachable.",
+    "CO": "cognitive overload (paper eq. 3): the mean over turns of min(1, load / τ); from 0 to 1, lower is "
+          "better, 1 = every turn at or over capacity. CO 0.75 = on average a turn carried three quarters of "
+          "what the learner can take in at once.",
+}
+
+
+def kg_line(s0: KnowledgeState, s_t: KnowledgeState) -> str:
+    """KG worked out for one run: ``KG 5 = 5 state steps over 17 IUs (at most 40 from this start);
+    3 of 17 known well now, 1 at the start``."""
+    labels = list(s0)
+    gain = raw_progress(s0, s_t)
+    room = sum(3 - int(s0.state_of(lab)) for lab in labels)
+    well = sum(1 for lab in labels if s_t.state_of(lab) == IUState.KNOWS_WELL)
+    well0 = sum(1 for lab in labels if s0.state_of(lab) == IUState.KNOWS_WELL)
+    steps = "state step" if gain == 1 else "state steps"
+    return (f"KG {gain} = {gain} {steps} over {len(labels)} IUs (at most {room} from this start); "
+            f"{well} of {len(labels)} known well now, {well0} at the start")
+
+
 @dataclass(frozen=True, slots=True)
 class Metrics:
     knowledge_gain: int

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
+from knowsim_core.engine.agent_id import HUMAN_ID, RECORDED_PREFIX  # the ids a record may carry that no agent plays
 from knowsim_core.engine.config import RuleParams
 from knowsim_core.errors import FormatError
 from knowsim_core.engine.failures import FailureMode, count_modes
@@ -24,10 +25,6 @@ from knowsim_core.engine.termination import StopVotes, first_stop
 from knowsim_core.vocab import EndReason
 
 SCHEMA_VERSION = 1
-# The two adapter ids a record may carry that name no playable agent (the values live here, the
-# lowest layer that writes them; ``agents.registry.spec_of`` is where they are interpreted):
-HUMAN_ID = "human"  # a person typed or wrote that side (the Studio's typed turns, real conversations)
-RECORDED_PREFIX = "recorded/"  # ``recorded/<what>``: the side was imported from a recording
 
 
 @dataclass(frozen=True, slots=True)

@@ -230,6 +230,25 @@ def _turn_load(graph: IUGraph, mentioned: list[IUSignal], signals: Sequence[IUSi
                     eta=efficiency(comprehension + attempt, tau, params), n_keep=params.n_keep(len(graph.index.ids)))
 
 
+def load_parts(signals: Sequence[IUSignal], pre_state: dict[str, int], params: RuleParams) -> dict[str | None, float]:
+    """Each IU's part of a turn's load (§4.3): the weights of its mentions and of its attempts —
+    the terms :func:`_turn_load` adds up, grouped by IU id (``None``: attempts the extractor tied
+    to no IU). ``pre_state``: the states entering the turn, by IU id. The parts sum to the turn's
+    load up to float rounding (the turn adds the terms in its own order)."""
+    parts: dict[str | None, float] = {}
+    for signal in signals:
+        state = pre_state.get(signal.id, _U) if signal.id is not None else _U
+        part = params.mention_weights[state] if signal.id is not None and signal.teaching_quality != _NOT_MENTIONED \
+            else 0.0
+        if signal.attempt is _REASONING:
+            part += params.reasoning_weights[state]
+        elif signal.attempt is _ARTICULATION:
+            part += params.articulation_weight
+        if part:
+            parts[signal.id] = parts.get(signal.id, 0.0) + part
+    return parts
+
+
 def _hinge(graph: IUGraph, mentioned: list[IUSignal], pre_state: dict[str, int], load: TurnLoad,
            params: RuleParams) -> dict[str, float]:
     """§4.5 hinge: the neediest ``n_keep`` mentioned IUs keep η, the rest get the tail share (empty

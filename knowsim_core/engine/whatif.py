@@ -1,6 +1,10 @@
-"""What-if against another version of a run's IU graph: the run re-played on that version.
+"""What-if: a run's labels edited, or the run re-played on another version of its IU graph.
 
-Why this needs more than swapping the graph: states are stored by *label* (``"IU3: concept"``),
+**Label edits** (:class:`LabelEdit`, written ``turn=1,iu=IU10,quality=well_explained``, the syntax
+of ``whatif --set`` and of a saved what-if's meta): :func:`apply_edits` changes the stored labels
+and recomputes every turn from the first one changed with the rules; the messages stay as recorded.
+
+**Another graph version.** Why this needs more than swapping the graph: states are stored by *label* (``"IU3: concept"``),
 so matching the old state to a new version by label resets every reworded concept to unaware and
 leaves its old label behind as a foreign entry, which then blocks the reference mastery rule
 (spec §5.1 counts every entry of the state); and τ depends on the node count (§4.2). Here IUs are
@@ -13,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from knowsim_core.errors import SessionError
+from knowsim_core.errors import ConfigError, SessionError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import replay
-from knowsim_core.engine.signals import IUSignal
+from knowsim_core.engine.signals import AttemptType, IUSignal, TeachingQuality
 from knowsim_core.engine.state import IUState, KnowledgeState, LabelState, initial_state
 
 NEW_IU_START = (
@@ -161,3 +165,123 @@ def what_if(
         return what_if_version(run, graph, turn=turn, signals=signals).run
     edits = {turn: tuple(signals)} if signals is not None else {}
     return replay(run, edits=edits, from_turn=turn)
+
+
+# ---------------------------------------------------------------------- label edits
+WHATIF_KEY = "whatif"  # a saved what-if's meta: its edits, each in the --set syntax, joined by "; "
+EDIT_KEYS = ("turn", "iu", "quality", "attempt")
+EVERY_TURN = "all"
+QUALITY_VALUES: tuple[str, ...] = tuple(q.value for q in TeachingQuality)
+ATTEMPT_VALUES: tuple[str, ...] = tuple(a.value for a in AttemptType)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelEdit:
+    """One label changed: IU ``iu``'s teaching quality and/or user attempt at turn ``turn``
+    (None: every turn). Written and read as ``turn=1,iu=IU10,quality=well_explained``."""
+
+    turn: int | None
+    iu: str
+    quality: str | None = None
+    attempt: str | None = None
+
+    def spec(self) -> str:
+        parts = [f"turn={EVERY_TURN if self.turn is None else self.turn}", f"iu={self.iu}"]
+        parts += [f"{k}={v}" for k, v in (("quality", self.quality), ("attempt", self.attempt)) if v is not None]
+        return ",".join(parts)
+
+
+def parse_edit(text: str) -> LabelEdit:
+    """A :class:`LabelEdit` from ``turn=N|all,iu=ID,quality=Q,attempt=A`` (quality, attempt or both).
+
+    Raises:
+        ConfigError: one line naming the part that is wrong and what it may be.
+    """
+    where = f"what-if edit {text.strip()[:80]!r}"
+    fields: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",")):
+        key, eq, value = part.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not eq or not value or "=" in value:
+            raise ConfigError(f"{where}: {part!r} is not key=value; write e.g. turn=1,iu=IU10,quality=well_explained")
+        if key not in EDIT_KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r}; expected {', '.join(EDIT_KEYS)}")
+        if key in fields:
+            raise ConfigError(f"{where}: {key} is given twice")
+        fields[key] = value
+    missing = [k for k in ("turn", "iu") if k not in fields]
+    if missing:
+        raise ConfigError(f"{where}: {' and '.join(missing)} missing; write e.g. turn=1,iu=IU10,quality=well_explained")
+    if "quality" not in fields and "attempt" not in fields:
+        raise ConfigError(f"{where}: say what to change: quality=… ({', '.join(QUALITY_VALUES)}) "
+                          f"or attempt=… ({', '.join(ATTEMPT_VALUES)})")
+    for key, allowed in (("quality", QUALITY_VALUES), ("attempt", ATTEMPT_VALUES)):
+        if key in fields and fields[key] not in allowed:
+            raise ConfigError(f"{where}: {key} {fields[key]!r} is not one of {', '.join(allowed)}")
+    raw_turn = fields["turn"]
+    if raw_turn.lower() == EVERY_TURN:
+        turn = None
+    elif raw_turn.isdigit() and 1 <= int(raw_turn) <= 10_000:
+        turn = int(raw_turn)
+    else:
+        raise ConfigError(f"{where}: turn {raw_turn!r} is not a turn number (1, 2, …) or {EVERY_TURN!r}")
+    return LabelEdit(turn, fields["iu"], fields.get("quality"), fields.get("attempt"))
+
+
+def parse_edits(text: str) -> tuple[LabelEdit, ...]:
+    """The edits of a saved what-if's ``"; "``-joined spec (:data:`WHATIF_KEY`)."""
+    return tuple(parse_edit(p) for p in text.split(";") if p.strip())
+
+
+def edits_spec(edits: Sequence[LabelEdit]) -> str:
+    return "; ".join(e.spec() for e in edits)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelWhatIf:
+    """A run with labels edited: the recomputed run, the first turn an edit changed (None: no edit
+    changed a label) and what could not be applied (a turn the run lacks, an IU not in its graph)."""
+
+    run: RunRecord
+    first_turn: int | None
+    skipped: tuple[str, ...]
+
+
+def _edited(signals: Sequence[IUSignal], edit: LabelEdit) -> tuple[IUSignal, ...]:
+    out, found = [], False
+    for s in signals:
+        if s.id == edit.iu:
+            found = True
+            quality = edit.quality if edit.quality is not None else s.teaching_quality
+            attempt = AttemptType(edit.attempt) if edit.attempt is not None else s.attempt
+            reasoning = f"what-if: set to {quality}" if quality != s.teaching_quality else s.reasoning
+            s = replace(s, teaching_quality=quality, attempt=attempt, reasoning=reasoning)
+        out.append(s)
+    if not found:  # the extractor gave the IU no entry: it read as not mentioned, with no attempt
+        out.append(IUSignal.make(edit.iu, edit.quality or TeachingQuality.NOT_MENTIONED.value,
+                                 edit.attempt or AttemptType.NONE.value, reasoning="what-if: entry added"))
+    return tuple(out)
+
+
+def apply_edits(run: RunRecord, edits: Sequence[LabelEdit]) -> LabelWhatIf:
+    """``run`` with every edit applied to its stored labels (in order; a later edit of the same
+    label wins) and the turns from the first changed one recomputed by the rules. No model call;
+    the messages stay as recorded."""
+    signals = {t.turn: t.signals for t in run.turns}
+    ids = set(run.graph.index.ids)
+    skipped: list[str] = []
+    for e in edits:
+        if e.iu not in ids:
+            skipped.append(f"{e.spec()}: {e.iu} is not an IU of this run's graph")
+            continue
+        turns = list(signals) if e.turn is None else [e.turn]
+        if e.turn is not None and e.turn not in signals:
+            skipped.append(f"{e.spec()}: the run has {len(run.turns)} turn(s)")
+            continue
+        for t in turns:
+            signals[t] = _edited(signals[t], e)
+    changed = {t.turn: signals[t.turn] for t in run.turns if signals[t.turn] != t.signals}
+    if not changed:
+        return LabelWhatIf(run, None, tuple(skipped))
+    first = min(changed)
+    return LabelWhatIf(replay(run, edits=changed, from_turn=first), first, tuple(skipped))

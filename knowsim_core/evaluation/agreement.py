@@ -44,6 +44,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Callable
 
+from knowsim_core.engine.agent_id import RECORDED, parse_id
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.evaluation import scoring
@@ -108,6 +109,7 @@ class JudgedTurn:
     modes: tuple[str, ...]  # the failure modes present in the turn (distinct)
     part: str = "A"
     model: str = ""
+    explained: tuple[tuple[str, str, str], ...] = ()  # (IU, concept, mode) per IU the turn explained, in rec.modes order
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,12 @@ class Conversation:
     turns: int = 0
     part: str = "A"
     question_id: str = ""
+    reader: str = ""  # the extractor whose reading this is
+    domain: str = ""
+    n_ius: int = 0  # IUs of the conversation's graph
+    mentioned: int = 0  # (turn, IU) pairs read as mentioned
+    pairs: int = 0  # (turn, IU) pairs read
+    dc_parts: tuple[tuple[str, str, tuple[int, ...]], ...] = ()  # (IU, concept, turns per iu_story.DC_PARTS)
 
 
 @dataclass(frozen=True)
@@ -183,7 +191,8 @@ def _part_of(run: RunRecord, rid: str, split: frozenset[str] | None) -> str:
 
 
 def _model_of(run: RunRecord) -> str:
-    return str(dict(run.meta).get("tutor_model") or run.adapter.get("assistant", "").removeprefix("recorded/"))
+    tutor = parse_id(run.adapter.get("assistant", ""))  # a recording names the model it recorded
+    return str(dict(run.meta).get("tutor_model") or (tutor.name if tutor.provider == RECORDED else tutor.id))
 
 
 def collect(store, *, extractor: str | None = None, reading: str = "stored", part: str | None = None,
@@ -250,19 +259,23 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
                 out.excluded["judgments on runs without a reading"] += len(kept)
             continue
         model = _model_of(run)
+        concepts = {n.id: n.concept for n in run.graph.nodes}
         for j in kept:
-            out.turns.append(_judged_turn(rid, run.turns[j.turn - 1], j, where, model))
+            out.turns.append(_judged_turn(rid, run.turns[j.turn - 1], j, where, model, concepts))
         if human:
             row = rows.get(rid)
             out.conversations.append(Conversation(
                 run_id=rid, conversation=str(meta.get("conversation", rid)), level=run.level, model=model,
                 rating=rating_of(meta.get("rating")), correct=correctness(meta.get("correctness")),
                 metrics=_metric_values(run, row.iq_score if row else None), turns=len(run.turns), part=where,
-                question_id=run.question_id,
+                question_id=run.question_id, reader=run.adapter.get("extractor", ""), domain=run.domain,
+                n_ius=len(run.graph.nodes), mentioned=sum(1 for t in run.turns for x in t.signals if x.mentioned),
+                pairs=sum(len(t.signals) for t in run.turns), dc_parts=_dc_parts(run),
             ))
     out.excluded = dict(out.excluded)
     out.summary = summarise(out, resamples=resamples)
     out.summary["reading"] = reading
+    out.summary["reader"] = reader_trust(out.conversations)
     out.summary["part"] = part or "all"
     out.summary["split"] = {"kind": SPLIT_HASH if split is None else "named",
                             "note": SPLIT_NOTE if split is None else
@@ -270,13 +283,31 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
     return out
 
 
-def _judged_turn(rid: str, rec: TurnRecord, j: Judgment, part: str = "A", model: str = "") -> JudgedTurn:
+def _judged_turn(rid: str, rec: TurnRecord, j: Judgment, part: str = "A", model: str = "",
+                 concepts: dict[str, str] | None = None) -> JudgedTurn:
+    concepts = concepts or {}
     return JudgedTurn(
         run_id=rid, turn=rec.turn, liked=j.liked, source=j.source,
         scores={"knowsim": turn_score(rec), "upward": float(rec.quantities.n_upward_transitions),
                 "reply_length": float(len(rec.assistant_message))},
         modes=tuple(sorted({m.value for _, m in rec.modes})), part=part, model=model,
+        explained=tuple((iu, concepts.get(iu, ""), m.value) for iu, m in rec.modes),
     )
+
+
+def _dc_parts(run: RunRecord) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
+    """Per IU of the run, how many turns it took each part in DC (:data:`knowsim_core.evaluation.iu_story.DC_PARTS`)."""
+    from knowsim_core.evaluation.iu_story import DC_PARTS, dc_part
+
+    counts = {n.id: dict.fromkeys(DC_PARTS, 0) for n in run.graph.nodes}
+    for rec in run.turns:
+        mentions: Counter[str] = Counter(x.id for x in rec.signals if x.mentioned and x.id is not None)
+        for node in rec.nodes:
+            part = dc_part(mentions[node.id], node.pre, node.ceiling_pre, node.post)
+            if part and node.id in counts:
+                counts[node.id][part] += 1
+    return tuple((n.id, n.concept, tuple(counts[n.id][p] for p in DC_PARTS)) for n in run.graph.nodes
+                 if n.id in counts)
 
 
 # ---------------------------------------------------------------------- the figures
@@ -359,14 +390,15 @@ def _conversations(convs: list[Conversation], resamples: int) -> dict[str, Any]:
         corr = scoring.rank_correlations(xs, ys)
         ci = rho_with_ci(xs, ys, resamples=resamples)
         rating[metric] = {**corr, "n": len(rated), "ci": ci, "direction": METRIC_DIRECTIONS[metric][1],
-                          "reading": read_rho(corr["spearman"], ci, metric)}
+                          "reading": read_rho(corr["spearman"], ci, metric, stated=METRIC_DIRECTIONS[metric][0])}
         known = [c for c in convs if c.correct is not None and c.metrics.get(metric) is not None]
 
         value, ci = auc_with_ci([([c.metrics[metric]], []) if c.correct else ([], [c.metrics[metric]])
                                  for c in known], resamples=resamples)
         correct[metric] = {"auc": value, "n": len(known), "correct": sum(bool(c.correct) for c in known), "ci": ci,
                            "reading": read_auc(value, ci, f"{metric.upper()} is higher for correct answers",
-                                               f"{metric.upper()} is higher for wrong answers")}
+                                               f"{metric.upper()} is higher for wrong answers",
+                                               stated=METRIC_DIRECTIONS[metric][0])}
     return {"n": len(convs), "rated": sum(c.rating is not None for c in convs), "rating": rating,
             "correctness": correct}
 
@@ -390,6 +422,24 @@ def _table(turns: list[JudgedTurn], convs: list[Conversation], unread: list[Unre
     if with_pairs:
         out["pairs"] = sign_agreement(convs)
         out["pairs"]["unread_rated"] = sum(u.rating is not None for u in unread)  # no KG: in no cell
+    return out
+
+
+def reader_trust(convs: list[Conversation]) -> dict[str, Any]:
+    """How far the reading under these verdicts is trusted (:mod:`knowsim_core.services.reader_trust`):
+    per domain, the reader's mentioned share over the conversations' (turn, IU) pairs beside the
+    range it was validated in for graphs of their size, and the sentence the verdicts carry."""
+    from knowsim_core.services.reader_trust import reading_note, verdict_basis
+
+    out: dict[str, Any] = {}
+    for domain in sorted({c.domain for c in convs}):
+        cs = [c for c in convs if c.domain == domain]
+        pairs = sum(c.pairs for c in cs)
+        readers = sorted({c.reader for c in cs})
+        note = reading_note(readers[0] if len(readers) == 1 else ", ".join(readers), domain,
+                            [c.n_ius for c in cs], sum(c.mentioned for c in cs) / pairs if pairs else None)
+        out[domain or "unknown"] = {**note, "readers": readers, "conversations": len(cs),
+                                    "verdicts_rest_on": verdict_basis(readers, domain, [c.n_ius for c in cs])}
     return out
 
 
@@ -481,10 +531,15 @@ def _mean(xs: list[float]) -> float:
 
 
 def to_json(a: Agreement) -> dict[str, Any]:
-    """The summary plus the rows a viewer links from (judged turns, rated conversations)."""
+    """The summary plus the rows a viewer links from (judged turns, rated conversations) and where
+    the reading and the people disagree (:func:`knowsim_core.evaluation.disagreement.disagreement`)."""
+    from knowsim_core.evaluation.disagreement import disagreement
+
     return {**a.summary,
             "turns": [{"run": t.run_id, "turn": t.turn, "liked": t.liked, "source": t.source, **t.scores,
-                       "modes": list(t.modes), "part": t.part, "model": t.model} for t in a.turns],
+                       "modes": list(t.modes), "part": t.part, "model": t.model,
+                       "explained": [list(x) for x in t.explained]} for t in a.turns],
             "runs": [{"run": c.run_id, "conversation": c.conversation, "level": c.level, "model": c.model,
                       "rating": c.rating, "correct": c.correct, "turns": c.turns, "part": c.part, **c.metrics}
-                     for c in a.conversations]}
+                     for c in a.conversations],
+            "disagreement": disagreement(a, directions=METRIC_DIRECTIONS)}

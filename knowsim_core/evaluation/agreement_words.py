@@ -82,9 +82,14 @@ def rho_with_ci(x: list[float], y: list[float], *, resamples: int = RESAMPLES, s
     return [float(lo), float(hi)]
 
 
+AGAINST = "against the stated direction"
+
+
 def replication(a: list[float] | None, b: list[float] | None, null: float = 0.5) -> str:
     """"replicates" when both parts' intervals lie above ``null``, "does not replicate" when one does
-    and the other includes or lies below it; else what the two parts do show."""
+    and the other includes or lies below it; else what the two parts do show. Intervals are read in
+    the stated direction (above ``null`` is what it expects), so an interval wholly below ``null`` is
+    named as running against it."""
     if not a or not b:
         return "cannot tell (a part has no interval)"
     above = [ci[0] > null for ci in (a, b)]
@@ -94,8 +99,22 @@ def replication(a: list[float] | None, b: list[float] | None, null: float = 0.5)
     if any(above):
         return "does not replicate"
     if all(below):
-        return f"below {null:g} on both parts"
+        return f"below {null:g} on both parts: {AGAINST}"
+    if any(below):
+        return f"above {null:g} on neither part; below it on part {'AB'[below.index(True)]}: {AGAINST}"
     return f"above {null:g} on neither part"
+
+
+def with_baselines(verdict: str, beaten_by: list[str]) -> str:
+    """A verdict with the baselines the score cannot be told from: "replicates, but is not
+    distinguishable from the baseline (reply length)" — "but" only where the verdict was good news;
+    after a verdict that is not, "and is not … either"."""
+    if not beaten_by:
+        return verdict
+    which = f"not distinguishable from the baseline ({', '.join(beaten_by)})"
+    if verdict == "replicates":
+        return f"{verdict}, but is {which}"
+    return f"{verdict}; and it is {which} either"
 
 
 def versus(score_ci: list[float] | None, baseline_ci: list[float] | None) -> str:
@@ -109,32 +128,42 @@ def versus(score_ci: list[float] | None, baseline_ci: list[float] | None) -> str
     return "not distinguishable from the baseline"
 
 
-def read_interval(ci: list[float] | None, null: float) -> str:
+def read_interval(ci: list[float] | None, null: float, stated: int = 0) -> str:
+    """Where the interval lies against ``null``; with ``stated`` (+1: the stated direction expects
+    above ``null``, -1: below) an interval wholly on one side says whether that side is the stated
+    direction's or runs against it."""
     if not ci:
         return "no interval (too few conversations)"
-    if ci[0] > null:
-        return f"its interval lies above {null:g}"
-    if ci[1] < null:
-        return f"its interval lies below {null:g}"
+    if ci[0] > null or ci[1] < null:
+        side = 1 if ci[0] > null else -1
+        where = f"its interval lies {'above' if side > 0 else 'below'} {null:g}"
+        if not stated:
+            return where
+        return f"{where}: in the stated direction" if side == stated else f"{where}: {AGAINST}"
     return f"its interval includes {null:g}: cannot be told from no relation"
 
 
-def read_auc(value: float | None, ci: list[float] | None, higher: str, lower: str) -> str:
-    """A plain reading of an AUC: which side the score is higher for, and what 0.5 means."""
+def read_auc(value: float | None, ci: list[float] | None, higher: str, lower: str, *, stated: int = 1) -> str:
+    """A plain reading of an AUC: which side the score is higher for, and what 0.5 means. ``stated``:
+    +1 where the stated direction expects an AUC above 0.5 (a score already turned to its direction,
+    or a metric where higher is better), -1 where it expects one below."""
     if value is None:
         return "undefined: one side has no cases"
     if value == 0.5:
-        return f"0.50: no better than a coin (0.5 = no relation); {read_interval(ci, 0.5)}"
+        return f"0.50: no better than a coin (0.5 = no relation); {read_interval(ci, 0.5, stated)}"
     side = higher if value > 0.5 else lower
     return (f"{value:.2f}: {side} in {max(value, 1 - value):.0%} of pairs (0.5 = no better than a coin); "
-            f"{read_interval(ci, 0.5)}")
+            f"{read_interval(ci, 0.5, stated)}")
 
 
-def read_rho(value: float | None, ci: list[float] | None, metric: str) -> str:
+def read_rho(value: float | None, ci: list[float] | None, metric: str, *, stated: int = 1) -> str:
+    """A plain reading of Spearman's ρ against the rating; ``stated`` as in :func:`read_auc` (-1 for
+    a metric where lower is better)."""
     if value is None:
         return "undefined (fewer than 3 conversations, or a constant side)"
     how = "higher ratings" if value > 0 else "lower ratings" if value < 0 else "no change in rating"
-    return f"{value:+.2f}: a higher {metric.upper()} goes with {how} (0 = no relation); {read_interval(ci, 0.0)}"
+    return (f"{value:+.2f}: a higher {metric.upper()} goes with {how} (0 = no relation); "
+            f"{read_interval(ci, 0.0, stated)}")
 
 
 def read_p(agree: int, n: int, p: float | None, conclusive: bool) -> str:

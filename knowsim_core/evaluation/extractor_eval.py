@@ -241,10 +241,11 @@ def _examples(turns: Sequence[Turn]):
 def fit_model(turns: Sequence[Turn], *, drop: Iterable[str] = (), l2: float = 1.0):
     """A :class:`LexicalModel` fitted on ``turns``; features named in ``drop`` get weight 0, and so
     do the :data:`~knowsim_core.agents.lexical.CONTEXT_FEATURES` in the "mentioned?" model (an IU is
-    mentioned on its own evidence, never because a neighbour is discussed)."""
-    from knowsim_core.agents.lexical import CONTEXT_FEATURES, TQ_FEATURES, LexicalModel
+    mentioned on its own evidence, never because a neighbour is discussed) and the
+    :data:`~knowsim_core.agents.lexical.RUBRIC_FEATURES` in both (read by the rubric's floor only)."""
+    from knowsim_core.agents.lexical import CONTEXT_FEATURES, RUBRIC_FEATURES, TQ_FEATURES, LexicalModel
 
-    drop = set(drop)
+    drop = set(drop) | set(RUBRIC_FEATURES)
     ex = list(_examples(turns))
 
     def fit(xs, ys, left_out=frozenset()):
@@ -266,8 +267,8 @@ def model_labeller(model) -> Labeller:
     from knowsim_core.agents.lexical import label_turn
 
     def label(t: Turn) -> Labels:
-        return {s.id: (s.teaching_quality, s.attempt.value) for s in label_turn(t.graph, t.user, t.assistant,
-                                                                                 t.prev_assistant, model)}
+        return {s.id: (s.teaching_quality, s.attempt.value)
+                for s in label_turn(t.graph, t.user, t.assistant, t.prev_assistant, model)}
     return label
 
 

@@ -126,18 +126,19 @@ def _play_question(job: tuple[PaperQuestion, tuple[str, ...], tuple[str, ...], i
 
 # ---------------------------------------------------------------------- the measured reply shapes
 RECORDINGS = "examples/mathqa_structured_adaptive_novice.json"
+EXPERT_RECORDINGS = "examples/expertqa_structured_adaptive_novice_001.json"
 ARENA = "simulatorarena_math/math_tutoring_annotations_redacted_for_benchmarking.json"
 
 
-def measure_reply_shapes(reference: str | Path, realworld: str | Path, expert_labels: str | Path | None = None,
-                         ) -> dict[str, tuple]:
+def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[str, tuple]:
     """What :mod:`knowsim_core.agents.tutor_shapes` holds, measured again from the shared data:
-    ``turns`` — per recorded structured tutor turn (the paper's LLM labels), (share of the graph's
-    IUs mentioned, share of those well explained), rounded to 3 places and sorted; ``expert_turns``
-    — the same pairs from the hand labels of the ExpertQA tutor turns (``expert_labels``, the file
-    ``tests/data/expert_tq_labels.json``: rows of problem id, turn, IU id, label); ``sentences`` —
-    the 20-quantiles of sentences per reply over the recordings' and the real conversations'
-    tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the agents count them)."""
+    ``turns`` — per recorded structured MathQA tutor turn (the paper's LLM labels), (share of the
+    graph's IUs mentioned, share of those well explained), rounded to 3 places and sorted;
+    ``expert_turns`` — the same pairs from the ExpertQA recording (expertqa_001, the paper's LLM
+    labels); ``sentences`` — the 20-quantiles of sentences per reply over the MathQA recordings' and
+    the real conversations' tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the
+    agents count them); ``expert_sentences`` — the same over the ExpertQA recording's replies
+    (length-controlled in the paper's ExpertQA runs)."""
     from statistics import quantiles
 
     from knowsim_core.formats.jsonio import read_json
@@ -145,32 +146,32 @@ def measure_reply_shapes(reference: str | Path, realworld: str | Path, expert_la
     from knowsim_core.text.profiles import sentences
 
     reference, realworld = Path(reference), Path(realworld)
-    graphs = load_iu_cache(reference / "iu_cache" / "math.json")
-    turns: list[tuple[float, float]] = []
+
+    def shapes(runs: Path, graphs_path: Path, lengths: list[int] | None) -> list[tuple[float, float]]:
+        graphs = load_iu_cache(graphs_path)
+        out: list[tuple[float, float]] = []
+        for rec in read_json(runs):
+            if rec.get("run_type") != "KS-based":
+                continue
+            n = len(graphs[rec["problem_id"]].nodes)
+            replies = [text for role, text in rec["conversation"] if role == "assistant"]
+            for text, entries in zip(replies, rec["iu_analysis_history"]):
+                mentioned = {e["id"] for e in entries if e.get("teaching_quality") not in ("not_mentioned", None)}
+                well = {e["id"] for e in entries if e.get("teaching_quality") == "well_explained"}
+                out.append((round(len(mentioned) / n, 3), round(len(well) / max(1, len(mentioned)), 3)))
+                if lengths is not None:
+                    lengths.append(len(sentences(text)))
+        return out
+
     lengths: list[int] = []
-    for rec in read_json(reference / RECORDINGS):
-        if rec.get("run_type") != "KS-based":
-            continue
-        n = len(graphs[rec["problem_id"]].nodes)
-        replies = [text for role, text in rec["conversation"] if role == "assistant"]
-        for text, entries in zip(replies, rec["iu_analysis_history"]):
-            mentioned = {e["id"] for e in entries if e.get("teaching_quality") not in ("not_mentioned", None)}
-            well = {e["id"] for e in entries if e.get("teaching_quality") == "well_explained"}
-            turns.append((round(len(mentioned) / n, 3), round(len(well) / max(1, len(mentioned)), 3)))
-            lengths.append(len(sentences(text)))
+    expert_lengths: list[int] = []
+    turns = shapes(reference / RECORDINGS, reference / "iu_cache" / "math.json", lengths)
+    expert = shapes(reference / EXPERT_RECORDINGS, reference / "iu_cache" / "expertqa.json", expert_lengths)
     for conv in read_json(realworld / ARENA):
         lengths.extend(len(sentences(a)) for a in conv.get("ai_responses") or () if isinstance(a, str))
-    expert: list[tuple[float, float]] = []
-    if expert_labels is not None:
-        by_turn: dict[tuple[str, int], list[str]] = {}
-        for pid, turn, _iu, label in read_json(Path(expert_labels))["labels"]:
-            by_turn.setdefault((pid, turn), []).append(label)
-        for labels in by_turn.values():
-            said = [q for q in labels if q != "not_mentioned"]
-            expert.append((round(len(said) / len(labels), 3),
-                           round(sum(q == "well_explained" for q in said) / max(1, len(said)), 3)))
     return {"turns": tuple(sorted(turns)), "expert_turns": tuple(sorted(expert)),
-            "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)), "replies": (len(lengths),)}
+            "sentences": tuple(round(q, 1) for q in quantiles(lengths, n=20)), "replies": (len(lengths),),
+            "expert_sentences": tuple(round(q, 1) for q in quantiles(expert_lengths, n=20))}
 
 
 def labelled_shape(runs_of: Callable[[], Iterable], ) -> tuple[float, float]:
@@ -214,13 +215,14 @@ def run_turn_stats(runs: Iterable) -> dict[str, float]:
     return {name: sums[i] / n for i, name in enumerate(TURN_FIGURES)} if n else {}
 
 
-def recorded_turn_stats(reference: str | Path) -> dict[str, float]:
+def recorded_turn_stats(reference: str | Path, domain: str | None = None) -> dict[str, float]:
     """:data:`~knowsim_core.evaluation.paper.TURN_FIGURES` per turn over the structured recordings
-    the reference folder ships (the paper's own labels; math_003 and math_004 in the shared data),
-    rounded to 3 places as :data:`~knowsim_core.evaluation.paper.RECORDED_TURN_FIGURES` holds them."""
+    the reference folder ships of ``domain`` (``math`` / ``expert``; None: all), the paper's own labels,
+    rounded to 3 places as :data:`~knowsim_core.evaluation.paper.RECORDED_TURN_FIGURES_BY_DOMAIN`
+    holds them."""
     from knowsim_core.agents.learner_rates import recorded_turns
 
-    turns = recorded_turns(reference)
+    turns = [t for t in recorded_turns(reference) if domain is None or t.domain == domain]
     rows = [(len(t.reasoning), len(t.articulation), t.attempt_load / t.tau, t.comprehension_load / t.tau, t.mentioned)
             for t in turns]
     return {name: round(sum(r[i] for r in rows) / len(rows), 3) for i, name in enumerate(TURN_FIGURES)} if rows else {}

@@ -216,9 +216,12 @@ def score(
         out[MOST_COMMON] = most_common_floor(reals(keep_row))
         return out
 
+    from knowsim_core.services.reader_trust import runs_note
+
     return {
         "start": start,
         "skipped": skipped,
+        "reader": runs_note(run for run, _ in per_run),
         "turns": rows,
         "summary": table(lambda f: True, lambda r: True),
         "by_level": {lvl: table(lambda f, lvl=lvl: f[1] == lvl, lambda r, lvl=lvl: r["level"] == lvl)

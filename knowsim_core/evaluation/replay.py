@@ -24,9 +24,11 @@ from knowsim_core.presentation.layout import layered_positions
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState
 from knowsim_core.errors import FormatError
+from knowsim_core.engine.metrics import METRIC_GLOSSARY
 from knowsim_core.evaluation.explain import explain_run
+from knowsim_core.evaluation.iu_story import iu_stories
 from knowsim_core.formats.replay_html import render
-from knowsim_core.services.fork import fork_link
+from knowsim_core.services.fork import fork_link, parent_of
 from knowsim_core.text.redact import redact, redact_urls
 
 FORMAT_VERSION = 1
@@ -66,8 +68,53 @@ def _graph(run: RunRecord) -> dict[str, Any]:
     return {"nodes": nodes, "edges": edges}
 
 
-def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, int] | None = None) -> dict[str, Any]:
-    """One run's replay: its header, graph (with fixed positions), start state and every turn."""
+# One row per IU and turn, as a list in this order (a row of named fields tripled the file): what the
+# turn's own IU rows (state, mode, why) and its load do not already say.
+STORY_COLUMNS = ("turn", "teaching", "attempt", "mentions", "load", "carry", "prior_carry", "step_share", "ceiling",
+                 "ceiling_used", "dc", "reason", "evidence")
+_PLACES = 4  # carries and shares are shown to two places: four keep them exact enough to check
+
+
+def _utf16(text: str, index: int) -> int:
+    """``index`` (a code-point offset into ``text``) as the page's script counts: UTF-16 units."""
+    return len(text[:index].encode("utf-16-le")) // 2
+
+
+def _spans(message: str, sentences: Sequence[str]) -> list[Any]:
+    """Where each quoted sentence sits in the (redacted) reply the file carries: ``[start, end]`` in
+    UTF-16 units, so the words are not stored twice; a sentence not found verbatim is kept as text."""
+    out: list[Any] = []
+    for sentence in sentences:
+        quoted = redact(sentence)
+        at = message.find(quoted)
+        out.append([_utf16(message, at), _utf16(message, at + len(quoted))] if at >= 0 else quoted)
+    return out
+
+
+def stories(run: RunRecord, replies: dict[int, str]) -> dict[str, Any]:
+    """Every IU's story (:func:`knowsim_core.evaluation.iu_story.iu_stories`) per turn, as rows of
+    :data:`STORY_COLUMNS` beside what the turns already carry (state, mode and why): its load part,
+    carry, ceilings, DC part, the reader's reason (when it taught or attempted the IU) and the
+    reply's words — spans of ``replies`` (each turn's redacted reply), free text redacted."""
+    out = {}
+    for v, story in iu_stories(run).items():
+        rows = []
+        for t in story.turns:
+            told = t.mentions or t.attempt != "none"
+            rows.append([t.turn, t.teaching, t.attempt, t.mentions, round(t.load, _PLACES), round(t.carry, _PLACES),
+                         round(t.prior_carry, _PLACES),
+                         None if t.step_share is None else round(t.step_share, _PLACES), int(t.ceiling),
+                         int(t.ceiling_used), t.dc, redact(t.reason) if told else "",
+                         _spans(replies.get(t.turn, ""), t.evidence)])
+        out[v] = {"note": story.evidence_note(), "prerequisites": list(story.prerequisites), "rows": rows}
+    return out
+
+
+def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, int] | None = None,
+             parent_words: str = "") -> dict[str, Any]:
+    """One run's replay: its header, graph (with fixed positions), start state, every turn and
+    every IU's story; ``parent_words``: how a fork names its parent when it is not stored
+    (:meth:`knowsim_core.services.fork.Parent.words`: "deleted run …")."""
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     label_of = run.graph.index.label_of
     start = {v: int(run.initial_state.state_of(label_of[v])) for v in run.graph.index.ids}
@@ -99,11 +146,13 @@ def run_data(run: RunRecord, *, run_id: str | None = None, fork_of: tuple[str, i
         "agents": [[role, agent] for role, agent in run.adapters],
         "stop_reason": run.stop_reason or "",
         "fork_of": list(fork_of) if fork_of else None,
+        "parent_words": parent_words if fork_of else "",
         "metrics": {"KG": m.knowledge_gain, "DC": m.delivery_calibration, "CO": m.cognitive_overload},
         "gauge_top": gauge_top(run),
         "graph": _graph(run),
         "start": start,
         "turns": turns,
+        "stories": stories(run, {t["turn"]: t["assistant"] for t in turns}),
     }
 
 
@@ -117,6 +166,8 @@ def replay_payload(runs: Sequence[dict[str, Any]], *, title: str = "") -> dict[s
         "runs": list(runs),
         "states": [{"name": vocab.STATE_WORDS[s], "colour": vocab.STATE_COLOURS[s],
                     "font": vocab.STATE_FONTS[s], "glyph": vocab.STATE_GLYPHS[s]} for s in IUState],
+        "metric_words": dict(METRIC_GLOSSARY),
+        "story_columns": list(STORY_COLUMNS),
         "modes": [{"name": m.title, "letter": m.letter, "colour": vocab.MODE_COLOURS[m], "font": vocab.MODE_FONTS[m],
                    "meaning": vocab.MODE_MEANING[m]} for m in FAILURE_ORDER],
         "colours": {"changed": vocab.CHANGED_COLOUR, "edge": vocab.EDGE_COLOUR, "border": vocab.BORDER_COLOUR,
@@ -139,5 +190,7 @@ def replay_html(store: Any, run_ids: Sequence[str]) -> str:
     runs = []
     for rid in run_ids:
         run = store.runs.load(rid)
-        runs.append(run_data(run, run_id=rid, fork_of=fork_link(run)))
+        parent = parent_of(store, run)
+        runs.append(run_data(run, run_id=rid, fork_of=fork_link(run),
+                             parent_words=parent.words() if parent is not None and not parent.stored else ""))
     return render(replay_payload(runs))

@@ -14,7 +14,8 @@ from typing import Any, Iterator
 from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.errors import FormatError, GraphError
 from knowsim_core.engine.graph import IUGraph
-from knowsim_core.engine.records import RECORDED_PREFIX, RunRecord
+from knowsim_core.engine.agent_id import AgentId
+from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import play_turn
 from knowsim_core.engine.signals import normalize_entries
 from knowsim_core.engine.state import KnowledgeState
@@ -214,9 +215,9 @@ def run_from_reference(
         params=params,
         seed=0,
         adapters=(
-            ("assistant", f"{RECORDED_PREFIX}{m.assistant_strategy or 'unknown'}"),
-            ("user", f"{RECORDED_PREFIX}{m.simulation_method or 'structured'}"),
-            ("extractor", f"{RECORDED_PREFIX}labels"),
+            ("assistant", AgentId.recorded(m.assistant_strategy or "unknown").id),
+            ("user", AgentId.recorded(m.simulation_method or "structured").id),
+            ("extractor", AgentId.recorded("labels").id),
         ),
         turns=tuple(turns),
         stop_reason=m.stop_reason or STOP_MAX_TURNS,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from knowsim_core.text.redact import redact_urls
+from knowsim_core.engine.agent_id import parse_id
 from knowsim_core.engine.records import RunRecord, TurnRecord
 from knowsim_core.engine.rules import TurnQuantities
 from knowsim_core.engine.metrics import reference_metrics
@@ -29,9 +30,10 @@ ABSORPTION_MODE = "weightabsorb_attempt_sigmoid"  # spec §1.5: every paper-fina
 
 
 def strategy_of(assistant_id: str) -> str:
-    """``offline/adaptive`` → adaptive, ``openai/gpt-4o:socratic`` → socratic, ``recorded/x`` → x."""
-    name = assistant_id.partition("/")[2] or assistant_id
-    return name.rpartition(":")[2] if ":" in name else name
+    """The strategy a stored assistant id played (:attr:`AgentId.played_strategy`): ``offline/adaptive``
+    → adaptive, ``compat/m:socratic@http://h:8080/v1`` → socratic, ``openai/gpt-4o`` → adaptive (the
+    default), ``recorded/x`` → x."""
+    return parse_id(assistant_id).played_strategy
 
 
 def turn_metrics(turn: int, q: TurnQuantities) -> dict[str, Any]:

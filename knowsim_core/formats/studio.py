@@ -3,7 +3,10 @@
 The format is :meth:`RunRecord.to_data` (``"format": "knowsim-studio-run"``, a ``turns`` list of
 turn records each with its 1-based ``turn``). A file may also hold a list of such runs. A run's
 judgments (people's and researchers' 👍/👎 on its turns, :mod:`.judgments`) travel beside the
-record in a top-level ``judgments`` list: older files without it read as before.
+record in a top-level ``judgments`` list, and so do its filing — the researcher's ``tags`` and the
+``batch_tag`` it was stored with — so an import into another database files it as before. Its
+lineage needs nothing extra: a fork's or a what-if's link to its source (``forked_from``) is in the
+record's ``meta``. Older files without these keys read as before.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from typing import Any
 from pydantic import Field
 
 from knowsim_core.engine.config import RuleParams
-from knowsim_core.errors import FormatError
+from knowsim_core.errors import FormatError, KnowSimError
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.formats import jsonio, schema
 from knowsim_core.formats.jsonio import parse_json
 from knowsim_core.formats.judgments import Judgment, judgments_from_data
 from knowsim_core.formats.reference import graph_from_data
+from knowsim_core.text.tags import check_batch_tag, check_run_tag
 
 FORMAT = "knowsim-studio-run"
 NO_READING_KEY = "no_reading"  # services.reading: a recorded conversation kept without IUs, and why
@@ -41,13 +45,51 @@ def _is_transcript(d: dict) -> bool:
             and graph.get("nodes") == [])
 
 
-def dumps(run: RunRecord, *, indent: int | None = 2, judgments: list[Judgment] | tuple[Judgment, ...] = ()) -> str:
+def dumps(run: RunRecord, *, indent: int | None = 2, judgments: list[Judgment] | tuple[Judgment, ...] = (),
+          tags: list[str] | tuple[str, ...] = (), batch_tag: str | None = None) -> str:
     """The run as Studio JSON text (FormatError rather than invalid JSON for a non-finite number),
-    with its ``judgments`` when it has any."""
+    with its ``judgments``, ``tags`` and ``batch_tag`` when it has any."""
     data = run.to_data()
     if judgments:
         data["judgments"] = [j.to_data() for j in judgments]
+    if tags:
+        data["tags"] = sorted(tags)
+    if batch_tag:
+        data["batch_tag"] = batch_tag
     return jsonio.dumps(data, indent=indent)
+
+
+def filing_per_run(data: Any) -> list[tuple[list[str], str | None]]:
+    """``(tags, batch tag)`` of each run of a Studio file (already parsed JSON), in file order.
+
+    Raises:
+        FormatError: naming the run, the field and what a tag may be.
+    """
+    items = data if isinstance(data, list) else [data]
+    out = []
+    for i, d in enumerate(items):
+        where = f"run #{i + 1} field" if len(items) > 1 else "run field"
+        d = d if isinstance(d, dict) else {}
+        raw_tags, batch = d.get("tags", []), d.get("batch_tag")
+        if not isinstance(raw_tags, list) or len(raw_tags) > schema.MAX_ENTRIES:
+            raise FormatError(f"{where} tags: expected a list of at most {schema.MAX_ENTRIES} tags")
+        tags = []
+        for j, t in enumerate(raw_tags):
+            if not isinstance(t, str):
+                raise FormatError(f"{where} tags[{j}]: expected text, got {type(t).__name__}")
+            try:
+                tags.append(check_run_tag(t))
+            except KnowSimError as exc:
+                raise FormatError(f"{where} tags[{j}]: {exc}") from None
+        if batch is not None:
+            if not isinstance(batch, str):
+                raise FormatError(f"{where} batch_tag: expected a batch tag, got {type(batch).__name__}")
+            try:
+                check_batch_tag(batch, what="batch_tag")
+            except KnowSimError as exc:
+                raise FormatError(f"{where} {exc}") from None
+        out.append((list(dict.fromkeys(tags)), batch))
+    return out
 
 
 def judgments_per_run(data: Any) -> list[list[Judgment]]:

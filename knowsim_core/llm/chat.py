@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 from pydantic import BaseModel
 
 from knowsim_core.errors import ConfigError, ProviderError
+from knowsim_core.engine.agent_id import AgentId
 from knowsim_core.engine.ports import Message
 from knowsim_core.engine.records import Usage
 from knowsim_core.llm.cache import ResponseCache, request_key
@@ -41,7 +42,7 @@ from knowsim_core.text.redact import redact_url, redact_urls, unredact_url, url_
 from knowsim_core.llm.jsontext import validate_reply
 from knowsim_core.llm.providers import BadReply, RawReply, call, check_base_url, gate_for, get_client, sdk_errors
 from knowsim_core.llm.proxy import Proxy, opener, proxy_for
-from knowsim_core.llm.settings import LOCAL_TIMEOUT_S, PROVIDERS, LLMSettings
+from knowsim_core.llm.settings import LOCAL_TIMEOUT_S, PROVIDERS, LLMSettings, check_one_url
 
 JSON_INSTRUCTION = (
     "Reply with one JSON object only — no prose, no code fences — that matches this JSON schema:\n{schema}"
@@ -67,34 +68,43 @@ _SAMPLING_REJECTED = re.compile(rf"{_REJECTION}\W.*\b(temperature|seed)\b|\b(tem
 
 @dataclass(frozen=True, slots=True)
 class ModelRef:
-    """A parsed model id: ``openai/gpt-4o-mini``, ``compat/llama3:8b@http://localhost:11434/v1``."""
+    """A model at a provider: ``openai/gpt-4o-mini``, ``compat/llama3:8b@http://localhost:11434/v1``."""
 
     provider: str
     model: str
     base_url: str = ""  # an endpoint given in the id itself (compat)
 
     @property
+    def agent_id(self) -> AgentId:
+        """The model's id as runs record and show it: its URL without credentials (an agent adds its
+        strategy or method with :meth:`AgentId.with_strategy` / :meth:`AgentId.with_method`)."""
+        return AgentId(self.provider, self.model, url=redact_url(self.base_url) if self.base_url else "")
+
+    @property
     def id(self) -> str:
-        """The id stored with runs and shown everywhere: its URL has no credentials."""
-        tail = f"@{redact_url(self.base_url)}" if self.base_url else ""
-        return f"{self.provider}/{self.model}{tail}"
+        return self.agent_id.id
 
     @classmethod
-    def parse(cls, provider: str, spec: str) -> "ModelRef":
-        """Read ``<model>`` or ``<model>@<base_url>`` for a provider.
+    def of(cls, agent_id: AgentId) -> "ModelRef":
+        """The model ``agent_id`` calls (its strategy or method is the agent's, not the model's).
 
         Raises:
             ConfigError: unknown provider or an empty model name.
         """
+        provider = agent_id.provider
         if provider not in PROVIDERS:
             raise ConfigError(f"unknown LLM provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
-        model, _, url = spec.strip().partition("@")
-        if not model.strip():
+        if not agent_id.model.strip():
             raise ConfigError(
-                f"missing model name in {provider}/{redact_urls(spec)!r}; write e.g. {provider}/"
+                f"missing model name after {provider}/ in {redact_urls(agent_id.id)!r}; write e.g. {provider}/"
                 + ("llama3.1@http://localhost:11434/v1" if provider == "compat" else "<model>")
             )
-        return cls(provider, model.strip(), url.strip().rstrip("/"))
+        return cls(provider, agent_id.model.strip(), agent_id.url.strip().rstrip("/"))
+
+    @classmethod
+    def parse(cls, provider: str, spec: str) -> "ModelRef":
+        """Read ``<model>`` or ``<model>@<base_url>`` for a provider (as :meth:`of` does)."""
+        return cls.of(AgentId.of(provider, spec.strip()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +156,15 @@ class ChatModel:
                 f"{ref.id}: no base URL for the compatible server; set KNOWSIM_COMPAT_BASE_URL "
                 "(e.g. http://localhost:11434/v1) or write compat/<model>@<base_url>"
             )
+        check_one_url(ref.id, self.base_url)  # several servers go behind a router, not into one id
         check_base_url(self.base_url, ref.id)  # a malformed URL is one line now, not a traceback mid-run
         self.proxy()  # so is a proxy the clients cannot use (socks5://…)
         if ref.provider != "compat" and not self.settings.api_key(ref.provider):
             var = f"{ref.provider.upper()}_API_KEY"
             raise ConfigError(f"{ref.id}: no API key; set {var} (in the app, the sidebar takes a key too)")
         self.local = self.settings.is_local(self.base_url)
-        if self.local:  # one request at a time (the server has no parallel slots) with a deadline for ~2 tokens/s
-            self.settings = replace(self.settings, max_concurrency=1,
+        if self.local:  # one request at a time per server (none has parallel slots), a deadline for ~2 tokens/s
+            self.settings = replace(self.settings, max_concurrency=self.settings.local.slots,  # type: ignore[union-attr]
                                     timeout_s=max(self.settings.timeout_s, local_timeout_s()))
 
     @property

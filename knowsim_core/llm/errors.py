@@ -7,7 +7,10 @@ credentials), and translated errors are raised ``from None`` so the SDK exceptio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+import time
+from datetime import timezone
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from knowsim_core.errors import ProviderError
 from knowsim_core.text.redact import redact  # noqa: F401  (re-exported: callers import it from here)
@@ -63,8 +66,9 @@ def _refused_for_good(refusal: str) -> bool:
 def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
     """(seconds to wait before retry number ``retries + 1``, "") — or (None, why not) when the
     failure is not worth retrying. Retried: 408/409/429/5xx, connection errors and timeouts, and
-    a 200 whose body could not be used; the wait is the server's ``retry-after-ms`` /
-    ``Retry-After`` when it gives one (up to :data:`MAX_RETRY_AFTER_S`), else 0.5 s doubling to 8 s."""
+    a 200 whose body could not be used; the wait is the server's (:func:`server_wait`: ``retry-after-ms``,
+    or ``Retry-After`` in seconds or as an HTTP date) up to :data:`MAX_RETRY_AFTER_S`, else 0.5 s
+    doubling to 8 s."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     if name == "BadReply":
@@ -77,17 +81,57 @@ def retry_after(exc: Exception, retries: int) -> tuple[float | None, str]:
             isinstance(status, int) and (status in RETRY_STATUSES or status >= 500)):
         return None, ""
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    asked = None
-    try:
-        if headers.get("retry-after-ms"):
-            asked = float(headers["retry-after-ms"]) / 1000.0
-        elif headers.get("retry-after"):
-            asked = float(headers["retry-after"])
-    except (TypeError, ValueError):
-        asked = None  # an HTTP date or garbage: use our own backoff
+    asked = server_wait(headers)
     if asked is not None and asked > MAX_RETRY_AFTER_S:
         return None, f"the server asks to wait {asked:g} s before trying again"
-    return (asked if asked is not None and asked >= 0 else min(8.0, 0.5 * 2 ** retries)), ""
+    return (asked if asked is not None else min(8.0, 0.5 * 2 ** retries)), ""
+
+
+def server_wait(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """The seconds a server asks the client to wait, or None when it asks nothing readable.
+
+    ``retry-after-ms`` (OpenAI's), else ``Retry-After`` as seconds or as an HTTP date (RFC 9110
+    §10.2.3: ``Wed, 21 Oct 2015 07:28:00 GMT``). A date is read against the answer's own ``Date``
+    header when it has one — both then come from the server's clock, so a skewed local clock does
+    not change the wait — else against ``now`` (``time.time()``); a date already past is no wait.
+    A negative or nan number, and garbage, are None (our own backoff is used)."""
+    wait: float | None = None
+    try:
+        if headers.get("retry-after-ms"):
+            wait = float(headers["retry-after-ms"]) / 1000.0
+        elif headers.get("retry-after"):
+            text = str(headers["retry-after"]).strip()
+            wait = float(text) if _is_number(text) else _until(text, headers.get("date"), now)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return wait if wait is not None and wait >= 0 else None  # nan >= 0 is False; inf is a long wait
+
+
+def _is_number(text: str) -> bool:
+    return text.replace(".", "", 1).isdigit() and text.isascii()
+
+
+def _until(when: str, date: str | None, now: float | None) -> float:
+    """Seconds from the answer's ``Date`` (or ``now``) until the HTTP date ``when``, at least 0.
+
+    Raises:
+        ValueError: ``when`` is not a date.
+    """
+    base = None
+    if date:
+        try:
+            base = _timestamp(date)
+        except (TypeError, ValueError, OverflowError):  # an unreadable Date: our own clock, then
+            base = None
+    if base is None:
+        base = time.time() if now is None else now
+    return max(0.0, _timestamp(when) - base)
+
+
+def _timestamp(http_date: str) -> float:
+    """Unix seconds of an HTTP date; one without a zone (``-0000``) is GMT, as HTTP dates are."""
+    at = parsedate_to_datetime(http_date)
+    return (at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)).timestamp()
 
 
 class ProviderCallError(ProviderError):

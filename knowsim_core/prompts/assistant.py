@@ -8,9 +8,9 @@ and the moves it must not make.
 
 from __future__ import annotations
 
+from knowsim_core.engine.agent_id import DEFAULT_STRATEGY, STRATEGIES  # the names an assistant id may take
+
 PROMPT_VERSION = "assistant-v1"
-STRATEGIES: tuple[str, ...] = ("simple", "adaptive", "comprehensive", "socratic")
-DEFAULT_STRATEGY = "adaptive"
 
 _ROLE = {
     "math": "You are a patient math tutor. Help the user understand how to solve their problem; "

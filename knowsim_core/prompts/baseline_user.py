@@ -14,12 +14,12 @@ from __future__ import annotations
 import random
 from typing import Mapping, Sequence
 
+from knowsim_core.engine.agent_id import METHODS  # the names a baseline user's id takes
 from knowsim_core.engine.ports import Message
 from knowsim_core.prompts import TUTOR_LABEL, USER_LABEL, transcript
 
 PROMPT_VERSION = "baseline-user-v1"
 TEMPERATURE = 0.7  # as the KnowSim user (spec §9)
-METHODS = ("zs", "zs-cot", "zs-cot-prof")
 
 SYSTEM = ("You are playing a person who is learning with an AI tutor. Write only what that person would "
           "type in the chat: short, informal, sometimes unsure. You are not the tutor and you do not know the answer.")

@@ -5,12 +5,13 @@ turn ``turn`` played again with the parent's user message and the typed assistan
 the same extractor and rules), then the parent's own agents carry on when it is stepped. The
 link to the parent lives in the child's ``meta`` (``forked_from``, ``forked_at_turn``), which is
 part of the stored setup, so exports carry it; storage also copies ``forked_from`` into the runs
-table's column of that name (migration 0008) for the origin filters.
+table's column of that name (migration 0008) for the origin filters. A deleted parent is
+remembered by id (migration 0010), so :func:`parent_of` names it as a deleted run.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from knowsim_core.agents.human import HumanAssistant, HumanUser
@@ -30,6 +31,37 @@ def fork_link(run) -> tuple[str, int] | None:
     if FORKED_FROM not in meta:
         return None
     return str(meta[FORKED_FROM]), int(meta.get(FORKED_AT, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Parent:
+    """Where a fork came from, as this database knows it: the parent run and turn, whether the
+    parent is stored, and when it was deleted if it was (:meth:`Runs.delete` remembers it)."""
+
+    run_id: str
+    turn: int
+    stored: bool
+    deleted: str | None = None  # the deletion's time stamp
+
+    def words(self) -> str:
+        """``run 3f2a…``, ``deleted run 3f2a… (deleted 2026-12-05)`` or ``run 3f2a… (not in this database)``
+        (an imported fork whose parent was never here)."""
+        if self.stored:
+            return f"run {self.run_id}"
+        if self.deleted:
+            return f"deleted run {self.run_id} (deleted {self.deleted[:10]})"
+        return f"run {self.run_id} (not in this database)"
+
+
+def parent_of(store: Store, run) -> Parent | None:
+    """The parent of ``run`` if it is a fork (None for any other run)."""
+    link = fork_link(run)
+    if link is None:
+        return None
+    parent, turn = link
+    if store.runs.exists(parent):
+        return Parent(parent, turn, True)
+    return Parent(parent, turn, False, store.runs.deleted_on(parent))
 
 
 def fork_run(
@@ -70,4 +102,4 @@ def fork_run(
     return live
 
 
-__all__ = ["FORKED_AT", "FORKED_FROM", "fork_link", "fork_run"]
+__all__ = ["FORKED_AT", "FORKED_FROM", "Parent", "fork_link", "fork_run", "parent_of"]

@@ -18,6 +18,18 @@ Every file is checked against :mod:`.schema` and read whole before the first wri
 of one import are one transaction, so a refused file changes nothing. Labels that spec §3.1
 tolerates (ids that are not graph nodes, unknown teaching-quality values, non-object entries)
 are kept and counted in :attr:`ImportReport.label_notes`.
+
+A Studio file's runs are filed as they were: their tags and batch tag come with them, and a fork or
+a saved what-if keeps its link to its source (``forked_from`` in its meta). Where the source comes
+in the same file under another id here (a named copy, or a run already stored under another id),
+the link is pointed at that id, and sources are stored before their forks whatever the file's order.
+
+A run is never stored twice, and never under another id without saying so. A run already stored
+(same contents, under its id or another) is skipped. One whose id is taken by a stored run that
+carried on from it — an export made at turn 2 of a run that has 4 turns now — holds nothing the
+database lacks: skipped, saying how far the stored run has grown. One whose id is taken by other
+contents is stored as a named copy: a new id, the tag ``copy of <id>``, and the pair in
+:attr:`ImportReport.copies`.
 """
 
 from __future__ import annotations
@@ -55,6 +67,7 @@ class ImportReport:
     runs: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     label_notes: dict[str, int] = field(default_factory=dict)  # what §3.1 kept, by kind
+    copies: dict[str, str] = field(default_factory=dict)  # id in the file -> the new id its copy is stored under
 
     def summary(self) -> str:
         parts = [f"{self.kind}:"]
@@ -62,6 +75,11 @@ class ImportReport:
             parts.append("no new run stored")
         if self.runs:
             parts.append(f"{len(self.runs)} run(s) stored ({', '.join(self.runs[:5])}{'…' if len(self.runs) > 5 else ''})")
+        if self.copies:
+            pairs = [f"{old} as {new}" for old, new in list(self.copies.items())[:5]]
+            more = f", … {len(self.copies) - 5} more" if len(self.copies) > 5 else ""
+            parts.append(f"{len(self.copies)} of them as copies, their ids taken by other runs here "
+                         f"(tagged 'copy of <id>'): {', '.join(pairs)}{more}")
         if self.questions or self.graph_versions or self.initial_states or not (self.runs or self.skipped):
             parts.append(
                 f"{self.questions} question(s), {self.graph_versions} graph version(s), "
@@ -281,11 +299,15 @@ def import_path(
             raise FormatError(f"{p}: nothing to import ({'; '.join(report.skipped) or 'no runs'})")
         report.label_notes = _run_label_notes(runs)
         judged = _judgments_of(p, kind, len(runs))
+        filed = _filing_of(p, kind, len(runs))
         with store.transaction():
             keys: set[str] = set()  # the contents of the runs listed so far in this file
             ids: set[str] = set()  # the run ids listed so far
-            for i, (run, judgments) in enumerate(zip(runs, judged), 1):
-                name = run.run_id or f"{run.question_id}/{run.level} (record #{i})"
+            stored_as: dict[str, str] = {}  # id in the file -> the id its run has here (for the forks' links)
+            for i in _parents_first(runs):
+                judgments, (tags, batch_tag) = judged[i], filed[i]
+                run = _relinked(runs[i], stored_as)
+                name = run.run_id or f"{run.question_id}/{run.level} (record #{i + 1})"
                 key = _content_key(run)
                 if key in keys:
                     report.skipped.append(f"{name} (listed twice in this file)")
@@ -295,13 +317,29 @@ def import_path(
                                       "nothing was imported — keep one of them")
                 keys.add(key)
                 ids.add(run.run_id)
-                stored = _stored_copy(store, run, key)
+                taken = _stored_under_id(store, run)
+                stored = _stored_copy(store, run, key, taken)
                 if stored is not None:
                     report.skipped.append(f"{name} (already stored" + (f" as {stored})" if stored != name else ")"))
+                    if run.run_id:
+                        stored_as[run.run_id] = stored
+                    continue
+                if taken is not None and _continues(taken, run):
+                    report.skipped.append(f"{name} (already stored: it has {len(taken.turns)} turns now, "
+                                          f"{len(run.turns)} in this export)")
+                    stored_as[run.run_id] = run.run_id
                     continue
                 status = RunStatus.FINISHED if run.stop_reason else RunStatus.INTERRUPTED
-                report.runs.append(store.runs.save(run, status=status))
-                store.judgments.add_many(report.runs[-1], judgments)
+                rid = store.runs.save(run, status=status, batch_tag=batch_tag)
+                if run.run_id:
+                    stored_as[run.run_id] = rid
+                if run.run_id and rid != run.run_id:  # the id is taken by other contents: a named copy
+                    report.copies[run.run_id] = rid
+                    store.runs.add_tags(rid, [copy_tag(run.run_id)])
+                if tags:
+                    store.runs.add_tags(rid, tags)
+                report.runs.append(rid)
+                store.judgments.add_many(rid, judgments)
         return report
     if kind == "iu-cache":
         graph_of = load_iu_cache(p)
@@ -328,16 +366,41 @@ def _content_key(run: RunRecord) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
-def _stored_copy(store: Store, run: RunRecord, key: str) -> str | None:
+def copy_tag(run_id: str) -> str:
+    """The tag a run stored under a new id carries: the id it has in the file (a run tag has at most
+    :data:`~knowsim_core.text.tags.MAX_RUN_TAG` characters; an id too long for it is cut, marked)."""
+    from knowsim_core.text.tags import MAX_RUN_TAG
+
+    tag = f"copy of {run_id}"
+    return tag if len(tag) <= MAX_RUN_TAG else tag[:MAX_RUN_TAG - 1] + "…"
+
+
+def _stored_under_id(store: Store, run: RunRecord) -> RunRecord | None:
+    """The stored run that has ``run``'s id, if any (one that cannot be read back counts as none)."""
+    if not run.run_id:
+        return None
+    try:
+        return store.runs.load(run.run_id)
+    except StorageError:  # no run of that id (or one that cannot be read back: not a copy)
+        return None
+
+
+def _continues(stored: RunRecord, run: RunRecord) -> bool:
+    """Whether ``stored`` is ``run`` carried on: the same setup and ``run``'s turns as its first ones,
+    and more of them — an export made before the stored run grew (a resumed or forked run's)."""
+    n = len(run.turns)
+    if len(stored.turns) <= n:
+        return False
+    earlier = replace(stored, turns=stored.turns[:n], stop_reason=run.stop_reason)
+    return _content_key(earlier) == _content_key(run)
+
+
+def _stored_copy(store: Store, run: RunRecord, key: str, taken: RunRecord | None) -> str | None:
     """The id of a stored run with the same contents as ``run`` (issue 35, item 2: a re-imported file
-    must not store every run again), or None. Its own id is tried first, then the runs of the same
-    question, level and seed with as many turns."""
-    if run.run_id:
-        try:
-            if _content_key(store.runs.load(run.run_id)) == key:
-                return run.run_id
-        except StorageError:  # no run of that id (or one that cannot be read back: not a copy)
-            pass
+    must not store every run again), or None. ``taken``, the run stored under its id, is tried first,
+    then the runs of the same question, level and seed with as many turns."""
+    if taken is not None and _content_key(taken) == key:
+        return run.run_id
     page, offset = 500, 0
     while True:
         rows = store.search.list(RunFilter(question_id=run.question_id, level=run.level, seed=run.seed), limit=page, offset=offset)
@@ -347,6 +410,51 @@ def _stored_copy(store: Store, run: RunRecord, key: str) -> str | None:
         if len(rows) < page:
             return None
         offset += page
+
+
+def _parents_first(runs: list[RunRecord]) -> list[int]:
+    """The positions of ``runs`` with every fork after the run it forked from, when both are in the
+    file (otherwise file order): the parent's id here must be known before its fork is stored."""
+    from knowsim_core.services.fork import FORKED_FROM  # the agents it imports load only for a file of runs
+
+    position = {r.run_id: i for i, r in enumerate(runs) if r.run_id}
+    placed: list[int] = []
+    seen: set[int] = set()
+
+    def place(i: int, chain: set[int]) -> None:
+        if i in seen or i in chain:  # a loop of links (a hand-edited file) keeps file order
+            return
+        parent = dict(runs[i].meta).get(FORKED_FROM)
+        if parent in position:
+            place(position[parent], chain | {i})
+        seen.add(i)
+        placed.append(i)
+
+    for i in range(len(runs)):
+        place(i, set())
+    return placed
+
+
+def _relinked(run: RunRecord, stored_as: dict[str, str]) -> RunRecord:
+    """``run`` with its link to its parent pointing at the parent's id here, where the parent came
+    in this file under another id (a named copy, or a run already stored under another id)."""
+    from knowsim_core.services.fork import FORKED_FROM
+
+    meta = dict(run.meta)
+    parent = meta.get(FORKED_FROM)
+    if parent is None or stored_as.get(str(parent), parent) == parent:
+        return run
+    return replace(run, meta=tuple((k, stored_as[str(parent)] if k == FORKED_FROM else v) for k, v in run.meta))
+
+
+def _filing_of(p: Path, kind: str, n: int) -> list[tuple[list[str], str | None]]:
+    """The tags and batch tag stored beside each run of a Studio file (none for reference run files)."""
+    if kind != "studio-run":
+        return [([], None) for _ in range(n)]
+    try:
+        return studio.filing_per_run(read_json(p))
+    except FormatError as exc:
+        raise FormatError(f"{p}: {exc}") from None
 
 
 def _judgments_of(p: Path, kind: str, n: int) -> list[list]:

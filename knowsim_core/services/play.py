@@ -12,7 +12,7 @@ ending              run status    when
 ``PROVIDER_ERROR``  failed        a model call failed (resumable from the last stored turn)
 ``AGENT_ERROR``     failed        an agent raised: a bug, which then propagates
 ``STOP_REQUESTED``  interrupted   Ctrl-C, or a batch's stop request (resumable)
-``LEASE_LAPSED``    interrupted   the app's hold lapsed; the run was marked where it lapsed
+``LEASE_LAPSED``    (as stored)   the app's hold lapsed; the run was left open where it lapsed
 ==================  ============  ==========================================================
 
 Every model call is recorded in the run's usage ledger when it is made, and each call is counted

@@ -27,7 +27,7 @@ from knowsim_core.engine.config import RuleParams, preset
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import QuestionMaterial, SignalExtractor
 from knowsim_core.errors import FormatError
-from knowsim_core.agents.registry import RECORDED_PREFIX, spec_of
+from knowsim_core.agents.registry import AgentId, spec_of
 from knowsim_core.services.reading import read_conversation, transcript_run
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
@@ -58,6 +58,19 @@ class RealworldReport:
     shapes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SHAPES, 0))  # messages by shape
     votes: dict[str, int] = field(default_factory=dict)  # thumbs: stored, up, down, exact, prefix, …
     judgments: int = 0  # judgments stored
+    reader: str = ""  # the extractor of the readings
+    graph_sizes: list[int] = field(default_factory=list)  # IUs per read conversation's graph
+    mentioned: int = 0  # (turn, IU) pairs read as mentioned
+    pairs: int = 0  # (turn, IU) pairs read
+
+    def trust(self) -> dict | None:
+        """How far these readings are trusted (:func:`knowsim_core.services.reader_trust.reading_note`),
+        None when nothing was read."""
+        if not self.pairs:
+            return None
+        from knowsim_core.services.reader_trust import reading_note
+
+        return reading_note(self.reader, "math", self.graph_sizes, self.mentioned / self.pairs)
 
     def add_counts(self, conv: Conversation) -> None:
         for k, v in conv.counts.items():
@@ -93,6 +106,9 @@ class RealworldReport:
                 ("votes_overridden", "overridden by a later thumb on the same turn (the last one kept)")) if v.get(k)]
             if twice:
                 text += "; not stored: " + ", ".join(twice)
+        note = self.trust()
+        if note:
+            text += "; " + note["text"]
         if self.unread:
             text += f"; {len(self.unread)} stored without a KnowSim reading: {'; '.join(self.unread[:3])}"
         if self.skipped:
@@ -150,7 +166,7 @@ def build_run(
     """The KnowSim reading of one conversation; ``offline/lexical`` by default. Without concepts,
     the conversation's messages without a reading (:func:`transcript_run`), saying why."""
     notes = [[IMAGE_NOTE] if is_image_path(u) else [] for u, _ in conv.pairs]
-    assistant_id = f"{RECORDED_PREFIX}{conv.model}"
+    assistant_id = AgentId.recorded(conv.model).id
     if not conv.concepts:
         material = QuestionMaterial(conv.question_id, conv.question, "", conv.graph(), "math")
         reason = no_reading_reason(conv)
@@ -178,7 +194,7 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
     p = Path(path)
     extractor = make_extractor(extractor_id, store)  # a bad id is refused before the file is read
     kind, convs, notes = read_conversations(p)
-    report = RealworldReport(kind, conversations=len(convs), skipped=list(notes))
+    report = RealworldReport(kind, conversations=len(convs), skipped=list(notes), reader=extractor_id)
     built = [(conv, build_run(conv, extractor=extractor, params=params)) for conv in convs]
     with store.transaction():
         known = {q.id for q in store.questions.list()}
@@ -198,6 +214,10 @@ def import_realworld(store: Store, path: str | Path, *, extractor_id: str = DEFA
             report.add_counts(conv)
             if not conv.concepts:
                 report.unread.append(f"{conv.key} ({no_reading_reason(conv)})")
+            else:
+                report.graph_sizes.append(len(run.graph.nodes))
+                report.mentioned += sum(1 for t in run.turns for x in t.signals if x.mentioned)
+                report.pairs += sum(len(t.signals) for t in run.turns)
             report.user_messages += len(run.turns)
             meta = dict(run.meta)
             report.null_replies += int(meta["null_replies"])

@@ -10,7 +10,8 @@ stored with the run, so a resumed run sends the requests an uninterrupted one wo
 
 The app plays runs under a lease (``lease_seconds``, see ``store.runs.renew_lease``): every step
 renews it before the model calls and again when the turn is stored, and a run whose browser
-session went away is marked ``interrupted`` once it lapses. Command-line runs hold no lease.
+session went away is left ``open`` once it lapses (its lease released, its metrics so far stored),
+for Simulate to play on later. Command-line runs hold no lease.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from knowsim_core.storage.runs import Closing, StoredTurn
 from knowsim_core.services.play import STOPPED_BY_USER, play, status_of
 from knowsim_core.vocab import EndReason, RunStatus
 
-LEASE_LAPSED_ERROR = ("run {} is no longer running in this session (it was idle too long and was marked "
-                      "interrupted); resume it to play on")
+LEASE_LAPSED_ERROR = ("run {} is no longer held by this session (it was idle too long and its hold was "
+                      "released); play on to claim it again")
 
 CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios
-AGENT_KINDS = ("assistant", "user", "extractor")
+AGENT_KINDS = registry.CONVERSATION_ROLES  # the agents a run records and is played by
 
 
 def _llm_defaults(store: Store | None) -> dict[str, Any]:
@@ -100,15 +101,18 @@ class RunWriter:
         self.on_close = on_close
         self.ending: Ending | None = None  # how the run was closed (None while it is open)
         self._pending: list[TurnRecord | StoredTurn] = []
+        self._latest: RunRecord | None = None  # the run as played with the pending turns
         self._since = 0.0
         self._clock = clock
 
-    def turn(self, rec: TurnRecord | StoredTurn) -> None:
+    def turn(self, rec: TurnRecord | StoredTurn, run: RunRecord | None = None) -> None:
         """Store ``rec`` (the run's next turn), now or with the next ones when buffered; a
-        :class:`~knowsim_core.storage.runs.StoredTurn` was packed where it was played."""
+        :class:`~knowsim_core.storage.runs.StoredTurn` was packed where it was played. ``run``: the
+        run as played with it (an open run's metrics so far are stored from it)."""
         if not self._pending:
             self._since = self._clock()
         self._pending.append(rec)
+        self._latest = run
         if not self.buffered or len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS:
             self._write(None)
 
@@ -116,7 +120,7 @@ class RunWriter:
         """Close the run as ``ending`` says (:func:`~knowsim_core.services.play.status_of`), with the
         turns still buffered and the calls the ending spent; ``run``: the run as played, or ``metrics``:
         its metrics computed where it was played (either spares reading its turns back). A lapsed lease
-        writes only what it spent: the run was closed where it was marked interrupted."""
+        writes only what it spent: the run was settled (left open) where the lapse was noticed."""
         if self.ending is None:
             if ending.reason == EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
                 self._pending.clear()
@@ -138,7 +142,7 @@ class RunWriter:
             return
         with self.store.pinned():  # the close reads the turns written in the same transaction
             self.store.runs.append_turns(self.run_id, self._pending, close=close,
-                                         then=self.on_close if close is not None else None)
+                                         then=self.on_close if close is not None else None, record=self._latest)
         self._pending = []
 
 
@@ -202,14 +206,14 @@ class LiveRun:
                 raise
             if isinstance(result, Ending):
                 return self.writer.end(result, self.sim.run)
-            self.writer.turn(result)
+            self.writer.turn(result, self.sim.run)
             if self.sim.done:
                 self.writer.end(self.sim.ending, self.sim.run)
         return result
 
     def hold(self, seconds: float | None = None) -> bool:
         """Renew the run's lease (``seconds``: its new length); False when it lapsed and the run was
-        marked interrupted elsewhere — the run is then closed here as ``LEASE_LAPSED``, with the calls
+        released elsewhere — the run is then closed here as ``LEASE_LAPSED``, with the calls
         its ledger still holds (a learner's message asked for but never answered) added to its cost."""
         if self.writer.ending is None and self.store.runs.renew_lease(self.run_id, seconds=seconds):
             return True

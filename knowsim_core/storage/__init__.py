@@ -20,7 +20,7 @@ connection helper:
 and migrates it and spans transactions; callers reach the data through its repositories
 (``store.questions``, ``store.runs``, ``store.search``, ``store.caches``, ``store.judgments``,
 ``store.cells``), e.g. ``store.runs.load(rid)`` or ``store.search.list(RunFilter(batch_tag=t))``.
-One object still means "this database file" (it is what ``ui.resources`` caches and what a page
+One object still means "this database file" (it is what ``ui.common.resources`` caches and what a page
 passes around), each operation has one name and one owner, and each repository stays small
 enough to read in one sitting. (``Store`` used to forward ~50 one-line methods to them.)
 

@@ -30,10 +30,10 @@ class Caches:
     # ------------------------------------------------------------------ initial states
     def set_initial_state(self, question_id: str, level: str, state: KnowledgeState) -> None:
         with self._conn.write() as db:
-            db["initial_states"].upsert(
-                {"question_id": question_id, "level": level,
-                 "state_json": json.dumps(state.to_data(), ensure_ascii=False)},
-                pk=("question_id", "level"),
+            db.execute(
+                "INSERT INTO initial_states (question_id, level, state_json) VALUES (?, ?, ?) "
+                "ON CONFLICT (question_id, level) DO UPDATE SET state_json = excluded.state_json",
+                [question_id, level, json.dumps(state.to_data(), ensure_ascii=False)],
             )
 
     def get_initial_state(self, question_id: str, level: str) -> KnowledgeState | None:
@@ -47,8 +47,8 @@ class Caches:
     # ------------------------------------------------------------------ LLM response cache
     def cache_get(self, key: str) -> str | None:
         with self._conn.db() as db:
-            row = next(db["llm_cache"].rows_where("key = ?", [key], select="value"), None)
-        return row["value"] if row else None
+            row = db.execute("SELECT value FROM llm_cache WHERE key = ?", [key]).fetchone()
+        return row[0] if row else None
 
     def cache_put(self, key: str, value: str) -> None:
         """Store a response; overwriting keeps the key's first ``created`` time (SQL: upsert would not)."""
@@ -73,7 +73,7 @@ class Caches:
     def get_judgement(self, run_id: str) -> tuple[float, str, str] | None:
         """(score, rationale, model) or None when the run was not judged."""
         with self._conn.db() as db:
-            row = next(db["runs"].rows_where("id = ?", [run_id], select="iq_score, iq_rationale, iq_model"), None)
+            row = db.execute("SELECT iq_score, iq_rationale, iq_model FROM runs WHERE id = ?", [run_id]).fetchone()
         if row is None:
             raise StorageError(unknown_run(run_id))
-        return None if row["iq_score"] is None else (row["iq_score"], row["iq_rationale"], row["iq_model"])
+        return None if row[0] is None else (row[0], row[1], row[2])

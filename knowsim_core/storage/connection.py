@@ -16,6 +16,11 @@
   a read-only folder cannot create its ``-shm`` file even to read; then it is opened
   ``immutable=1``, which is safe there because no writer can create the ``-wal`` it would need.
   Any write then fails with one message saying what to do (:meth:`Connection.read_only_error`).
+* **A file is created once.** The first connection to a new path creates the file; after that every
+  connection opens it with SQLite's ``mode=rw`` (or ``mode=ro``), which never creates one. A
+  database deleted or moved while the Studio has it open is then one line saying so
+  (:meth:`Connection.gone_error`) on every call, instead of an empty file made by the next
+  connection and a "no such table" traceback on every page. Put back, the file is used again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
 import zlib
@@ -35,45 +39,15 @@ from typing import Any, Iterator
 from knowsim_core.errors import FormatError, StorageError
 
 
-def import_sqlite_utils() -> Any:
-    """The ``sqlite_utils`` module, imported on first use and without pandas (nor numpy) unless this
-    process already has it; every import of sqlite-utils in the Studio goes through here.
-
-    sqlite-utils tries ``importlib.import_module("pandas")`` when it is imported and carries on
-    with ``pd = None`` on ``ImportError`` — the path it takes wherever pandas is not installed —
-    only to map ``pandas.Timestamp`` to a TEXT column; the Studio never stores a pandas value.
-    Streamlit installs pandas, so every command paid ~0.5 s of start-up for it
-    (benchmarks/startup.py). A ``None`` entry in ``sys.modules`` is Python's documented way to make
-    an import raise ``ModuleNotFoundError`` (the language reference, "The module cache"); it is
-    set only for the time sqlite-utils takes to import and removed at once, so a later
-    ``import pandas`` gets the real package. Where pandas or Streamlit is already loaded (the app)
-    the import is plain: nothing is saved there, and other threads may be importing pandas.
-    """
-    if "pandas" in sys.modules or "streamlit" in sys.modules or "sqlite_utils" in sys.modules:
-        import sqlite_utils
-        return sqlite_utils
-    # numpy likewise (~0.1 s; sqlite-utils maps its scalar types to column types, for tables it
-    # creates from values — the Studio's tables come from its migrations' SQL), unless loaded already
-    hidden = [name for name in ("pandas", "numpy") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        import sqlite_utils
-    finally:
-        for name in hidden:
-            del sys.modules[name]
-    return sqlite_utils
-
-
 class Database:
-    """One open connection as the repositories use it: ``execute`` and ``conn`` are sqlite3's own,
-    ``db["table"]`` is sqlite-utils' table over the same connection (``rows_where``, ``count_where``,
-    ``insert``, ``upsert``, ``update``) and ``utils`` its whole ``Database`` (migrations take one).
+    """One open connection as the repositories use it: ``execute`` and ``conn`` are sqlite3's own;
+    ``utils`` is sqlite-utils' ``Database`` over the same connection, for the migrations.
 
-    sqlite-utils is imported by the first call that needs it, not by opening the store: it costs
-    ~50 ms of start-up (with click, dateutil and its plugin loader), and listing runs, appending
-    turns and closing runs are plain SQL. What its ``Database`` did to every connection it wrapped
-    (``PRAGMA recursive_triggers``) :meth:`Connection._open` does itself.
+    The repositories read and write with their own SQL on sqlite3; sqlite-utils is imported only
+    where the Studio creates or migrates its tables (a new file, an older schema). Importing it
+    imports pandas whenever pandas is installed (~0.5 s; Streamlit brings it), which a command
+    listing runs or a batch worker appending turns should not pay. What its ``Database`` did to
+    every connection it wrapped (``PRAGMA recursive_triggers``) :meth:`Connection._open` does itself.
     """
 
     __slots__ = ("conn", "_utils")
@@ -87,13 +61,12 @@ class Database:
 
     @property
     def utils(self) -> Any:
-        """sqlite-utils' ``Database`` over this connection, made on first use."""
+        """sqlite-utils' ``Database`` over this connection, made on first use (migrations take one)."""
         if self._utils is None:
-            self._utils = import_sqlite_utils().Database(self.conn, recursive_triggers=False)
-        return self._utils
+            import sqlite_utils  # the one import of sqlite-utils: creating or migrating tables
 
-    def __getitem__(self, table: str) -> Any:
-        return self.utils[table]
+            self._utils = sqlite_utils.Database(self.conn, recursive_triggers=False)
+        return self._utils
 
 
 DEFAULT_DB = Path("~/.knowsim/studio.db")
@@ -149,6 +122,8 @@ class Connection:
         if self.read_only and not path.exists():
             raise StorageError(f"{path} does not exist, so it cannot be opened read-only; "
                                "point --db or KNOWSIM_DB at an existing database")
+        self._made = path.exists()  # from now on the file must be there: no connection creates it again
+        self._rw_uri = f"{Path(os.path.abspath(path)).as_uri()}?mode=rw"  # built once: ~12 µs, a tenth of an open
         self._local = threading.local()
 
     def read_only_error(self) -> StorageError:
@@ -157,11 +132,23 @@ class Connection:
             "saved or deleted; copy it to a writable folder or fix its permissions to change it"
         )
 
+    def gone_error(self) -> StorageError:
+        return StorageError(
+            f"the database {self.path} is gone: it was deleted or moved while the Studio had it open, and "
+            "nothing more is written there; put the file back, or start the Studio again to begin a new one"
+        )
+
+    def check_present(self) -> None:
+        """Raise :meth:`gone_error` when the file, once opened, is no longer there."""
+        if self._made and not self.path.exists():
+            raise self.gone_error()
+
     def _open(self) -> sqlite3.Connection:
-        if self.read_only:
-            conn = connect_read_only(self.path)
-        else:
-            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn = self._connect()
+        except sqlite3.OperationalError:
+            self.check_present()  # "unable to open database file": say why, when that is why
+            raise
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils' Database set it, which wrapped every connection
@@ -170,6 +157,15 @@ class Connection:
             # crash tests check it); only a power cut may lose the last few commits, never corrupt
             # the file. FULL would fsync on every turn, most of a turn's storage time.
             conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return connect_read_only(self.path)
+        if self._made:  # mode=rw: SQLite opens the file or fails; it never creates one
+            return sqlite3.connect(self._rw_uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        self._made = True
         return conn
 
     @contextmanager
@@ -256,6 +252,11 @@ def insert_row(db: Database, table: str, row: dict[str, Any]) -> int:
     cur = db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                      list(row.values()))
     return int(cur.lastrowid)
+
+
+def update_row(db: Database, table: str, row_id: Any, values: dict[str, Any]) -> None:
+    """Plain ``UPDATE`` of the row of ``table`` whose ``id`` is ``row_id``."""
+    db.execute(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?", [*values.values(), row_id])
 
 
 def exists(db: Database, table: str, where: str, args: list[Any]) -> bool:

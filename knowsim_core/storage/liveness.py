@@ -4,7 +4,8 @@ A run records its writer's pid (+ the kernel's start time of that pid, and the h
 ``running`` by a process that no longer exists is ``interrupted`` the next time the store opens.
 The Streamlit server outlives every browser session, so its pid says nothing about an abandoned
 run: a run the app plays carries a lease (``lease_until``) that each stored turn and the open
-session renew; once it lapses the run is ``interrupted`` like one whose process died.
+session renew; once it lapses the run is released and stays ``open`` (a conversation someone may
+come back to, not a failure: :meth:`~knowsim_core.storage.runs.Runs.mark_dead`).
 Command-line runs hold no lease and keep the pid check.
 """
 

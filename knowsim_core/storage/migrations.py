@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.connection import (
-    SQLITE_HEADER, Connection, Database, connect_read_only, import_sqlite_utils, unpack,
+    SQLITE_HEADER, Connection, Database, connect_read_only, unpack,
 )
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 # ---------------------------------------------------------------------- schema
 MIGRATION_SET = "knowsim_studio"  # the set's name in _sqlite_migrations: how a file is known as ours
-SCHEMA_VERSION = 9  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
+SCHEMA_VERSION = 10  # = number of migrations; PRAGMA user_version mirrors it (checked read-only on open)
 _STEPS: list[tuple[str, Callable[[Database], None]]] = []
 
 
@@ -51,7 +51,9 @@ def migrations() -> Migrations:
     process) imports no sqlite-utils: only a file with migrations pending, or a test that replays
     them part-way (``apply(db.utils, stop_before=…)``), needs it.
     """
-    steps = import_sqlite_utils().Migrations(MIGRATION_SET)
+    from sqlite_utils import Migrations  # imports pandas where installed: paid only by a file that migrates
+
+    steps = Migrations(MIGRATION_SET)
     for name, fn in _STEPS:
         steps(name=name)(fn)
     return steps
@@ -301,6 +303,48 @@ def _m0009_batch_cell_index(db: Database) -> None:
     that would need a sort. The cell's other columns (user, extractor, preset) are few per batch and
     left to the filter."""
     db.execute("CREATE INDEX IF NOT EXISTS runs_batch_cell ON runs (batch_tag, question_id, level, assistant, seed, created)")
+
+
+_STATUS_CHECK_0001 = "CHECK (status IN ('running', 'finished', 'failed', 'interrupted'))"
+_STATUS_CHECK_0010 = "CHECK (status IN ('running', 'finished', 'failed', 'interrupted', 'open'))"
+_LEASE_LAPSED_0003 = "the browser session playing this run went away before it finished; resume it from Saved runs"
+
+
+@_migration("0010_open_runs_and_deleted_parents")
+def _m0010_open_runs_and_deleted_parents(db: Database) -> None:
+    """Two facts about a run's life that the tables could not say.
+
+    * **open**: a run the app plays (under a lease) that has not ended is ``open`` — open in a tab,
+      or left open when the tab closed — rather than ``running`` and, once its lease lapsed,
+      ``interrupted``, which listed every ordinary interactive session among the failed ones. The
+      ``runs.status`` CHECK of 0001 gains the word. SQLite cannot alter a constraint, and rebuilding
+      ``runs`` would cascade to every table that references it, so the constraint's text is widened
+      in place (SQLite's documented procedure for loosening a CHECK: ``writable_schema``, the new
+      text, a bumped ``schema_version``); every stored row already satisfies it. Runs held under a
+      lease become ``open``, and so do runs marked interrupted when their lease lapsed (their error
+      was that lapse; it is cleared). Their metrics so far are filled in when a page next lists
+      runs (:meth:`knowsim_core.storage.runs.Runs.mark_dead`).
+    * **deleted_runs**: the id of a deleted run that others were forked from, and when it was
+      deleted, so a fork names its parent as a deleted run rather than linking to nothing.
+    """
+    (sql,) = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone()
+    if _STATUS_CHECK_0010 not in sql:
+        if _STATUS_CHECK_0001 not in sql:
+            raise StorageError("the runs table's status constraint is not the one this Studio wrote; "
+                               "the database cannot be upgraded (restore a backup or use a new file)")
+        (version,) = db.execute("PRAGMA schema_version").fetchone()
+        db.execute("PRAGMA writable_schema = ON")
+        try:
+            db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'runs'",
+                       [sql.replace(_STATUS_CHECK_0001, _STATUS_CHECK_0010)])
+            db.execute(f"PRAGMA schema_version = {int(version) + 1}")
+        finally:
+            db.execute("PRAGMA writable_schema = OFF")
+    db.execute("UPDATE runs SET status = 'open' WHERE status = 'running' AND lease_until IS NOT NULL")
+    db.execute("UPDATE runs SET status = 'open', error = '' WHERE status = 'interrupted' AND error = ?",
+               [_LEASE_LAPSED_0003])
+    db.execute("""CREATE TABLE IF NOT EXISTS deleted_runs (
+        id TEXT PRIMARY KEY, question_id TEXT NOT NULL DEFAULT '', deleted TEXT NOT NULL)""")
 
 
 def _disk_full(exc: sqlite3.DatabaseError, path: Path) -> bool:

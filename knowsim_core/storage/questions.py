@@ -34,9 +34,9 @@ class QuestionRow:
     @property
     def title(self) -> str:
         """What a picker shows: the stored title, else the text's first sentence (clipped)."""
-        from knowsim_core.text.titles import short_title
+        from knowsim_core.text.titles import question_title
 
-        return self.stored_title or short_title(self.text)
+        return question_title(self.text, self.stored_title)
 
     @property
     def kind_label(self) -> str:
@@ -123,9 +123,9 @@ class Questions:
             raise StorageError(f"unknown question kind {kind!r}; expected one of {', '.join(QUESTION_KINDS)}")
         qid = question_id or f"q_{uuid.uuid4().hex[:10]}"
         with self._conn.write() as db:
-            row = next(db["questions"].rows_where("id = ?", [qid], select="text"), None)
+            row = db.execute("SELECT text FROM questions WHERE id = ?", [qid]).fetchone()
             if row is not None:
-                if row["text"] != text:
+                if row[0] != text:
                     raise StorageError(f"question id {qid!r} already exists with another text; choose another id")
                 return qid
             insert_question(db, id=qid, text=text, reference_answer=reference_answer, domain=domain,
@@ -178,11 +178,11 @@ class Questions:
         self, question_id: str, graph: IUGraph, *, note: str = "", author: str = "human", parent_id: int | None = None,
     ) -> int:
         with self._conn.write() as db:
-            if not db["questions"].count_where("id = ?", [question_id]):
+            if not exists(db, "questions", "id = ?", [question_id]):
                 raise StorageError(f"unknown question id {question_id!r}; add the question before its graph")
             if parent_id is not None:
-                row = next(db["graph_versions"].rows_where("id = ?", [parent_id], select="question_id"), None)
-                if row is None or row["question_id"] != question_id:
+                row = db.execute("SELECT question_id FROM graph_versions WHERE id = ?", [parent_id]).fetchone()
+                if row is None or row[0] != question_id:
                     raise StorageError(f"parent graph version {parent_id} is not a version of question {question_id!r}")
             return insert_graph(db, question_id, graph, note=note, author=author, parent_id=parent_id)
 

@@ -68,6 +68,15 @@ class RunRow:
     batch_tag: str | None = None  # the `batch --tag` this run belongs to (see the batch_tag migration)
     rating: float | None = None  # the person's rating of a human run (migration 0006_judgments)
     correctness: str | None = None  # their final answer's correctness, as the source wrote it
+    question_title: str = ""  # the question's stored title ("" where its text's first sentence serves)
+
+    @property
+    def title(self) -> str:
+        """The question's title, as every picker and Simulate's header name it (a real conversation
+        by its field and concepts, not by its first message)."""
+        from knowsim_core.text.titles import question_title
+
+        return question_title(self.question, self.question_title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +97,7 @@ class BatchGroup:
 _SELECT = (
     "SELECT r.id, r.question_id, q.text, r.level, r.assistant, r.user, r.extractor, r.preset, r.seed, "
     "r.status, r.stop_reason, r.n_turns, r.kg, r.dc, r.co, r.created, r.updated, r.error, r.iq_score, "
-    "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag, r.rating, r.correctness "
+    "r.tokens_in, r.tokens_out, r.cost_usd, r.graph_version_id, r.batch_tag, r.rating, r.correctness, q.title "
     "FROM runs r JOIN questions q ON q.id = r.question_id"
 )
 

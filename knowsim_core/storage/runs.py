@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from knowsim_core.errors import FormatError, StorageError
 from knowsim_core.storage.caches import unknown_run
-from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now, pack, unpack
-from knowsim_core.storage.liveness import LEASE_LAPSED, writer, writer_gone
+from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now, pack, unpack, update_row
+from knowsim_core.storage.liveness import writer, writer_gone
 from knowsim_core.storage.migrations import forked_column, judged_columns, legacy_kind
 from knowsim_core.storage.questions import graph_json, insert_graph, insert_question
 from knowsim_core.text.tags import check_run_tag
-from knowsim_core.vocab import FAILURE_ORDER, FINAL_STATUSES, RUN_STATUSES, RunStatus
+from knowsim_core.vocab import FAILURE_ORDER, FINAL_STATUSES, LIVE_STATUSES, RUN_STATUSES, RunStatus
 
 if TYPE_CHECKING:  # the records (pydantic graphs, ~0.1 s) are imported where a run is read back: listing needs none
     from knowsim_core.engine.metrics import Metrics
@@ -94,17 +94,20 @@ class Runs:
         self, run: RunRecord, *, graph_version_id: int | None = None, lease_seconds: float | None = None,
         batch_tag: str | None = None,
     ) -> str:
-        """Store a run's setup (and any turns it already has) with status ``running``.
+        """Store a run's setup (and any turns it already has): ``running``, or ``open`` when it is
+        held under a lease.
 
-        ``lease_seconds``: the app's runs hold a lease (see :meth:`renew_lease`); CLI runs none.
+        ``lease_seconds``: the app's runs hold a lease (see :meth:`renew_lease`) and are ``open``;
+        CLI runs none.
         """
         packed = _packed(run)  # before the lock: another writer would wait for the JSON + zlib
+        status = RunStatus.RUNNING if lease_seconds is None else RunStatus.OPEN
         with self._conn.write() as db:
-            rid = self._insert(db, run, packed, status=RunStatus.RUNNING, graph_version_id=graph_version_id,
+            rid = self._insert(db, run, packed, status=status, graph_version_id=graph_version_id,
                                batch_tag=batch_tag)
             if lease_seconds is not None:
-                db["runs"].update(rid, {"lease_seconds": float(lease_seconds),
-                                        "lease_until": self._clock() + float(lease_seconds)})
+                update_row(db, "runs", rid, {"lease_seconds": float(lease_seconds),
+                                             "lease_until": self._clock() + float(lease_seconds)})
             return rid
 
     def save(
@@ -154,7 +157,7 @@ class Runs:
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
             self._insert_turn(db, rid, turn)
-        if run.turns and status != RunStatus.RUNNING:
+        if run.turns and status not in LIVE_STATUSES:
             _set_metrics(db, rid, run.metrics())
         return rid
 
@@ -189,11 +192,13 @@ class Runs:
         self.append_turns(run_id, (turn,))
 
     def append_turns(self, run_id: str, turns: Sequence[TurnRecord | StoredTurn], *, close: Closing | None = None,
-                     then: Callable[[], None] | None = None) -> None:
-        """Add the next completed turns of a running run in one transaction — and, with ``close``,
-        close the run in the same transaction (:meth:`finish`'s checks and metrics); ``then`` (the
-        caller's own bookkeeping, e.g. a batch releasing its cell) is called last inside it, so
-        both are stored or neither.
+                     then: Callable[[], None] | None = None, record: RunRecord | None = None) -> None:
+        """Add the next completed turns of a running (or open) run in one transaction — and, with
+        ``close``, close the run in the same transaction (:meth:`finish`'s checks and metrics);
+        ``then`` (the caller's own bookkeeping, e.g. a batch releasing its cell) is called last
+        inside it, so both are stored or neither. ``record``: the caller's copy of the run with
+        these turns; an open run's metrics so far are set from it (the list shows them while the
+        conversation is still going, and after its tab closed).
 
         The runner writes an offline conversation's turns a few at a time (see
         ``services/runner.py``): a transaction per turn was a quarter of an offline batch's time.
@@ -208,7 +213,7 @@ class Runs:
             if row is None:
                 raise StorageError(unknown_run(run_id))
             status, n = row
-            if turns and status != RunStatus.RUNNING:
+            if turns and status not in LIVE_STATUSES:
                 raise StorageError(f"run {run_id} is {status}; resume it before adding turns")
             for turn in stored:
                 if turn.turn != n + 1:
@@ -216,6 +221,8 @@ class Runs:
                         f"run {run_id} has {n} turns; the next turn must be number {n + 1}, got {turn.turn}")
                 self._insert_turn(db, run_id, turn, defer_search=True)
                 n += 1
+            if close is None and status == RunStatus.OPEN and record is not None and len(record.turns) == n and n:
+                _set_metrics(db, run_id, record.metrics())
             if close is not None:
                 self._close(db, run_id, close, stored=(status, n))
             if then is not None:
@@ -268,7 +275,7 @@ class Runs:
             _set_metrics(db, run_id, metrics)
 
     def reopen(self, run_id: str, *, turns: int | None = None, lease_seconds: float | None = None) -> None:
-        """Claim a run for resuming: ``running`` again, owned by this process.
+        """Claim a run for resuming: ``running`` again (``open`` under a lease), owned by this process.
 
         Everything is checked inside the one ``BEGIN IMMEDIATE`` transaction that claims the run, so
         two resumes racing for it cannot both pass the checks. ``turns`` is the number of turns the
@@ -289,6 +296,10 @@ class Runs:
             status, stop, n, pid, start, rhost, beat, lease_until = row
             if status == RunStatus.FINISHED:
                 raise StorageError(f"run {run_id} is already finished ({stop}); nothing to resume")
+            if status == RunStatus.OPEN and pid and pid != os.getpid() and lease_until is not None \
+                    and lease_until >= self._clock():
+                raise StorageError(f"run {run_id} is open in another Studio (process {pid} on {rhost}); "
+                                   "close it there, or wait until that session has been gone a few minutes")
             if (status == RunStatus.RUNNING and pid and pid != os.getpid()
                     and not writer_gone(pid, start, rhost, beat, lease_until, clock=self._clock())):
                 raise StorageError(f"run {run_id} is still being written by process {pid} on {rhost}; "
@@ -298,43 +309,71 @@ class Runs:
                                    f"{turns} were loaded); resume it again")
             stamp = now()
             lease = None if lease_seconds is None else float(lease_seconds)
-            db["runs"].update(run_id, {
-                "status": RunStatus.RUNNING, "stop_reason": None, "error": "", **writer(), "heartbeat": stamp,
+            update_row(db, "runs", run_id, {
+                "status": RunStatus.RUNNING if lease is None else RunStatus.OPEN, "stop_reason": None, "error": "",
+                **writer(), "heartbeat": stamp,
                 "updated": stamp, "lease_seconds": lease, "lease_until": None if lease is None else self._clock() + lease,
             })
 
     # ------------------------------------------------------------------ liveness
     def mark_dead(self) -> list[str]:
-        """Mark ``running`` runs whose writer is gone as ``interrupted``; returns their ids.
+        """Settle runs nobody writes any more; returns their ids (interrupted, left open or deleted).
 
-        Gone: the run's lease lapsed (a browser session that went away), or, for runs without a
-        lease, the writing process no longer exists (same host) or sent no heartbeat for
-        :data:`~.liveness.STALE_REMOTE_SECONDS` (another host). Cheap: pages call it before listing
-        runs. A read-only database is left as it is (its runs are listed as stored).
+        * A ``running`` run whose writer is gone — the process no longer exists (same host) or sent
+          no heartbeat for :data:`~.liveness.STALE_REMOTE_SECONDS` (another host) — is ``interrupted``.
+        * An ``open`` run (the app's) whose lease lapsed — its tab closed or sat idle — stays ``open``:
+          its lease is released and its metrics are those of its turns so far; Simulate plays on
+          from its last turn. One that lapsed before its first turn is deleted instead: Start pressed
+          and the page left (or a typed run never sent) is no conversation (issue 34).
+        * An ``open`` run with turns and no metrics (one stored before runs could be open) gets its
+          metrics so far.
 
-        An app-held run whose lease lapsed before its first turn is deleted instead: Start pressed
-        and the page left (or a typed run never sent) is no conversation to resume, and it lingered
-        as a 0-turn "interrupted" run (issue 34). A run with turns is kept, resumable; a command
-        line run (no lease) is always kept.
+        Cheap: pages call it before listing runs. A read-only database is left as it is (its runs
+        are listed as stored).
         """
         if self._conn.read_only:
             return []
         with self._conn.db() as db:
             rows = db.execute(
-                "SELECT id, pid, pid_start, host, heartbeat, lease_until, n_turns FROM runs WHERE status = ?",
-                [RunStatus.RUNNING]).fetchall()
+                "SELECT id, status, pid, pid_start, host, heartbeat, lease_until, n_turns, kg FROM runs "
+                "WHERE status = ? OR (status = ? AND (lease_until IS NOT NULL OR (kg IS NULL AND n_turns > 0)))",
+                [RunStatus.RUNNING, RunStatus.OPEN]).fetchall()
         clock = self._clock()
-        dead = {rid: why for rid, *w, _ in rows if (why := writer_gone(*w, clock=clock))}
-        empty = {rid for rid, *_, n in rows if rid in dead and dead[rid] == LEASE_LAPSED and not n}
-        if dead:
+        dead, lapsed, empty, unmeasured = {}, [], [], []
+        for rid, status, pid, start, rhost, beat, lease_until, n, kg in rows:
+            if status == RunStatus.RUNNING and lease_until is None:
+                if why := writer_gone(pid, start, rhost, beat, lease_until, clock=clock):
+                    dead[rid] = why
+            elif lease_until is not None and lease_until < clock:  # an app's run: its session went away
+                (lapsed if n else empty).append(rid)
+            elif lease_until is None and n and kg is None:
+                unmeasured.append(rid)
+        so_far = {}  # read before the write lock
+        for rid in [*lapsed, *unmeasured]:
+            try:
+                so_far[rid] = self.load(rid)
+            except StorageError:  # a record this Studio cannot read: listed as stored, never a failed page
+                pass
+        lapsed = [rid for rid in lapsed if rid in so_far]
+        unmeasured = [rid for rid in unmeasured if rid in so_far]
+        if dead or lapsed or empty or unmeasured:
             with self._conn.write() as db:
-                for rid in empty:  # nothing played: nothing to resume
+                for rid in empty:  # nothing played: nothing to come back to
                     db.execute("DELETE FROM run_tags WHERE run_id = ?", [rid])
-                    db.execute("DELETE FROM runs WHERE id = ? AND status = ? AND n_turns = 0 AND lease_until < ?",
-                               [rid, RunStatus.RUNNING, clock])
+                    db.execute("DELETE FROM runs WHERE id = ? AND status IN (?, ?) AND n_turns = 0 AND lease_until < ?",
+                               [rid, *LIVE_STATUSES, clock])
+                for rid in lapsed:
+                    cur = db.execute("UPDATE runs SET status = ?, lease_until = NULL WHERE id = ? AND status IN (?, ?) "
+                                     "AND lease_until < ? AND n_turns = ?",
+                                     [RunStatus.OPEN, rid, *LIVE_STATUSES, clock, len(so_far[rid].turns)])
+                    if cur.rowcount:
+                        index_run_turns(db, rid)
+                        _set_metrics(db, rid, so_far[rid].metrics())
+                for rid in unmeasured:
+                    if db.execute("SELECT 1 FROM runs WHERE id = ? AND n_turns = ? AND kg IS NULL",
+                                  [rid, len(so_far[rid].turns)]).fetchone():
+                        _set_metrics(db, rid, so_far[rid].metrics())
                 for rid, why in dead.items():
-                    if rid in empty:
-                        continue
                     cur = db.execute(
                         "UPDATE runs SET status = ?, updated = ?, error = ?, lease_until = NULL "
                         "WHERE id = ? AND status = ?",
@@ -342,22 +381,25 @@ class Runs:
                     )
                     if cur.rowcount:
                         index_run_turns(db, rid)
-        return list(dead)
+        return [*dead, *lapsed, *empty]
 
     def renew_lease(self, run_id: str, *, seconds: float | None = None) -> bool:
-        """Extend the lease of a ``running`` run this process writes; ``seconds`` (re)sets its length.
+        """Extend the lease of a run this process writes; ``seconds`` (re)sets its length, and a
+        run held under a lease is ``open``.
 
-        The app takes a lease when it starts or resumes a run and renews it while the run is open;
-        without ``seconds`` a run that holds no lease keeps none. Returns False when the run is no
-        longer running here (e.g. the lease lapsed and the run was marked interrupted): the caller
-        must resume it before playing on.
+        The app takes a lease when it starts, resumes or forks a run and renews it while the run is
+        open; without ``seconds`` a run that holds no lease keeps none. Returns False when the run
+        is no longer this process's to play — its lease lapsed and was released (:meth:`mark_dead`),
+        or it ended or was claimed elsewhere: the caller must resume it before playing on.
         """
         with self._conn.write() as db:
             cur = db.execute(
                 "UPDATE runs SET lease_seconds = COALESCE(?, lease_seconds), "
-                "lease_until = ? + COALESCE(?, lease_seconds) "
-                "WHERE id = ? AND status = ? AND pid = ? AND host = ?",
-                [seconds, self._clock(), seconds, run_id, RunStatus.RUNNING, os.getpid(), socket.gethostname()],
+                "lease_until = ? + COALESCE(?, lease_seconds), "
+                "status = CASE WHEN ? IS NULL THEN status ELSE ? END "
+                "WHERE id = ? AND pid = ? AND host = ? AND (status = ? OR (status = ? AND lease_until IS NOT NULL))",
+                [seconds, self._clock(), seconds, seconds, RunStatus.OPEN, run_id, os.getpid(), socket.gethostname(),
+                 RunStatus.RUNNING, RunStatus.OPEN],
             )
             return cur.rowcount == 1
 
@@ -378,12 +420,41 @@ class Runs:
             raise StorageError(f"run {run_id} cannot be read back: {exc}") from None
 
     def delete(self, run_ids: list[str]) -> None:
-        """Delete runs and their turns, all or none (an unknown id deletes nothing)."""
+        """Delete runs and their turns, all or none (an unknown id deletes nothing).
+
+        A deleted run that kept runs were forked from is remembered (its id, question and when, in
+        ``deleted_runs``), so its forks name it as a deleted run (:meth:`deleted_on`) rather than
+        pointing at a run that is not there. Ask :meth:`forks_of` first to warn about them."""
+        gone = set(run_ids)
         with self._conn.write() as db:
+            forks = _forks(db, run_ids)
+            stamp = now()
             for rid in run_ids:
-                db.execute("DELETE FROM run_tags WHERE run_id = ?", [rid])
-                if db.execute("DELETE FROM runs WHERE id = ?", [rid]).rowcount == 0:
+                row = db.execute("SELECT question_id FROM runs WHERE id = ?", [rid]).fetchone()
+                if row is None:
                     raise StorageError(unknown_run(rid))
+                if set(forks.get(rid, ())) - gone:
+                    db.execute("INSERT OR REPLACE INTO deleted_runs (id, question_id, deleted) VALUES (?, ?, ?)",
+                               [rid, row[0], stamp])
+                db.execute("DELETE FROM run_tags WHERE run_id = ?", [rid])
+                db.execute("DELETE FROM runs WHERE id = ?", [rid])
+
+    def forks_of(self, run_ids: Sequence[str]) -> dict[str, list[str]]:
+        """``{run id: the ids of the runs forked from it}`` for those of ``run_ids`` that have forks
+        (oldest fork first)."""
+        with self._conn.db() as db:
+            return _forks(db, run_ids)
+
+    def deleted_on(self, run_id: str) -> str | None:
+        """When run ``run_id`` was deleted, for a deleted run that others had been forked from
+        (:meth:`delete`); None for any other id."""
+        with self._conn.db() as db:
+            row = db.execute("SELECT deleted FROM deleted_runs WHERE id = ?", [run_id]).fetchone()
+        return row[0] if row else None
+
+    def exists(self, run_id: str) -> bool:
+        with self._conn.db() as db:
+            return exists(db, "runs", "id = ?", [run_id])
 
     # ------------------------------------------------------------------ tags
     def add_tags(self, run_id: str, tags: list[str]) -> list[str]:
@@ -396,7 +467,7 @@ class Runs:
         """
         clean = [check_run_tag(t) for t in tags]
         with self._conn.write() as db:
-            if not db["runs"].count_where("id = ?", [run_id]):
+            if not exists(db, "runs", "id = ?", [run_id]):
                 raise StorageError(unknown_run(run_id))
             added = []
             for tag in dict.fromkeys(clean):
@@ -408,6 +479,18 @@ class Runs:
         """Take ``tag`` off the run; False when it did not have it."""
         with self._conn.write() as db:
             return bool(db.execute("DELETE FROM run_tags WHERE run_id = ? AND tag = ?", [run_id, tag]).rowcount)
+
+
+def _forks(db: Database, run_ids: Sequence[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    ids = list(dict.fromkeys(run_ids))
+    for i in range(0, len(ids), 500):  # SQLite's bound-parameter limit
+        chunk = ids[i:i + 500]
+        marks = ",".join("?" * len(chunk))
+        for parent, child in db.execute(f"SELECT forked_from, id FROM runs WHERE forked_from IN ({marks}) "
+                                        "ORDER BY created, rowid", chunk):
+            out.setdefault(parent, []).append(child)
+    return out
 
 
 def _packed(run: RunRecord) -> tuple[bytes, list[StoredTurn]]:

@@ -14,7 +14,8 @@ Callers reach the data through the repositories, each the one owner of its table
 * ``store.cells`` (:class:`~.batch_cells.BatchCells`): which process plays which cell of a batch.
 
 ``Store`` itself keeps only what belongs to the file: opening, checking and migrating it, ``path``,
-``read_only``, ``schema_version``, ``integrity_check()``, ``transaction()`` and ``pinned()`` (which
+``read_only``, ``schema_version``, ``integrity_check()``, ``check_present()`` (still there, not deleted
+or moved since it was opened), ``transaction()`` and ``pinned()`` (which
 span every repository, since they share the connection). It used to forward ~50 one-line methods
 (``store.load_run`` → ``store.runs.load``): two names for every operation, and a second place to
 change a signature. ``tests/test_store_facade.py`` keeps it from growing them back.
@@ -73,6 +74,11 @@ class Store:
                 raise
             # a full disk must not stop reading: dead writers' runs stay listed as running until
             # there is room to mark them (the next opening does)
+
+    def check_present(self) -> None:
+        """Raise a one-line StorageError when the file was deleted or moved since it was opened
+        (every call would say so too; the app asks once per page, before drawing anything)."""
+        self._conn.check_present()
 
     @property
     def read_only(self) -> bool:

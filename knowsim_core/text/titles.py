@@ -2,8 +2,10 @@
 
 Pure text functions. A real conversation's first message is often "hello" (the problem itself is
 redacted from the SimulatorArena release), so its title is built from what the import knows about
-the problem — its field and the concepts it needs — by :func:`concept_title`; every other question
-is titled by its own first sentence (:func:`short_title`).
+the problem — its field and the concepts it needs — by :func:`concept_title` and stored with the
+question; every other question is titled by its own first sentence (:func:`short_title`).
+:func:`question_title` picks between the two, for every place that names a question (pickers,
+Simulate's header, the ``runs`` command).
 """
 
 from __future__ import annotations
@@ -52,3 +54,9 @@ def concept_title(field: str, concepts: list[str] | tuple[str, ...], fallback: s
             break
         title += ", " + name
     return clip(title, limit)
+
+
+def question_title(text: str, stored_title: str = "", limit: int = MAX_TITLE_CHARS) -> str:
+    """A question's title: its stored title (a real conversation's field and concepts), else the
+    first sentence of its text — clipped to ``limit``."""
+    return clip(stored_title, limit) if stored_title.strip() else short_title(text, limit)

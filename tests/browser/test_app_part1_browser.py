@@ -9,7 +9,7 @@ import pytest
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
-from ui.theme import STATE_STYLE
+from ui.common.theme import STATE_STYLE
 
 from tests.browser.conftest import ARTIFACTS, graph_nodes, nodes_outside_canvas, wait_idle
 

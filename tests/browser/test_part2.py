@@ -130,7 +130,9 @@ def test_compare_two_runs(page, studio, seeded):
         assert px >= 11 - 1e-6, (key, px)
         assert nodes_outside_canvas(page, key) == [], key  # every IU shown at that size
     hints = page.locator(".ks-info").all_text_contents()
-    assert "Hover over an IU to read it." in hints and not any("click" in h for h in hints)
+    from ui.common.graph_view import HINT_VIEW_ONLY
+
+    assert HINT_VIEW_ONLY in hints and not any("click" in h for h in hints)
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator('[data-testid="stMain"]').get_by_text("Compare", exact=True).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "compare.png"))
@@ -215,7 +217,12 @@ def test_edit_a_node_description_and_save(page, studio, seeded):
 
 
 def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
-    """Pointing an edge row at another IU draws the new edge (dashed) before anything is saved."""
+    """Pointing an edge row at another IU draws the new edge (dashed) before anything is saved.
+
+    Every step waits on what the page shows, never on a pause: the grid marks the selected cell
+    ``aria-selected``; the endpoint list is a focused, expanded combobox; the typed IU is an option
+    before Enter picks it; the IU editor's save button is there before it is counted. (Under load,
+    counting the button the moment the editor's heading appeared once found none: ``assert 0 == 1``.)"""
     store, _ = seeded
     version = store.questions.latest_graph_version(QID)
     edge = version.graph.edges[0]
@@ -223,20 +230,32 @@ def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
                   if n.id not in (edge.from_, edge.to) and (edge.from_, n.id) not in {(e.from_, e.to) for e in version.graph.edges})
     key = f"graph_view_{version.id}"
     log = []
-    for attempt in range(3):  # the grid's keyboard timing traps: see test_edit_a_node_description_and_save
+    for attempt in range(3):  # the grid's keyboard traps: see test_edit_a_node_description_and_save
         page.goto(f"{studio.url}/graph?question={QID}")
         wait_idle(page)
         page.locator(".vis-network canvas").first.wait_for(timeout=30_000)
         grid = page.locator('[data-testid="stDataFrame"]').nth(1)  # the edge table
         grid.scroll_into_view_if_needed()
-        grid.locator('[data-testid="glide-cell-1-0"]').focus()  # row 0, "from"
-        page.wait_for_timeout(300)
-        page.keyboard.press("ArrowRight")  # "to"
-        page.wait_for_timeout(300)
-        page.keyboard.press("Enter")  # opens the endpoint list
-        page.wait_for_timeout(400)
-        page.keyboard.type(target)
-        page.wait_for_timeout(300)
+        step = "select the from-cell"
+        try:
+            grid.locator('[data-testid="glide-cell-1-0"]').focus()  # row 0, "from"
+            selected = '[data-testid="glide-cell-{}-0"][aria-selected="true"]'  # in the grid's hidden a11y table
+            grid.locator(selected.format(1)).wait_for(state="attached", timeout=10_000)
+            step = "move to the to-cell"
+            page.keyboard.press("ArrowRight")
+            grid.locator(selected.format(2)).wait_for(state="attached", timeout=10_000)
+            step = "open the endpoint list"
+            page.keyboard.press("Enter")  # its input gets the focus
+            page.wait_for_function("() => { const e = document.activeElement;"
+                                   " return !!e && e.getAttribute('role') === 'combobox'"
+                                   " && e.getAttribute('aria-expanded') === 'true'; }", timeout=10_000)
+            step = f"find {target} in the list"
+            page.keyboard.type(target)
+            page.wait_for_function("(t) => [...document.querySelectorAll('[role=option]')]"
+                                   ".some((o) => o.textContent.trim() === t)", arg=target, timeout=10_000)
+        except Exception as exc:  # a step the grid did not take: start again from a fresh page
+            log.append(f"attempt {attempt}: could not {step} ({type(exc).__name__})")
+            continue
         page.keyboard.press("Enter")
         try:
             page.wait_for_function(
@@ -262,5 +281,8 @@ def test_the_graph_editor_draws_an_unsaved_edge(page, studio, seeded):
                         [key, node])
     page.mouse.click(box["x"] + dom["x"], box["y"] + dom["y"])
     page.get_by_text(f"Edit {node}", exact=True).wait_for(timeout=20_000)
-    assert page.get_by_role("button", name=f"Save {node} as a new version").count() == 1
+    save = page.get_by_role("button", name=f"Save {node} as a new version")
+    save.wait_for(timeout=20_000)  # drawn after the heading, in the same run: wait for it, then count
+    wait_idle(page)
+    assert save.count() == 1
     page.screenshot(path=str(ARTIFACTS / "graph-editor.png"))

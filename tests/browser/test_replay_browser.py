@@ -203,3 +203,36 @@ def test_failure_modes_figure_and_table_downloads(studio, page, tmp_path):
     assert _download(page, "Figure (PDF)", tmp_path).read_bytes().startswith(b"%PDF-")
     tex = _download(page, "LaTeX table", tmp_path).read_text()
     assert tex.count(r"\begin{") == tex.count(r"\end{") == 2 and r"\toprule" in tex
+
+
+def test_a_click_on_an_iu_opens_its_story_and_the_address_keeps_it(seeded_store, tmp_path, offline_page, capsys):
+    """Issue 47 item 3: the replay's per-IU timeline. A click on a node (or the IU box) shows the IU's
+    story — a row per turn with explain's mode and why — and the address names it (#turn=N&iu=ID)."""
+    rid = stored(seeded_store, turns=4)
+    whys = explain_json(seeded_store, rid, capsys)
+    page = offline_page
+    url = export_file(seeded_store, tmp_path, rid).as_uri()
+    page.goto(url + "#turn=2")
+    assert page.evaluate("getComputedStyle(document.querySelector('.story-table')).display") == "none"
+    iu = whys[2][1]["id"]
+    page.click(f"section.run svg g[data-iu='{iu}']")
+    page.wait_for_function(f"location.hash === '#turn=2&iu={iu}'")
+
+    def story():
+        return page.evaluate("""() => [...document.querySelectorAll('.story-table tbody tr')].map(tr =>
+            [tr.dataset.turn, tr.className, [...tr.children].map(td => td.textContent)])""")
+
+    rows = story()
+    assert [r[0] for r in rows] == ["0", "1", "2", "3", "4"] and rows[2][1] == "current"
+    for turn, _, cells in rows[1:]:
+        want = next(x for x in whys[int(turn)] if x["id"] == iu)
+        assert (cells[8], cells[11]) == (want["mode"] or "–", want["why"])
+    page.keyboard.press("ArrowRight")  # stepping keeps the IU and marks the next turn
+    page.wait_for_function(f"location.hash === '#turn=3&iu={iu}'")
+    assert story()[3][1] == "current"
+    other = whys[2][0]["id"]
+    page.goto("about:blank")
+    page.goto(url + f"#turn=1&iu={other}")  # a shared link opens the IU's story
+    assert page.evaluate("document.querySelector('[data-role=story-pick]').value") == other
+    assert story()[1][1] == "current"
+    assert page.errors == []

@@ -144,9 +144,13 @@ def test_the_gauge_keeps_its_scale_over_five_steps(studio, screen):
 def test_a_typed_assistant_reply_recolours_the_graph_as_stored(studio, screen):
     store = Store(studio.db)
     rid = handed_over(store, question_id="sample_lava_lamps", level="novice", assistant_id="human", seed=4)
-    graph = store.runs.load(rid).graph
-    roots = [n for n in graph.nodes if not graph.index.prereqs.get(n.id)]
-    reply = " ".join(f"{n.concept}: {n.description}" for n in roots[:2])
+    first = store.runs.load(rid)
+    graph = first.graph
+    # one root the learner does not know yet, in the graph's own words: a novice told two roots at once
+    # is overloaded (the reader reads several neighbours as mentioned too) and learns nothing that turn
+    root = next(n for n in graph.nodes if not graph.index.prereqs.get(n.id)
+                and first.initial_state.state_of(graph.index.label_of[n.id]) == 0)
+    reply = f"{root.concept}: {root.description}"
     screen.goto(f"{studio.url}/simulate?run={rid}&turn=0")
     wait_idle(screen)
     wait_graph(screen, "sim_graph_0", expected_nodes(store.runs.load(rid), 0))

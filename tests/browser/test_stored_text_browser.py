@@ -4,7 +4,7 @@ Batch: a tag that is a path is refused (issue 23, items 5 and 10).
 A run whose messages carry a remote image (a tracking pixel), a heading and display maths is
 stored, opened in chromium, and every request the page makes is logged: none may go to the
 image's host, and the heading must not be an ``<h1>`` (issue 23, item 10; fails without
-``ui.safe_text``).
+``ui.common.safe_text``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_a_remote_image_in_a_stored_message_is_never_fetched(studio, page):
 def test_a_path_typed_as_a_batch_tag_is_one_error_and_nothing_launches(studio, page):
     """The Batch page in chromium: a traversing tag is refused in one line, no Launch button, no
     traceback, and no file appears outside the launches folder."""
-    from ui import batch_view as bv
+    from ui.batch import launcher as bv
 
     Store(studio.db).questions.seed_samples()
     page.goto(f"{studio.url}/batch")

@@ -77,7 +77,7 @@ def compare_metrics_text(page) -> str:
 
 def test_compare_after_a_fork_and_15_steps_equals_the_stored_records(studio, screen):
     from knowsim_core.services.fork import fork_link
-    from ui.compare import metric_deltas
+    from ui.runs.compare import metric_deltas
 
     store, live, child_id = fork_with_a_typed_reply(studio, screen, interrupted=True)
     assert fork_link(store.runs.load(child_id)) == (live.run_id, 2)

@@ -113,8 +113,8 @@ class Request:
 @dataclass
 class Reply:
     text: str
-    input_tokens: int | None = None  # None: a word count of the prompt
-    output_tokens: int | None = None
+    input_tokens: Any = None  # None: a word count of the prompt; any JSON value to test what a server may send
+    output_tokens: Any = None
     finish: str = ""  # "" → "stop" / "end_turn"
 
 
@@ -139,6 +139,14 @@ class Fault:
     sent: list[int] = field(default_factory=list)  # body bytes written, appended when sending ends
 
 
+def _total(tin: Any, tout: Any) -> Any:
+    """``total_tokens`` as a server would write it; None when a test gives counts that do not add up."""
+    try:
+        return tin + tout
+    except TypeError:
+        return None
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # the default backlog (5) drops connections when 64 clients arrive at once
     daemon_threads = True
@@ -152,6 +160,7 @@ class FakeLLMServer:
     tokenizer: bool = False  # answer POST /extras/tokenize/count like llama-cpp-python's server
     token_counts: list[int] = field(default_factory=list)
     host: str = "127.0.0.1"  # the address it listens on
+    port: int = 0  # the port it listens on (0: a free one)
     name: str = ""  # the host its URLs name, if not ``host`` (behind a proxy: a name only the proxy resolves)
 
     def __post_init__(self) -> None:
@@ -174,9 +183,11 @@ class FakeLLMServer:
             def do_POST(self) -> None:  # noqa: N802
                 server._handle(self)
 
-            def do_GET(self) -> None:  # noqa: N802  (GET /v1/models: what a readiness probe asks)
-                found = self.path.rstrip("/") == "/v1/models"
-                data = json.dumps({"object": "list", "data": [{"id": "m1", "object": "model"}]} if found
+            def do_GET(self) -> None:  # noqa: N802  (GET /v1/models, /health: what readiness probes ask)
+                path = self.path.rstrip("/")
+                found = path in ("/v1/models", "/health")
+                data = json.dumps({"object": "list", "data": [{"id": "m1", "object": "model"}]} if path == "/v1/models"
+                                  else {"status": "ok"} if found
                                   else {"error": {"message": f"no route {self.path}"}}).encode()
                 self.send_response(200 if found else 404)
                 self.send_header("content-type", "application/json")
@@ -187,7 +198,7 @@ class FakeLLMServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = _Server((self.host, 0), Handler)
+        self._httpd = _Server((self.host, self.port), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
@@ -287,7 +298,7 @@ class FakeLLMServer:
                 "model": req.model,
                 "choices": [{"index": 0, "finish_reason": rep.finish or "stop",
                              "message": {"role": "assistant", "content": rep.text, "refusal": None}}],
-                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": _total(tin, tout)},
             }
         else:
             payload = {

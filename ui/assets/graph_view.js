@@ -5,6 +5,7 @@ const LOADING = (window.__ksVisLoading = window.__ksVisLoading || {});
 const REGISTRY = (window.__knowsim = window.__knowsim || {});
 const TWEEN_MS = 150;
 const COMPACT_X = 0.45; // compact graphs (side by side): labels are ids only, so columns sit closer
+const SMALL_Y = 0.5; // a graph drawn with ids only because its labels would be too small: rows sit closer too
 
 function loadVis(url) {
   if (window.vis && window.vis.Network) return Promise.resolve(window.vis);
@@ -26,14 +27,18 @@ function mix(a, b, t) {
   return "#" + x.map((v, i) => Math.round(v + (y[i] - v) * t).toString(16).padStart(2, "0")).join("");
 }
 
-function item(d, n, i) {
+// ``small``: a graph whose labels would be drawn below the minimum size when fitted shows ids only,
+// in a tighter layout (the concept is in the hover line); a compact graph (side by side) always does
+function item(d, n, i, small) {
   const st = d.states ? d.states[i] : null;
   const sty = st === null ? d.plain : d.styles[st];
   const changed = d.changed.includes(n[0]);
   const ring = changed ? d.changedColour : d.borderColour; // the selection is drawn outside (drawSelection)
+  const ids = d.compact || small;
   return {
-    id: n[0], x: d.compact ? Math.round(n[4] * COMPACT_X) : n[4], y: n[5], state: st, changed: changed,
-    label: (sty.g ? sty.g + " " : "") + n[0] + (d.compact ? "" : "\n" + n[1]),
+    id: n[0], x: ids ? Math.round(n[4] * COMPACT_X) : n[4], y: small && !d.compact ? Math.round(n[5] * SMALL_Y) : n[5],
+    state: st, changed: changed,
+    label: (sty.g ? sty.g + " " : "") + n[0] + (ids ? "" : "\n" + n[1]),
     color: { background: sty.c, border: ring, highlight: { background: sty.c, border: ring },
              hover: { background: sty.c, border: ring } },
     font: { color: sty.f },
@@ -105,18 +110,45 @@ function edgeItems(d) {
   });
 }
 
+// The whole graph in view: fitted on the first drawing and whenever the canvas changes size. Where a
+// minimum label size is asked for, a graph whose fitted labels would fall below it is drawn with ids
+// only (tighter, so larger); a compact graph (side by side, ids only) never zooms out below it and
+// pans instead — its canvas is made tall enough for every row (ui/common/graph_view.py).
+function fitView(g, box) {
+  const d = g.data, net = g.network;
+  if (!box.clientWidth || !box.clientHeight) return;
+  g.fittedTo = box.clientWidth + "x" + box.clientHeight;
+  if (d.compact || !d.minScale) {
+    net.fit({ animation: false });
+    if (d.compact && d.minScale && net.getScale() < d.minScale) net.moveTo({ scale: d.minScale, animation: false });
+    return;
+  }
+  const draw = (small) => {
+    if (g.small !== small) { g.small = small; g.nodes.update(d.nodes.map((n, i) => item(d, n, i, small))); }
+    net.fit({ animation: false });
+  };
+  draw(false);
+  if (net.getScale() < d.minScale) draw(true);
+  g.info.textContent = d.selected ? describe(d, d.selected) : hintOf(g);
+}
+
+function hintOf(g) { return g.small && g.data.hintSmall ? g.data.hintSmall : g.data.hint; }
+
 function build(vis, box, info, d, setStateValue) {
-  const nodes = new vis.DataSet(d.nodes.map((n, i) => item(d, n, i)));
+  const nodes = new vis.DataSet(d.nodes.map((n, i) => item(d, n, i, false)));
   const edges = new vis.DataSet(edgeItems(d));
   const net = new vis.Network(box, { nodes, edges }, {
     physics: false, layout: { hierarchical: false },
     interaction: { hover: true, keyboard: false, dragNodes: false, selectable: d.selectable, zoomView: true },
     // chosen: false: the selection ring is ours (item()); vis-network's own doubles the border, which on
     // a small node covers its state colour
-    nodes: { shape: "box", margin: 8, chosen: false, widthConstraint: { maximum: 150 }, font: { size: 15, face: "sans-serif" } },
+    // no width constraint: the labels arrive broken into lines at word boundaries (wrap_label), and a
+    // constraint made vis-network cut a long word anywhere ("Expectation-maximizin" / "g")
+    nodes: { shape: "box", margin: 8, chosen: false, font: { size: 15, face: "sans-serif" } },
     edges: { color: { color: d.edgeColour }, smooth: { type: "cubicBezier", forceDirection: "vertical", roundness: 0.4 } },
   });
-  const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null, marks: JSON.stringify(d.marked || []) };
+  const g = { sig: d.sig, nodes, edges, network: net, data: d, rev: null, marks: JSON.stringify(d.marked || []),
+              info, small: false };
   net.on("click", (p) => {
     if (g.data.selectable && p.nodes.length) {
       info.textContent = describe(g.data, p.nodes[0]);
@@ -125,24 +157,18 @@ function build(vis, box, info, d, setStateValue) {
   });
   net.on("hoverNode", (p) => { info.textContent = describe(g.data, p.node); });
   net.on("afterDrawing", (ctx) => { drawSelection(g, ctx); drawBadges(g, ctx); });
-  net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : g.data.hint; });
-  net.once("afterDrawing", () => {
-    net.fit({ animation: false });
-    // never shrink labels below the minimum: zoom back in and let the view pan instead
-    if (d.minScale && net.getScale() < d.minScale) {
-      if (d.compact) { net.moveTo({ scale: d.minScale, animation: false }); return; }
-      // a graph fitted into a fixed height: keep the roots (top row) in view, the lower rows pan
-      const top = Math.min(...d.nodes.map((n) => n[5]));
-      const x = net.getViewPosition().x;
-      net.moveTo({ scale: d.minScale, position: { x, y: top - 40 / d.minScale + box.clientHeight / 2 / d.minScale },
-                   animation: false });
-    }
+  net.on("blurNode", () => { info.textContent = g.data.selected ? describe(g.data, g.data.selected) : hintOf(g); });
+  net.once("afterDrawing", () => { g.drawn = true; fitView(g, box); });
+  // a column that settles after the first drawing (or had no size yet), or a window resized: fit again
+  g.resizer = new ResizeObserver(() => {
+    if (g.drawn && g.fittedTo !== box.clientWidth + "x" + box.clientHeight) fitView(g, box);
   });
+  g.resizer.observe(box);
   return g;
 }
 
 function recolour(g, d) {
-  const target = d.nodes.map((n, i) => item(d, n, i));
+  const target = d.nodes.map((n, i) => item(d, n, i, g.small));
   const before = new Map(g.nodes.get().map((n) => [n.id, n.color.background]));
   const moving = target.filter((t) => before.get(t.id) && before.get(t.id) !== t.color.background);
   const marks = JSON.stringify(d.marked || []);
@@ -172,7 +198,7 @@ export default function render(component) {
   loadVis(data.lib).then((vis) => {
     let g = box.__ks;
     if (!g || g.sig !== data.sig) {
-      if (g) g.network.destroy();
+      if (g) { g.resizer.disconnect(); g.network.destroy(); }
       g = box.__ks = build(vis, box, info, data, setStateValue);
       g.rev = data.rev;
       g.appliedAt = performance.now();
@@ -184,10 +210,10 @@ export default function render(component) {
     g.data = data;
     REGISTRY[data.key] = g;
     box.dataset.rev = data.rev;
-    info.textContent = data.selected ? describe(data, data.selected) : data.hint;
+    info.textContent = data.selected ? describe(data, data.selected) : hintOf(g);
   }).catch((e) => { info.textContent = "The graph could not be drawn: " + e.message; });
 }
 
-// the loader (ui/graph_view.py) calls this directly once the module is loaded: an update is drawn in
+// the loader (ui/common/graph_view.py) calls this directly once the module is loaded: an update is drawn in
 // the same task, without a dynamic import() round trip that queues it behind the rest of the rerun
 (window.__ksGraphRender ||= {})[import.meta.url] = render;

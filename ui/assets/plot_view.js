@@ -55,5 +55,5 @@ export default function render(component) {
   }).catch((e) => { box.textContent = "The chart could not be drawn: " + e.message; });
 }
 
-// the loader (ui/gauge.py) calls this directly once the module is loaded (no import() round trip)
+// the loader (ui/simulate/gauge.py) calls this directly once the module is loaded (no import() round trip)
 (window.__ksPlotRender ||= {})[import.meta.url] = render;

@@ -48,7 +48,8 @@
     col.appendChild(el("p", { "class": "meta" }, "KG " + run.metrics.KG + " · DC " + fmt(run.metrics.DC, 3) +
       " · CO " + fmt(run.metrics.CO, 3) + " · " + run.turns.length + " turn(s)"));
     if (run.fork_of) {
-      col.appendChild(el("p", { "class": "meta" }, "a fork of run " + run.fork_of[0] + " at turn " + run.fork_of[1]));
+      col.appendChild(el("p", { "class": "meta", "data-role": "fork" }, "a fork of " +
+        (run.parent_words || "run " + run.fork_of[0]) + " at turn " + run.fork_of[1]));
     }
     var status = el("p", { "class": "note", "data-role": "status" });
     col.appendChild(status);
@@ -80,8 +81,85 @@
     var thead = el("thead"); thead.appendChild(head); table.appendChild(thead);
     var tbody = el("tbody"); table.appendChild(tbody);
     words.appendChild(table);
+    var story = buildStory(run, i);
+    col.appendChild(story.root);
     return { run: run, root: col, graph: g, gauge: gauge, gaugeText: gaugeText, user: userBox, assistant: asstBox,
-             tbody: tbody, status: status };
+             tbody: tbody, status: status, story: story };
+  }
+
+  // ------------------------------------------------------------------ one IU's story
+  function buildStory(run, i) {
+    var box = el("section", { "class": "story", "data-role": "story", "aria-label": "one IU's story" });
+    box.appendChild(el("h3", null, "One IU's story over the run"));
+    var pick = el("select", { "aria-label": "IU", "data-role": "story-pick" });
+    pick.appendChild(el("option", { value: "" }, "Pick an IU (or click one in the graph or the table)"));
+    run.graph.nodes.forEach(function (n) { pick.appendChild(el("option", { value: n.id }, n.id + " — " + n.concept)); });
+    pick.addEventListener("change", function () { setIu(pick.value || null); });
+    box.appendChild(pick);
+    var head = el("p", { "class": "meta", "data-role": "story-head" });
+    box.appendChild(head);
+    var table = el("table", { "class": "ius story-table" });
+    var tr = el("tr");
+    ["", "turn", "state", "taught", "attempt", "load (share)", "carry", "ceiling", "mode", "DC", "words of the reply", "why"]
+      .forEach(function (h) { tr.appendChild(el("th", null, h)); });
+    var thead = el("thead"); thead.appendChild(tr); table.appendChild(thead);
+    var body = el("tbody"); table.appendChild(body);
+    box.appendChild(table);
+    var note = el("p", { "class": "note", "data-role": "story-note" });
+    box.appendChild(note);
+    return { root: box, pick: pick, head: head, table: table, body: body, note: note };
+  }
+
+  function stateText(s) { var st = data.states[s] || data.states[0]; return st.glyph + " " + st.name; }
+
+  function showStory(v, n) {
+    var run = v.run, s = v.story, id = currentIu;
+    var known = id && run.stories && Object.prototype.hasOwnProperty.call(run.stories, id);
+    s.pick.value = known ? id : "";
+    s.table.style.display = known ? "" : "none";
+    while (s.body.firstChild) { s.body.removeChild(s.body.firstChild); }
+    if (!known) {
+      s.head.textContent = id ? id + " is not an IU of this run." : "";
+      s.note.textContent = "";
+      return;
+    }
+    var story = run.stories[id];
+    var node = null;
+    run.graph.nodes.forEach(function (nd) { if (nd.id === id) { node = nd; } });
+    s.head.textContent = id + " — " + (node ? node.concept : "") + " · prerequisites: " +
+      (story.prerequisites.length ? story.prerequisites.join(", ") : "none (a root IU)") + " · start: " +
+      stateText(startOf(run, id));
+    s.note.textContent = story.note;
+    var start = el("tr", { "data-turn": "0" });
+    [n === 0 ? "▶" : "", "0", stateText(startOf(run, id)), "", "", "", "", "", "", "", "", "starting state"]
+      .forEach(function (x) { start.appendChild(el("td", null, x)); });
+    s.body.appendChild(start);
+    story.rows.forEach(function (r) {
+      var t = {};
+      (data.story_columns || []).forEach(function (name, k) { t[name] = r[k]; });
+      var turn = turnOf(run, t.turn), iu = null;
+      if (turn) { turn.ius.forEach(function (x) { if (x.id === id) { iu = x; } }); }
+      var row = el("tr", { "data-turn": String(t.turn), "class": t.turn === n ? "current" : "" });
+      var moved = iu ? (iu.pre === iu.post ? stateText(iu.post) : stateText(iu.pre) + " → " + stateText(iu.post)) : "";
+      var load = (t.load && turn) ? fmt(t.load, 2) + " of " + fmt(turn.load, 1) +
+        (turn.load ? " (" + Math.round(100 * t.load / turn.load) + "%)" : "") + (turn.overload ? " · OVERLOADED" : "") : "";
+      var carry = (t.carry || t.prior_carry) ? fmt(t.carry, 2) + " (was " + fmt(t.prior_carry, 2) + ")" : "";
+      var ceiling = stateText(t.ceiling) + (t.ceiling_used !== t.ceiling ? " (live " + stateText(t.ceiling_used) + ")" : "");
+      // a quoted sentence is a span of the turn's reply (the file keeps the words once)
+      var quoted = t.evidence.map(function (e) { return Array.isArray(e) && turn ? turn.assistant.slice(e[0], e[1]) : String(e); });
+      var words = quoted.length ? quoted.join(" ") : (t.mentions ? "none are known" : "");
+      [t.turn === n ? "▶" : "", String(t.turn), moved, t.teaching, t.attempt, load, carry, ceiling].forEach(function (x) {
+        row.appendChild(el("td", null, x));
+      });
+      var tdm = el("td", { "class": "mode" });
+      if (iu && iu.mode) { tdm.appendChild(badge(iu.mode)); } else { tdm.textContent = "–"; }
+      row.appendChild(tdm);
+      row.appendChild(el("td", null, t.dc));
+      row.appendChild(el("td", { "class": "why", title: t.reason || "" }, words));
+      row.appendChild(el("td", { "class": "why" }, iu ? iu.why : ""));
+      row.addEventListener("click", function () { go(t.turn); });
+      s.body.appendChild(row);
+    });
   }
 
   function buildGraph(run, i) {
@@ -121,6 +199,8 @@
       grp.appendChild(tip); grp.appendChild(rect); grp.appendChild(head);
       lines.forEach(function (t) { grp.appendChild(t); });
       grp.appendChild(modeRect); grp.appendChild(modeText);
+      grp.style.cursor = "pointer";
+      grp.addEventListener("click", function () { setIu(n.id); });
       root.appendChild(grp);
       shapes.set(n.id, { node: n, tip: tip, rect: rect, head: head, lines: lines, modeRect: modeRect, modeText: modeText });
     });
@@ -218,19 +298,31 @@
       if (iu.mode) { tdm.appendChild(badge(iu.mode)); } else { tdm.textContent = "–"; }
       tr.appendChild(tdm);
       tr.appendChild(el("td", { "class": "why" }, iu.why));
+      tr.addEventListener("click", function () { setIu(iu.id); });
       v.tbody.appendChild(tr);
     });
   }
 
-  var current = -1;
+  var current = -1, currentIu = null;
   function clamp(n) { return Math.max(0, Math.min(maxTurn, n)); }
   function fromHash() {
     var m = /(?:^#|&)turn=(\d+)/.exec(location.hash || "");
     return m ? clamp(parseInt(m[1], 10)) : (maxTurn > 0 ? 1 : 0);
   }
+  function iuFromHash() {
+    var m = /(?:^#|&)iu=([^&]*)/.exec(location.hash || "");
+    return m ? decodeURIComponent(m[1]) || null : null;
+  }
+  function hashOf(n) { return "#turn=" + n + (currentIu ? "&iu=" + encodeURIComponent(currentIu) : ""); }
+  function setIu(id) {
+    currentIu = id;
+    views.forEach(function (v) { showStory(v, current); });
+    if (hashOf(current) !== location.hash) { history.replaceState(null, "", hashOf(current)); }
+    if (id && views.length) { views[0].story.root.scrollIntoView({ block: "nearest" }); }
+  }
   function show(n) {
     current = clamp(n);
-    views.forEach(function (v) { showRun(v, current); });
+    views.forEach(function (v) { showRun(v, current); showStory(v, current); });
     document.getElementById("turn-label").textContent = current === 0 ? "Start (turn 0 of " + maxTurn + ")" :
       "Turn " + current + " of " + maxTurn;
     document.getElementById("prev").disabled = current <= 0;
@@ -241,7 +333,7 @@
   function go(n) {
     n = clamp(n);
     show(n);  // draw first: hashchange fires later, and the address must never name a turn not shown
-    if ("#turn=" + n !== location.hash) { location.hash = "turn=" + n; }
+    if (hashOf(n) !== location.hash) { location.hash = hashOf(n).slice(1); }
   }
 
   function legend() {
@@ -267,11 +359,22 @@
     });
   }
 
+  function metricWords() {
+    var box = document.getElementById("metric-words"), words = data.metric_words || {};
+    Object.keys(words).forEach(function (k) {
+      var p = el("p");
+      p.appendChild(el("strong", null, k + " — "));
+      p.appendChild(document.createTextNode(words[k]));
+      box.appendChild(p);
+    });
+  }
+
   var main = document.getElementById("runs");
   if (runs.length > 1) { main.className = "pair"; }
   runs.forEach(function (r, i) { var v = buildRun(r, i); views.push(v); main.appendChild(v.root); });
   document.title = "KnowSim replay · " + data.title;
   legend();
+  metricWords();
   var scrub = document.getElementById("scrub");
   scrub.max = String(maxTurn);
   scrub.addEventListener("input", function () { go(parseInt(scrub.value, 10)); });
@@ -289,6 +392,7 @@
   // place (replaceState: no history entry, no hashchange), so it never names a turn not shown
   function followHash() {
     var n = fromHash();
+    currentIu = iuFromHash();
     show(n);
     var m = /(?:^#|&)turn=(\d+)/.exec(location.hash || "");
     if (m && m[1] !== String(n)) {

@@ -1,0 +1,1 @@
+"""The Batch page: a batch launched as a background process, watched, stopped and resumed."""

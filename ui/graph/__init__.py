@@ -1,0 +1,1 @@
+"""The Graph editor: a question's IU graph edited, validated, versioned, exported, imported and extracted."""
