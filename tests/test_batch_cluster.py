@@ -330,6 +330,37 @@ def test_an_unreachable_scheduler_is_one_line_and_stores_nothing(tmp_path):
     assert store.search.list_batches() == [] and store.search.count(RunFilter()) == 0
 
 
+def test_a_scheduler_without_the_studios_code_is_one_line_and_stores_nothing(tmp_path):
+    """`dask scheduler` started outside the checkout, without it on PYTHONPATH, cannot unpickle the
+    Studio's tasks: one line saying how to start it, before anything is stored."""
+    port = free_port()
+    bare = {k: v for k, v in env().items() if k != "PYTHONPATH"}
+    scheduler = subprocess.Popen([str(Path(sys.executable).with_name("dask")), "scheduler", "--host", "127.0.0.1",
+                                  "--port", str(port), "--no-dashboard"], cwd=tmp_path, env=bare,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    store = seeded(tmp_path / "code.db")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert scheduler.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+                time.sleep(0.2)
+        done = subprocess.run(cli_cmd("batch", *OFFLINE, "--cluster", f"127.0.0.1:{port}", "--db", str(store.path)),
+                              cwd=ROOT, env=env(), capture_output=True, text=True, timeout=120)
+    finally:
+        os.killpg(scheduler.pid, signal.SIGKILL)
+        scheduler.wait()
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: the Dask scheduler at tcp://127.0.0.1:{port} cannot load the Studio's code "
+                           "(ModuleNotFoundError"), done.stderr
+    assert "checkout on its PYTHONPATH (see docs/how-to/cluster.md)" in last and "Traceback" not in done.stderr
+    assert store.search.list_batches() == [] and store.search.count(RunFilter()) == 0
+
+
 def test_the_missing_extra_is_one_line(tmp_path):
     store = seeded(tmp_path / "m.db")
     code = ("import sys; sys.modules['distributed'] = sys.modules['dask'] = None\n"

@@ -70,6 +70,7 @@ CHUNKS_PER_THREAD = 8  # ... and at least this many tasks per worker thread, so 
 TASKS_PER_THREAD = 2  # offline tasks sent per worker thread: one playing, one waiting to start at once
 NTHREADS_EVERY_S = 2.0  # how often the workers' threads are counted (workers may join or leave)
 EXTRA = "requirements-cluster.txt"
+HOW_TO = "docs/how-to/cluster.md"  # how to start a scheduler and workers the Studio can use
 MISSING_EXTRA = (f"batch --cluster needs Dask, an optional extra: install it with "
                  f"`python -m pip install -c constraints.txt -r {EXTRA}`")
 
@@ -112,8 +113,8 @@ def check_reachable(address: str, timeout: float = 3.0) -> None:
             pass
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
-        raise ConfigError(f"cannot reach the Dask scheduler at {address} ({why.lower()}); start one with "
-                          f"`dask scheduler` and its workers with `dask worker {address}`, or fix --cluster") from None
+        raise ConfigError(f"cannot reach the Dask scheduler at {address} ({why.lower()}); start it and its "
+                          f"workers as {HOW_TO} shows, or fix the address") from None
 
 
 def connect(address: str) -> Any:
@@ -152,17 +153,17 @@ def _check_code(client: Any, address: str) -> None:
         theirs = client.run_on_scheduler(code_version)
     except Exception as exc:  # noqa: BLE001 — whatever the scheduler could not do, it is one line here
         raise ConfigError(f"the Dask scheduler at {address} cannot load the Studio's code "
-                          f"({type(exc).__name__}: {exc}); start it from the Studio's checkout and environment "
-                          "(see the README: batches on a Dask cluster)") from None
+                          f"({type(exc).__name__}: {exc}); start it with the Studio's checkout on its PYTHONPATH "
+                          f"(see {HOW_TO})") from None
     if theirs != mine:
         raise ConfigError(f"the Dask scheduler at {address} runs other Studio code ({theirs}, here {mine}); "
-                          "start it from the same checkout")
+                          f"start it from the same checkout (see {HOW_TO})")
     versions = client.run(code_version, on_error="return")
     for worker, v in sorted(versions.items()):
         if v != mine:
             why = f"other Studio code ({v}, here {mine})" if isinstance(v, str) else f"{type(v).__name__}: {v}"
-            raise ConfigError(f"the Dask worker {worker} cannot play this batch: {why}; start the workers from "
-                              "the Studio's checkout and environment")
+            raise ConfigError(f"the Dask worker {worker} cannot play this batch: {why}; start the workers with "
+                              f"the Studio's checkout on their PYTHONPATH (see {HOW_TO})")
 
 
 # ---------------------------------------------------------------------- the lanes

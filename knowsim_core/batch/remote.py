@@ -42,8 +42,8 @@ TO_THE_END = None
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One conversation of a task: the batch cell's ``index`` (it picks the conversation's LLM
-    settings) and where it stands — a new run's setup or the run as stored so far."""
+    """One conversation of a task: the batch cell's ``index`` and where it stands — a new run's
+    setup or the run as stored so far."""
 
     index: int
     start: RunSetup | RunRecord
