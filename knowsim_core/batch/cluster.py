@@ -19,13 +19,14 @@ needs. So:
   and send the next task — a few milliseconds against seconds of model latency.
 * offline conversations play to their end, up to :data:`CHUNK_MAX` of the same question per task:
   they bill nothing and play the same turns again from their seed, so there is nothing to gain from
-  sending their turns one by one, and each Dask task cost ~15 ms of the scheduler's, the worker's
-  and this process's CPU on a 2-core machine, against ~37 ms for a whole offline conversation with
-  its storage (``benchmarks/cluster.py offline --ablations``: one conversation per task took 14.3 s
-  of CPU for the 240-conversation matrix, eight per task 11.0 s, the process lanes 8.9 s).
-  A worker sends each turn back as the database stores it (:class:`~knowsim_core.storage.runs.StoredTurn`,
-  packed there) with the run's metrics: this process, the one writer for the whole cluster, neither
-  unpickles turn records nor packs them (its CPU for that matrix went from ~4.0 to ~1.9 s).
+  sending their turns one by one, and each Dask task cost ~20 ms of the scheduler's, the worker's
+  and this process's CPU on a 2-core machine, against ~32 ms for a whole offline conversation with
+  its storage (``benchmarks/cluster.py offline --ablations``, medians of 5 rounds: one conversation
+  per task took 15.0 s of CPU for the 240-conversation matrix, eight per task 10.7 s, the process
+  lanes 7.7 s). A worker sends each turn back as the database stores it
+  (:class:`~knowsim_core.storage.runs.StoredTurn`, packed there) with the run's metrics: this
+  process, the one writer for the whole cluster, neither unpickles turn records nor packs them
+  (its CPU for that matrix: ~2.1 s; ~4.0 s when it packed them itself).
 
 The alternative, one long task per conversation streaming its turns (a Dask queue or event topic),
 sends each turn once instead of sending the run so far with every turn, but a repeat after a lost
