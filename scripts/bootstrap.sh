@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up (idempotently) what KnowSim Studio needs, then run what was asked:
 #   scripts/bootstrap.sh app    — runtime packages, then `streamlit run app.py`
-#   scripts/bootstrap.sh test   — dev packages + Debian chromium and nginx, then the whole test suite
+#   scripts/bootstrap.sh test   — dev packages, the docs' and the Dask extra + Debian chromium and nginx,
+#                                 then the whole test suite
 #   scripts/bootstrap.sh local-model [--n-ctx N --servers N …] — runtime + requirements-local.txt (and
 #                                    nginx), then the small local model's server(s) on 127.0.0.1
 #                                    (knowsim_core/llm/local_server.py)
