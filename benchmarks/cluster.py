@@ -128,6 +128,7 @@ def offline(args: argparse.Namespace) -> None:
     matrix_argv = ["--questions", "all", "--levels", "all", "--assistants", "offline", "--seeds", str(args.seeds)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     bytecode = compile_bytecode(ROOT)
+    bytecode["compiled"] = ["."]  # this checkout; the log names no machine path
     kinds = ["cluster", "cluster_warm", "process_lanes", *(ABLATIONS if args.ablations else [])]
     rounds: dict[str, list[dict]] = {k: [] for k in kinds}
 
