@@ -70,10 +70,11 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                                  format_func=lambda v: "newest of each question" if v is None else f"v{v} of every question",
                                  help="which version of each question's graph the batch plays on (fixed when it starts)")
     tag = c2.text_input("Tag", key="batch_tag", placeholder="generated when empty")
+    cluster = bv.cluster_form()
     try:
         req = bv.request(questions=chosen_q, levels=levels, assistants=assistants, user=user, extractor=extractor,
                          seeds=seeds, max_turns=max_turns, concurrency=concurrency, tag=tag or bv.new_tag(),
-                         graph_version=graph_version)
+                         graph_version=graph_version, cluster=cluster)
         spec, est = bv.preview(db, req)
     except KnowSimError as exc:
         st.error(str(exc))
@@ -88,6 +89,7 @@ with st.expander("New batch", expanded=not bv.launches(path)):
                 st.error(f"A batch tagged {final_tag!r} exists; choose another tag or resume it below.")
             else:
                 try:
+                    bv.check_cluster(req)
                     bv.launch(path, req.argv(), final_tag)
                 except KnowSimError as exc:  # one line, never a traceback; nothing left running unseen
                     st.error(str(exc))
@@ -130,6 +132,8 @@ def watch() -> None:
     who = (f"launched elsewhere (e.g. the command line), {'still playing' if live else 'not playing now'}"
            if rec.pid <= 0 else f"process {rec.pid} {'running' if live else 'ended'}")
     st.caption(" · ".join(f"{n} {s}" for s, n in counts.items() if s != "cells" and n) + f" · {who}")
+    if rec.pid > 0 and bv.workers_line(rec):
+        st.caption(bv.workers_line(rec))  # a cluster batch: conversations per worker, in flight and ended
     if live and rec.pid <= 0:
         st.caption("Stop it where it was started (Ctrl-C in its terminal); this page only watches it.")
         if not was_alive:

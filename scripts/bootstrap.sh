@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up (idempotently) what KnowSim Studio needs, then run what was asked:
 #   scripts/bootstrap.sh app    — runtime packages, then `streamlit run app.py`
-#   scripts/bootstrap.sh test   — dev packages + Debian chromium and nginx, then the whole test suite
+#   scripts/bootstrap.sh test   — dev packages, the docs' and the Dask extra + Debian chromium and nginx,
+#                                 then the whole test suite
 #   scripts/bootstrap.sh local-model [--n-ctx N --servers N …] — runtime + requirements-local.txt (and
 #                                    nginx), then the small local model's server(s) on 127.0.0.1
 #                                    (knowsim_core/llm/local_server.py)
@@ -92,6 +93,16 @@ if [ "$want" = local-model ] || [ "$want" = test ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt \
       --find-links "$wheels" -r requirements-local.txt
     touch "$local_stamp"
+  fi
+fi
+
+# The optional Dask cluster extra (batch --cluster): make test installs it, so the cluster tests run.
+if [ "$want" = test ]; then
+  cluster_stamp="$VENV/.installed-cluster-$(sha1sum requirements-cluster.txt constraints.txt | sha1sum | cut -c1-12)"
+  if [ ! -f "$cluster_stamp" ]; then
+    echo "[setup] installing requirements-cluster.txt (Dask) at the versions pinned in constraints.txt"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c constraints.txt -r requirements-cluster.txt
+    touch "$cluster_stamp"
   fi
 fi
 

@@ -56,6 +56,7 @@ def test_the_import_contracts_hold():
     ("knowsim_core/engine/state.py", "def _late():\n    from knowsim_core.engine import session  # planted cycle\n"),
     ("pages/runs.py", "import sqlite3  # planted: a page speaks SQL\n"),
     ("pages/batch.py", "from knowsim_core.commands import batch as _cmd  # planted: a page imports a command\n"),
+    ("knowsim_core/batch/service.py", "def _late():\n    import distributed  # planted: Dask outside the cluster module\n"),
     ("ui/runs/compare.py", "def _late():\n    from ui.simulate import state  # planted: runs -> simulate\n"),
     ("ui/people/realism_view.py", "from ui.runs import compare  # planted: one feature -> another\n"),
     ("ui/common/theme.py", "from ui.graph import keys  # planted: common -> a feature\n"),

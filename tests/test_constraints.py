@@ -9,7 +9,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.test_dependencies import declared
+from tests.test_dependencies import with_extras
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +30,7 @@ def test_every_declared_package_is_pinned_inside_its_bounds():
     """Planted faults: a requirement missing from constraints.txt, or a pin outside the declared
     bounds (numpy==1.26.4 against numpy>=2.0,<3), each fail here."""
     pinned = pins((ROOT / "constraints.txt").read_text())
-    for name, req in declared(ROOT / "requirements-dev.txt").items():
+    for name, req in with_extras(ROOT / "requirements-dev.txt").items():
         key = canonicalize_name(name)
         assert key in pinned, f"{name} is declared but not pinned in constraints.txt"
         assert req.specifier.contains(pinned[key], prereleases=True), f"{name}=={pinned[key]} is outside {req.specifier}"
@@ -40,7 +40,7 @@ def test_the_environment_running_the_tests_is_the_pinned_one():
     """What make test installed is what constraints.txt says (a package installed at another version
     means the pins were not used, or not updated after an upgrade). Planted fault: numpy==2.4.5."""
     pinned = pins((ROOT / "constraints.txt").read_text())
-    for name in declared(ROOT / "requirements-dev.txt"):
+    for name in with_extras(ROOT / "requirements-dev.txt"):
         key = canonicalize_name(name)
         assert md.version(name) == pinned[key], f"{name} {md.version(name)} installed, {pinned[key]} pinned"
 

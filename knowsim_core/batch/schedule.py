@@ -13,8 +13,9 @@ limits hold across every conversation because the Gate is per endpoint, not per 
 SDKs retry a 429 with their own backoff inside the call: that thread sleeps holding one slot of
 that endpoint's Gate, which slows that endpoint only — other endpoints and the scheduler go on.
 
-**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`. Both run under one
-scheduler loop, :func:`run_loop`, which only the lanes (threads or processes) tell apart.
+**Processes** for CPU-bound matrices: :mod:`knowsim_core.batch.workers`; **a Dask cluster's
+workers**: :mod:`knowsim_core.batch.cluster`. All run under one scheduler loop, :func:`run_loop`,
+which only the lanes (threads, processes or cluster tasks) tell apart.
 
 **Stopping.** :class:`Control` is what the signal handler flips. The first SIGINT/SIGTERM stops
 starting conversations; each one in flight finishes its current turn and is marked
@@ -92,11 +93,18 @@ class Control:
         self.budget_hit = False
         self.signalled = False
         self.disk_full = ""  # the first "disk is full" error: nothing new starts after it
+        self.cluster_lost = ""  # why a cluster batch lost its scheduler: nothing more can be played there
 
     def full(self, error: str) -> None:
         """The disk is full: stop starting conversations (those in flight end on their own)."""
         if not self.disk_full:
             self.disk_full = error
+        self.stop.set()
+
+    def lost(self, error: str) -> None:
+        """The cluster's scheduler is gone: stop (what was in flight there is interrupted)."""
+        if not self.cluster_lost:
+            self.cluster_lost = error
         self.stop.set()
 
     def request(self) -> None:
@@ -173,8 +181,8 @@ def _run_cell(store: Store, cell: Cell, *, tag: str, stop: Any, llm: Callable[[S
                 pass  # a claim left behind is reclaimable once this process is gone
 
 
-_CELL_OF_STATUS = {RunStatus.FINISHED: CellOutcome.FINISHED, RunStatus.FAILED: CellOutcome.FAILED,
-                   RunStatus.INTERRUPTED: CellOutcome.INTERRUPTED}
+CELL_OF_STATUS = {RunStatus.FINISHED: CellOutcome.FINISHED, RunStatus.FAILED: CellOutcome.FAILED,
+                  RunStatus.INTERRUPTED: CellOutcome.INTERRUPTED}
 
 
 def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
@@ -214,7 +222,7 @@ def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
         out.status = CellOutcome.FAILED
         return out
     out.add(ending.spent, lost=True)
-    out.status = _CELL_OF_STATUS[status_of(ending)]
+    out.status = CELL_OF_STATUS[status_of(ending)]
     if out.status != CellOutcome.FINISHED:
         out.error = out.error or ending.error
     return out
@@ -308,9 +316,11 @@ class LLMSetup:
             self._base = base
         return self._base
 
-    def __call__(self, store: Store, index: int) -> dict[str, Any]:
+    def __call__(self, store: Store | None, index: int) -> dict[str, Any]:
+        """The agents' settings; the store's cache when there is a store (a cluster's worker has
+        none: its calls are not cached)."""
         s = self.settings()
-        return {"settings": s, "cache": store.caches if s.cache_enabled else None}
+        return {"settings": s, "cache": store.caches if s.cache_enabled and store is not None else None}
 
 
 def admit(pending: list[tuple[Cell, str]], in_flight: Callable[[], int], limit: int, *, control: Control,
@@ -352,10 +362,11 @@ class Lanes(Protocol):
     def close(self, forced: bool) -> None: ...
 
 
-def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control: Control, tally: Tally,
-             budget: Budget, tick: Callable[[], None] = lambda: None,
+def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int | Callable[[], int], control: Control,
+             tally: Tally, budget: Budget, tick: Callable[[], None] = lambda: None,
              on_outcome: Callable[[Outcome], None] = lambda o: None) -> tuple[list[Outcome], bool]:
-    """Play ``todo`` on ``lanes``, at most ``limit`` in flight; returns (outcomes, forced).
+    """Play ``todo`` on ``lanes``, at most ``limit`` in flight (or ``limit()``: a cluster's workers
+    come and go); returns (outcomes, forced).
 
     The rules, the same whatever the lanes: :func:`admit` decides what starts (limit, stop, budget);
     a stop request drops what has not started and lets those in flight end their turn; a second one
@@ -392,8 +403,9 @@ def run_loop(lanes: Lanes, todo: list[tuple[Cell, str]], *, limit: int, control:
 
     try:
         while pending or lanes.in_flight():
-            for cell, resume_id in admit(pending, lanes.in_flight, limit, control=control, tally=tally,
-                                         budget=budget, choose=getattr(lanes, "choose", None)):
+            for cell, resume_id in admit(pending, lanes.in_flight, limit() if callable(limit) else limit,
+                                         control=control, tally=tally, budget=budget,
+                                         choose=getattr(lanes, "choose", None)):
                 lanes.submit(cell, resume_id)
             if control.stop.is_set():
                 lanes.stop()
@@ -485,5 +497,5 @@ def _abandon(store: Store, index: int, run_id: str) -> Outcome:
     return Outcome(index, CellOutcome.INTERRUPTED if run_id else CellOutcome.NOT_STARTED, run_id)
 
 
-__all__ = ["Budget", "Control", "LLMSetup", "Lanes", "Outcome", "STOP_ERROR", "Tally", "ThreadLanes", "admit",
-           "is_disk_full", "run_cell", "run_loop", "run_threads", "signals_stop"]
+__all__ = ["Budget", "CELL_OF_STATUS", "Control", "LLMSetup", "Lanes", "Outcome", "STOP_ERROR", "Tally", "ThreadLanes",
+           "admit", "is_disk_full", "run_cell", "run_loop", "run_threads", "signals_stop"]

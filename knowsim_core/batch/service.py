@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from knowsim_core.batch.cluster import MISSING_EXTRA, cluster_address, extra_missing
 from knowsim_core.batch.plan import BatchSpec, Cell, Estimate, estimate_stored, plan, row_key
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
@@ -102,6 +103,10 @@ OPTIONS: tuple[_Option, ...] = (
     _Option("workers", "--workers", _WORKERS, str,
             "worker processes, one conversation each (CPU-bound offline matrices; default for an all-offline "
             "matrix: one per core); excludes --concurrency", "K", resume=True),
+    _Option("cluster", "--cluster", cluster_address, str,
+            "play the conversations as tasks on the Dask cluster whose scheduler is at this address (the optional "
+            "extra requirements-cluster.txt); this process stores every turn; excludes --workers", "tcp://HOST:PORT",
+            resume=True),
     _Option("tag", "--tag", str, str, "the batch's tag, stored with every run (default: generated)", "NAME"),
     _Option("resume", "--resume", str, str, "continue the unfinished cells of batch TAG", "TAG"),
     _Option("max_cost", "--max-cost", usd, repr,
@@ -131,6 +136,7 @@ class BatchRequest:
     max_turns: int | None = None
     concurrency: int | None = None  # conversations in flight per process (threads)
     workers: int | None = None  # worker processes
+    cluster: str | None = None  # a Dask scheduler's address: the conversations play on its workers
     tag: str | None = None
     resume: str | None = None
     max_cost: float | None = None
@@ -155,6 +161,11 @@ class BatchRequest:
         if self.workers is not None and self.workers > 1 and self.concurrency is not None:
             raise ConfigError("choose --concurrency N (conversations in flight, for model-bound batches) "
                               "or --workers K (processes, for CPU-bound offline matrices), not both")
+        if self.cluster is not None:
+            if self.workers is not None:
+                raise ConfigError("--cluster plays the conversations on the cluster's workers; drop --workers")
+            if extra_missing():
+                raise ConfigError(MISSING_EXTRA)
         if self.max_cost is not None and self.max_cost < 0:
             raise ConfigError(f"--max-cost must be 0 or more USD, got {self.max_cost}")
         if self.tag is not None:
@@ -249,8 +260,19 @@ class Prepared:
     def resumed(self) -> bool:
         return self.request.resume is not None
 
+    def cluster_concurrency(self) -> int | None:
+        """Conversations in flight on a cluster: what was asked, else ``DEFAULT_CONCURRENCY`` for a
+        matrix with a model in it; None for an offline one (then as many as the workers' threads take)."""
+        if self.request.concurrency is not None or self.spec.llm_agents():
+            return self.concurrency
+        return None
+
     def mode(self) -> str:
         """How the cells will really run (never more lanes than cells)."""
+        if self.request.cluster is not None:
+            at_once = self.cluster_concurrency()
+            return (f"as tasks on the Dask cluster at {self.request.cluster}"
+                    + (f", up to {min(at_once, max(1, len(self.todo)))} at once" if at_once else ""))
         if self.workers > 1:
             return f"{self.workers} worker processes"
         at_once = min(self.concurrency, max(1, len(self.todo)))
@@ -332,6 +354,8 @@ def modes(req: BatchRequest, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
     K = 1 too (played in this process): one process playing
     16 offline conversations in threads took 4.4 s for the offline matrix against 3.4 s one at a
     time (the threads only contended for the GIL and the write lock)."""
+    if req.cluster is not None:  # no process here plays: the cluster's workers do
+        return 1, req.concurrency or DEFAULT_CONCURRENCY
     if req.concurrency is not None:
         return req.workers or 1, req.concurrency
     if req.workers is not None:  # a worker per cell at most: the others would never start
@@ -344,7 +368,8 @@ def modes(req: BatchRequest, spec: BatchSpec, n_todo: int) -> tuple[int, int]:
 @dataclass
 class BatchJob:
     """A prepared batch being played: its matrix stored under its tag (a new batch), and the stop
-    control, tally and budget its caller can watch (progress line, page)."""
+    control, tally and budget its caller can watch (progress line, page), and the Dask client of a
+    cluster batch (connected before anything is stored)."""
 
     store: Store
     prepared: Prepared
@@ -352,16 +377,28 @@ class BatchJob:
     tally: Tally = field(init=False)
     outcomes: list[Outcome] = field(default_factory=list)
     forced: bool = False
+    client: Any = None
+    lanes: Any = None  # a cluster batch's lanes while it plays (per-worker progress)
 
     def __post_init__(self) -> None:
         self.tally = Tally(len(self.prepared.todo))
 
     @classmethod
     def start(cls, store: Store, prepared: Prepared) -> "BatchJob":
-        """Store a new batch's matrix under its tag (so it can be resumed) and return the job."""
+        """Connect to the cluster of a ``--cluster`` batch, store a new batch's matrix under its tag (so
+        it can be resumed) and return the job.
+
+        Raises:
+            ConfigError: the cluster cannot be used (one line; nothing is stored).
+        """
+        client = None
+        if prepared.request.cluster is not None:
+            from knowsim_core.batch.cluster import connect
+
+            client = connect(prepared.request.cluster)
         if not prepared.resumed:
             store.search.save_batch(prepared.tag, prepared.spec.to_data())
-        return cls(store, prepared)
+        return cls(store, prepared, client=client)
 
     def play(self, *, tick: Callable[[], None] = lambda: None,
              on_outcome: Callable[[Outcome], None] = lambda o: None) -> list[Outcome]:
@@ -371,7 +408,17 @@ class BatchJob:
         budget = Budget(p.request.max_cost, p.estimate.per_conversation_usd)
         llm = LLMSetup(p.concurrency) if p.spec.llm_agents() else None
         with signals_stop(self.control):
-            if p.workers > 1:
+            if self.client is not None:
+                from knowsim_core.batch.cluster import run_cluster
+
+                try:
+                    self.outcomes, self.forced = run_cluster(
+                        self.store, p.todo, client=self.client, tag=p.tag, control=self.control, tally=self.tally,
+                        budget=budget, llm=llm, concurrency=p.cluster_concurrency(), tick=tick, on_outcome=on_outcome,
+                        on_lanes=lambda lanes: setattr(self, "lanes", lanes))
+                finally:
+                    self.client.close()
+            elif p.workers > 1:
                 # the worker processes' module (multiprocessing): a dry run or a thread batch needs none
                 from knowsim_core.batch.workers import run_processes
 
@@ -383,6 +430,11 @@ class BatchJob:
                                                          control=self.control, tally=self.tally, budget=budget,
                                                          llm=llm, tick=tick, on_outcome=on_outcome)
         return self.outcomes
+
+    def workers(self) -> dict[str, tuple[int, int]]:
+        """A cluster batch's workers: (conversations in flight there, conversations ended there) each;
+        empty for a local batch."""
+        return self.lanes.workers() if self.lanes is not None else {}
 
     def threads_left_behind(self) -> bool:
         """A forced stop returned while conversation threads were stuck in a model call: the process

@@ -8,7 +8,10 @@ exclusive: threads would only share one core under the GIL inside a worker, and 
 conversation gives a model-bound batch K calls in flight at most. Given neither, a matrix of
 offline agents only runs in one worker process per core (threads would share one core: 16 of them
 ran the sample matrix at 15 conversations/s where 2 processes run it at 40+), and a matrix with a
-model in it runs ``DEFAULT_CONCURRENCY`` conversations at once.
+model in it runs ``DEFAULT_CONCURRENCY`` conversations at once. With ``--cluster tcp://HOST:PORT`` the
+conversations play as tasks on a Dask cluster's workers (the optional ``requirements-cluster.txt``),
+each worker with its own keys, and this process stores every turn; the progress line is followed by
+the conversations per worker, in flight and ended.
 
 Every run carries the batch's tag (``--tag``, else a generated one), and the batch's matrix is
 stored under it, so ``--resume TAG`` continues what is missing: finished cells are skipped,
@@ -32,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
+from knowsim_core.batch.cluster import workers_line
 from knowsim_core.batch.plan import BatchSpec, Cell
 from knowsim_core.batch.schedule import Control, Outcome, Tally
 from knowsim_core.batch.service import BatchJob, BatchRequest, prepare
@@ -88,8 +92,10 @@ class Progress:
     LOG_EVERY_S = 10.0
 
     def __init__(self, tally: Tally, total: int, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 workers: Callable[[], dict[str, tuple[int, int]]] = dict):
         self.tally, self.total, self.stream = tally, total, stream or sys.stderr
+        self.workers = workers  # a cluster batch's: per worker, (in flight, ended)
         self.tty = self.stream.isatty()
         self.last = 0.0
         self.clock = clock
@@ -131,10 +137,17 @@ class Progress:
     def _log(self, tenth: int, at: float) -> None:
         self._logged = (tenth, at)
         print(self.line(), file=self.stream, flush=True)
+        self._workers_line()
+
+    def _workers_line(self) -> None:
+        line = workers_line(self.workers())
+        if line:
+            print(line, file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.tty:
             print("\r" + self.line(), file=self.stream, flush=True)
+            self._workers_line()
             return
         with self.tally.lock:
             done = self.tally.done
@@ -184,7 +197,7 @@ def _run(args: argparse.Namespace, req: BatchRequest, db: str | None) -> int:
     prep, todo = job.prepared, job.prepared.todo
     info.flush()
     control, tally = job.control, job.tally
-    progress = Progress(tally, len(todo))
+    progress = Progress(tally, len(todo), workers=job.workers)
     noted = []
 
     def tick() -> None:
@@ -223,6 +236,10 @@ def _report(args: argparse.Namespace, req: BatchRequest, store: Store, tag: str,
                          "seed": c.seed, "run_id": o.run_id, "status": o.status, "turns": o.turns,
                          **({"error": o.error} if o.error else {})})
         print(json.dumps(rows, ensure_ascii=False, indent=2))
+    if control.cluster_lost:  # one line: what was in flight there was interrupted, nothing more could start
+        print(f"stopped: {control.cluster_lost}; {finished} finished, {failed} failed, {interrupted} interrupted, "
+              f"{not_started} not started. Continue with: {_resume_command(req, tag, db)}", file=sys.stderr)
+        return 1
     if control.disk_full:  # one line, not one per cell: every further cell would fail the same way
         print(f"stopped: the disk is full ({control.disk_full}); {finished} finished, {failed} failed, "
               f"{interrupted} interrupted, {not_started} not started. Free some space, then continue with: "

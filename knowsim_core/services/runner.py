@@ -17,19 +17,20 @@ for Simulate to play on later. Command-line runs hold no lease.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from knowsim_core.agents import registry
-from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_USER, LEVELS, preset as get_preset
+from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_USER, LEVELS, RuleParams, preset as get_preset
 from knowsim_core.errors import ConfigError, ProviderError, SessionError, StorageError
+from knowsim_core.engine.metrics import Metrics
 from knowsim_core.engine.ports import QuestionMaterial
 from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
 from knowsim_core.engine.session import STOP_EXTRACTOR, STOP_MAX_TURNS, STOP_USER_DONE, Simulation
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.formats.samples import load_samples
 from knowsim_core.storage import Store
-from knowsim_core.storage.runs import Closing
+from knowsim_core.storage.runs import Closing, StoredTurn
 from knowsim_core.services.play import STOPPED_BY_USER, play, status_of
 from knowsim_core.vocab import EndReason, RunStatus
 
@@ -37,20 +38,22 @@ LEASE_LAPSED_ERROR = ("run {} is no longer held by this session (it was idle too
                       "released); play on to claim it again")
 
 CUSTOM_LEVEL = "custom"  # a hand-set initial state rather than a level's ratios
+AGENT_KINDS = registry.CONVERSATION_ROLES  # the agents a run records and is played by
 
 
-def _llm_defaults(store: Store) -> dict[str, Any]:
+def _llm_defaults(store: Store | None) -> dict[str, Any]:
     """Settings for LLM agents when the caller gives none: the environment, and the store as cache."""
     from knowsim_core.llm import LLMSettings  # lazy: offline runs never import the LLM layer
 
     settings = LLMSettings.from_env()
-    return {"settings": settings, "cache": store.caches if settings.cache_enabled else None}
+    return {"settings": settings, "cache": store.caches if settings.cache_enabled and store is not None else None}
 
 
 def build_agents(
-    store: Store, ids: Mapping[str, str], settings: Mapping[str, Any] | None
+    store: Store | None, ids: Mapping[str, str], settings: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """Build assistant, user and extractor by id; LLM ids get ``settings`` (default: env + cache)."""
+    """Build assistant, user and extractor by id; LLM ids get ``settings`` (default: env + the
+    store as cache; a process without the database, a cluster's worker, passes its own)."""
     if settings is None and any(registry.spec_of(i).needs_model for i in ids.values()):
         settings = _llm_defaults(store)
     return {kind: _build(kind, agent_id, settings) for kind, agent_id in ids.items()}
@@ -97,14 +100,15 @@ class RunWriter:
         self.buffered = buffered
         self.on_close = on_close
         self.ending: Ending | None = None  # how the run was closed (None while it is open)
-        self._pending: list[TurnRecord] = []
+        self._pending: list[TurnRecord | StoredTurn] = []
         self._latest: RunRecord | None = None  # the run as played with the pending turns
         self._since = 0.0
         self._clock = clock
 
-    def turn(self, rec: TurnRecord, run: RunRecord | None = None) -> None:
-        """Store ``rec`` (the run's next turn), now or with the next ones when buffered; ``run``:
-        the run as played with it (an open run's metrics so far are stored from it)."""
+    def turn(self, rec: TurnRecord | StoredTurn, run: RunRecord | None = None) -> None:
+        """Store ``rec`` (the run's next turn), now or with the next ones when buffered; a
+        :class:`~knowsim_core.storage.runs.StoredTurn` was packed where it was played. ``run``: the
+        run as played with it (an open run's metrics so far are stored from it)."""
         if not self._pending:
             self._since = self._clock()
         self._pending.append(rec)
@@ -112,11 +116,11 @@ class RunWriter:
         if not self.buffered or len(self._pending) >= BUFFER_TURNS or self._clock() - self._since >= BUFFER_SECONDS:
             self._write(None)
 
-    def end(self, ending: Ending, run: RunRecord) -> Ending:
+    def end(self, ending: Ending, run: RunRecord | None, metrics: Metrics | None = None) -> Ending:
         """Close the run as ``ending`` says (:func:`~knowsim_core.services.play.status_of`), with the
-        turns still buffered and the calls the ending spent; ``run``: the run as played (its metrics
-        need no reading back). A lapsed lease writes only what it spent: the run was settled (left
-        open) where the lapse was noticed."""
+        turns still buffered and the calls the ending spent; ``run``: the run as played, or ``metrics``:
+        its metrics computed where it was played (either spares reading its turns back). A lapsed lease
+        writes only what it spent: the run was settled (left open) where the lapse was noticed."""
         if self.ending is None:
             if ending.reason == EndReason.LEASE_LAPSED:  # closed where it lapsed: only what it cost is added
                 self._pending.clear()
@@ -125,7 +129,7 @@ class RunWriter:
             else:
                 status = status_of(ending)
                 stop = ending.stop_reason if status == RunStatus.FINISHED else None
-                self._write(Closing(status, stop, ending.error, run, ending.spent))
+                self._write(Closing(status, stop, ending.error, run, ending.spent, metrics))
             self.ending = ending  # once stored: a close that failed leaves the run open
         return self.ending
 
@@ -245,6 +249,83 @@ class LiveRun:
         return self.run
 
 
+@dataclass(frozen=True)
+class RunSetup:
+    """A new run as :func:`start_run` reads it from the store, before any agent is built: the
+    question's material, the rules, the level, the seed, s_0 when it is fixed (given, or the level's
+    stored canonical state) and the agents' ids. Plain data that pickles, so the agents can be built
+    and the run played in another process — a cluster's worker, with its own keys — while the
+    process that holds the database stores what is played."""
+
+    material: QuestionMaterial
+    params: RuleParams
+    level: str
+    seed: int
+    initial: KnowledgeState | None  # None: sampled from the seed when the simulation is reset
+    stop_mode: str
+    agent_ids: tuple[tuple[str, str], ...]  # (kind, id): assistant, user, extractor
+    graph_version_id: int
+
+    def simulation(self, agents: Mapping[str, Any]) -> Simulation:
+        """A :class:`Simulation` of this setup over ``agents`` (built from :attr:`agent_ids`), reset
+        to its first turn (no run id yet: the store gives one when the run is created)."""
+        sim = Simulation(material=self.material, **agents, params=self.params, level=self.level,
+                         stop_mode=self.stop_mode)
+        sim.reset(seed=self.seed, initial=self.initial)
+        return sim
+
+
+def prepare_run(
+    store: Store,
+    *,
+    question_id: str,
+    level: str,
+    assistant_id: str,
+    user_id: str = DEFAULT_USER,
+    extractor_id: str = DEFAULT_EXTRACTOR,
+    seed: int = 1,
+    preset: str = "paper-final",
+    max_turns: int | None = None,
+    graph_version_id: int | None = None,
+    initial_state: KnowledgeState | None = None,
+    stop_mode: str = "virtual",
+) -> RunSetup:
+    """Read and check everything a new run needs from the store (no agent is built, nothing is
+    written): the graph is the given version or the question's latest; s_0 is ``initial_state``,
+    else the stored canonical state for the level (when it names exactly this graph's IUs), else
+    left to the seed.
+
+    Raises:
+        StorageError: unknown question / graph version, or a question without a graph.
+        ConfigError: unknown level or preset, or an initial state that does not fit the graph.
+    """
+    if level == CUSTOM_LEVEL and initial_state is None:
+        raise ConfigError("level 'custom' needs the initial state to start from")
+    if level not in LEVELS and level != CUSTOM_LEVEL:
+        raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)} or custom")
+    with store.pinned():  # one connection for the setup's reads
+        q = store.questions.get(question_id)
+        if graph_version_id is not None:
+            gv = store.questions.get_graph_version(graph_version_id)
+            if gv.question_id != question_id:
+                raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
+        else:
+            gv = store.questions.latest_graph_version(question_id)
+            if gv is None:
+                raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
+        params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
+        graph = gv.graph
+        if initial_state is None:
+            cached = store.caches.get_initial_state(question_id, level)
+            if cached is not None and set(cached) == set(graph.index.labels):
+                initial_state = cached
+        elif set(initial_state) != set(graph.index.labels):
+            raise ConfigError("the given initial state does not name exactly the IUs of this graph")
+    return RunSetup(QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain), params, level, seed,
+                    initial_state, stop_mode,
+                    (("assistant", assistant_id), ("user", user_id), ("extractor", extractor_id)), gv.id)
+
+
 def start_run(
     store: Store,
     *,
@@ -265,57 +346,30 @@ def start_run(
     buffered: bool = False,
     on_close: Callable[[], None] | None = None,
 ) -> LiveRun:
-    """Create a stored run (status ``running``) ready to be stepped.
+    """Create a stored run (status ``running``) ready to be stepped: :func:`prepare_run`'s setup,
+    its agents built here.
 
     ``lease_seconds``: hold the run under a lease of that length (the app; see the module docstring).
     ``buffered`` / ``on_close``: how its turns are written (see :class:`RunWriter`).
-
-    The graph is the given version or the question's latest; s_0 is ``initial_state``, else the
-    stored canonical state for the level (when it names exactly this graph's IUs), else sampled
-    from ``seed``.
 
     Raises:
         StorageError: unknown question / graph version, or a question without a graph.
         ConfigError: unknown level, preset or agent id.
     """
-    if level == CUSTOM_LEVEL and initial_state is None:
-        raise ConfigError("level 'custom' needs the initial state to start from")
-    if level not in LEVELS and level != CUSTOM_LEVEL:
-        raise ConfigError(f"unknown knowledge level {level!r}; expected one of {', '.join(LEVELS)} or custom")
     with store.pinned():  # one connection for the setup's reads and the run's creation
-        q = store.questions.get(question_id)
-        if graph_version_id is not None:
-            gv = store.questions.get_graph_version(graph_version_id)
-            if gv.question_id != question_id:
-                raise StorageError(f"graph version {graph_version_id} belongs to {gv.question_id!r}, not {question_id!r}")
-        else:
-            gv = store.questions.latest_graph_version(question_id)
-            if gv is None:
-                raise StorageError(f"question {question_id!r} has no IU graph yet; add or extract one first")
-        params = get_preset(preset, max_turns=max_turns) if max_turns is not None else get_preset(preset)
-        graph = gv.graph
-        if initial_state is None:
-            cached = store.caches.get_initial_state(question_id, level)
-            if cached is not None and set(cached) == set(graph.index.labels):
-                initial_state = cached
-        elif set(initial_state) != set(graph.index.labels):
-            raise ConfigError("the given initial state does not name exactly the IUs of this graph")
-        agents = build_agents(store, {"assistant": assistant_id, "user": user_id, "extractor": extractor_id}, settings)
-        sim = Simulation(
-            material=QuestionMaterial(q.id, q.text, q.reference_answer, graph, q.domain),
-            **agents,
-            params=params,
-            level=level,
-            stop_mode=stop_mode,
-        )
-        s0 = sim.reset(seed=seed, initial=initial_state)
-        run_id = store.runs.create(sim.run, graph_version_id=gv.id, lease_seconds=lease_seconds, batch_tag=batch_tag)
-        sim.reset(seed=seed, initial=s0, run_id=run_id)
+        setup = prepare_run(store, question_id=question_id, level=level, assistant_id=assistant_id, user_id=user_id,
+                            extractor_id=extractor_id, seed=seed, preset=preset, max_turns=max_turns,
+                            graph_version_id=graph_version_id, initial_state=initial_state, stop_mode=stop_mode)
+        sim = setup.simulation(build_agents(store, dict(setup.agent_ids), settings))
+        run_id = store.runs.create(sim.run, graph_version_id=setup.graph_version_id, lease_seconds=lease_seconds,
+                                   batch_tag=batch_tag)
+        sim.reset(seed=seed, initial=sim.run.initial_state, run_id=run_id)
         return LiveRun(store, sim, run_id, leased=lease_seconds is not None, buffered=buffered, on_close=on_close)
 
 
-def _stop_reason_of(run: RunRecord) -> str | None:
-    """Why a stored run (with no stop recorded) had in fact already ended, if it had."""
+def stop_reason_of(run: RunRecord) -> str | None:
+    """Why a stored run (with no stop recorded) had in fact already ended, if it had: its writer
+    died between its last turn and closing it."""
     if not run.turns:
         return None
     last = run.turns[-1]
@@ -328,6 +382,26 @@ def _stop_reason_of(run: RunRecord) -> str | None:
     if len(run.turns) >= run.params.max_turns:
         return STOP_MAX_TURNS
     return None
+
+
+def load_to_resume(store: Store, run_id: str) -> RunRecord:
+    """An interrupted or failed run as stored, checked for resuming (not yet claimed: that is
+    ``store.runs.reopen``, with the number of turns loaded here).
+
+    Raises:
+        StorageError: unknown run, a finished run, or a run that does not record its agents.
+    """
+    with store.pinned():
+        row = store.search.get_row(run_id)
+        if row.status == RunStatus.FINISHED:  # the cheap early answer; reopen decides under the write lock
+            raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
+        run = store.runs.load(run_id)
+        if not run.domain:  # stored before runs recorded their domain: the question still knows it
+            run = replace(run, domain=store.questions.get(run.question_id).domain)
+    missing = [kind for kind in AGENT_KINDS if kind not in run.adapter]
+    if missing:
+        raise StorageError(f"run {run_id} does not record its {missing[0]} id; it cannot be resumed")
+    return run
 
 
 def resume_run(
@@ -345,28 +419,20 @@ def resume_run(
             process is still writing, or one that moved on while this resume was preparing.
     """
     with store.pinned():  # one connection for the checks, the load and the claim
-        row = store.search.get_row(run_id)
-        if row.status == RunStatus.FINISHED:  # the cheap early answer; reopen_run decides under the write lock
-            raise StorageError(f"run {run_id} is already finished ({row.stop_reason}); nothing to resume")
-        run = store.runs.load(run_id)
-        if not run.domain:  # stored before runs recorded their domain: the question still knows it
-            run = replace(run, domain=store.questions.get(run.question_id).domain)
-        adapters = run.adapter
-        try:
-            agents = build_agents(store, {kind: adapters[kind] for kind in ("assistant", "user", "extractor")}, settings)
-        except KeyError as exc:
-            raise StorageError(f"run {run_id} does not record its {exc.args[0]} id; it cannot be resumed") from None
+        run = load_to_resume(store, run_id)
+        agents = build_agents(store, {kind: run.adapter[kind] for kind in AGENT_KINDS}, settings)
         store.runs.reopen(run_id, turns=len(run.turns), lease_seconds=lease_seconds)
         sim = Simulation.resume(run, **agents)
         live = LiveRun(store, sim, run_id, leased=lease_seconds is not None, buffered=buffered, on_close=on_close)
-        stop = _stop_reason_of(run)
+        stop = stop_reason_of(run)
         if stop is not None:  # the writer died between its last turn and closing the run
             live.writer.end(sim.end(stop), sim.run)
         return live
 
 
 # DEFAULT_USER / DEFAULT_EXTRACTOR are engine.config's, imported from here by the app, batch and tests
-__all__ = ["LiveRun", "RunWriter", "start_run", "resume_run", "status_of", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
+__all__ = ["LiveRun", "RunSetup", "RunWriter", "build_agents", "load_to_resume", "prepare_run", "resume_run",
+           "start_run", "status_of", "stop_reason_of", "DEFAULT_USER", "DEFAULT_EXTRACTOR"]
 
 
 def ensure_question(store: Store, question_id: str) -> None:

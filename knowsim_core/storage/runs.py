@@ -33,6 +33,7 @@ from knowsim_core.text.tags import check_run_tag
 from knowsim_core.vocab import FAILURE_ORDER, FINAL_STATUSES, LIVE_STATUSES, RUN_STATUSES, RunStatus
 
 if TYPE_CHECKING:  # the records (pydantic graphs, ~0.1 s) are imported where a run is read back: listing needs none
+    from knowsim_core.engine.metrics import Metrics
     from knowsim_core.engine.records import RunRecord, TurnRecord, Usage
 
 STATUSES = RUN_STATUSES  # the runs.status column's values (its CHECK constraint, migration 0001)
@@ -50,6 +51,35 @@ class Closing:
     error: str = ""
     record: RunRecord | None = None
     spent: tuple[Usage, ...] = ()  # model calls billed in a turn that did not complete (no turn holds them)
+    metrics: Metrics | None = None  # the run's metrics, computed where it was played (used when over every turn)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A turn as the ``turns`` table holds it: the columns the Runs page filters on and the packed
+    record. Made from a :class:`TurnRecord` (:meth:`of`) where the turn is played — on a cluster's
+    worker — the process storing it needs neither the record's objects nor their packing."""
+
+    turn: int
+    user_message: str
+    assistant_message: str
+    effective_load: float
+    overload_threshold: float
+    overload: bool
+    efficiency: float
+    n_upward: int
+    modes: tuple[tuple[str, int], ...]  # (failure mode column, count)
+    extractor_failed: bool
+    usage: tuple[Usage, ...]
+    record: bytes
+
+    @classmethod
+    def of(cls, turn: TurnRecord) -> "StoredTurn":
+        q, modes = turn.quantities, turn.mode_counts()
+        return cls(turn.turn, turn.user_message, turn.assistant_message, q.effective_load, q.overload_threshold,
+                   q.overload, q.efficiency, q.n_upward_transitions,
+                   tuple((m.value, modes.get(m, 0)) for m in FAILURE_ORDER), turn.extractor_failed, turn.usage,
+                   pack(turn.to_data()))
 
 
 class Runs:
@@ -123,29 +153,26 @@ class Runs:
             **writer(), "heartbeat": stamp, "record_schema": run.schema_version, "setup_json": packed[0],
             "batch_tag": batch_tag or None, "rating": rating, "correctness": correctness,
             "forked_from": forked_column(dict(run.meta))})
-        for i, (turn, record) in enumerate(zip(run.turns, packed[1]), 1):
+        for i, turn in enumerate(packed[1], 1):
             if turn.turn != i:
                 raise StorageError(f"run {rid}: turn numbers must be 1, 2, 3, …; found {turn.turn} at position {i}")
-            self._insert_turn(db, rid, turn, record)
+            self._insert_turn(db, rid, turn)
         if run.turns and status not in LIVE_STATUSES:
-            _set_metrics(db, rid, run)
+            _set_metrics(db, rid, run.metrics())
         return rid
 
-    def _insert_turn(self, db: Database, rid: str, turn: TurnRecord, record: bytes, *, defer_search: bool = False) -> None:
-        """Store one turn (``record``: its packed JSON) and update the run's counters; a stored turn
-        also renews the run's lease.
+    def _insert_turn(self, db: Database, rid: str, turn: StoredTurn, *, defer_search: bool = False) -> None:
+        """Store one turn and update the run's counters; a stored turn also renews the run's lease.
 
         ``defer_search``: list the turn in ``turns_unindexed`` for :func:`index_run_turns` to add
         to the full-text index when the run closes (a running run's appended turns), instead of
         indexing it in this transaction (see migration 0005)."""
-        q = turn.quantities
-        modes = turn.mode_counts()
         stamp = now()
         row = {"run_id": rid, "turn": turn.turn, "user_message": turn.user_message,
-               "assistant_message": turn.assistant_message, "effective_load": q.effective_load,
-               "overload_threshold": q.overload_threshold, "overload": int(q.overload), "efficiency": q.efficiency,
-               "n_upward": q.n_upward_transitions, **{m.value: modes.get(m, 0) for m in FAILURE_ORDER},
-               "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": record}
+               "assistant_message": turn.assistant_message, "effective_load": turn.effective_load,
+               "overload_threshold": turn.overload_threshold, "overload": int(turn.overload),
+               "efficiency": turn.efficiency, "n_upward": turn.n_upward, **dict(turn.modes),
+               "extractor_failed": int(turn.extractor_failed), "created": stamp, "record_json": turn.record}
         rowid = insert_row(db, "turns", row)
         if defer_search:
             db.execute("INSERT INTO turns_unindexed (turn_rowid) VALUES (?)", [rowid])
@@ -164,7 +191,7 @@ class Runs:
         """Add the next completed turn of a running run, in its own transaction."""
         self.append_turns(run_id, (turn,))
 
-    def append_turns(self, run_id: str, turns: Sequence[TurnRecord], *, close: Closing | None = None,
+    def append_turns(self, run_id: str, turns: Sequence[TurnRecord | StoredTurn], *, close: Closing | None = None,
                      then: Callable[[], None] | None = None, record: RunRecord | None = None) -> None:
         """Add the next completed turns of a running (or open) run in one transaction — and, with
         ``close``, close the run in the same transaction (:meth:`finish`'s checks and metrics);
@@ -178,8 +205,9 @@ class Runs:
         The records are packed before the write lock is taken: JSON + zlib are ~0.2 ms of CPU per
         turn that other writers (a batch's worker processes) would otherwise wait for. (The runner
         used to open the closing transaction itself, around this call, so a conversation's last
-        turns were packed inside it: the lock was held ~4.9 ms per conversation instead of ~2.)"""
-        records = [pack(t.to_data()) for t in turns]
+        turns were packed inside it: the lock was held ~4.9 ms per conversation instead of ~2.)
+        A turn given as a :class:`StoredTurn` was packed where it was played (a cluster's worker)."""
+        stored = [t if isinstance(t, StoredTurn) else StoredTurn.of(t) for t in turns]
         with self._conn.transaction(), self._conn.write() as db:  # write() inside transaction(): the same one
             row = db.execute("SELECT status, n_turns FROM runs WHERE id = ?", [run_id]).fetchone()
             if row is None:
@@ -187,14 +215,14 @@ class Runs:
             status, n = row
             if turns and status not in LIVE_STATUSES:
                 raise StorageError(f"run {run_id} is {status}; resume it before adding turns")
-            for turn, packed in zip(turns, records):
+            for turn in stored:
                 if turn.turn != n + 1:
                     raise StorageError(
                         f"run {run_id} has {n} turns; the next turn must be number {n + 1}, got {turn.turn}")
-                self._insert_turn(db, run_id, turn, packed, defer_search=True)
+                self._insert_turn(db, run_id, turn, defer_search=True)
                 n += 1
             if close is None and status == RunStatus.OPEN and record is not None and len(record.turns) == n and n:
-                _set_metrics(db, run_id, record)
+                _set_metrics(db, run_id, record.metrics())
             if close is not None:
                 self._close(db, run_id, close, stored=(status, n))
             if then is not None:
@@ -231,8 +259,10 @@ class Runs:
             raise StorageError(f"a run can finish as {', '.join(FINAL_STATUSES)}, not {status!r}")
         if stored[0] == RunStatus.FINISHED and status != RunStatus.FINISHED:
             raise StorageError(f"run {run_id} is already finished; it cannot become {status}")
-        record = closing.record
-        run = record if record is not None and len(record.turns) == stored[1] else self.load(run_id)
+        record, metrics = closing.record, closing.metrics
+        if metrics is None or metrics.turns != stored[1]:  # else computed where the run was played, over every turn
+            run = record if record is not None and len(record.turns) == stored[1] else self.load(run_id)
+            metrics = run.metrics() if run.turns else None
         spent = closing.spent
         db.execute(
             "UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated = ?, lease_until = NULL, "
@@ -241,8 +271,8 @@ class Runs:
              sum(u.output_tokens for u in spent), sum(u.cost_usd for u in spent), run_id],
         )
         index_run_turns(db, run_id)
-        if run.turns:
-            _set_metrics(db, run_id, run)
+        if metrics is not None:
+            _set_metrics(db, run_id, metrics)
 
     def reopen(self, run_id: str, *, turns: int | None = None, lease_seconds: float | None = None) -> None:
         """Claim a run for resuming: ``running`` again (``open`` under a lease), owned by this process.
@@ -338,11 +368,11 @@ class Runs:
                                      [RunStatus.OPEN, rid, *LIVE_STATUSES, clock, len(so_far[rid].turns)])
                     if cur.rowcount:
                         index_run_turns(db, rid)
-                        _set_metrics(db, rid, so_far[rid])
+                        _set_metrics(db, rid, so_far[rid].metrics())
                 for rid in unmeasured:
                     if db.execute("SELECT 1 FROM runs WHERE id = ? AND n_turns = ? AND kg IS NULL",
                                   [rid, len(so_far[rid].turns)]).fetchone():
-                        _set_metrics(db, rid, so_far[rid])
+                        _set_metrics(db, rid, so_far[rid].metrics())
                 for rid, why in dead.items():
                     cur = db.execute(
                         "UPDATE runs SET status = ?, updated = ?, error = ?, lease_until = NULL "
@@ -463,16 +493,15 @@ def _forks(db: Database, run_ids: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def _packed(run: RunRecord) -> tuple[bytes, list[bytes]]:
+def _packed(run: RunRecord) -> tuple[bytes, list[StoredTurn]]:
     """A run's setup record (without its turns, metrics, id and stop) and each turn's record, packed."""
     setup = run.with_turns(()).to_data()
     for key in ("turns", "metrics", "run_id", "stop_reason"):
         setup.pop(key, None)
-    return pack(setup), [pack(t.to_data()) for t in run.turns]
+    return pack(setup), [StoredTurn.of(t) for t in run.turns]
 
 
-def _set_metrics(db: Database, rid: str, run: RunRecord) -> None:
-    m = run.metrics()
+def _set_metrics(db: Database, rid: str, m: Metrics) -> None:
     db.execute("UPDATE runs SET kg = ?, dc = ?, co = ? WHERE id = ?",
                [m.knowledge_gain, m.delivery_calibration, m.cognitive_overload, rid])
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from knowsim_core.batch import service as batch_service
+from knowsim_core.batch.cluster import check_reachable, cluster_address, is_workers_line
 from knowsim_core.batch.plan import BatchSpec, Estimate
 from knowsim_core.batch.service import BatchRequest
 from knowsim_core.errors import ConfigError, StorageError
@@ -69,21 +70,54 @@ def launches_dir(db: Path) -> Path:
 
 def request(*, questions: list[str], levels: list[str], assistants: list[str], user: str, extractor: str,
             seeds: int, max_turns: int | None, concurrency: int, tag: str,
-            graph_version: int | None = None) -> BatchRequest:
+            graph_version: int | None = None, cluster: str | None = None) -> BatchRequest:
     """The batch service's request the form describes (``max_turns`` / ``concurrency`` 0 or None:
-    the preset's / the command's own default — a process per core for offline-only matrices).
+    the preset's / the command's own default — a process per core for offline-only matrices;
+    ``cluster``: a Dask scheduler's address to play on, None to play here).
 
     Raises:
-        ConfigError: an empty matrix or a bad tag.
+        ConfigError: an empty matrix, a bad tag or scheduler address, or the cluster extra missing.
     """
     if not questions or not levels or not assistants:
         raise ConfigError("choose at least one question, one level and one assistant")
+    if cluster is not None:
+        if not cluster.strip():
+            raise ConfigError("Scheduler address: write the Dask scheduler's address, e.g. tcp://HOST:8786")
+        try:
+            cluster = cluster_address(cluster)
+        except ValueError as exc:
+            raise ConfigError(f"Scheduler address: {exc}") from None
     req = BatchRequest(questions=tuple(questions), levels=tuple(levels), assistants=tuple(assistants),
                        user=user, extractor=extractor, seeds=int(seeds), max_turns=int(max_turns or 0) or None,
                        concurrency=int(concurrency or 0) or None, graph_version=graph_version or None,
-                       tag=check_batch_tag(tag.strip(), what="Tag") if tag.strip() else None)
+                       tag=check_batch_tag(tag.strip(), what="Tag") if tag.strip() else None, cluster=cluster)
     req.check()
     return req
+
+
+def cluster_form() -> str | None:
+    """"Run on a cluster" and its scheduler's address; the address when ticked, else None."""
+    import streamlit as st
+
+    c1, c2 = st.columns([1, 3])
+    on = c1.toggle("Run on a cluster", key="batch_on_cluster",
+                   help="play the conversations as tasks on a Dask cluster's workers (each worker uses the keys "
+                        "and endpoints of its own environment); this Studio stores every turn")
+    address = c2.text_input("Scheduler address", key="batch_cluster", placeholder="tcp://HOST:8786", disabled=not on)
+    return address if on else None
+
+
+def check_cluster(req: BatchRequest) -> None:
+    """Before a cluster batch is launched: is its scheduler listening? (ConfigError, one line.)"""
+    if req.cluster is not None:
+        check_reachable(req.cluster)
+
+
+def workers_line(rec: Launch) -> str:
+    """The last per-worker line a cluster batch printed ("" for a local batch or before its first)."""
+    if "--cluster" not in rec.argv:
+        return ""
+    return next((line for line in reversed(log_tail(rec, lines=LOG_TAIL_LINES * 4)) if is_workers_line(line)), "")
 
 
 def preview(store: Any, req: BatchRequest) -> tuple[BatchSpec, Estimate]:
@@ -287,5 +321,6 @@ def resume_argv(rec: Launch) -> list[str]:
     return BatchRequest.from_argv(rec.argv).resume_argv(rec.tag)
 
 
-__all__ = ["Launch", "alive", "elsewhere", "launch", "launches", "launches_dir", "log_tail", "new_tag",
-           "playing_elsewhere", "preview", "progress", "request", "resume_argv", "stop", "summary"]
+__all__ = ["Launch", "alive", "check_cluster", "cluster_form", "elsewhere", "launch", "launches", "launches_dir",
+           "log_tail", "new_tag", "playing_elsewhere", "preview", "progress", "request", "resume_argv", "stop",
+           "summary", "workers_line"]
