@@ -28,8 +28,10 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
+import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -93,6 +95,24 @@ def compile_bytecode(*trees: Path) -> dict[str, Any]:
     return {"compiled": done, "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "")}
 
 
+def portable(value: Any) -> Any:
+    """``value`` with this machine's paths made relative: the checkout as ``.``, its folder as ``..``
+    (where ``../shared`` sits), the temporary folder as ``$TMPDIR``, so a committed log names no
+    machine's layout and reads the same from any clone."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        return value
+    for path, alias in ((str(ROOT), "."), (str(ROOT.parent), ".."), (tempfile.gettempdir(), "$TMPDIR")):
+        if path != "/":
+            value = re.sub(re.escape(path) + r"(?=/|$|[^\w.-])", alias, value)
+    return value
+
+
 def write_log(name: str, figures: dict[str, Any], *, seeds: Any = None, split: str | None = None,
               extra: dict[str, Any] | None = None, log_dir: Path | None = None) -> Path:
     """Write ``<log_dir>/<name>.json`` (default ``benchmarks/logs``) and return its path.
@@ -119,7 +139,7 @@ def write_log(name: str, figures: dict[str, Any], *, seeds: Any = None, split: s
     }
     path = folder / f"{name}.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=False, default=str) + "\n",
+    tmp.write_text(json.dumps(portable(record), indent=1, ensure_ascii=False, sort_keys=False, default=str) + "\n",
                    encoding="utf-8")
     tmp.replace(path)
     print(f"[log] {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", file=sys.stderr)

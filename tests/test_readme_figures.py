@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,42 @@ def test_the_learner_rates_log_is_what_its_script_computes_now():
     assert bench.column(questions, ("expertqa_001", "math_004"), "offline/person") != logged["person_all_four"]
     assert bench.column(questions, bench.RECORDED_QUESTIONS, "offline/person") == logged["person_all_four"]
     assert json.loads(json.dumps(bench.leave_one_out(reference, questions))) == logged["leave_one_out"]
+
+
+def _strings(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+ABSOLUTE_PATH = re.compile(r"(?:^|[\s'\"=(])/(?!/)[\w.$-]")  # '/x' at a word's start, not '//' or 'a/b'
+
+
+def test_no_committed_log_names_a_machine_path():
+    """Logs are committed: the checkout, its folder and the temporary folder are written as ``.``,
+    ``..`` and ``$TMPDIR`` (benchmarks/_log.portable), never as this machine's absolute paths."""
+    for log in sorted((ROOT / "benchmarks" / "logs").glob("*.json")):
+        found = [s for s in _strings(json.loads(log.read_text(encoding="utf-8"))) if ABSOLUTE_PATH.search(s)]
+        assert not found, f"{log.name} names machine paths: {found[:3]}"
+
+
+def test_portable_writes_the_checkout_its_folder_and_the_temporary_folder_relatively(tmp_path):
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import _log
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    tmp = tempfile.gettempdir()
+    got = _log.portable({"a": [str(ROOT / "x.py"), str(ROOT.parent / "shared" / "r.json")], "b": (f"{tmp}/base",),
+                         "c": ROOT / "benchmarks", "d": f"ran in {ROOT}", "e": 3})
+    base = "../base" if Path(tmp) == ROOT.parent else "$TMPDIR/base"  # a clone made in the temporary folder
+    assert got == {"a": ["./x.py", "../shared/r.json"], "b": [base], "c": "./benchmarks",
+                   "d": "ran in .", "e": 3}
+    assert not ABSOLUTE_PATH.search(json.dumps(got))
