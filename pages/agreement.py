@@ -1,4 +1,4 @@
-"""Agreement: does KnowSim's reading agree with what people said, and does that replicate? (issues 21, 30)
+"""Agreement: does KnowSim's reading agree with what people said, and does that replicate?
 
 Per judged turn (the people's thumbs; researchers' given in Simulate are their own series): each
 score in the direction it states before scoring, pooled and within conversations, on the whole and

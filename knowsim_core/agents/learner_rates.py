@@ -3,7 +3,7 @@
 In the paper's structured recordings (novice, adaptive, gpt-4.1 tutor) the simulated learner
 reasons about or restates several IUs in most turns, and the extractor labels each such IU's entry
 ``reasoning`` or ``articulation`` (spec §3.1); those entries are what make the paper's attempt
-load (spec §4.3). Real people do this far less (issue 29). ``offline/knowsim`` stands in for the
+load (spec §4.3). Real people do this far less. ``offline/knowsim`` stands in for the
 paper's learner: each turn it draws, for every IU, whether it attempts it, from the rates in
 :data:`RATES_BY_DOMAIN` — one table per domain, by the IU's pre-turn state and by whether the tutor
 told the learner about it (in its last reply, only earlier, or never), with no per-question constant.

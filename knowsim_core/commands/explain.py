@@ -48,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not data["turns"]:
         print(f"run {data['run']} has no turns yet")
-    # columns as wide as the run's longest entry: an id like "Factorial" or a long state pair pushed
-    # the rest of its row out of line with fixed widths, and widths per turn set one turn's table
-    # out of line with the next (issue 34)
+    # columns as wide as the run's longest entry, the same for every turn: a fixed width lets an id
+    # like "Factorial" or a long state pair push the rest of its row out of line, and widths per
+    # turn set one turn's table out of line with the next
     tables = [(t["turn"], [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"])
                            for iu in t["ius"]]) for t in data["turns"]]
     every = [r for _, rows in tables for r in rows]

@@ -1,4 +1,4 @@
-"""Does KnowSim's reading agree with what people said? (issues 21, 30)
+"""Does KnowSim's reading agree with what people said, and does that replicate?
 
 Three comparisons over a database, each with its n, a bootstrap 95% interval and a baseline:
 
@@ -59,7 +59,7 @@ CLIFFS_MIN = 0.33
 MIN_CELL = 2
 SCORES = ("knowsim", "upward", "reply_length")
 BASELINES = ("upward", "reply_length")
-# Declared before anything is measured (issue 30): +1 "a higher value is liked", −1 "a lower one is".
+# Declared before anything is measured: +1 "a higher value is liked", −1 "a lower one is".
 # The AUC of every score is computed in its stated direction and never flipped afterwards.
 DIRECTIONS: dict[str, tuple[int, str]] = {
     "knowsim": (1, "a higher score is liked"),
@@ -444,9 +444,9 @@ def reader_trust(convs: list[Conversation]) -> dict[str, Any]:
 
 
 def summarise(a: Agreement, *, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """The JSON answer: issue 21's keys (``votes``, ``conversations``, ``pairs``, ``excluded``,
-    ``notes``) plus issue 30's (``parts``, ``within_conversation``, ``replicates``, ``replication``,
-    ``baselines``, ``unread``); the headline counts the people's thumbs only."""
+    """The JSON answer: ``votes``, ``conversations``, ``pairs``, ``excluded``, ``notes``, ``parts``,
+    ``within_conversation``, ``replicates``, ``replication``, ``baselines`` and ``unread``; the
+    headline counts the people's thumbs only."""
     whole = _table(a.turns, a.conversations, a.unread, resamples)
     votes = whole["votes"]
     votes["sources"] = {src: sum(t.source == src for t in a.turns) for src in ("person", "researcher")}

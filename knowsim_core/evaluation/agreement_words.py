@@ -1,4 +1,4 @@
-"""Intervals and words for agreement figures (issue 30): fast bootstrap intervals of an AUC and of
+"""Intervals and words for agreement figures: fast bootstrap intervals of an AUC and of
 Spearman's ρ over conversations, and the plain readings every table prints — "replicates", "does not
 replicate", "not distinguishable from the baseline", and what an AUC, a ρ or a binomial p says.
 

@@ -7,7 +7,7 @@ the distance of the demo world is printed, not claimed: ``benchmarks/paper_check
 offline matrix on the paper's 60 questions and prints :func:`check_rows`; the Failure modes page's
 "Paper check" tab shows the same table for the runs in the database.
 
-**Compare like with like (issue 29).** Each paper figure describes one population:
+**Compare like with like.** Each paper figure describes one population:
 
 * **Fig. 6 and Table 4** — the paper's benchmark: nine LLM tutors, each run with the one *simple*
   strategy prompt (``validation_study_minimal`` in the reference code's
@@ -139,7 +139,7 @@ def recorded_novice_adaptive() -> dict[str, object]:
         "mean_stop_turn": fmean(t + 1 for t in RECORDED_NOVICE_ADAPTIVE_STOP_TURNS),
     }
 
-# Tolerances the issue states for "shows the paper's per-level picture".
+# Tolerances within which the offline world "shows the paper's per-level picture".
 SHARE_TOLERANCE = 8.0  # percentage points per mode
 CO_TOLERANCE = 0.10  # absolute
 KG_TOLERANCE = 0.40  # relative (40 %) ...

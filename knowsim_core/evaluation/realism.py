@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person; issue 29)
+from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person)
 from knowsim_core.evaluation import acts
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, UserSimulator
 from knowsim_core.services.reading import KIND_KEY, NO_READING_KEY, has_reading, is_human_reading
@@ -62,7 +62,7 @@ from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import user_context_of
 from knowsim_core.text.profiles import TfIdf, content_stems, profiles_for
 
-# the people-like learner and the paper's LLM-like one side by side (issue 29), then the floors
+# the people-like learner and the paper's LLM-like one side by side, then the floors
 DEFAULT_USERS = ("offline/person", "offline/knowsim", "baseline/copy-last", "baseline/generic")
 MOST_COMMON = "floor/most-common-act"  # the constant-act floor's row
 STARTS = ("sampled", "file")  # the headline first: no knowledge of the whole conversation

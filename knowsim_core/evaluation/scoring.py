@@ -47,7 +47,7 @@ def agreement(pairs: Iterable[tuple[str, str]], classes: Sequence[str]) -> dict[
 
 
 # ---------------------------------------------------------------------- agreement with people
-# Rank statistics for "does KnowSim's reading agree with what people said" (issue 21). scipy does
+# Rank statistics for "does KnowSim's reading agree with what people said". scipy does
 # the rank correlations and the binomial test; AUC and Cliff's δ are written out here because
 # they are one line each and must handle ties the stated way (a tie counts one half).
 

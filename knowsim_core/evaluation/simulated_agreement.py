@@ -1,4 +1,4 @@
-"""The paper's own validation, condition by condition: a *simulated* batch against the people (issue 30).
+"""The paper's own validation, condition by condition: a *simulated* batch against the people.
 
 The paper (§5, App. E.3.1, after SimulatorArena) validates a simulator by comparing, for every
 (arm, level, condition) cell, the simulator's cell mean with the people's cell mean. Here:

@@ -7,7 +7,7 @@ speaks Messages. Every request goes through the SDKs' documented streaming-respo
 chunk, and a request is *bounded*:
 
 * **size**: a body larger than ``KNOWSIM_LLM_MAX_REPLY_BYTES`` (declared or as it arrives) is
-  refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended); an
+  refused before it is held in memory (a 50 MB reply read whole takes 330 MB and never ends); an
   error answer (4xx/5xx), which the SDK reads whole before raising, is cut at
   :data:`ERROR_BODY_CAP` by the client's transport (:func:`_transport`) — its message is in
   the first lines;
@@ -16,9 +16,9 @@ chunk, and a request is *bounded*:
   network backend (:class:`_DeadlineBackend`) gives each connect, read, write and TLS handshake
   ``min(its own timeout, the time left)``, so a server trickling a byte a second is cut off at the
   deadline, not kept alive by each read beating the per-read timeout. The connection it cut is
-  dropped by the HTTP stack (no thread, no socket is left behind: the old request thread, abandoned
-  at the deadline, kept reading a trickled head with its pooled connection — 27 -> 119 threads,
-  100 sockets in 35 s, then a full pool) and a kept-alive connection is reused as before. Ctrl-C
+  dropped by the HTTP stack and no thread or socket is left behind (a request thread abandoned at
+  the deadline would keep reading a trickled head with its pooled connection: 27 -> 119 threads,
+  100 sockets in 35 s, then a full pool); a kept-alive connection is reused as before. Ctrl-C
   reaches a caller waiting on a socket at once (the waits are the interpreter's interruptible ones);
 * **shape**: a 200 whose body is not JSON, is cut short or has no reply in it is a
   :class:`BadReply` — a provider error retried like a 5xx, never a ``JSONDecodeError``.
@@ -89,8 +89,8 @@ class RawReply:
 def check_base_url(url: str, what: str) -> str:
     """``url`` when the SDKs' HTTP stack can send to it: http(s), a host, a valid port.
 
-    ``compat/m@http://[::1`` used to end in an ``InvalidURL`` traceback at the first request (and a
-    batch stored the raw exception); checked when the model is set up, it is one line instead.
+    Checked when the model is set up, so ``compat/m@http://[::1`` is one line then, not an
+    ``InvalidURL`` traceback at the first request (or a raw exception stored by a batch).
 
     Raises:
         ConfigError: naming ``what`` (the id or setting that gave the URL) and the fix.

@@ -54,7 +54,7 @@ DEFAULT_TIMEOUT_S = 60.0  # the SDKs default to 600 s; a stuck local server shou
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_MAX_RETRIES = 2  # retries of 429, 5xx, connection errors and unusable 200 bodies, with backoff
 # A reply is a few KB of JSON (a long extractor reply ~30 KB); 4 MiB is ~100x that, and small
-# enough that a hostile or broken server cannot fill the memory (the issue sent 50 MB).
+# enough that a hostile or broken server (one sending 50 MB) cannot fill the memory.
 DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_CONCURRENCY = 4  # parallel calls per provider endpoint during batches
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"

@@ -396,8 +396,8 @@ def _continues(stored: RunRecord, run: RunRecord) -> bool:
 
 
 def _stored_copy(store: Store, run: RunRecord, key: str, taken: RunRecord | None) -> str | None:
-    """The id of a stored run with the same contents as ``run`` (issue 35, item 2: a re-imported file
-    must not store every run again), or None. ``taken``, the run stored under its id, is tried first,
+    """The id of a stored run with the same contents as ``run`` (a re-imported file must not store
+    every run again), or None. ``taken``, the run stored under its id, is tried first,
     then the runs of the same question, level and seed with as many turns."""
     if taken is not None and _content_key(taken) == key:
         return run.run_id

@@ -22,7 +22,7 @@ and migrates it and spans transactions; callers reach the data through its repos
 ``store.cells``), e.g. ``store.runs.load(rid)`` or ``store.search.list(RunFilter(batch_tag=t))``.
 One object still means "this database file" (it is what ``ui.common.resources`` caches and what a page
 passes around), each operation has one name and one owner, and each repository stays small
-enough to read in one sitting. (``Store`` used to forward ~50 one-line methods to them.)
+enough to read in one sitting.
 
 The tables the repositories share are joined in SQL where a view needs both (a run list shows
 its question's text); otherwise each repository writes only its own tables. API keys never reach

@@ -182,7 +182,7 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
 
 @_migration("0006_judgments")
 def _m0006_judgments(db: Database) -> None:
-    """Judgments of turns (issue 21): a person's thumbs imported with a recorded conversation, or a
+    """Judgments of turns: a person's thumbs imported with a recorded conversation, or a
     researcher's 👍/👎 and note given in Simulate — one per (run, turn, source, who), gone with
     the run. ``match`` says how an imported thumb was tied to its turn's reply text."""
     db.execute("""CREATE TABLE IF NOT EXISTS judgments (

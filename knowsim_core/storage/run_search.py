@@ -268,7 +268,7 @@ class RunSearch:
         """``{question id: its graph version numbers}`` for the questions whose runs in the
         :meth:`facts` population (same filter and status) span more than one version of their graph — what
         pooling mixes. Runs of different questions on v1 and v3 are each on their question's one
-        graph: nothing to warn about (a population-wide list of versions did, issue 34)."""
+        graph: nothing to warn about."""
         where, args = self._facts_where(run_filter, status=status)
         with self._conn.db() as db:
             rows = db.execute(

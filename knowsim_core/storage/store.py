@@ -16,9 +16,9 @@ Callers reach the data through the repositories, each the one owner of its table
 ``Store`` itself keeps only what belongs to the file: opening, checking and migrating it, ``path``,
 ``read_only``, ``schema_version``, ``integrity_check()``, ``check_present()`` (still there, not deleted
 or moved since it was opened), ``transaction()`` and ``pinned()`` (which
-span every repository, since they share the connection). It used to forward ~50 one-line methods
-(``store.load_run`` → ``store.runs.load``): two names for every operation, and a second place to
-change a signature. ``tests/test_store_facade.py`` keeps it from growing them back.
+span every repository, since they share the connection). It forwards no repository's methods
+(``store.load_run`` beside ``store.runs.load`` would be two names for every operation, and a second
+place to change a signature); ``tests/test_store_facade.py`` keeps it so.
 """
 
 from __future__ import annotations

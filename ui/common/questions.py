@@ -41,8 +41,9 @@ def reading_heading(question: Any, row: Any, run: Any) -> str:
     """The Simulate header of a recorded human conversation, in words: its title (the field and
     concepts, never the person's first message), the person's level, the tutor, the rating and
     the answer — e.g. ``Real conversation · Number Theory: Perfect Square · novice learner · tutor
-    gpt-4o · rated 7/10 · answer correct``. Before, the header read ``sa_math_25_f222c5ef_… —
-    Hello, are you functioning properly?`` (issue 34). Markdown-safe: every text is escaped."""
+    gpt-4o · rated 7/10 · answer correct`` — never the stored id and the first message
+    (``sa_math_25_f222c5ef_… — Hello, are you functioning properly?``). Markdown-safe: every text
+    is escaped."""
     from ui.common.safe_text import inline_markdown
 
     from knowsim_core.agents.registry import parse_id

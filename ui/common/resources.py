@@ -161,7 +161,7 @@ def graph_module_url() -> str:
     return _static_url(graph_module_name())
 
 
-# ---------------------------------------------------------------------- providers (LLM issue)
+# ---------------------------------------------------------------------- providers
 def _secrets() -> dict[str, Any]:
     """st.secrets as a dict; {} when there is no secrets file (reading it would raise)."""
     try:

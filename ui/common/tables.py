@@ -2,9 +2,9 @@
 inside the page.
 
 Streamlit draws a missing cell as "None" (Python's word) unless told otherwise: a run with no turns
-showed KG "None" on Saved runs (issue 34). Its grid (``st.dataframe``) cuts a text cell at the
-column's width, and a table of many long text columns ran off the right edge of the page at
-1400 px (Realism, Paper check). Where nobody sorts or selects, :func:`static_table` draws such a
+would show KG "None" on Saved runs. Its grid (``st.dataframe``) cuts a text cell at the column's
+width, and a table of many long text columns runs off the right edge of the page at 1400 px
+(Realism, Paper check). Where nobody sorts or selects, :func:`static_table` draws such a
 table within the page's width, every cell wrapped between words in a row as tall as it needs.
 """
 

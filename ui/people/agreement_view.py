@@ -38,7 +38,7 @@ def judgment_line(j: Judgment) -> str:
 
     The name and the note are stored text (a Studio JSON import brings them from anywhere), so they
     go through :func:`~ui.common.safe_text.inline_markdown`: a ``![](http://tracker)`` note must not load."""
-    # Streamlit's material icons ship with the app; Debian's chromium has no emoji font (issue 34)
+    # Streamlit's material icons ship with the app; Debian's chromium has no emoji font
     thumb = ":material/thumb_up: up ·" if j.liked else ":material/thumb_down: down ·"
     who = inline_markdown(" ".join((j.who or "?").split()))
     whose = "the person in the conversation" if j.source == "person" else f"researcher **{who}**"
@@ -105,8 +105,8 @@ def ci_text(entry: dict[str, Any], key: str = "auc") -> str:
     return f"{fmt(entry.get(key))} {interval}, n {entry.get('n', 0)}"
 
 
-# Words, not emoji, on the Agreement page: chromium without an emoji font draws 👍 as an empty box
-# (issue 34 item 11). Markdown gets Streamlit's material icons (their font ships with Streamlit);
+# Words, not emoji, on the Agreement page: chromium without an emoji font draws 👍 as an empty box.
+# Markdown gets Streamlit's material icons (their font ships with Streamlit);
 # Plotly text, which cannot draw them, gets words.
 UP_MD, DOWN_MD = ":material/thumb_up: up", ":material/thumb_down: down"
 UP_WORD, DOWN_WORD = "thumb up", "thumb down"

@@ -116,7 +116,7 @@ def table_key(f: dict[str, Any], *, page: int) -> str:
 
     A dataframe's selection is a list of row *positions* that the browser keeps while the widget
     lives; when the rows under those positions change (a run deleted, a filter changed), the same
-    positions would tick runs nobody chose ("Delete 2 selected…" after deleting one, issue 24).
+    positions would tick runs nobody chose ("Delete 2 selected…" after deleting one).
     A new key per list starts every list with nothing selected.
     """
     import hashlib
@@ -289,9 +289,9 @@ def resume(store, run_id: str) -> None:
     """Continue an interrupted or failed run to its end with the adapters it was started with.
 
     A run with a typed side cannot play to its end here: the next message is the researcher's. It
-    opens in Simulate at its last turn, where Send continues it. (Resuming it here claimed it as
-    ``running``, then stopped on the missing message: the run stayed ``running`` and left the
-    "failed / interrupted" filter, issue 34.)"""
+    opens in Simulate at its last turn, where Send continues it (resumed here, it would be claimed
+    as ``running`` and stop on the missing message, left ``running`` and out of the "failed /
+    interrupted" filter)."""
     from knowsim_core.agents import registry
 
     row = store.search.get_row(run_id)

@@ -133,7 +133,7 @@ class Player:
 
     def _gone(self, rid: str) -> str:
         """Why ``rid`` can no longer be played, when it was removed: a run with no turn whose lease
-        lapsed while the page sat idle is deleted, not kept as an empty interrupted run (issue 34)."""
+        lapsed while the page sat idle is deleted, not kept as an empty interrupted run."""
         if self.runs[rid].turns:
             return ""
         try:
