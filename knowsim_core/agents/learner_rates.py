@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from knowsim_core.engine.state import IUState
+from knowsim_core.formats.jsonio import read_json
 
 LAST, EARLIER, NEVER = "last", "earlier", "never"  # when the tutor last told the learner about the IU
 TOLD = (LAST, EARLIER, NEVER)
@@ -100,8 +101,6 @@ _STATE = {"unaware": 0, "struggling": 1, "partial_understanding": 2, "knows_well
 
 def recorded_turns(reference: str | Path) -> list[RecordedTurn]:
     """Every turn of every structured recording under ``reference/examples`` (file and record order)."""
-    from knowsim_core.formats.jsonio import read_json
-
     out: list[RecordedTurn] = []
     for path in sorted((Path(reference) / "examples").glob("*.json")):
         for rec in read_json(path):

@@ -39,6 +39,7 @@ from typing import Iterable, Sequence
 
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
+from knowsim_core.engine.metrics import legacy_proxy_dc
 from knowsim_core.vocab import STOP_OVERLOAD
 
 # ---------------------------------------------------------------------- the paper's figures
@@ -184,8 +185,6 @@ def turn_figures(run) -> tuple[float, ...]:
 
 def outcome_of(run, *, assistant: str | None = None) -> RunOutcome:
     """Reduce a :class:`~knowsim_core.engine.records.RunRecord` (all turns played, spec §7)."""
-    from knowsim_core.engine.metrics import legacy_proxy_dc
-
     counts = [0] * len(FAILURE_ORDER)
     pos = {m: i for i, m in enumerate(FAILURE_ORDER)}
     for t in run.turns:
