@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-
 from typing import TYPE_CHECKING
 
-from knowsim_core.errors import ConfigError
+from knowsim_core import evaluation
 from knowsim_core.commands.runs import add_db_argument, int_in, open_store
+from knowsim_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from knowsim_core.storage import Store
@@ -32,12 +32,10 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
         StorageError: unknown run id.
         ConfigError: ``turn`` beyond the run's last turn.
     """
-    from knowsim_core.evaluation.explain import explain_run  # here: `explain --help` loads no evaluation
-
     run = store.runs.load(run_id)
     if turn is not None and turn > len(run.turns):
         raise ConfigError(f"run {run_id} has {len(run.turns)} turn(s); pick --turn from 1 to {len(run.turns)}")
-    turns = explain_run(run, turn=turn)
+    turns = evaluation.explain.explain_run(run, turn=turn)
     return {"run": run_id, "turns": [{"turn": t, "ius": [w.to_data() for w in ws]} for t, ws in turns]}
 
 
