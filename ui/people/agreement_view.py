@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from knowsim_core import evaluation
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement_words import AGAINST
 from knowsim_core.evaluation.scoring import roc_points
@@ -189,9 +190,9 @@ def simulated_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 def roc_figure(turns: list[dict[str, Any]], scores: dict[str, dict[str, Any]]) -> go.Figure:
     """ROC curves of each per-turn score for 👍 (positive) vs 👎, each in its stated direction (the
-    AUC the table shows), with the chance diagonal."""
-    from knowsim_core.evaluation.agreement import oriented
-
+    AUC the table shows), with the chance diagonal. (The agreement module loads on the Agreement
+    page, not on Simulate, which shows a turn's judgments from this module.)"""
+    oriented = evaluation.agreement.oriented
     fig = go.Figure()
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#BBBBBB", dash="dot"), name="chance",
                     hoverinfo="skip")

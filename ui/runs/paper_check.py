@@ -21,6 +21,7 @@ from knowsim_core.vocab import Population
 from dataclasses import replace
 
 from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.evaluation.paper import (
     BENCHMARK, CO_TOLERANCE, DC_TOLERANCE, KG_TOLERANCE, KG_TOLERANCE_ABS, PAPER_POPULATION, SHARE_TOLERANCE,
     VALIDATION, check_rows, level_checks, outcome_from_facts, outcome_of, population, recording_rows, strategy_rows,
@@ -38,7 +39,6 @@ MODE_LABELS = {m.title: f"{m.letter} %" for m in FAILURE_ORDER}
 
 def paper_check_tab(db) -> None:
     """Draw the tab for ``db`` (a :class:`~knowsim_core.storage.Store`)."""
-    from knowsim_core.storage.run_filter import RunFilter
     st.caption(
         "What the paper measured with real LLM tutors (Fig. 6 failure-mode shares and Table 4 KG / DC / CO: "
         "nine LLM tutors with the simple strategy prompt, 15 turns, no early stop; Table 12 stop turn: the "

@@ -17,6 +17,8 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from knowsim_core.services.fork import fork_run, parent_of
+from knowsim_core.services.reader_trust import runs_note
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
@@ -29,6 +31,7 @@ from ui.simulate.player import Player
 from ui.common.safe_text import inline_markdown
 from ui.common.theme import GLOSSARY, glossary_help
 from ui.people.agreement_view import render_turn_judgments
+from ui.runs.compare import render_compare
 from ui.simulate.story import render_story
 from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_card
 
@@ -190,8 +193,6 @@ def _status(p: Player) -> str:
 def side_label(p: Player, index: int) -> str:
     """"A" / "B", and for a fork which run and turn it forked from (side by side, the two headers
     otherwise read alike)."""
-    from knowsim_core.services.fork import parent_of
-
     side = "AB"[index]
     parent = parent_of(p.store, p.runs[p.run_ids[index]])
     if parent is not None:
@@ -226,8 +227,6 @@ def _header(run: RunRecord, status: str = "", label: str = "", version: str = ""
         line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(inline_markdown(f"{status} · {line}" if status else line), help=glossary_help("τ", "step"))
     if is_human_reading(run):
-        from knowsim_core.services.reader_trust import runs_note
-
         notes = " ".join(n["text"] for n in runs_note([run]).values())
         caption = ("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
                    "and the rules only read them. " + notes)
@@ -392,8 +391,6 @@ def _fork(p: Player, index: int, rid: str) -> None:
                              key=f"sim_fork_text_{rid}_{rec.turn}")
         if st.button("Fork and compare", key=f"sim_fork_{index}", icon=":material/call_split:",
                      help="Keeps turns before this one, plays this turn with your reply, then the run's own agents go on"):
-            from knowsim_core.services.fork import fork_run
-
             try:
                 child = fork_run(p.store, rid, rec.turn, reply, settings=p.settings)
             except KnowSimError as exc:
@@ -408,8 +405,6 @@ def _compare(p: Player) -> None:
     """The pair's Compare panel, inside the ticking fragment and drawn from the player's own records
     at the player's turn: drawn outside it, a step (a fragment rerun) would leave the panel on the
     turn it was first drawn at — "B − A KG −4" for a fork that ended +5."""
-    from ui.runs.compare import render_compare
-
     # drawn only while open (on_change="rerun" makes the expander report it): a closed panel must
     # not add two graphs and four tables to every step of a playing pair
     panel = st.expander("Compare the two runs", expanded=bool(st.session_state.get(keys.COMPARE_OPEN)),
