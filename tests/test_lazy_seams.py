@@ -185,3 +185,36 @@ def test_importing_the_layers_and_the_seams_loads_no_heavy_library_until_one_is_
     # only the seam modules imported above (and what they import of their own layer: connection's errors)
     assert set(out["layer_modules"]) <= {"knowsim_core.llm.sdks", "knowsim_core.evaluation.statlibs",
                                          "knowsim_core.engine.digraph", "knowsim_core.storage.connection"}, out
+
+
+def test_a_lazy_package_loads_a_module_when_first_read_and_refuses_what_it_does_not_have(tmp_path, monkeypatch):
+    """:func:`knowsim_core.lazy.attach` on a planted package: a submodule and an exported name load on
+    first read (the name is read from its module each time, so a changed module is seen); a name the
+    package does not have is an AttributeError; a submodule whose own import fails says so."""
+    pkg = tmp_path / "lazy_probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from knowsim_core.lazy import attach\n"
+                                     "__getattr__, __dir__ = attach(__name__, {'VALUE': 'things'})\n")
+    (pkg / "things.py").write_text("VALUE = 1\n")
+    (pkg / "broken.py").write_text("import lazy_probe_missing_dependency\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        _probe_lazy_package()
+    finally:
+        for name in [m for m in sys.modules if m.startswith("lazy_probe")]:
+            del sys.modules[name]
+
+
+def _probe_lazy_package() -> None:
+    import lazy_probe
+
+    assert "lazy_probe.things" not in sys.modules
+    assert lazy_probe.VALUE == 1 and "lazy_probe.things" in sys.modules
+    assert "VALUE" in dir(lazy_probe)
+    lazy_probe.things.VALUE = 2
+    assert lazy_probe.VALUE == 2
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        lazy_probe.nothing  # noqa: B018
+    assert not hasattr(lazy_probe, "__wrapped__")
+    with pytest.raises(ModuleNotFoundError, match="lazy_probe_missing_dependency"):
+        lazy_probe.broken  # noqa: B018
