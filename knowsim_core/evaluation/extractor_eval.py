@@ -219,8 +219,8 @@ def fit_logistic(rows: Sequence[Sequence[float]], ys: Sequence[int], *, l2: floa
         width = len(rows[0]) if rows else 1
         return (round(bias, 4) + 0.0, *([0.0] * (width - 1)))
     x = [list(r[1:]) for r in rows]
-    model = statlibs.sklearn_linear_model.LogisticRegression(C=1.0 / l2, class_weight="balanced" if balanced else None,
-                               solver="newton-cholesky", tol=1e-10, max_iter=100)
+    model = statlibs.sklearn_linear_model.LogisticRegression(
+        C=1.0 / l2, class_weight="balanced" if balanced else None, solver="newton-cholesky", tol=1e-10, max_iter=100)
     model.fit(x, list(ys))
     return tuple(round(float(v), 4) + 0.0 for v in (model.intercept_[0], *model.coef_[0]))
 

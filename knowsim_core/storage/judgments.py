@@ -52,7 +52,8 @@ class Judgments:
             raise StorageError(f"run {run_id} has turns 1–{row[0]}; cannot judge turn {j.turn}")
         schema = formats.judgments  # the file schema (pydantic models): loaded with the first judgment
         if j.source not in schema.SOURCES or j.match not in schema.MATCHES:
-            raise StorageError(f"a judgment's source is one of {schema.SOURCES} and its match one of {schema.MATCHES}")
+            raise StorageError(f"a judgment's source is one of {schema.SOURCES} and its match one of "
+                               f"{schema.MATCHES}")
         if len(j.note) > schema.MAX_NOTE or len(j.who) > schema.MAX_WHO:
             raise StorageError(f"a judgment's note is at most {schema.MAX_NOTE} characters and its author "
                                f"{schema.MAX_WHO}")
