@@ -124,7 +124,7 @@ def _m0001_initial(db: Database) -> None:
 def _m0002_compressed_records(db: Database) -> None:
     """From schema 2 on, ``runs.setup_json`` and ``turns.record_json`` are written as zlib-compressed
     JSON (a BLOB; about a fifth of the text). Nothing changes in the tables: rows written under
-    schema 1 stay text and are read as they are (:func:`_unpack`). The version bump is what makes
+    schema 1 stay text and are read as they are (:func:`~.connection.unpack`). The version bump is what makes
     an older Studio refuse the file instead of failing on a compressed record."""
 
 
