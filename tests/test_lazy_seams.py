@@ -18,6 +18,7 @@ each one finds what it is for. Speed itself is measured by benchmarks/startup.py
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import shutil
 import subprocess
@@ -206,8 +207,7 @@ def test_a_lazy_package_loads_a_module_when_first_read_and_refuses_what_it_does_
 
 
 def _probe_lazy_package() -> None:
-    import lazy_probe
-
+    lazy_probe = importlib.import_module("lazy_probe")  # the package planted on sys.path above
     assert "lazy_probe.things" not in sys.modules
     assert lazy_probe.VALUE == 1 and "lazy_probe.things" in sys.modules
     assert "VALUE" in dir(lazy_probe)
