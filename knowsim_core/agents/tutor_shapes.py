@@ -54,8 +54,9 @@ RECORDED_TURNS: tuple[tuple[float, float], ...] = (
 # coverage (0.596): on the tuning half's MathQA questions (evaluation.paper_matrix.split_halves),
 # with the learner offline/knowsim. Under the size-independent reader (it reads each IU from its
 # own words, so a templated reply built from description sentences touches more of the graph):
-# 0.58 reads 0.812, 0.40 reads 0.738, 0.30 reads 0.689, 0.20 reads 0.597; 0.20 is the closest. Set against the recorded reply shapes, not the paper's results (`python
-# benchmarks/paper_check.py --shapes` re-measures it). The explained count is not scaled.
+# 0.58 reads 0.812, 0.40 reads 0.738, 0.30 reads 0.689, 0.20 reads 0.597; 0.20 is the closest. Set
+# against the recorded reply shapes, not the paper's results (`python benchmarks/paper_check.py
+# --shapes` re-measures it). The explained count is not scaled.
 MENTION_SCALE = 0.20
 EXPERT_TURNS: tuple[tuple[float, float], ...] = (
     (0.158, 1.0), (0.211, 0.5), (0.211, 0.5), (0.211, 0.5), (0.263, 0.2), (0.316, 0.333), (0.316, 0.333),

@@ -40,7 +40,8 @@ def render(store, run_id: str, fmt: str) -> str:
         return services.exporting.studio_json(store, run_id) + "\n"
     if fmt == "reference-json":
         domain = store.questions.get(run.question_id).domain
-        record = formats.reference_export.to_reference(run, judgement=store.caches.get_judgement(run_id), domain=domain)
+        record = formats.reference_export.to_reference(run, judgement=store.caches.get_judgement(run_id),
+                                                       domain=domain)
         return formats.jsonio.dumps([record], indent=2) + "\n"
     return formats.csv_export.dumps(run)
 
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    size = formats.output.write_output(args.output, text.encode("utf-8"))  # a FIFO, device or symlink is written through
+    # a FIFO, device or symlink is written through
+    size = formats.output.write_output(args.output, text.encode("utf-8"))
     print(f"wrote {args.output} ({size:,} bytes)", file=sys.stderr)
     return 0

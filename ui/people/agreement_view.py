@@ -190,8 +190,8 @@ def simulated_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 def roc_figure(turns: list[dict[str, Any]], scores: dict[str, dict[str, Any]]) -> go.Figure:
     """ROC curves of each per-turn score for 👍 (positive) vs 👎, each in its stated direction (the
-    AUC the table shows), with the chance diagonal. (The agreement module loads on the Agreement
-    page, not on Simulate, which shows a turn's judgments from this module.)"""
+    AUC the table shows), with the chance diagonal."""
+    # through the lazy package: Simulate imports this module for a turn's judgments, not these figures
     oriented = evaluation.agreement.oriented
     fig = go.Figure()
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#BBBBBB", dash="dot"), name="chance",
