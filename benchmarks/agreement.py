@@ -1,5 +1,5 @@
 """Agreement: its speed and its figures on the shared conversations, and an offline demonstration of
-``agreement --simulated`` (issue 30). Writes ``benchmarks/logs/agreement.json``.
+``agreement --simulated``. Writes ``benchmarks/logs/agreement.json``.
 
 1. **Speed and figures.** Import the shared real conversations into a temporary database, then time
    ``python -m knowsim_core agreement --json`` end to end as a user runs it (a fresh process: imports,

@@ -12,15 +12,15 @@ Then it opens a run whose assistant replies are typed (agent id ``human``) and s
 (``--typed`` of them): click "Send" → the offline extractor and the rules run on the text, the turn
 is stored and the graph receives its new states — the typed-turn round trip.
 
-Targets: ≤ 300 ms from the click to the new graph data (median; issue 14), ≤ 150 ms (issue 32), ≤ 50 KB per step. The
+Targets: ≤ 300 ms from the click to the new graph data (median), and the stricter ≤ 150 ms; ≤ 50 KB per step. The
 colours then finish a 150 ms tween, drawn as they change; that figure is printed beside it.
 
-Pages (issue 24): every page is opened ``--page-opens`` times as a reload would (a new session:
+Pages: every page is opened ``--page-opens`` times as a reload would (a new session:
 navigation → the page's title on screen), after one first visit; targets ≤ 1.5 s warm for every
 page and ≤ 3 s from navigation to Home's title on a freshly started server (the "cold" line).
 The machine may be shared: the script says so, and figures from a loaded machine are upper bounds.
 
-Idle server (issue 34): the app started as ``make app`` starts it (``python -m streamlit run app.py``
+Idle server: the app started as ``make app`` starts it (``python -m streamlit run app.py``
 in the repository, reading ``.streamlit/config.toml``, with the repository's ``.venv`` inside the
 tree the file watcher would see), one browser session on Home, then ``--idle-seconds`` of nothing:
 the server process's CPU time (``/proc/<pid>/stat``, every thread) over that wall time, in % of one
@@ -294,7 +294,7 @@ def main() -> int:
     step_median = statistics.median(data_ms or turn_ms)
     print(f"targets (click → new graph data ≤ 300 ms median, ≤ 50 KB/step): "
           f"{'met' if step_median <= 300 and max(kb_in) <= 50 else 'NOT met'}; "
-          f"≤ 150 ms (issue 32): {'met' if step_median <= 150 else 'NOT met'}")
+          f"the stricter ≤ 150 ms: {'met' if step_median <= 150 else 'NOT met'}")
     print(f"pages (navigation → title on screen, a new session each time; {args.page_opens} opens after a first "
           f"visit; load average {load_average()} on {__import__('os').cpu_count()} cores — a shared machine "
           "inflates these)")

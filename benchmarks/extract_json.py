@@ -1,9 +1,9 @@
-"""``extract_json`` on a hostile reply: ``"[" * 900 + "1," * N + "]"`` (issue 35).
+"""``extract_json`` on a hostile reply: ``"[" * 900 + "1," * N + "]"``.
 
-The old code tried ``raw_decode`` at every ``{`` / ``[``, each try reading to the end of the text, so
-it was quadratic (37 s at 401 KB, ~6 min at the 4 MiB reply cap). The current code tries at most
-``MAX_STARTS`` brackets that have a closing bracket after them. The baseline (every bracket, as the
-old code did) is written here only for comparison and skipped above ``--old-max`` characters.
+Trying ``raw_decode`` at every ``{`` / ``[``, each try reading to the end of the text, is quadratic
+(37 s at 401 KB, ~6 min at the 4 MiB reply cap). :func:`extract_json` tries at most ``MAX_STARTS``
+brackets that have a closing bracket after them. The baseline (every bracket) is written here only
+for comparison and skipped above ``--old-max`` characters.
 
 Usage: ``python benchmarks/extract_json.py [--sizes 100000,400000,4000000] [--old-max 100000]``;
 writes ``benchmarks/logs/extract_json.json``.
@@ -24,7 +24,7 @@ from knowsim_core.llm.jsontext import MAX_STARTS, extract_json  # noqa: E402
 
 
 def every_bracket(text: str) -> None:
-    """The old search, as a baseline: ``raw_decode`` at every bracket."""
+    """The quadratic search, as a baseline: ``raw_decode`` at every bracket."""
     decoder = json.JSONDecoder()
     for i, ch in enumerate(text):
         if ch in "{[":

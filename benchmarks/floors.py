@@ -1,6 +1,6 @@
 """The floors of the quality tests, from a protocol fixed before any figure is looked at.
 
-Protocol (issue 33): a floor is the 2.5th percentile of the figure's bootstrap distribution —
+Protocol: a floor is the 2.5th percentile of the figure's bootstrap distribution —
 2,000 resamples with replacement of the scored items (turns for the act tagger; (turn, IU) labels,
 resampled by turn, for the extractor's pooled leave-one-recording-out figures), numpy seed 0 —
 rounded down to 3 decimals. It is the lowest value that resampling noise alone makes plausible

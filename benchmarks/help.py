@@ -1,6 +1,6 @@
 """``--help`` start-up: wall time of ``python -m knowsim_core --help`` and of ``<command> --help``
-for every command (issue 34: 3-7 s each on a busy machine, as each imported storage, the models'
-settings and evaluation to print its options).
+for every command. A command that imports storage, the models' settings and evaluation just to
+print its options takes 3-7 s on a busy machine; these figures show whether one does.
 
 ``--against DIR`` times another checkout (e.g. the commit before: ``git archive REV | tar -x -C DIR``)
 alternately with this one, so both see the same load; the load average is logged beside them.

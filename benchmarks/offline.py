@@ -3,7 +3,7 @@
 First, in one process without storage (``--repeat`` passes, each in a new process; the pass of
 median wall time is reported): every sample question × 3 levels × 5 offline assistants (15 turns
 each, virtual stop), timing the user, assistant, extractor and the rules (everything else in
-``Simulation.step``). Then the issue's figure: the same matrix through the
+``Simulation.step``). Then the headline figure: the same matrix through the
 real batch command with storage (``python -m knowsim_core batch ... --workers 2`` on a temporary
 database), conversations per second over the command's whole wall time, and over that time less
 the start-up of the same command with ``--dry-run`` (imports, database creation, the sample

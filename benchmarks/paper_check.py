@@ -10,7 +10,7 @@ recorded virtually, metrics over all turns, as the paper's benchmark ran them), 
   Table 4 describe (nine LLM tutors, each with the one simple strategy prompt, 15 turns, early stop
   disabled) — beside the paper's figures (:mod:`knowsim_core.evaluation.paper`), every row
   labelled with its source (Fig. 6 / Table 4 / Table 12) and the population that source describes,
-  with the distance and whether it is within the issue's tolerances (shares ±8 points, CO ±0.10,
+  with the distance and whether it is within the stated tolerances (shares ±8 points, CO ±0.10,
   KG ±40 % or ±1.0, DC ±0.03); for all 60 questions and for the two stated halves separately
   (:func:`~knowsim_core.evaluation.paper_matrix.split_halves`: even positions within each task =
   the half anything may be tuned on, odd positions = held out);

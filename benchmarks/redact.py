@@ -1,8 +1,8 @@
 """Redaction time on long model replies: the Studio's ``redact`` against the URL regex it replaced.
 
 A reply of N letters with one credentialed URL in the middle, redacted with one configured key.
-The old pattern (``[A-Za-z][A-Za-z0-9+.\\-]*://…``, kept here only as the baseline) tries every
-letter as the start of a scheme, so it is quadratic on a long run of letters; the current code
+That pattern (``[A-Za-z][A-Za-z0-9+.\\-]*://…``, kept here only as the baseline) tries every
+letter as the start of a scheme, so it is quadratic on a long run of letters; ``redact``
 finds URLs from their ``://`` and is linear. The baseline is skipped above ``--old-max`` letters.
 
 Usage: ``python benchmarks/redact.py [--sizes 10000,40000,1000000,8000000] [--old-max 80000]``.

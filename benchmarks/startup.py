@@ -43,8 +43,8 @@ def _wall(argv: list[str], repeat: int, cwd: Path = ROOT) -> float:
 
 
 def _import_ms(module: str, *, hide_pandas: bool = False) -> float:
-    """Cumulative import time (ms) of ``module``; ``hide_pandas`` measures the counterfactual the
-    storage layer used to produce (here only, to state the cost; the product no longer does it)."""
+    """Cumulative import time (ms) of ``module``; ``hide_pandas`` measures it with pandas hidden (here
+    only, to state what pandas costs; the product never hides it)."""
     code = ("import sys; sys.modules['pandas'] = None; " if hide_pandas else "") + f"import {module}"
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT,
                           capture_output=True, text=True, check=True)

@@ -3,13 +3,11 @@
 The engine records *keys* — a failure mode (``prereq_blocked``), a stop reason
 (``cognitive_overload``), an IU state (0–3) — and every reader above it shows them: the app
 (``ui/``, ``pages/``), the command line, the graph and replay exports, the paper figures and the
-plain-words explanations. Spelled in each reader, they drifted apart: the graph badge's letters
-R/P/E/O/U beside the ``run`` command's R/B/E/W/A and the replay's "first letter of the name"; the
-graph export's edges #777777 beside the app's #8C8C8C; the export's "unaware" #bbbbbb beside the
-app's #D9D9D9; the stop reasons written in the engine twice and as raw strings in the paper check
-(issue 32). So they live here, in the lowest layer of the package — below the engine, which writes
-the keys, and importing nothing of ours — and ``tests/test_vocabulary.py`` fails when one of them is
-written anywhere else.
+plain-words explanations. Each reader spelling them itself lets them drift apart (a mode's letter
+on the graph badge and in the ``run`` command, an edge's or a state's colour in the app and in the
+export, a stop reason in the engine and in the paper check), so they live here, in the lowest
+layer of the package — below the engine, which writes the keys, and importing nothing of ours —
+and ``tests/test_vocabulary.py`` fails when one of them is written anywhere else.
 
 **Statuses** (a stored run's, a batch cell's, a cell claim's) and the reasons a conversation's play
 ends are ``StrEnum``s: they compare equal to the strings the database keeps, and
@@ -202,7 +200,7 @@ def state_word(state: int) -> str:
 
 def iu_name(node_id: object) -> str:
     """How a sentence names an IU: ``IU3`` as it is (the usual ids carry the prefix), a bare ``3`` or
-    ``lava`` as ``IU 3`` / ``IU lava`` — never ``IU IU3`` (issue 34)."""
+    ``lava`` as ``IU 3`` / ``IU lava`` — never ``IU IU3``."""
     text = str(node_id)
     return text if text[:2].upper() == "IU" else f"IU {text}"
 

@@ -1,4 +1,4 @@
-"""Agreement: does KnowSim's reading agree with what people said, and does that replicate? (issues 21, 30)
+"""Agreement: does KnowSim's reading agree with what people said, and does that replicate?
 
 Per judged turn (the people's thumbs; researchers' given in Simulate are their own series): each
 score in the direction it states before scoring, pooled and within conversations, on the whole and
@@ -17,6 +17,7 @@ import streamlit as st
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement import collect, to_json
 from knowsim_core.evaluation.agreement_words import with_baselines
+from knowsim_core.evaluation.simulated_agreement import NoMatch, validate
 from knowsim_core.storage.run_filter import RunFilter
 from ui.common import nav
 from ui.common.frame import ensure_frame
@@ -37,8 +38,6 @@ def _report(path: str, extractor: str | None, split: tuple[str, ...], simulated:
     a = collect(get_store(), extractor=extractor, split=frozenset(split) or None)
     report = to_json(a)
     if simulated:
-        from knowsim_core.evaluation.simulated_agreement import NoMatch, validate
-
         try:
             report["simulated"] = validate(get_store(), a, list(simulated))
         except NoMatch as exc:

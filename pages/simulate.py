@@ -43,7 +43,7 @@ if player is not None:
     run = player.primary
     row = st.container(horizontal=True, vertical_alignment="center")
     head = row.container()
-    # the question once, here (the turn card no longer repeats it at turn 0); its run ids beside it
+    # the question once, here (the turn card does not repeat it); its run ids beside it
     # clipped to keep the header within two lines at 1400 px (the turn must fit below it); all of it on hover
     text = " ".join(run.question.split())
     short = clip(text, 110)

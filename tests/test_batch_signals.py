@@ -21,7 +21,8 @@ import pytest
 
 from knowsim_core.batch.plan import row_key
 from knowsim_core.cli import main
-from knowsim_core.storage import Store, _pid_alive
+from knowsim_core.storage import Store
+from knowsim_core.storage.liveness import pid_alive as _pid_alive
 from knowsim_core.storage.run_filter import RunFilter
 from tests.fakes.llm_server import FakeLLMServer, FirstWave, KnowSimReplies
 

@@ -49,7 +49,7 @@ _HEAVY_PROBE = """
 import json, sys
 from knowsim_core.cli import main
 code = main(sys.argv[1:])
-loaded = sorted(m for m in ("numpy", "knowsim_core.formats.schema", "knowsim_core.storage.judgments") if m in sys.modules)
+loaded = sorted(m for m in ("numpy", "knowsim_core.formats.schema", "knowsim_core.formats.judgments") if m in sys.modules)
 import numpy  # hidden only while sqlite-utils is imported: a later import gets the real package
 print(json.dumps({"code": code, "loaded": loaded, "numpy": numpy.__name__}))
 """

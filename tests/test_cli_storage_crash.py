@@ -37,7 +37,7 @@ def wait_until_writers_dead(db_path: Path, timeout: float = 30.0) -> None:
     (a zombie counts as dead — in a container nobody may ever reap it)."""
     import sqlite3
 
-    from knowsim_core.storage import _pid_alive
+    from knowsim_core.storage.liveness import pid_alive as _pid_alive
 
     deadline = time.monotonic() + timeout
     while True:

@@ -20,7 +20,8 @@ from knowsim_core.errors import StorageError
 from knowsim_core.llm import LLMSettings
 from knowsim_core.prompts import assistant as p_assistant
 from knowsim_core.services.runner import resume_run, start_run
-from knowsim_core.storage import LEASE_SECONDS, SCHEMA_VERSION, Store, _pack, _unpack
+from knowsim_core.storage import LEASE_SECONDS, SCHEMA_VERSION, Store
+from knowsim_core.storage.connection import pack as _pack, unpack as _unpack
 from knowsim_core.storage.run_filter import RunFilter
 from tests import storage_fakes as fk
 from tests.fakes.llm_server import KnowSimReplies, llm_server  # noqa: F401

@@ -121,7 +121,10 @@ def old_calls(files: list[Path], root: Path = ROOT) -> list[str]:
             if isinstance(recv, ast.Attribute) and recv.attr in REPOS and repository_has(recv.attr, name):
                 continue  # e.g. store.search.batch_groups: the repository's own name
             if isinstance(recv, ast.Name) and recv.id in modules:
-                continue  # a module's function (engine.facts.run_facts)
+                continue  # a module's function (facts.run_facts)
+            if (isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id in modules
+                    and recv.attr not in REPOS):
+                continue  # a module's function reached through its lazy package (engine.facts.run_facts)
             if isinstance(recv, ast.Name) and recv.id in ("self", "cls") and name in classes:
                 continue  # a repository (or another class) calling its own method
             if name in shared and not storeish(recv):

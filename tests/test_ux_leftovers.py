@@ -208,8 +208,10 @@ try:
     main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-heavy = sorted(m for m in ("sqlite_utils", "numpy", "pydantic", "knowsim_core.storage", "knowsim_core.llm",
-                           "knowsim_core.evaluation", "knowsim_core.agents.registry") if m in sys.modules)
+# a layer counts as loaded when one of its modules is (the packages themselves load nothing: knowsim_core.lazy)
+layers = ("knowsim_core.storage", "knowsim_core.llm", "knowsim_core.evaluation", "knowsim_core.agents")
+heavy = sorted([m for m in ("sqlite_utils", "numpy", "pydantic") if m in sys.modules]
+               + [p for p in layers if any(m.startswith(p + ".") for m in sys.modules)])
 commands = sorted(m for m in sys.modules if m.startswith("knowsim_core.commands."))
 print(json.dumps({"code": code, "heavy": heavy, "commands": commands}))
 """

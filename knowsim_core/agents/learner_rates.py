@@ -3,7 +3,7 @@
 In the paper's structured recordings (novice, adaptive, gpt-4.1 tutor) the simulated learner
 reasons about or restates several IUs in most turns, and the extractor labels each such IU's entry
 ``reasoning`` or ``articulation`` (spec §3.1); those entries are what make the paper's attempt
-load (spec §4.3). Real people do this far less (issue 29). ``offline/knowsim`` stands in for the
+load (spec §4.3). Real people do this far less. ``offline/knowsim`` stands in for the
 paper's learner: each turn it draws, for every IU, whether it attempts it, from the rates in
 :data:`RATES_BY_DOMAIN` — one table per domain, by the IU's pre-turn state and by whether the tutor
 told the learner about it (in its last reply, only earlier, or never), with no per-question constant.
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from knowsim_core.engine.state import IUState
+from knowsim_core.formats.jsonio import read_json
 
 LAST, EARLIER, NEVER = "last", "earlier", "never"  # when the tutor last told the learner about the IU
 TOLD = (LAST, EARLIER, NEVER)
@@ -100,8 +101,6 @@ _STATE = {"unaware": 0, "struggling": 1, "partial_understanding": 2, "knows_well
 
 def recorded_turns(reference: str | Path) -> list[RecordedTurn]:
     """Every turn of every structured recording under ``reference/examples`` (file and record order)."""
-    from knowsim_core.formats.jsonio import read_json
-
     out: list[RecordedTurn] = []
     for path in sorted((Path(reference) / "examples").glob("*.json")):
         for rec in read_json(path):

@@ -69,9 +69,9 @@ LENGTHS: dict[tuple[str, str], tuple[int, ...]] = {
 # at random a third of the time (act agreement 0.735 vs 0.726, mean of 6 seeds): the rule the data
 # supports, no random draw.
 # A pending overload stop (the reading's persistent-overload vote) makes the learner leave only when
-# its own previous message said it was stuck. Re-chosen on the development half under issue 34 item
-# 17's corrected reader, where the vote is on for 18 of the 76 turns and the people wrote off-topic in
-# 1 of them: over "the hint always leaves" (the old rule) and "the hint never leaves", offline/person's
+# its own previous message said it was stuck. Chosen on the development half, where the vote is on
+# for 18 of the 76 turns and the people wrote off-topic in 1 of them: over "the hint always leaves"
+# and "the hint never leaves", offline/person's
 # development act agreement (sampled start) 0.566 / 0.684 / 0.684 and act-mix total variation 0.184 /
 # 0.158 / 0.132 (file start: 0.579 / 0.737 / 0.724); this rule ties on agreement and has the nearer mix.
 LEAVES_ONLY_WHEN_STUCK = True
@@ -208,7 +208,7 @@ def choose_act(cue: TutorCue, focus: IUState | None, *, stuck_before: bool, stop
 def _level_bounds() -> tuple[float, float]:
     """Share-known bounds between the levels: midway between the shares of IUs the spec's level
     samplers start a learner knowing (known + partial: novice .2, intermediate .8, advanced 1.0 →
-    0.5 and 0.9), so a sampled intermediate writes as one (the old thirds read it as advanced)."""
+    0.5 and 0.9), so a sampled intermediate writes as one (bounds at thirds would read it as advanced)."""
     share = [min(1.0, r.known + r.partial) for r in (REFERENCE_RATIOS[lv] for lv in LEVELS)]
     return (share[0] + share[1]) / 2, (share[1] + share[2]) / 2
 
@@ -403,7 +403,7 @@ def own_words(act: str, written: str, own: Sequence[str], *, safe: Callable[[str
     voice took from the tutor or got wrong): it replaces the earlier message's last number (its
     answer), kept only if the tagger still reads the act. A message the unaware filter ``safe``
     refuses, an upload or an empty one is never reused. Chosen on the development half over
-    replacing every number in order and over keeping the old numbers (README, "Realism")."""
+    replacing every number in order and over keeping the earlier message's numbers (README, "Realism")."""
     value = next(iter(_NUMBER.findall(written)), None)
     for text in reversed(own):
         text = text.strip()

@@ -360,7 +360,7 @@ def _names(concepts: list[str]) -> str:
 def lower_first(text: str) -> str:
     """Lower-case the first letter for running text, unless the first word is a name that keeps its
     case: an acronym or symbol ("DNA", "R0"), or a word with a digit or a capital inside ("Cas9",
-    "CRISPR-Cas9", "mRNA") — the tutors wrote "dna", "cas9" (issue 34)."""
+    "CRISPR-Cas9", "mRNA") — never "dna", "cas9"."""
     word = text.split(" ", 1)[0]
     if len(word) > 1 and word[0].isupper() and not any(c.isupper() or c.isdigit() for c in word[1:]):
         return text[0].lower() + text[1:]

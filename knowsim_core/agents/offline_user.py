@@ -1,5 +1,5 @@
 """The offline learners' voice, and ``offline/knowsim``, which reasons like the paper's
-LLM-simulated learner (issue 29).
+LLM-simulated learner.
 
 :class:`VoiceUser` (the people-like voice; ``offline/person`` in :mod:`person_user` is this voice in
 the person's own earlier words) is a template user that speaks from its knowledge state (spec §9
@@ -47,8 +47,8 @@ COMPLIANT_WORDS = 6  # a Compliant learner (low density) keeps to a few deferent
 _NUM = re.compile(r"\b\d+\b")
 
 
-# running text keeps a name's case: "For Cas9 cutting mechanism", "I think R0 is…" — the old rule
-# looked at the second letter only and wrote "cas9", "r0" (issue 34; the tutors' rule, one copy)
+# running text keeps a name's case ("For Cas9 cutting mechanism", "I think R0 is…"): the tutors'
+# rule, one copy
 _lc = lower_first
 
 

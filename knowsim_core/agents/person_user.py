@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from knowsim_core.agents import learner_voice as voice
 from knowsim_core.agents import registry
-from knowsim_core.agents.offline_user import VoiceUser as Voice  # the people-like voice (issue 29)
+from knowsim_core.agents.offline_user import VoiceUser as Voice  # the people-like voice
 from knowsim_core.engine.ports import UserContext, UserTurn
 from knowsim_core.engine.state import IUState
 from knowsim_core.text.profiles import content_stems, forbidden_stems

@@ -6,7 +6,8 @@ much else a reply carries around it, the way an LLM tutor's reply does: a recap 
 pointers to later ones, the whole solution path sketched in passing. In the paper's recorded
 conversations the tutor touches about 60 % of the graph's IUs per turn (0.596, the mean over the
 30 recorded turns of :data:`RECORDED_TURNS`) and explains about 42 % of what it touches (0.418); a scripted tutor that mentions only its one planned IU is far gentler than
-the LLMs the paper measured (issue 22: half the novice overload, little of the redundancy).
+the LLMs the paper measured (it gives about half their novice overload and little of their
+redundancy).
 
 The two tables are measured by
 :func:`knowsim_core.evaluation.paper_matrix.measure_reply_shapes` (``python benchmarks/paper_check.py
@@ -51,11 +52,11 @@ RECORDED_TURNS: tuple[tuple[float, float], ...] = (
 # a reply names MENTION_SCALE × the drawn coverage, chosen so that the offline labeller's reading of
 # the adaptive tutor's novice replies — the cell the recordings are of — has the recorded mean
 # coverage (0.596): on the tuning half's MathQA questions (evaluation.paper_matrix.split_halves),
-# with the learner offline/knowsim. Re-set for the size-independent reader of issue 48 (it reads
-# each IU from its own words, so a templated reply built from description sentences touches more of
-# the graph): 0.58 reads 0.812, 0.40 reads 0.738, 0.30 reads 0.689, 0.20 reads 0.597; 0.20 is the
-# closest. Set against the recorded reply shapes, not the paper's results (`python
-# benchmarks/paper_check.py --shapes` re-measures it). The explained count is not scaled.
+# with the learner offline/knowsim. Under the size-independent reader (it reads each IU from its
+# own words, so a templated reply built from description sentences touches more of the graph):
+# 0.58 reads 0.812, 0.40 reads 0.738, 0.30 reads 0.689, 0.20 reads 0.597; 0.20 is the closest. Set
+# against the recorded reply shapes, not the paper's results (`python benchmarks/paper_check.py
+# --shapes` re-measures it). The explained count is not scaled.
 MENTION_SCALE = 0.20
 EXPERT_TURNS: tuple[tuple[float, float], ...] = (
     (0.158, 1.0), (0.211, 0.5), (0.211, 0.5), (0.211, 0.5), (0.263, 0.2), (0.316, 0.333), (0.316, 0.333),

@@ -17,7 +17,10 @@ import sys
 import time
 from typing import Any
 
+from knowsim_core import evaluation
 from knowsim_core.commands.runs import add_db_argument, open_store
+from knowsim_core.errors import ConfigError, StorageError
+from knowsim_core.text.tags import check_batch_tag
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,37 +48,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.errors import ConfigError, StorageError
-    from knowsim_core.evaluation.agreement import collect, load_split, to_json
-
     store = open_store(args)
     start = time.perf_counter()
     try:
-        split = load_split(args.split) if args.split else None
+        split = evaluation.agreement.load_split(args.split) if args.split else None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--split: {exc}") from exc
     tags = [t.strip() for t in (args.simulated or "").split(",") if t.strip()]
     if args.simulated is not None:
-        from knowsim_core.text.tags import check_batch_tag
-
         if not tags:
             raise ConfigError("--simulated needs one or more batch tags (TAG[,TAG…]); `runs --batch TAG` lists them")
         for t in tags:  # before the bootstrap: a typo costs nothing
             check_batch_tag(t, what="--simulated")
-    a = collect(store, extractor=args.extractor, reading=args.reading, part=args.part, split=split)
+    a = evaluation.agreement.collect(store, extractor=args.extractor, reading=args.reading, part=args.part,
+                                     split=split)
     if not a.turns and not a.conversations and not a.unread:
         raise StorageError("nothing to compare: no judged turns and no rated human conversations in the database; "
                            "import some (python -m knowsim_core import ANNOTATIONS.json) or judge turns in Simulate")
-    report = to_json(a)
+    report = evaluation.agreement.to_json(a)
     if tags:
-        from knowsim_core.evaluation.simulated_agreement import validate
-
-        from knowsim_core.evaluation.simulated_agreement import PAPER_CLIFFS_MIN
-
+        simulated = evaluation.simulated_agreement
         if args.cliffs_delta is not None and not 0.0 <= args.cliffs_delta <= 1.0:
             raise ConfigError(f"--cliffs-delta must be between 0 and 1 (|Cliff's delta|), got {args.cliffs_delta}")
-        report["simulated"] = validate(store, a, tags,
-                                       PAPER_CLIFFS_MIN if args.cliffs_delta is None else args.cliffs_delta)
+        report["simulated"] = simulated.validate(
+            store, a, tags, simulated.PAPER_CLIFFS_MIN if args.cliffs_delta is None else args.cliffs_delta)
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -166,8 +162,7 @@ def render_disagreement(d: dict[str, Any] | None) -> list[str]:
     and a wrong answer that run against each metric's stated direction (the Agreement page's view)."""
     if not d:
         return []
-    from knowsim_core.evaluation.disagreement import GOOD_DOWN, POOR_UP
-
+    GOOD_DOWN, POOR_UP = evaluation.disagreement.GOOD_DOWN, evaluation.disagreement.POOR_UP
     t = d["turns"]
     out = [f"Where the reading and the people disagree ({t['n']} turns judged by the people; {d['note']}):",
            "  reading's call      👍     👎"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from knowsim_core import evaluation
 from knowsim_core.commands.runs import add_db_argument, int_in, open_store
 
 
@@ -33,12 +34,9 @@ def _metrics(a, b) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.evaluation.divergence import diff_runs
-    from knowsim_core.evaluation.explain import share
-
     store = open_store(args)
     a, b = store.runs.load(args.run_a), store.runs.load(args.run_b)
-    d = diff_runs(a, b)
+    d = evaluation.divergence.diff_runs(a, b)
     if args.json:
         print(json.dumps(d.to_data(), ensure_ascii=False, indent=2))
         return 0
@@ -52,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if not d.turns:
         return 0
     print(f"{'turn':>4}  {'η A':>6} {'η B':>6}  what differs")
+    share = evaluation.explain.share
     for t in d.turns:
         print(f"{t.turn:>4}  {share(t.eta[0]):>6} {share(t.eta[1]):>6}  {t.summary()}")
     first = d.first

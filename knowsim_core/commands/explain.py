@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-
 from typing import TYPE_CHECKING
 
-from knowsim_core.errors import ConfigError
+from knowsim_core import evaluation
 from knowsim_core.commands.runs import add_db_argument, int_in, open_store
+from knowsim_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from knowsim_core.storage import Store
@@ -32,12 +32,10 @@ def explain_data(store: Store, run_id: str, turn: int | None = None) -> dict:
         StorageError: unknown run id.
         ConfigError: ``turn`` beyond the run's last turn.
     """
-    from knowsim_core.evaluation.explain import explain_run  # here: `explain --help` loads no evaluation
-
     run = store.runs.load(run_id)
     if turn is not None and turn > len(run.turns):
         raise ConfigError(f"run {run_id} has {len(run.turns)} turn(s); pick --turn from 1 to {len(run.turns)}")
-    turns = explain_run(run, turn=turn)
+    turns = evaluation.explain.explain_run(run, turn=turn)
     return {"run": run_id, "turns": [{"turn": t, "ius": [w.to_data() for w in ws]} for t, ws in turns]}
 
 
@@ -48,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not data["turns"]:
         print(f"run {data['run']} has no turns yet")
-    # columns as wide as the run's longest entry: an id like "Factorial" or a long state pair pushed
-    # the rest of its row out of line with fixed widths, and widths per turn set one turn's table
-    # out of line with the next (issue 34)
+    # columns as wide as the run's longest entry, the same for every turn: a fixed width lets an id
+    # like "Factorial" or a long state pair push the rest of its row out of line, and widths per
+    # turn set one turn's table out of line with the next
     tables = [(t["turn"], [(iu["id"], iu["mode"] or "–", f"{iu['before']} → {iu['after']}", iu["why"])
                            for iu in t["ius"]]) for t in data["turns"]]
     every = [r for _, rows in tables for r in rows]

@@ -12,8 +12,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from knowsim_core.errors import ConfigError
+from knowsim_core import evaluation, formats, services
 from knowsim_core.commands.runs import add_db_argument, open_store
+from knowsim_core.errors import ConfigError
+from knowsim_core.text.redact import redact_urls
 
 FORMATS = ("studio-json", "reference-json", "csv", "html")
 
@@ -30,37 +32,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def render(store, run_id: str, fmt: str) -> str:
     """The stored run in ``fmt``: never a credential (ids of runs stored before redaction are
     redacted here), never NaN / Infinity (FormatError instead of invalid JSON)."""
-    # here, not at the top: `export --help` loads none of the formats or the replay
-    from knowsim_core.evaluation.replay import replay_html
-    from knowsim_core.formats import csv_export, jsonio, reference_export
-    from knowsim_core.text.redact import redact_urls
-
     if fmt == "html":
-        return replay_html(store, [run_id])
+        return evaluation.replay.replay_html(store, [run_id])
     run = store.runs.load(run_id)
     run = replace(run, adapters=tuple((role, redact_urls(agent)) for role, agent in run.adapters))
     if fmt == "studio-json":
-        from knowsim_core.services.exporting import studio_json
-
-        return studio_json(store, run_id) + "\n"
+        return services.exporting.studio_json(store, run_id) + "\n"
     if fmt == "reference-json":
         domain = store.questions.get(run.question_id).domain
-        record = reference_export.to_reference(run, judgement=store.caches.get_judgement(run_id), domain=domain)
-        return jsonio.dumps([record], indent=2) + "\n"
-    return csv_export.dumps(run)
+        record = formats.reference_export.to_reference(run, judgement=store.caches.get_judgement(run_id),
+                                                       domain=domain)
+        return formats.jsonio.dumps([record], indent=2) + "\n"
+    return formats.csv_export.dumps(run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.pair and args.format != "html":
         raise ConfigError("--pair needs --format html (a side-by-side replay)")
-    from knowsim_core.evaluation.replay import replay_html
-    from knowsim_core.formats.output import write_output
-
     store = open_store(args)
-    text = replay_html(store, [args.run_id, args.pair]) if args.pair else render(store, args.run_id, args.format)
+    text = (evaluation.replay.replay_html(store, [args.run_id, args.pair]) if args.pair
+            else render(store, args.run_id, args.format))
     if args.output is None:
         sys.stdout.write(text)
         return 0
-    size = write_output(args.output, text.encode("utf-8"))  # a FIFO, device or symlink is written through
+    # a FIFO, device or symlink is written through
+    size = formats.output.write_output(args.output, text.encode("utf-8"))
     print(f"wrote {args.output} ({size:,} bytes)", file=sys.stderr)
     return 0

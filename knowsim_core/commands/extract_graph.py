@@ -6,10 +6,13 @@ import argparse
 import json
 import os
 import sys
-
 from typing import TYPE_CHECKING
 
+from knowsim_core import agents, llm, services
 from knowsim_core.commands.runs import add_db_argument, open_store
+
+if TYPE_CHECKING:
+    from knowsim_core.llm.settings import LLMSettings
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,29 +25,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_db_argument(p)
 
 
-if TYPE_CHECKING:
-    from knowsim_core.llm.settings import LLMSettings
-
-
 def llm_settings(args: argparse.Namespace) -> LLMSettings:
     """Settings from the environment, with ``--base-url`` for compatible servers."""
-    from knowsim_core.llm.settings import LLMSettings  # here: `--help` loads no LLM settings
-
-    settings = LLMSettings.from_env(os.environ)
+    settings = llm.LLMSettings.from_env(os.environ)
     if getattr(args, "base_url", None):
         settings = settings.with_overrides(compat_base_url=args.base_url)
     return settings
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.agents import registry
-    from knowsim_core.services.runner import ensure_question
-
     store = open_store(args)
-    ensure_question(store, args.question)
+    services.runner.ensure_question(store, args.question)
     q = store.questions.get(args.question)
     settings = llm_settings(args)
-    gx = registry.resolve("graph_extractor", args.model, settings=settings,
+    gx = agents.registry.resolve("graph_extractor", args.model, settings=settings,
                           cache=store.caches if settings.cache_enabled else None)
     graph = gx.extract_graph(q.text, q.reference_answer)
     tokens = sum(u.input_tokens + u.output_tokens for u in gx.last_usage)

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if not facts:
         print(f"no {which}runs with turns match these filters in {store.path}")
         return 0
-    runs = "run" if summary["runs"] == 1 else "runs"  # "1 runs" (issue 34)
+    runs = "run" if summary["runs"] == 1 else "runs"  # never "1 runs"
     print(f"{summary['runs']} {which}{runs} · spread: {SPREAD} (25th–75th percentile), where n > 1")
     names = [m.title for m in FAILURE_ORDER]
     print(f"{'level':<13} {'runs':>4}  " + "  ".join(f"{n:>15}" for n in names))

@@ -7,8 +7,9 @@ import argparse
 import json
 from dataclasses import asdict
 
-from knowsim_core.engine.config import DEFAULT_PRESET, PRESETS, preset
+from knowsim_core import services
 from knowsim_core.commands.runs import add_db_argument, open_store
+from knowsim_core.engine.config import DEFAULT_PRESET, PRESETS, preset
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,13 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.extractor is not None:  # a typo is refused (with its "did you mean") before the database is opened
-        from knowsim_core.services.realworld_import import make_extractor
-
-        make_extractor(args.extractor)
-    from knowsim_core.services.importing import import_path  # here: `import --help` loads no storage
-
+        services.realworld_import.make_extractor(args.extractor)
     store = open_store(args)
-    report = import_path(store, args.path, graphs=args.graphs, params=preset(args.preset),
+    report = services.importing.import_path(store, args.path, graphs=args.graphs, params=preset(args.preset),
                          extractor_id=args.extractor)
     print(json.dumps(asdict(report)) if args.json else report.summary())
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from knowsim_core import agents
 from knowsim_core.commands.extract_graph import llm_settings
 from knowsim_core.commands.runs import add_db_argument, open_store
 
@@ -18,11 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.agents import registry  # here: `judge --help` loads no agents
-
     store = open_store(args)
     settings = llm_settings(args)
-    judge = registry.resolve("judge", args.model, settings=settings, cache=store.caches if settings.cache_enabled else None)
+    judge = agents.registry.resolve("judge", args.model, settings=settings, cache=store.caches if settings.cache_enabled else None)
     out = []
     for run_id in args.run_ids:
         record = store.runs.load(run_id)

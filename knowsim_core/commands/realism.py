@@ -20,7 +20,9 @@ import sys
 import time
 from typing import Any
 
+from knowsim_core import agents, evaluation, llm
 from knowsim_core.commands.runs import add_db_argument, open_store
+from knowsim_core.errors import StorageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,29 +44,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _llm_settings(ids: list[str], store: Any) -> dict[str, Any] | None:
-    from knowsim_core.agents.registry import spec_of
-
-    if not any(spec_of(uid).needs_model for uid in ids):
-        return None
-    from knowsim_core.llm import LLMSettings  # lazy: offline scoring never imports the LLM layer
-
-    env = LLMSettings.from_env()
+    if not any(agents.registry.spec_of(uid).needs_model for uid in ids):
+        return None  # offline scoring never loads the LLM layer
+    env = llm.LLMSettings.from_env()
     return {"settings": env, "cache": store.caches if env.cache_enabled else None}
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.errors import StorageError
-    from knowsim_core.evaluation.realism import DEFAULT_USERS, METRICS, SPLITS, build_users, headline, score
-    from knowsim_core.agents.registry import spec_of
-
+    realism, spec_of = evaluation.realism, agents.registry.spec_of
     store = open_store(args)
-    ids = list(dict.fromkeys(args.user or DEFAULT_USERS))
-    users = build_users(ids, _llm_settings(ids, store))
+    ids = list(dict.fromkeys(args.user or realism.DEFAULT_USERS))
+    users = realism.build_users(ids, _llm_settings(ids, store))
     tagger = None
     if args.tagger != "offline":
-        from knowsim_core.agents.llm_acts import make_tagger
-
-        tagger = make_tagger(args.tagger, **(_llm_settings([args.tagger], store) or {})).tag
+        tagger = agents.llm_acts.make_tagger(args.tagger, **(_llm_settings([args.tagger], store) or {})).tag
     rows = [r for r in store.search.list(limit=100_000) if spec_of(r.assistant).recorded]
     runs = [store.runs.load(r.id) for r in rows]
     if args.conversation:
@@ -82,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     kw = {"tagger": tagger} if tagger else {}
     paid = any(spec_of(uid).needs_model for uid in ids)
     which = args.start or ("sampled" if paid else "both")
-    report = headline(runs, users, **kw) if which == "both" else score(runs, users, start=which, **kw)
+    report = (realism.headline(runs, users, **kw) if which == "both"
+              else realism.score(runs, users, start=which, **kw))
     elapsed = time.perf_counter() - start
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
@@ -96,20 +90,20 @@ def run(args: argparse.Namespace) -> int:
         print(note["text"])
     if args.start is None and paid:
         print("(hindsight not scored: a model user would be called twice per turn; add --start both)")
-    print(table(report["summary"], METRICS))
+    print(table(report["summary"], realism.METRICS))
     for level, by_user in report["by_level"].items():
         print(f"\n{level}")
-        print(table(by_user, METRICS))
-    for part in SPLITS:
+        print(table(by_user, realism.METRICS))
+    for part in realism.SPLITS:
         print(f"\n{part} half ({SPLIT_NOTE[part]})")
-        print(table(report["by_split"][part], METRICS))
+        print(table(report["by_split"][part], realism.METRICS))
     if "hindsight" in report:
         side = report["hindsight"]
         print(f"\nbeside it, not the headline — {START_NOTE[side['start']]}")
-        print(table(side["summary"], METRICS))
-        for part in SPLITS:
+        print(table(side["summary"], realism.METRICS))
+        for part in realism.SPLITS:
             print(f"\n{part} half, hindsight")
-            print(table(side["by_split"][part], METRICS))
+            print(table(side["by_split"][part], realism.METRICS))
     print("\nfloors: baseline/copy-last repeats the person's previous message, baseline/generic says one stock "
           "request, floor/most-common-act always has the table's most common real act (act agreement only); "
           "'> floor': better than that floor of the same table (length ratio: nearer 1)")
@@ -132,15 +126,13 @@ SPLIT_NOTE = {"development": "crc32 of problem_id:workerId even; the offline lea
 
 def table(summary: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> str:
     """One summary as a table, then a line per simulator naming the floors it beats."""
-    from knowsim_core.evaluation.realism import beats_line
-
     width = max([len(u) for u in summary] + [4])
     lines = [f"{'user':<{width}}  " + "  ".join(f"{m:>13}" for m in metrics) + f"  {'n':>4}"]
     for uid, s in summary.items():
         cells = "  ".join(f"{'-' if s.get(m) is None else format(s[m], '.3f'):>13}" for m in metrics)
         lines.append(f"{uid:<{width}}  {cells}  {s['n']:>4}")
     for uid in summary:
-        marks = beats_line(summary, uid)
+        marks = evaluation.realism.beats_line(summary, uid)
         if marks:
             lines.append(f"  {uid} vs floors: {marks}")
     return "\n".join(lines)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any
 
-# the agents, formats, engine and evaluation are imported inside the functions that use them:
-# `relabel --help` prints its options without them (issue 34)
+from knowsim_core import agents, engine, evaluation, formats
+from knowsim_core.errors import FormatError
+
+if TYPE_CHECKING:
+    from knowsim_core.engine.ports import Message
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,22 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list[dict[str, Any]]:
     """``[{problem_id, turns: [{turn, labels: {id: {...}}, recorded: {id: {...}}}]}]``."""
-    from knowsim_core.agents import registry
-    from knowsim_core.engine.ports import ExtractorContext, Message, QuestionMaterial
-    from knowsim_core.engine.signals import normalize_entries
-    from knowsim_core.engine.state import KnowledgeState
-    from knowsim_core.errors import FormatError
-    from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file
-
-    graphs = load_iu_cache(graphs_path)
-    extractor = registry.resolve("extractor", extractor_id)
+    ports, reference = engine.ports, formats.reference
+    graphs = reference.load_iu_cache(graphs_path)
+    extractor = agents.registry.resolve("extractor", extractor_id)
     out = []
-    for rec in iter_structured(load_run_file(runs_path)):
+    for rec in reference.iter_structured(reference.load_run_file(runs_path)):
         pid = rec["problem_id"]
         if pid not in graphs:
             raise FormatError(f"{graphs_path} has no graph for {pid}; pass the IU cache of this run file")
         graph = graphs[pid]
-        material = QuestionMaterial(pid, rec.get("problem", ""), rec.get("reference_answer", ""), graph, rec.get("task", ""))
+        material = ports.QuestionMaterial(pid, rec.get("problem", ""), rec.get("reference_answer", ""), graph, rec.get("task", ""))
         convo = rec.get("conversation") or []
         states = rec.get("knowledge_state_history") or []
         history: list[Message] = []
@@ -52,25 +49,23 @@ def relabel_records(runs_path: str, graphs_path: str, extractor_id: str) -> list
             if 2 * i + 1 >= len(convo):
                 break
             user, assistant = convo[2 * i][1], convo[2 * i + 1][1]
-            state = KnowledgeState.from_data(states[i] if i < len(states) else rec["initial_knowledge_state"])
-            ex = extractor.extract(ExtractorContext(
+            state = engine.state.KnowledgeState.from_data(states[i] if i < len(states) else rec["initial_knowledge_state"])
+            ex = extractor.extract(ports.ExtractorContext(
                 turn=i + 1, material=material, state=state, history=tuple(history),
                 user_message=user, assistant_message=assistant, seed=i + 1,
             ))
             labels = {s.id: {"teaching_quality": s.teaching_quality, "user_attempt_type": s.attempt.value}
                       for s in ex.entries if s.id}
             recorded = {s.id: {"teaching_quality": s.teaching_quality, "user_attempt_type": s.attempt.value}
-                        for s in normalize_entries(raw or []) if s.id}
+                        for s in engine.signals.normalize_entries(raw or []) if s.id}
             turns.append({"turn": i + 1, "labels": labels, "recorded": recorded})
-            history += [Message("user", user), Message("assistant", assistant)]
+            history += [ports.Message("user", user), ports.Message("assistant", assistant)]
         out.append({"problem_id": pid, "turns": turns})
     return out
 
 
 def compare(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
-    from knowsim_core.evaluation.scoring import agreement
-
+    ev, agreement = evaluation.extractor_eval, evaluation.scoring.agreement
     tq, at = [], []
     for r in records:
         for t in r["turns"]:
@@ -80,7 +75,7 @@ def compare(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                     new = {"teaching_quality": "not_mentioned", "user_attempt_type": "none"}
                 tq.append((rec["teaching_quality"], new["teaching_quality"]))
                 at.append((rec["user_attempt_type"], new["user_attempt_type"]))
-    return {"teaching_quality": agreement(tq, QUALITIES), "user_attempt_type": agreement(at, ATTEMPTS)}
+    return {"teaching_quality": agreement(tq, ev.QUALITIES), "user_attempt_type": agreement(at, ev.ATTEMPTS)}
 
 
 def _print_matrix(title: str, stats: dict[str, Any], classes: tuple[str, ...]) -> None:
@@ -93,8 +88,7 @@ def _print_matrix(title: str, stats: dict[str, Any], classes: tuple[str, ...]) -
 
 
 def _run_protocol(args: argparse.Namespace) -> int:
-    from knowsim_core.evaluation import extractor_eval as ev
-
+    ev = evaluation.extractor_eval
     turns = ev.load_turns(args.runs, args.graphs)
     if not turns:
         print("no structured records in this file (baseline records carry no recorded labels)")
@@ -128,9 +122,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for r in records:
         print(f"{r['problem_id']}: {len(r['turns'])} turns relabelled with {args.extractor}")
-    from knowsim_core.evaluation.extractor_eval import ATTEMPTS, QUALITIES
-
     stats = compare(records)
-    _print_matrix("teaching quality", stats["teaching_quality"], QUALITIES)
-    _print_matrix("user attempt type", stats["user_attempt_type"], ATTEMPTS)
+    _print_matrix("teaching quality", stats["teaching_quality"], evaluation.extractor_eval.QUALITIES)
+    _print_matrix("user attempt type", stats["user_attempt_type"], evaluation.extractor_eval.ATTEMPTS)
     return 0

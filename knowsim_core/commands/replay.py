@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from knowsim_core import engine, formats
 from knowsim_core.engine.config import PRESETS, preset
-# the reference reader and the engine's records are imported where a file is replayed: `replay
-# --help` loads only the presets (issue 34)
+from knowsim_core.errors import FormatError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,20 +23,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[dict]:
-    from knowsim_core.engine.metrics import PROXY_DC_REASON
-    from knowsim_core.engine.records import recorded_proxy_dc
-    from knowsim_core.engine.state import STATE_NAMES
-    from knowsim_core.errors import FormatError
-    from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file, run_from_reference
-
-    graphs = load_iu_cache(graphs_path)
+    reference, state_names = formats.reference, engine.state.STATE_NAMES
+    graphs = reference.load_iu_cache(graphs_path)
     params = preset(preset_name)
     out = []
-    for rec in iter_structured(load_run_file(runs_path)):
+    for rec in reference.iter_structured(reference.load_run_file(runs_path)):
         pid = rec["problem_id"]
         if pid not in graphs:
             raise FormatError(f"{graphs_path} has no graph for {pid}; pass the IU cache of this run file")
-        run = run_from_reference(rec, graphs[pid], params)
+        run = reference.run_from_reference(rec, graphs[pid], params)
         history = rec.get("knowledge_state_history") or []
         turns = []
         for t in run.turns:
@@ -44,7 +39,7 @@ def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[d
             turns.append(
                 {
                     "turn": t.turn,
-                    "states": {lab: STATE_NAMES[e.state] for lab, e in after.items()},
+                    "states": {lab: state_names[e.state] for lab, e in after.items()},
                     "fractional_progress": {lab: e.carry if e.carry is not None else 0.0 for lab, e in after.items()},
                     "effective_load": t.quantities.effective_load,
                     "overload": t.quantities.overload,
@@ -63,8 +58,8 @@ def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[d
                 "metrics": {
                     "knowledge_gain": m.knowledge_gain,
                     "delivery_calibration": m.delivery_calibration,
-                    "delivery_calibration_proxy": recorded_proxy_dc(run),
-                    "delivery_calibration_proxy_note": PROXY_DC_REASON,
+                    "delivery_calibration_proxy": engine.records.recorded_proxy_dc(run),
+                    "delivery_calibration_proxy_note": engine.metrics.PROXY_DC_REASON,
                     "cognitive_overload": m.cognitive_overload,
                 },
             }
@@ -73,8 +68,6 @@ def replay_records(runs_path: str, graphs_path: str, preset_name: str) -> list[d
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.engine.state import STATE_NAMES
-
     records = replay_records(args.runs, args.graphs, args.preset)
     if args.json:
         slim = [
@@ -95,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{r['problem_id']}: {len(r['turns'])} turns, {n_match} match the recording exactly")
         print(f"{'turn':>4}  {'load':>7}  {'over':>4}  {'U/S/P/K':>11}  recorded")
         for t in r["turns"]:
-            counts = [sum(1 for s in t["states"].values() if s == name) for name in STATE_NAMES]
+            counts = [sum(1 for s in t["states"].values() if s == name) for name in engine.state.STATE_NAMES]
             print(
                 f"{t['turn']:>4}  {t['effective_load']:>7.2f}  {'yes' if t['overload'] else 'no':>4}  "
                 f"{'/'.join(map(str, counts)):>11}  {'=' if t['matches_recording'] else 'differs'}"

@@ -7,6 +7,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
+from knowsim_core import services
 from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_PRESET, DEFAULT_USER, LEVELS, PRESETS
 from knowsim_core.errors import ConfigError, ProviderError, StorageError
 from knowsim_core.engine.failures import FAILURE_ORDER
@@ -14,9 +15,9 @@ from knowsim_core.engine.state import IUState
 
 from knowsim_core.commands.runs import MAX_SEED, add_db_argument, int_in, open_store
 from knowsim_core.text.tags import check_run_tag
-from knowsim_core.vocab import MODE_LETTER_HEADER
+from knowsim_core.vocab import MODE_LETTER_HEADER, EndReason
 
-if TYPE_CHECKING:  # the runner, the records and storage are imported where a run is played: `run --help` needs none
+if TYPE_CHECKING:
     from knowsim_core.engine.records import RunRecord, TurnRecord
     from knowsim_core.storage import Store
 
@@ -84,21 +85,18 @@ def graph_version_id(store: Store, question_id: str, number: int | None) -> int 
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.services.play import play
-    from knowsim_core.services.runner import ensure_question, resume_run, start_run
-    from knowsim_core.vocab import EndReason
-
+    runner = services.runner  # the runner, the agents and storage load here: `run --help` needs none of them
     for tag in args.tag:  # a bad tag is refused before anything is stored (no run left behind)
         check_run_tag(tag)
     store = open_store(args)
     if args.resume:
-        live = resume_run(store, args.resume, buffered=True)
+        live = runner.resume_run(store, args.resume, buffered=True)
     else:
         missing = [f"--{n}" for n in ("question", "level", "assistant") if not getattr(args, n)]
         if missing:
             raise ConfigError(f"run needs {', '.join(missing)} (or --resume RUN_ID)")
-        ensure_question(store, args.question)
-        live = start_run(
+        runner.ensure_question(store, args.question)
+        live = runner.start_run(
             store, question_id=args.question, level=args.level, assistant_id=args.assistant,
             user_id=args.user, extractor_id=args.extractor, seed=args.seed, preset=args.preset,
             max_turns=args.max_turns, stop_mode=args.stop_mode,
@@ -116,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     print(HEADER, file=out)
     for t in r.turns:  # already played (resume)
         print(format_turn(t), file=out)
-    ending = play(live, on_turn=lambda t: print(format_turn(t), file=out, flush=True))
+    ending = services.play.play(live, on_turn=lambda t: print(format_turn(t), file=out, flush=True))
     if ending.reason == EndReason.PROVIDER_ERROR:  # stored failed, resumable: said in one line
         raise ProviderError(f"{ending.error} (run {live.run_id} is stored as failed; continue it with --resume "
                             f"{live.run_id})")

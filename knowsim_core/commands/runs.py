@@ -15,13 +15,16 @@ import sys
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Callable
 
+from knowsim_core import storage
+from knowsim_core.text.redact import redact_urls
+from knowsim_core.text.titles import question_title
+
 if TYPE_CHECKING:
     from knowsim_core.storage import Store
     from knowsim_core.storage.run_filter import RunFilter
 
-# Imports of the storage layer are inside the functions: every command imports this module (for
-# --db), and ``<command> --help`` should not load sqlite-utils, numpy and pydantic to print its
-# options (3-7 s on a busy machine, issue 34).
+# Every command imports this module (for --db): it reaches the storage layer through its lazy
+# package, so ``<command> --help`` loads no storage to print its options.
 DB_ENV = "KNOWSIM_DB"  # storage.ENV_DB, spelled here so --help imports no storage (a test keeps them equal)
 
 
@@ -55,19 +58,16 @@ def int_in(low: int | None, high: int) -> Callable[[str], int]:
 
 
 def open_store(args: argparse.Namespace) -> Store:
-    from knowsim_core.storage import Store
-
-    return Store(args.db)
+    return storage.Store(args.db)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from knowsim_core.storage.run_filter import RUN_STATUSES, RunFilter
-
+    run_filter = storage.run_filter  # the filter options are the filter's own (its SQL module)
     add_db_argument(p)
     p.add_argument("--json", action="store_true",
                    help='print {"runs": [run objects], "total": runs matching, "more": runs not listed (see --limit)}')
-    p.add_argument("--status", choices=RUN_STATUSES, help="only this status")
-    RunFilter.add_arguments(p)
+    p.add_argument("--status", choices=run_filter.RUN_STATUSES, help="only this status")
+    run_filter.RunFilter.add_arguments(p)
     p.add_argument("--limit", type=int_in(1, 1_000_000), default=200, metavar="N", help="at most N runs (default 200)")
 
 
@@ -76,12 +76,8 @@ def _fmt(v: float | None, spec: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from knowsim_core.storage.run_filter import RunFilter
-    from knowsim_core.text.redact import redact_urls
-    from knowsim_core.text.titles import question_title
-
     store = open_store(args)
-    run_filter = RunFilter.from_args(args, status=args.status or ())
+    run_filter = storage.run_filter.RunFilter.from_args(args, status=args.status or ())
     rows = store.search.list(run_filter, limit=args.limit)
     rows = [replace(r, assistant=redact_urls(r.assistant)) for r in rows]  # ids stored before redaction existed
     if args.json:

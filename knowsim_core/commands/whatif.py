@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from knowsim_core import engine, evaluation, services, storage
 from knowsim_core.commands.runs import add_db_argument, int_in, open_store
 from knowsim_core.errors import ConfigError
 from knowsim_core.vocab import POPULATIONS, Population
@@ -40,15 +41,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _edits(args: argparse.Namespace):
-    from knowsim_core.engine.whatif import parse_edit
-
-    return [parse_edit(e) for e in args.edits]
+    return [engine.whatif.parse_edit(e) for e in args.edits]
 
 
 def _one(args: argparse.Namespace) -> int:
-    from knowsim_core.evaluation.divergence import diff_runs
-    from knowsim_core.services import whatif
-
+    whatif = services.whatif
     edits = _edits(args)
     store = open_store(args)
     if args.save:
@@ -57,7 +54,7 @@ def _one(args: argparse.Namespace) -> int:
     else:
         rid, w = None, whatif.compute(store, args.run_id, edits, graph_version=args.graph_version)
     source = store.runs.load(args.run_id)
-    d = diff_runs(source, w.run)
+    d = evaluation.divergence.diff_runs(source, w.run)
     if args.json:
         print(json.dumps({"source": args.run_id, "stored": rid, "first_turn": w.first_turn, "skipped": list(w.skipped),
                           "metrics": {"before": source.metrics().to_data(), "after": w.run.metrics().to_data()},
@@ -80,16 +77,13 @@ def _one(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from knowsim_core.evaluation.before_after import before_after, cell
-    from knowsim_core.services import whatif
-    from knowsim_core.storage.run_filter import RunFilter
-
+    RunFilter, cell = storage.run_filter.RunFilter, evaluation.before_after.cell
     edits = _edits(args)
     store = open_store(args)
-    report = whatif.save_batch(store, args.batch, edits, tag=args.as_tag)
+    report = services.whatif.save_batch(store, args.batch, edits, tag=args.as_tag)
     before = store.search.facts(RunFilter(tag=args.batch), status=args.status)
     after = store.search.facts(RunFilter(tag=report.tag), status=args.status)
-    rows = before_after(before, after)
+    rows = evaluation.before_after.before_after(before, after)
     if args.json:
         print(json.dumps({"source": args.batch, "tag": report.tag, "edits": report.spec, "stored": report.stored,
                           "already": report.already, "unchanged": report.unchanged,

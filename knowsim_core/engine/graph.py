@@ -29,7 +29,7 @@ from typing import Annotated, Any, Iterable, Sequence, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from knowsim_core.engine import graph_checks
+from knowsim_core.engine import digraph, graph_checks
 from knowsim_core.errors import GraphCycleError, GraphError
 from knowsim_core.vocab import iu_name
 from knowsim_core.engine.graph_checks import (
@@ -313,17 +313,9 @@ class IUGraph(BaseModel):
         edges = [(e.from_, e.to) for e in self.edges if e.from_ != e.to]
         if _acyclic(self.index.ids, edges):  # the usual case, answered without networkx
             return []
-        import networkx as nx  # lazy: importing it was ~0.13 s of every command's start-up
-
-        g = nx.DiGraph()
-        g.add_nodes_from(self.index.ids)
-        g.add_edges_from(edges)
         pos = self.index.index_of
-        comps = [
-            tuple(sorted(c, key=lambda v: pos.get(v, len(pos))))
-            for c in nx.strongly_connected_components(g)
-            if len(c) > 1
-        ]
+        comps = [tuple(sorted(c, key=lambda v: pos.get(v, len(pos))))
+                 for c in digraph.strong_components(self.index.ids, edges)]
         return sorted(comps, key=lambda c: pos.get(c[0], len(pos)))
 
     def require_runnable(self) -> None:
@@ -410,11 +402,9 @@ class IUGraph(BaseModel):
         a, b = self.node(from_id), self.node(to_id)
         if from_id == to_id:
             raise GraphError(f"an IU cannot be its own prerequisite ({from_id} → {to_id})")
-        import networkx as nx
-
-        g = nx.DiGraph((e.from_, e.to) for e in self.edges)
-        if g.has_node(to_id) and g.has_node(from_id) and nx.has_path(g, to_id, from_id):
-            path = tuple(nx.shortest_path(g, to_id, from_id)) + (to_id,)
+        back = digraph.shortest_path(((e.from_, e.to) for e in self.edges), to_id, from_id)
+        if back is not None:
+            path = back + (to_id,)
             raise GraphCycleError(
                 f"adding {from_id} → {to_id} would create the cycle {' → '.join(path)}; "
                 "remove one of those edges first or reverse this one",

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from knowsim_core.engine import digraph
+
 
 class IUGraph(Protocol):
     """What the checks read of a graph (:class:`knowsim_core.engine.graph.IUGraph` provides it;
@@ -160,10 +162,7 @@ def _structural_issues(g: IUGraph) -> list[GraphIssue]:
 
 
 def _cycle_path(g: IUGraph, comp: tuple[str, ...]) -> str:
-    import networkx as nx  # lazy, as in IUGraph.cycles: only graphs with a cycle need it
-
-    sub = nx.DiGraph((e.from_, e.to) for e in g.edges if e.from_ in comp and e.to in comp)
-    cyc = nx.find_cycle(sub, source=comp[0])
+    cyc = digraph.find_cycle(((e.from_, e.to) for e in g.edges if e.from_ in comp and e.to in comp), comp[0])
     return " → ".join([u for u, _ in cyc] + [cyc[0][0]])
 
 

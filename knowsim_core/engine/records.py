@@ -20,7 +20,7 @@ from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.metrics import REFERENCE_RUN_SOURCE, Metrics, legacy_proxy_dc, reference_metrics, summary
 from knowsim_core.engine.rules import NodeTurn, TurnQuantities
 from knowsim_core.engine.signals import AttemptType, IUSignal
-from knowsim_core.engine.state import IUState, KnowledgeState
+from knowsim_core.engine.state import IUState, KnowledgeState, LabelState
 from knowsim_core.engine.termination import StopVotes, first_stop
 from knowsim_core.vocab import EndReason
 
@@ -289,8 +289,6 @@ def _state_data(s: KnowledgeState) -> list[list[Any]]:
 
 
 def _state_from(d: Any) -> KnowledgeState:
-    from knowsim_core.engine.state import LabelState
-
     if isinstance(d, dict):
         return KnowledgeState.from_data(d)
     return KnowledgeState({lab: LabelState(IUState(st), carry, ev) for lab, st, carry, ev in d})

@@ -1,6 +1,6 @@
 """Offline dialogue-act tagger for a learner's turn in a maths tutoring chat (pure, no model).
 
-Five acts (issue 16):
+Five acts:
 
 * ``math_answer`` — attempts the maths the tutor asked for: a value, a step, a guess, a claim;
 * ``not_understanding`` — says they don't know, are stuck or lost;

@@ -1,4 +1,4 @@
-"""Does KnowSim's reading agree with what people said? (issues 21, 30)
+"""Does KnowSim's reading agree with what people said, and does that replicate?
 
 Three comparisons over a database, each with its n, a bootstrap 95% interval and a baseline:
 
@@ -44,6 +44,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Callable
 
+from knowsim_core.agents import registry
 from knowsim_core.engine.agent_id import RECORDED, parse_id
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
@@ -51,7 +52,12 @@ from knowsim_core.evaluation import scoring
 from knowsim_core.evaluation.agreement_words import (ALPHA, MIN_PAIRS, RESAMPLES, auc_with_ci, read_auc, read_p,
                                                      read_rho, replication, rho_with_ci, versus)
 from knowsim_core.formats.judgments import Judgment, rating_of
+from knowsim_core.evaluation.disagreement import disagreement
+from knowsim_core.evaluation.iu_story import DC_PARTS, dc_part
+from knowsim_core.services.reader_trust import reading_note, verdict_basis
 from knowsim_core.services.reading import NO_READING_KEY, has_reading, is_human_reading
+from knowsim_core.services.reading_evidence import READINGS, part_of_run, reread
+from knowsim_core.storage.run_filter import RunFilter
 
 METRICS = ("kg", "dc", "co", "iq")
 PAIR_METRIC = "kg"
@@ -59,7 +65,7 @@ CLIFFS_MIN = 0.33
 MIN_CELL = 2
 SCORES = ("knowsim", "upward", "reply_length")
 BASELINES = ("upward", "reply_length")
-# Declared before anything is measured (issue 30): +1 "a higher value is liked", −1 "a lower one is".
+# Declared before anything is measured: +1 "a higher value is liked", −1 "a lower one is".
 # The AUC of every score is computed in its stated direction and never flipped afterwards.
 DIRECTIONS: dict[str, tuple[int, str]] = {
     "knowsim": (1, "a higher score is liked"),
@@ -182,8 +188,6 @@ def load_split(path: str | Path) -> frozenset[str]:
 
 
 def _part_of(run: RunRecord, rid: str, split: frozenset[str] | None) -> str:
-    from knowsim_core.services.reading_evidence import part_of_run
-
     if split is None:
         return part_of_run(run)
     key = str(dict(run.meta).get("conversation") or "")
@@ -204,9 +208,6 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
     ``split``: part A's conversation keys or run ids (:func:`load_split`), else the hash split;
     ``part``: only the human conversations of that part (``A`` or ``B``).
     """
-    from knowsim_core.storage.run_filter import RunFilter
-    from knowsim_core.services.reading_evidence import READINGS, reread
-
     if reading not in READINGS:
         raise ValueError(f"unknown reading {reading!r}; expected one of {', '.join(READINGS)}")
     extractors: dict[str, Any] = {}
@@ -227,14 +228,10 @@ def collect(store, *, extractor: str | None = None, reading: str = "stored", par
             continue
         if reading != "stored" and human and readable:
             ex_id = run.adapter.get("extractor", "")
-            from knowsim_core.agents.registry import spec_of
-
-            if not spec_of(ex_id).offline:
+            if not registry.spec_of(ex_id).offline:
                 out.excluded["readings by a model extractor (not read again)"] += 1
                 continue
             if ex_id not in extractors:
-                from knowsim_core.agents import registry
-
                 extractors[ex_id] = registry.resolve("extractor", ex_id)
             run = reread(run, extractors[ex_id])
         meta = dict(run.meta)
@@ -297,8 +294,6 @@ def _judged_turn(rid: str, rec: TurnRecord, j: Judgment, part: str = "A", model:
 
 def _dc_parts(run: RunRecord) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
     """Per IU of the run, how many turns it took each part in DC (:data:`knowsim_core.evaluation.iu_story.DC_PARTS`)."""
-    from knowsim_core.evaluation.iu_story import DC_PARTS, dc_part
-
     counts = {n.id: dict.fromkeys(DC_PARTS, 0) for n in run.graph.nodes}
     for rec in run.turns:
         mentions: Counter[str] = Counter(x.id for x in rec.signals if x.mentioned and x.id is not None)
@@ -429,8 +424,6 @@ def reader_trust(convs: list[Conversation]) -> dict[str, Any]:
     """How far the reading under these verdicts is trusted (:mod:`knowsim_core.services.reader_trust`):
     per domain, the reader's mentioned share over the conversations' (turn, IU) pairs beside the
     range it was validated in for graphs of their size, and the sentence the verdicts carry."""
-    from knowsim_core.services.reader_trust import reading_note, verdict_basis
-
     out: dict[str, Any] = {}
     for domain in sorted({c.domain for c in convs}):
         cs = [c for c in convs if c.domain == domain]
@@ -444,9 +437,9 @@ def reader_trust(convs: list[Conversation]) -> dict[str, Any]:
 
 
 def summarise(a: Agreement, *, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """The JSON answer: issue 21's keys (``votes``, ``conversations``, ``pairs``, ``excluded``,
-    ``notes``) plus issue 30's (``parts``, ``within_conversation``, ``replicates``, ``replication``,
-    ``baselines``, ``unread``); the headline counts the people's thumbs only."""
+    """The JSON answer: ``votes``, ``conversations``, ``pairs``, ``excluded``, ``notes``, ``parts``,
+    ``within_conversation``, ``replicates``, ``replication``, ``baselines`` and ``unread``; the
+    headline counts the people's thumbs only."""
     whole = _table(a.turns, a.conversations, a.unread, resamples)
     votes = whole["votes"]
     votes["sources"] = {src: sum(t.source == src for t in a.turns) for src in ("person", "researcher")}
@@ -533,8 +526,6 @@ def _mean(xs: list[float]) -> float:
 def to_json(a: Agreement) -> dict[str, Any]:
     """The summary plus the rows a viewer links from (judged turns, rated conversations) and where
     the reading and the people disagree (:func:`knowsim_core.evaluation.disagreement.disagreement`)."""
-    from knowsim_core.evaluation.disagreement import disagreement
-
     return {**a.summary,
             "turns": [{"run": t.run_id, "turn": t.turn, "liked": t.liked, "source": t.source, **t.scores,
                        "modes": list(t.modes), "part": t.part, "model": t.model,

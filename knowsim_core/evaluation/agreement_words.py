@@ -1,4 +1,4 @@
-"""Intervals and words for agreement figures (issue 30): fast bootstrap intervals of an AUC and of
+"""Intervals and words for agreement figures: fast bootstrap intervals of an AUC and of
 Spearman's ρ over conversations, and the plain readings every table prints — "replicates", "does not
 replicate", "not distinguishable from the baseline", and what an AUC, a ρ or a binomial p says.
 
@@ -7,6 +7,8 @@ people's tables and the simulated comparison word their figures the same way.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 RESAMPLES = 2000
 MIN_PAIRS = 5
@@ -22,8 +24,6 @@ def auc_with_ci(units: list[tuple[list[float], list[float]]], *, within: bool = 
     the units (tests check both agree), but one G×G matrix of pair wins instead of re-ranking every
     resample: a resample's AUC is cᵀWc / cᵀPc for its unit counts c, so 2,000 resamples cost
     milliseconds (the Agreement page computes some thirty of these intervals)."""
-    import numpy as np
-
     g = len(units)
     wins, pairs = np.zeros((g, g)), np.zeros((g, g))
     for i, (pos, _) in enumerate(units):
@@ -58,8 +58,6 @@ def rho_with_ci(x: list[float], y: list[float], *, resamples: int = RESAMPLES, s
     :func:`scoring.bootstrap_ci` of :func:`scoring.spearman` (tests check) but vectorised: a unit's
     average rank in a resample is (count of drawn units below it) + (count drawn equal to it + 1) / 2,
     and ρ is the count-weighted Pearson r of those ranks."""
-    import numpy as np
-
     g = len(x)
     if g < 2:
         return None

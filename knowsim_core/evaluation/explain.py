@@ -25,8 +25,8 @@ from knowsim_core.engine.signals import TeachingQuality
 from knowsim_core.engine.state import IUState
 
 # the mode's one spelling (FailureMode.title, as the badges' legend, the charts and the CLI print
-# it), in lower case at the head of a reason ("prerequisite-blocked" here beside "PREREQ-BLOCKED"
-# there read as two modes, issue 34)
+# it), in lower case at the head of a reason: another word for it here ("prerequisite-blocked"
+# beside "PREREQ-BLOCKED") would read as a second mode
 MODE_WORDS: dict[FailureMode, str] = {m: m.title.lower() for m in FailureMode}
 _SHALLOW = TeachingQuality.SHALLOW.value
 _NOT_MENTIONED = TeachingQuality.NOT_MENTIONED.value

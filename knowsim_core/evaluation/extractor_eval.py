@@ -21,14 +21,20 @@ RUNS --graphs CACHE --protocol loro`` and ``benchmarks/extractor_eval.py`` print
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
+from knowsim_core.agents.lexical import (
+    COEFFICIENTS, CONTEXT_FEATURES, RUBRIC_FEATURES, TQ_FEATURES, LexicalModel, label_turn, tq_features,
+)
+from knowsim_core.evaluation import statlibs
 from knowsim_core.evaluation.scoring import agreement
+from knowsim_core.formats.jsonio import read_json
 from knowsim_core.formats.reference import iter_structured, load_iu_cache, load_run_file
 from knowsim_core.errors import ConfigError, FormatError
 from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.signals import AttemptType, TeachingQuality, normalize_entries
+from knowsim_core.text.profiles import DEFAULT_RULES, content_stems, profiles_for, rules_applied
 
 QUALITIES = tuple(q.value for q in TeachingQuality)
 ATTEMPTS = tuple(a.value for a in AttemptType)
@@ -77,8 +83,6 @@ def load_hand_labelled(labels_path: str, runs_path: str, graphs_path: str) -> li
     from ``runs_path`` (baseline records too), the graphs from ``graphs_path``. Attempt types are not
     hand-labelled: they are ``None`` in :attr:`Turn.recorded` (use :func:`out_of_domain`).
     """
-    from knowsim_core.formats.jsonio import read_json
-
     data = read_json(labels_path)
     rows = data.get("labels") if isinstance(data, dict) else None
     if not isinstance(rows, list):
@@ -165,9 +169,8 @@ KEYWORD_DESCRIPTION = 0.3  # share of the description's words for "well explaine
 
 
 def keyword(train: Sequence[Turn]) -> Labeller:
-    """Keyword overlap with fixed shares (the training turns are not used)."""
-    from knowsim_core.text.profiles import content_stems  # the labeller's own words, so only the rule differs
-
+    """Keyword overlap with fixed shares (the training turns are not used), over the words the
+    lexical labeller reads (:func:`~knowsim_core.text.profiles.content_stems`), so only the rule differs."""
     def label(t: Turn) -> Labels:
         reply, user = set(content_stems(t.assistant)), set(content_stems(t.user))
         out = {}
@@ -215,11 +218,9 @@ def fit_logistic(rows: Sequence[Sequence[float]], ys: Sequence[int], *, l2: floa
         bias = math.log((n1 + 0.5) / (len(ys) - n1 + 0.5))
         width = len(rows[0]) if rows else 1
         return (round(bias, 4) + 0.0, *([0.0] * (width - 1)))
-    from sklearn.linear_model import LogisticRegression  # lazy: only fitting needs sklearn
-
     x = [list(r[1:]) for r in rows]
-    model = LogisticRegression(C=1.0 / l2, class_weight="balanced" if balanced else None,
-                               solver="newton-cholesky", tol=1e-10, max_iter=100)
+    model = statlibs.sklearn_linear_model.LogisticRegression(
+        C=1.0 / l2, class_weight="balanced" if balanced else None, solver="newton-cholesky", tol=1e-10, max_iter=100)
     model.fit(x, list(ys))
     return tuple(round(float(v), 4) + 0.0 for v in (model.intercept_[0], *model.coef_[0]))
 
@@ -228,9 +229,6 @@ def fit_logistic(rows: Sequence[Sequence[float]], ys: Sequence[int], *, l2: floa
 
 def _examples(turns: Sequence[Turn]):
     """Per recorded (turn, IU): the teaching-quality feature vector and the recorded quality."""
-    from knowsim_core.agents.lexical import tq_features
-    from knowsim_core.text.profiles import profiles_for
-
     for t in turns:
         ftq = tq_features(profiles_for(t.graph), t.assistant, t.user)
         for iu, q, _ in t.recorded:
@@ -243,8 +241,6 @@ def fit_model(turns: Sequence[Turn], *, drop: Iterable[str] = (), l2: float = 1.
     do the :data:`~knowsim_core.agents.lexical.CONTEXT_FEATURES` in the "mentioned?" model (an IU is
     mentioned on its own evidence, never because a neighbour is discussed) and the
     :data:`~knowsim_core.agents.lexical.RUBRIC_FEATURES` in both (read by the rubric's floor only)."""
-    from knowsim_core.agents.lexical import CONTEXT_FEATURES, RUBRIC_FEATURES, TQ_FEATURES, LexicalModel
-
     drop = set(drop) | set(RUBRIC_FEATURES)
     ex = list(_examples(turns))
 
@@ -264,8 +260,6 @@ def fit_model(turns: Sequence[Turn], *, drop: Iterable[str] = (), l2: float = 1.
 
 
 def model_labeller(model) -> Labeller:
-    from knowsim_core.agents.lexical import label_turn
-
     def label(t: Turn) -> Labels:
         return {s.id: (s.teaching_quality, s.attempt.value)
                 for s in label_turn(t.graph, t.user, t.assistant, t.prev_assistant, model)}
@@ -281,8 +275,6 @@ def lexical(**options) -> Method:
 def shipped(train: Sequence[Turn]) -> Labeller:
     """The shipped coefficients, whatever the training set (its LORO figure is not honest: the
     coefficients saw every recording; use :func:`lexical` for that)."""
-    from knowsim_core.agents.lexical import COEFFICIENTS
-
     return model_labeller(COEFFICIENTS)
 
 
@@ -315,10 +307,7 @@ TEXT_RULES = ("+ on/off/exactly as content words", "+ fix -> constrain synonyms"
 
 def flipped_rules(name: str) -> Any:
     """The shipped :class:`~knowsim_core.text.profiles.TextRules` with one of :data:`TEXT_RULES` flipped."""
-    from dataclasses import replace
-
-    from knowsim_core.text.profiles import DEFAULT_RULES as base
-
+    base = DEFAULT_RULES
     if name not in TEXT_RULES:
         raise ValueError(f"expected one of {TEXT_RULES}, got {name!r}")
     return [
@@ -341,8 +330,6 @@ class text_rule_flipped:
         self.name = name
 
     def __enter__(self):
-        from knowsim_core.text.profiles import rules_applied
-
         self._applied = rules_applied(self.rules)
         self._applied.__enter__()
         return self

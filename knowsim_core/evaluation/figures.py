@@ -16,6 +16,7 @@ Output is deterministic (no dates, a fixed SVG id salt): the same data gives the
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -57,8 +58,8 @@ def mode_figure(summary: Mapping[str, Any], fmt: str) -> bytes:
     Raises:
         ConfigError: no levels in ``summary``, or an unknown ``fmt``.
     """
-    import io
-
+    # matplotlib (~0.4 s) is imported here, the module's one use of it: a page or command that
+    # imports this module for its tables draws no figure
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

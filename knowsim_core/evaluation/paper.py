@@ -7,7 +7,7 @@ the distance of the demo world is printed, not claimed: ``benchmarks/paper_check
 offline matrix on the paper's 60 questions and prints :func:`check_rows`; the Failure modes page's
 "Paper check" tab shows the same table for the runs in the database.
 
-**Compare like with like (issue 29).** Each paper figure describes one population:
+**Compare like with like.** Each paper figure describes one population:
 
 * **Fig. 6 and Table 4** — the paper's benchmark: nine LLM tutors, each run with the one *simple*
   strategy prompt (``validation_study_minimal`` in the reference code's
@@ -39,6 +39,7 @@ from typing import Iterable, Sequence
 
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.engine.failures import FAILURE_ORDER, FailureMode
+from knowsim_core.engine.metrics import legacy_proxy_dc
 from knowsim_core.vocab import STOP_OVERLOAD
 
 # ---------------------------------------------------------------------- the paper's figures
@@ -139,7 +140,7 @@ def recorded_novice_adaptive() -> dict[str, object]:
         "mean_stop_turn": fmean(t + 1 for t in RECORDED_NOVICE_ADAPTIVE_STOP_TURNS),
     }
 
-# Tolerances the issue states for "shows the paper's per-level picture".
+# Tolerances within which the offline world "shows the paper's per-level picture".
 SHARE_TOLERANCE = 8.0  # percentage points per mode
 CO_TOLERANCE = 0.10  # absolute
 KG_TOLERANCE = 0.40  # relative (40 %) ...
@@ -184,8 +185,6 @@ def turn_figures(run) -> tuple[float, ...]:
 
 def outcome_of(run, *, assistant: str | None = None) -> RunOutcome:
     """Reduce a :class:`~knowsim_core.engine.records.RunRecord` (all turns played, spec §7)."""
-    from knowsim_core.engine.metrics import legacy_proxy_dc
-
     counts = [0] * len(FAILURE_ORDER)
     pos = {m: i for i, m in enumerate(FAILURE_ORDER)}
     for t in run.turns:

@@ -16,14 +16,19 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import quantiles
 from typing import Callable, Iterable, Sequence
 
 from knowsim_core.agents import registry
+from knowsim_core.agents.learner_rates import recorded_turns
 from knowsim_core.engine.ports import QuestionMaterial
 from knowsim_core.engine.session import Simulation
 from knowsim_core.engine.state import KnowledgeState
 from knowsim_core.evaluation.paper import TURN_FIGURES, RunOutcome, outcome_of, turn_figures
+from knowsim_core.formats.jsonio import read_json
+from knowsim_core.formats.reference import load_iu_cache
 from knowsim_core.services.importing import DOMAINS, read_items
+from knowsim_core.text.profiles import sentences
 
 LEVELS = ("novice", "intermediate", "advanced")
 STRATEGIES = ("offline/simple", "offline/adaptive", "offline/comprehensive", "offline/socratic")
@@ -139,12 +144,6 @@ def measure_reply_shapes(reference: str | Path, realworld: str | Path) -> dict[s
     the real conversations' tutor replies (:func:`~knowsim_core.text.profiles.sentences`, as the
     agents count them); ``expert_sentences`` — the same over the ExpertQA recording's replies
     (length-controlled in the paper's ExpertQA runs)."""
-    from statistics import quantiles
-
-    from knowsim_core.formats.jsonio import read_json
-    from knowsim_core.formats.reference import load_iu_cache
-    from knowsim_core.text.profiles import sentences
-
     reference, realworld = Path(reference), Path(realworld)
 
     def shapes(runs: Path, graphs_path: Path, lengths: list[int] | None) -> list[tuple[float, float]]:
@@ -220,8 +219,6 @@ def recorded_turn_stats(reference: str | Path, domain: str | None = None) -> dic
     the reference folder ships of ``domain`` (``math`` / ``expert``; None: all), the paper's own labels,
     rounded to 3 places as :data:`~knowsim_core.evaluation.paper.RECORDED_TURN_FIGURES_BY_DOMAIN`
     holds them."""
-    from knowsim_core.agents.learner_rates import recorded_turns
-
     turns = [t for t in recorded_turns(reference) if domain is None or t.domain == domain]
     rows = [(len(t.reasoning), len(t.articulation), t.attempt_load / t.tau, t.comprehension_load / t.tau, t.mentioned)
             for t in turns]

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
 from knowsim_core.engine.graph import IUGraph
-from knowsim_core.evaluation.extractor_eval import QUALITIES, Labeller, Method, Turn, score
+from knowsim_core.evaluation.extractor_eval import QUALITIES, Labeller, Method, Turn, records, score
 
 SIZES: tuple[int | None, ...] = (3, 4, 5, 6, None)  # None: the whole graph
 DRAWS = 10
@@ -103,8 +103,6 @@ def by_size(math_turns: Sequence[Turn], expert_turns: Sequence[Turn], method: Me
     """``{"math" | "expert": {size key: cell}}`` under :data:`PROTOCOL`: MathQA leave one recording
     out (``method`` fitted on the other recording's whole graphs), ExpertQA with ``method`` fitted
     on every MathQA turn. Size keys: ``"3"`` … ``"6"``, ``"whole"``."""
-    from knowsim_core.evaluation.extractor_eval import records
-
     folds = {r: method([t for t in math_turns if t.record != r]) for r in records(math_turns)}
     every = method(list(math_turns))
 

@@ -54,15 +54,20 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person; issue 29)
+from knowsim_core.agents import person_user  # noqa: F401  (registers offline/person)
+from knowsim_core.agents import registry
+from knowsim_core.agents.lexical import attempt_types
+from knowsim_core.errors import ConfigError
 from knowsim_core.evaluation import acts
 from knowsim_core.engine.ports import Message, QuestionMaterial, UserContext, UserSimulator
-from knowsim_core.services.reading import KIND_KEY, NO_READING_KEY, has_reading, is_human_reading
+from knowsim_core.services.reader_trust import runs_note
+from knowsim_core.services.reading import KIND_KEY, NO_READING_KEY, has_reading, is_human_reading, read_conversation
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.session import user_context_of
+from knowsim_core.engine.state import initial_state
 from knowsim_core.text.profiles import TfIdf, content_stems, profiles_for
 
-# the people-like learner and the paper's LLM-like one side by side (issue 29), then the floors
+# the people-like learner and the paper's LLM-like one side by side, then the floors
 DEFAULT_USERS = ("offline/person", "offline/knowsim", "baseline/copy-last", "baseline/generic")
 MOST_COMMON = "floor/most-common-act"  # the constant-act floor's row
 STARTS = ("sampled", "file")  # the headline first: no knowledge of the whole conversation
@@ -73,7 +78,9 @@ METRICS = ("act_agreement", "rouge_l", "cosine", "length_ratio", "iu_jaccard")
 
 @lru_cache(maxsize=1)
 def _rouge() -> Any:
-    from rouge_score import rouge_scorer  # a maintained implementation (pulls nltk: loaded only when scoring)
+    """ROUGE-L with stemming, from rouge-score (a maintained implementation), imported here on first
+    use: it pulls in nltk (~2 s), which only scoring pays, not every importer of this module."""
+    from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
 
@@ -141,15 +148,8 @@ def sampled_start(run: RunRecord) -> RunRecord:
     Raises:
         ConfigError: the run was read by an LLM extractor (re-reading it would call the model).
     """
-    from knowsim_core.agents import registry
-    from knowsim_core.engine.state import initial_state
-    from knowsim_core.errors import ConfigError
-    from knowsim_core.services.reading import read_conversation
-
-    from knowsim_core.agents.registry import spec_of
-
     extractor_id = dict(run.adapters).get("extractor", "offline/lexical")
-    if not spec_of(extractor_id).offline:
+    if not registry.spec_of(extractor_id).offline:
         raise ConfigError(f"run {run.run_id or run.question_id} was read by {extractor_id}; a sampled start "
                           "re-reads it and works only for offline extractors (re-import with offline/lexical)")
     key = str(dict(run.meta).get("conversation") or run.question_id)
@@ -215,8 +215,6 @@ def score(
         out = {uid: _summary([f for f in flat if f[0] == uid and keep_flat(f)]) for uid in users}
         out[MOST_COMMON] = most_common_floor(reals(keep_row))
         return out
-
-    from knowsim_core.services.reader_trust import runs_note
 
     return {
         "start": start,
@@ -295,8 +293,6 @@ def confusion(report: Mapping[str, Any], user: str) -> dict[str, dict[str, int]]
 # ---------------------------------------------------------------------- views (command, page)
 def build_users(ids: Iterable[str], llm_settings: Mapping[str, Any] | None = None) -> dict[str, UserSimulator]:
     """The user simulators by id; LLM ids get ``llm_settings`` (settings, cache) when given."""
-    from knowsim_core.agents import registry
-
     return {uid: registry.resolve("user", uid, **llm_settings)
             if llm_settings is not None and registry.spec_of(uid).needs_model else registry.resolve("user", uid)
             for uid in dict.fromkeys(ids)}
@@ -464,8 +460,6 @@ def step_rates(runs: Sequence[RunRecord], *, part: str = "development", tagger: 
     at least half of a concept name's words) — what the offline learner's
     :data:`~knowsim_core.agents.learner_voice.SHOWS_STEP` holds as shares. Per level where the
     half has at least ``per_level_min`` answer turns, and pooled (``"*"``)."""
-    from knowsim_core.agents.lexical import attempt_types
-
     counts: dict[str, list[int]] = {}
     for run in runs:
         if not is_human_reading(run) or split_of(str(dict(run.meta).get("conversation") or run.question_id)) != part:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
+from knowsim_core.evaluation import statlibs
+
 
 def classification(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str]) -> dict[str, Any]:
     """Accuracy, macro-F1, per-class F1 and the confusion matrix (rows gold, columns predicted).
@@ -17,8 +21,6 @@ def classification(gold: Sequence[str], pred: Sequence[str], labels: Iterable[st
     Every pair counts toward accuracy and F1 (a prediction outside ``labels`` is a miss for its gold
     class); the matrix shows only the ``labels`` rows and columns.
     """
-    from sklearn.metrics import accuracy_score, confusion_matrix, f1_score  # lazy: ~0.5 s to import
-
     labels = list(labels)
     gold, pred = list(gold), list(pred)
     if len(gold) != len(pred):
@@ -28,11 +30,12 @@ def classification(gold: Sequence[str], pred: Sequence[str], labels: Iterable[st
                 "matrix": {g: {p: 0 for p in labels} for g in labels}}
     if not labels:
         raise ValueError("at least one label is needed to score against")
-    f1 = f1_score(gold, pred, labels=labels, average=None, zero_division=0)
-    cm = confusion_matrix(gold, pred, labels=labels)
+    metrics = statlibs.sklearn_metrics
+    f1 = metrics.f1_score(gold, pred, labels=labels, average=None, zero_division=0)
+    cm = metrics.confusion_matrix(gold, pred, labels=labels)
     return {
         "n": len(gold),
-        "accuracy": float(accuracy_score(gold, pred)),
+        "accuracy": float(metrics.accuracy_score(gold, pred)),
         "macro_f1": float(sum(f1) / len(labels)),
         "f1": {c: float(v) for c, v in zip(labels, f1)},
         "matrix": {g: {p: int(cm[i][j]) for j, p in enumerate(labels)} for i, g in enumerate(labels)},
@@ -47,7 +50,7 @@ def agreement(pairs: Iterable[tuple[str, str]], classes: Sequence[str]) -> dict[
 
 
 # ---------------------------------------------------------------------- agreement with people
-# Rank statistics for "does KnowSim's reading agree with what people said" (issue 21). scipy does
+# Rank statistics for "does KnowSim's reading agree with what people said". scipy does
 # the rank correlations and the binomial test; AUC and Cliff's δ are written out here because
 # they are one line each and must handle ties the stated way (a tie counts one half).
 
@@ -55,8 +58,6 @@ def average_ranks(values: Sequence[float]):
     """1-based ranks, ties sharing their average rank (scipy's ``rankdata`` method "average"), in
     numpy alone: the bootstrap calls this tens of thousands of times, where scipy's wrapper costs
     ~0.5 ms a call (tests check both agree)."""
-    import numpy as np
-
     _, inverse, counts = np.unique(np.asarray(values, dtype=float), return_inverse=True, return_counts=True)
     upper = np.cumsum(counts)
     return (upper - (counts - 1) / 2.0)[inverse]
@@ -75,8 +76,6 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's ρ (Pearson's r of average ranks) in numpy alone, for bootstraps; None where undefined."""
-    import numpy as np
-
     if len(x) < 3:
         return None
     rx, ry = average_ranks(x), average_ranks(y)
@@ -100,9 +99,8 @@ def rank_correlations(x: Sequence[float], y: Sequence[float]) -> dict[str, float
         raise ValueError(f"x and y differ in length: {len(x)} vs {len(y)}")
     if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
         return {"spearman": None, "kendall": None}
-    from scipy.stats import kendalltau, spearmanr
-
-    return {"spearman": float(spearmanr(x, y).statistic), "kendall": float(kendalltau(x, y).statistic)}
+    stats = statlibs.scipy_stats
+    return {"spearman": float(stats.spearmanr(x, y).statistic), "kendall": float(stats.kendalltau(x, y).statistic)}
 
 
 def bootstrap_ci(groups: Sequence[Any], statistic, *, resamples: int = 2000, seed: int = 0,
@@ -112,8 +110,6 @@ def bootstrap_ci(groups: Sequence[Any], statistic, *, resamples: int = 2000, see
     ``groups`` are the independent units (a conversation with its judged turns, not the turns: turns
     of one conversation are not independent). Resamples where the statistic is undefined (None,
     e.g. one class only) are dropped; None when fewer than half are defined."""
-    import numpy as np
-
     groups = list(groups)
     if len(groups) < 2:
         return None
@@ -134,16 +130,12 @@ def binomial_p(successes: int, trials: int) -> float | None:
     """One-sided exact binomial test against chance (p = ½, alternative: more successes)."""
     if trials <= 0:
         return None
-    from scipy.stats import binomtest
-
-    return float(binomtest(successes, trials, 0.5, alternative="greater").pvalue)
+    return float(statlibs.scipy_stats.binomtest(successes, trials, 0.5, alternative="greater").pvalue)
 
 
 def roc_points(positive: Sequence[float], negative: Sequence[float]) -> tuple[list[float], list[float]]:
     """(false-positive rates, true-positive rates) of the ROC curve, thresholds from high to low."""
     if not positive or not negative:
         return [0.0, 1.0], [0.0, 1.0]
-    from sklearn.metrics import roc_curve
-
-    fpr, tpr, _ = roc_curve([1] * len(positive) + [0] * len(negative), [*positive, *negative])
+    fpr, tpr, _ = statlibs.sklearn_metrics.roc_curve([1] * len(positive) + [0] * len(negative), [*positive, *negative])
     return [float(v) for v in fpr], [float(v) for v in tpr]

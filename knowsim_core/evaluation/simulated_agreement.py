@@ -1,4 +1,4 @@
-"""The paper's own validation, condition by condition: a *simulated* batch against the people (issue 30).
+"""The paper's own validation, condition by condition: a *simulated* batch against the people.
 
 The paper (§5, App. E.3.1, after SimulatorArena) validates a simulator by comparing, for every
 (arm, level, condition) cell, the simulator's cell mean with the people's cell mean. Here:
@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Iterable
 
+from knowsim_core.agents.registry import spec_of
 from knowsim_core.errors import ConfigError
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.vocab import RunStatus
 from knowsim_core.evaluation import scoring
 from knowsim_core.evaluation.agreement import (ALPHA, CLIFFS_MIN, METRIC_DIRECTIONS, MIN_CELL, MIN_PAIRS, Agreement,
@@ -79,8 +81,6 @@ class SimRun:
 
 def model_id(agent_id: str) -> str:
     """The model id a tutor is matched by: the registry's model for an LLM id, else the id itself."""
-    from knowsim_core.agents.registry import spec_of
-
     return spec_of(agent_id).model or agent_id
 
 
@@ -103,7 +103,6 @@ def people_of(store, agreement: Agreement) -> list[Person]:
 
 def runs_of(store, tags: Iterable[str]) -> list[SimRun]:
     """The finished runs of the batches ``tags`` with their stored metrics."""
-    from knowsim_core.storage.run_filter import RunFilter
     out = []
     domains = {q.id: q.domain for q in store.questions.list()}
     for tag in tags:
@@ -120,8 +119,6 @@ def runs_of(store, tags: Iterable[str]) -> list[SimRun]:
 def batch_command(people: list[Person], tag: str = "TAG") -> str:
     """The ``batch`` command that plays the people's questions, levels and tutors (a product: runs
     outside the people's own (question, level, tutor) are played too and left out here)."""
-    from knowsim_core.agents.registry import spec_of
-
     people = [p for p in people if p.simulable]
     qs = ",".join(sorted({p.question_id for p in people}))
     levels = ",".join(sorted({p.level for p in people}))

@@ -72,7 +72,7 @@ def graph_html(
     Raises:
         FormatError: the graph has no nodes (there is nothing to draw).
     """
-    try:
+    try:  # pyvis (with IPython and jinja, ~0.4 s) is imported by the first picture, not by the Graph page
         from pyvis.network import Network
     except ImportError as exc:  # pragma: no cover - pyvis is a runtime requirement
         raise FormatError("exporting a graph picture needs the 'pyvis' package; pip install pyvis") from exc

@@ -87,7 +87,7 @@ def rating_of(value: Any) -> float | None:
     float).
 
     The one reading of a rating: storage's ``rating`` column and the agreement statistics both call
-    it (agreement once read NaN and ±inf as ratings where the column refused them, issue 32).
+    it, so a value the column refuses (NaN, ±inf) is no rating to the statistics either.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None

@@ -2,7 +2,7 @@
 
 A regular file is written whole or not at all: the bytes go to ``NAME.part`` beside it and are renamed
 over it, so a reader never sees half a replay and a full disk leaves no half file holding its space.
-Renaming over anything else would destroy it (issue 35, item 1): a FIFO's reader would get nothing, a
+Renaming over anything else would destroy it: a FIFO's reader would get nothing, a
 device such as ``/dev/full`` (run as root) would become a regular file, a symlink would be replaced
 instead of its target written. So:
 

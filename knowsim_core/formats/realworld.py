@@ -25,7 +25,7 @@ second problem's turns, or without a verdict are counted, not mapped. Rating, co
 ``solve_or_not``, ``why_stop``, ``strength_weakness``, the tutor model and the expertise go into
 the run's metadata under the names of :data:`JUDGMENT_KEYS`.
 
-Ids (issue 23): a question id is a readable slug of the source id plus a short hash of the *whole*
+Ids: a question id is a readable slug of the source id plus a short hash of the *whole*
 source id (:func:`derived_id`), so ids differing anywhere — even only in characters the slug drops —
 never meet; two records of one file with the same source id are refused naming both.
 
@@ -105,8 +105,8 @@ def derived_id(prefix: str, source_id: str) -> str:
 
 
 def legacy_question_id(conv: "Conversation") -> str:
-    """The id an import before issue 23 gave this conversation (truncated worker id / lossy slug):
-    a database written then is checked under it too, so importing the file again adds nothing."""
+    """The id older versions of the Studio gave this conversation (truncated worker id / lossy slug):
+    a database they wrote is checked under it too, so importing the file again adds nothing."""
     if conv.meta.get("source") == KIND_ARENA:
         return f"sa_math_{conv.meta.get('problem_id')}_{str(conv.meta.get('worker_id', ''))[:8]}"
     return f"conv_{re.sub(r'[^A-Za-z0-9_-]+', '_', conv.key)}"

@@ -1,4 +1,4 @@
-"""The shape of the real-conversation files (issue 16), as strict models in :mod:`.schema`'s style.
+"""The shape of the real-conversation files, as strict models in :mod:`.schema`'s style.
 
 The SimulatorArena release's annotations file and its two companions, and the generic
 conversations JSONL, are checked here before :mod:`.realworld` builds anything: strict scalars,

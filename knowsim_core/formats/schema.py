@@ -20,7 +20,7 @@ import typing
 from dataclasses import MISSING, fields
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, TypeAdapter, ValidationError, create_model
 
 from knowsim_core.engine.config import LEVELS
 from knowsim_core.errors import FormatError
@@ -286,8 +286,6 @@ def check(model: Any, data: Any, where: str, fix: str) -> Any:
     The message names ``where`` (file and record), the first failing field path, what it holds,
     what was expected and ``fix``.
     """
-    from pydantic import TypeAdapter
-
     try:
         if isinstance(model, type) and issubclass(model, BaseModel):
             return model.model_validate(data)

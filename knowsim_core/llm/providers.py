@@ -1,4 +1,4 @@
-"""The only code that touches the ``openai`` and ``anthropic`` SDKs (imported lazily, here).
+"""The only code that uses the ``openai`` and ``anthropic`` SDKs (imported on first use by :mod:`.sdks`).
 
 Three providers, two wire formats: ``openai`` and ``compat`` speak Chat Completions, ``anthropic``
 speaks Messages. Every request goes through the SDKs' documented streaming-response API —
@@ -7,7 +7,7 @@ speaks Messages. Every request goes through the SDKs' documented streaming-respo
 chunk, and a request is *bounded*:
 
 * **size**: a body larger than ``KNOWSIM_LLM_MAX_REPLY_BYTES`` (declared or as it arrives) is
-  refused before it is held in memory (the issue's 50 MB reply took 330 MB and never ended); an
+  refused before it is held in memory (a 50 MB reply read whole takes 330 MB and never ends); an
   error answer (4xx/5xx), which the SDK reads whole before raising, is cut at
   :data:`ERROR_BODY_CAP` by the client's transport (:func:`_transport`) — its message is in
   the first lines;
@@ -16,9 +16,9 @@ chunk, and a request is *bounded*:
   network backend (:class:`_DeadlineBackend`) gives each connect, read, write and TLS handshake
   ``min(its own timeout, the time left)``, so a server trickling a byte a second is cut off at the
   deadline, not kept alive by each read beating the per-read timeout. The connection it cut is
-  dropped by the HTTP stack (no thread, no socket is left behind: the old request thread, abandoned
-  at the deadline, kept reading a trickled head with its pooled connection — 27 -> 119 threads,
-  100 sockets in 35 s, then a full pool) and a kept-alive connection is reused as before. Ctrl-C
+  dropped by the HTTP stack and no thread or socket is left behind (a request thread abandoned at
+  the deadline would keep reading a trickled head with its pooled connection: 27 -> 119 threads,
+  100 sockets in 35 s, then a full pool); a kept-alive connection is reused as before. Ctrl-C
   reaches a caller waiting on a socket at once (the waits are the interpreter's interruptible ones);
 * **shape**: a 200 whose body is not JSON, is cut short or has no reply in it is a
   :class:`BadReply` — a provider error retried like a 5xx, never a ``JSONDecodeError``.
@@ -53,8 +53,11 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from knowsim_core.llm.proxy import Proxy
+from knowsim_core.errors import ConfigError
+from knowsim_core.llm import sdks
+from knowsim_core.llm.proxy import MISREAD, Proxy, credentials_misread, masked
 from knowsim_core.llm.settings import LLMSettings
+from knowsim_core.text.redact import redact_url
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096  # Messages requires max_tokens; Chat Completions does not
 ERROR_BODY_CAP = 64 * 1024  # bytes of an error answer's body the SDK may read (the rest is dropped)
@@ -89,25 +92,19 @@ class RawReply:
 def check_base_url(url: str, what: str) -> str:
     """``url`` when the SDKs' HTTP stack can send to it: http(s), a host, a valid port.
 
-    ``compat/m@http://[::1`` used to end in an ``InvalidURL`` traceback at the first request (and a
-    batch stored the raw exception); checked when the model is set up, it is one line instead.
+    Checked when the model is set up, so ``compat/m@http://[::1`` is one line then, not an
+    ``InvalidURL`` traceback at the first request (or a raw exception stored by a batch).
 
     Raises:
         ConfigError: naming ``what`` (the id or setting that gave the URL) and the fix.
     """
-    import httpx2
-
-    from knowsim_core.errors import ConfigError
-    from knowsim_core.llm.proxy import MISREAD, credentials_misread, masked
-    from knowsim_core.text.redact import redact_url
-
     if credentials_misread(url):  # its "host" is a piece of the password: masked to the last @, never asked
         raise ConfigError(f"{what.replace(redact_url(url), masked(url))}: {masked(url)!r} is not a usable base URL "
                           f"({MISREAD}); write them percent-encoded (%40 %2F %23 %3F)")
     try:
-        parsed = httpx2.URL(url)
+        parsed = sdks.httpx2.URL(url)
         problem = "" if parsed.scheme in ("http", "https") and parsed.host else "it needs http:// or https:// and a host"
-    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
+    except (sdks.httpx2.InvalidURL, ValueError, TypeError) as exc:
         problem = str(exc)
     if problem:
         raise ConfigError(f"{what}: {redact_url(url)!r} is not a usable base URL ({problem}); "
@@ -168,59 +165,57 @@ def _budget(timeout: float | None, timeout_error: type[Exception]) -> tuple[floa
 def _network_backend() -> Any:
     """An ``httpcore2`` network backend (the SDKs' HTTP stack) whose connections and streams keep
     to the deadline of the request being made on the calling thread (see :func:`_budget`)."""
-    import httpcore2
-
     def bounded(op: Any, timeout: float | None, timeout_error: type[Exception], *args: Any) -> Any:
         budget, by_deadline = _budget(timeout, timeout_error)
         try:
             return op(*args, budget)
-        except httpcore2.TimeoutException:
+        except sdks.httpcore2.TimeoutException:
             if by_deadline:
                 _DEADLINE.expired = True
             raise
 
-    class _DeadlineStream(httpcore2.NetworkStream):
+    class _DeadlineStream(sdks.httpcore2.NetworkStream):
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
         def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            return bounded(self._inner.read, timeout, httpcore2.ReadTimeout, max_bytes)
+            return bounded(self._inner.read, timeout, sdks.httpcore2.ReadTimeout, max_bytes)
 
         def write(self, buffer: bytes, timeout: float | None = None) -> None:
             view = memoryview(buffer)
             for i in range(0, max(len(view), 1), WRITE_SLICE):  # a long write cannot outlast the deadline
-                bounded(self._inner.write, timeout, httpcore2.WriteTimeout, bytes(view[i:i + WRITE_SLICE]))
+                bounded(self._inner.write, timeout, sdks.httpcore2.WriteTimeout, bytes(view[i:i + WRITE_SLICE]))
 
         def close(self) -> None:
             self._inner.close()
 
         def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                       timeout: float | None = None) -> Any:
-            return _DeadlineStream(bounded(self._inner.start_tls, timeout, httpcore2.ConnectTimeout,
+            return _DeadlineStream(bounded(self._inner.start_tls, timeout, sdks.httpcore2.ConnectTimeout,
                                            ssl_context, server_hostname))
 
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)
 
-    class _DeadlineBackend(httpcore2.NetworkBackend):
+    class _DeadlineBackend(sdks.httpcore2.NetworkBackend):
         def __init__(self) -> None:
-            self._inner = httpcore2.SyncBackend()
+            self._inner = sdks.httpcore2.SyncBackend()
 
         def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                         socket_options: Any = None) -> Any:
-            budget, by_deadline = _budget(timeout, httpcore2.ConnectTimeout)
+            budget, by_deadline = _budget(timeout, sdks.httpcore2.ConnectTimeout)
             try:
                 return _DeadlineStream(self._inner.connect_tcp(host, port, budget, local_address, socket_options))
-            except httpcore2.TimeoutException:
+            except sdks.httpcore2.TimeoutException:
                 if by_deadline:
                     _DEADLINE.expired = True
                 raise
 
         def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
-            budget, by_deadline = _budget(timeout, httpcore2.ConnectTimeout)
+            budget, by_deadline = _budget(timeout, sdks.httpcore2.ConnectTimeout)
             try:
                 return _DeadlineStream(self._inner.connect_unix_socket(path, budget, socket_options))
-            except httpcore2.TimeoutException:
+            except sdks.httpcore2.TimeoutException:
                 if by_deadline:
                     _DEADLINE.expired = True
                 raise
@@ -236,13 +231,11 @@ def _as_httpx_error(exc: Exception) -> Exception | None:
     that has one: ReadTimeout -> ReadTimeout, a subclass without a twin -> its parent's), or None.
     The SDKs turn httpx2's TimeoutException into their timeout error and its other transport errors
     into connection errors; :func:`~knowsim_core.llm.errors.broken_answer` reads the class names."""
-    import httpx2
-
     for cls in type(exc).__mro__:
         if not cls.__module__.startswith("httpcore2"):
             continue
-        twin = getattr(httpx2, cls.__name__, None)
-        if isinstance(twin, type) and issubclass(twin, httpx2.TransportError):
+        twin = getattr(sdks.httpx2, cls.__name__, None)
+        if isinstance(twin, type) and issubclass(twin, sdks.httpx2.TransportError):
             return twin(str(exc))
     return None
 
@@ -252,20 +245,17 @@ def _pool(proxy: Proxy | None) -> Any:
     ``HTTPProxy`` (a pool that forwards http requests to the proxy and tunnels https ones through a
     CONNECT) with the same TLS checks, limits and network backend — so the request's deadline
     bounds the connection to the proxy, the CONNECT and the TLS handshake through it too."""
-    import httpcore2
-    import httpx2
-
     common: dict[str, Any] = dict(
-        ssl_context=httpx2.create_ssl_context(), network_backend=_network_backend(),
+        ssl_context=sdks.httpx2.create_ssl_context(), network_backend=_network_backend(),
         max_connections=POOL_MAX_CONNECTIONS, max_keepalive_connections=POOL_MAX_KEEPALIVE,
         keepalive_expiry=POOL_KEEPALIVE_EXPIRY_S)
     if proxy is None:
-        return httpcore2.ConnectionPool(**common)
+        return sdks.httpcore2.ConnectionPool(**common)
     auth = None if proxy.auth is None else (proxy.auth[0].encode(), proxy.auth[1].encode())  # UTF-8, not only ASCII
     # TLS to an https:// proxy is checked like TLS to the provider, in a context of its own (the tunnel
     # sets the provider's ALPN protocols on the other)
-    proxy_tls = httpx2.create_ssl_context() if proxy.url.startswith("https://") else None
-    return httpcore2.HTTPProxy(proxy_url=proxy.url, proxy_auth=auth, proxy_ssl_context=proxy_tls, **common)
+    proxy_tls = sdks.httpx2.create_ssl_context() if proxy.url.startswith("https://") else None
+    return sdks.httpcore2.HTTPProxy(proxy_url=proxy.url, proxy_auth=auth, proxy_ssl_context=proxy_tls, **common)
 
 
 def _transport(proxy: Proxy | None = None) -> Any:
@@ -275,9 +265,6 @@ def _transport(proxy: Proxy | None = None) -> Any:
     :func:`_read_json` reads it under the reply cap, chunk by chunk; an error body the SDK reads
     itself, whole, before raising. Given a transport, the HTTP client reads no proxy variables:
     ``proxy`` is the only way one is used."""
-    import httpcore2
-    import httpx2
-
     class _Mapped:
         """Raise httpcore2's errors as httpx2's (what the SDKs catch), chained to the original."""
 
@@ -291,7 +278,7 @@ def _transport(proxy: Proxy | None = None) -> Any:
                     raise twin from exc
             return False
 
-    class _Body(httpx2.SyncByteStream):
+    class _Body(sdks.httpx2.SyncByteStream):
         def __init__(self, inner: Any, cap: int | None):
             self._inner, self._cap = inner, cap
 
@@ -310,7 +297,7 @@ def _transport(proxy: Proxy | None = None) -> Any:
             with _Mapped():
                 self._inner.close()  # a body not read to the end: the connection is dropped
 
-    class _DeadlineTransport(httpx2.BaseTransport):
+    class _DeadlineTransport(sdks.httpx2.BaseTransport):
         def __init__(self) -> None:
             self._pool = _pool(proxy)
 
@@ -321,19 +308,19 @@ def _transport(proxy: Proxy | None = None) -> Any:
             by_deadline = False
             try:
                 with _Mapped():
-                    pool, by_deadline = _budget(timeouts.get("pool"), httpcore2.PoolTimeout)
+                    pool, by_deadline = _budget(timeouts.get("pool"), sdks.httpcore2.PoolTimeout)
                     extensions["timeout"] = {**timeouts, "pool": pool}  # waiting for a free connection counts too
-                    core = httpcore2.Request(
+                    core = sdks.httpcore2.Request(
                         method=request.method,
-                        url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
+                        url=sdks.httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
                                           target=url.raw_path),
                         headers=request.headers.raw, content=request.stream, extensions=extensions)
                     response = self._pool.handle_request(core)
-            except httpx2.PoolTimeout:
+            except sdks.httpx2.PoolTimeout:
                 if by_deadline:
                     _DEADLINE.expired = True
                 raise
-            return httpx2.Response(status_code=response.status, headers=response.headers,
+            return sdks.httpx2.Response(status_code=response.status, headers=response.headers,
                                    stream=_Body(response.stream, ERROR_BODY_CAP if response.status >= 400 else None),
                                    extensions=response.extensions)
 
@@ -345,35 +332,27 @@ def _transport(proxy: Proxy | None = None) -> Any:
 
 def _build_client(provider: str, *, base_url: str, api_key: str, settings: LLMSettings, proxy: Proxy | None) -> Any:
     if provider == "anthropic":
-        import anthropic
-
-        return anthropic.Anthropic(
+        return sdks.anthropic.Anthropic(
             api_key=api_key,
             base_url=base_url,
-            timeout=anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+            timeout=sdks.anthropic.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
             max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
-            http_client=anthropic.DefaultHttpxClient(transport=_transport(proxy)),
+            http_client=sdks.anthropic.DefaultHttpxClient(transport=_transport(proxy)),
         )
-    import openai
-
-    return openai.OpenAI(
+    return sdks.openai.OpenAI(
         api_key=api_key,
         base_url=base_url,
-        timeout=openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
+        timeout=sdks.openai.Timeout(settings.timeout_s, connect=settings.connect_timeout_s),
         max_retries=0,  # retried by chat, which counts them and retries unusable bodies too
-        http_client=openai.DefaultHttpxClient(transport=_transport(proxy)),
+        http_client=sdks.openai.DefaultHttpxClient(transport=_transport(proxy)),
     )
 
 
 def sdk_errors(provider: str) -> tuple[type[BaseException], ...]:
     """The SDK's base exception classes (for translation into ProviderError)."""
     if provider == "anthropic":
-        import anthropic
-
-        return (anthropic.AnthropicError,)
-    import openai
-
-    return (openai.OpenAIError,)
+        return (sdks.anthropic.AnthropicError,)
+    return (sdks.openai.OpenAIError,)
 
 
 def call(
@@ -434,8 +413,6 @@ def _request(provider: str, client: Any, *, model: str, messages: list[dict[str,
 
 def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float) -> dict[str, Any]:
     """The response body as a JSON object, read chunk by chunk under the size cap and the deadline."""
-    import httpx2
-
     declared = response.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > max_bytes:
         raise BadReply(f"the reply is {int(declared):,} bytes, over the {max_bytes:,}-byte cap "
@@ -450,11 +427,11 @@ def _read_json(response: Any, max_bytes: int, deadline: float, deadline_s: float
             if time.monotonic() > deadline:
                 raise BadReply(f"no answer within {deadline_s:g} s (the reply was still arriving: "
                                f"{len(buf):,} bytes so far)", reason="timeout")
-    except httpx2.HTTPError as exc:  # the connection broke or stalled while the body was read
+    except sdks.httpx2.HTTPError as exc:  # the connection broke or stalled while the body was read
         if _DEADLINE.expired:  # a read cut at the deadline
             raise BadReply(f"no answer within {deadline_s:g} s (the reply was still arriving: "
                            f"{len(buf):,} bytes so far)", reason="timeout") from None
-        what = "stalled" if isinstance(exc, httpx2.TimeoutException) else "was cut short"
+        what = "stalled" if isinstance(exc, sdks.httpx2.TimeoutException) else "was cut short"
         raise BadReply(f"the reply {what} after {len(buf):,} bytes ({type(exc).__name__})",
                        reason="timeout" if what == "stalled" else "server") from None
     try:
@@ -522,9 +499,7 @@ def chat_response_format(schema_model: type[BaseModel]) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def anthropic_schema(schema_model: type[BaseModel]) -> dict[str, Any]:
     """The ``output_config.format`` schema ``messages.parse(output_format=Model)`` sends, once per class."""
-    import anthropic
-
-    return anthropic.transform_schema(TypeAdapter(schema_model).json_schema())
+    return sdks.anthropic.transform_schema(TypeAdapter(schema_model).json_schema())
 
 
 def _from_chat_body(body: dict[str, Any]) -> RawReply:

@@ -40,6 +40,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 from dataclasses import dataclass
@@ -236,8 +237,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--read-timeout", type=float, default=DEFAULT_READ_TIMEOUT_S, help="seconds a reply may take")
     p.add_argument("--print-config", action="store_true", help="print the configuration and exit")
     args = p.parse_args(argv)
-    import tempfile
-
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="knowsim-router-"))
     try:
         if args.print_config:

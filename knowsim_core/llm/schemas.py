@@ -51,7 +51,7 @@ class ExtractorOut(BaseModel):
 # ---------------------------------------------------------------------- the compact local format
 # A small model on this machine writes a token every 0.3–1.5 s under llama.cpp's grammar (the grammar is
 # checked against Gemma's 262k-token vocabulary at every step). The full format above costs ~75 tokens per
-# IU before any reasoning text, so a 4-IU reply was cut at CI's cap every time. The compact format asks
+# IU before any reasoning text, so a 4-IU reply is cut at CI's cap every time. The compact format asks
 # for the three labels per IU and nothing else, keyed by the graph's own IU ids (so the grammar writes the
 # ids, in graph order, and the model only chooses labels): ~40 tokens per IU. It is read into the same
 # entries as the full format (:func:`compact_entries`), with no reasoning and no concept echo.

@@ -37,15 +37,14 @@ import json
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from knowsim_core.engine.agent_id import DEFAULT_STRATEGY, METHODS, STRATEGIES, AgentId
 from knowsim_core.errors import ConfigError
+from knowsim_core.llm.local_record import LocalServer, read_record
 from knowsim_core.llm.prices import DEFAULT_PRICES, PriceTable
+from knowsim_core.llm.proxy import credentials_misread, masked, proxy_for
 from knowsim_core.text.redact import redact_url, redact_urls, url_secrets
-
-if TYPE_CHECKING:  # the record is read lazily, when settings are built (from_sources)
-    from knowsim_core.llm.local_record import LocalServer
 
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "compat")
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "schema", "json")
@@ -54,7 +53,7 @@ DEFAULT_TIMEOUT_S = 60.0  # the SDKs default to 600 s; a stuck local server shou
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_MAX_RETRIES = 2  # retries of 429, 5xx, connection errors and unusable 200 bodies, with backoff
 # A reply is a few KB of JSON (a long extractor reply ~30 KB); 4 MiB is ~100x that, and small
-# enough that a hostile or broken server cannot fill the memory (the issue sent 50 MB).
+# enough that a hostile or broken server (one sending 50 MB) cannot fill the memory.
 DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
 DEFAULT_MAX_CONCURRENCY = 4  # parallel calls per provider endpoint during batches
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -235,8 +234,6 @@ class LLMSettings:
             kw["structured"] = merged["KNOWSIM_LLM_STRUCTURED"].lower()
         if merged.get("KNOWSIM_LLM_MAX_TOKENS"):
             kw["max_tokens"] = parse_max_tokens(merged["KNOWSIM_LLM_MAX_TOKENS"])
-        from knowsim_core.llm.local_record import read_record  # one small file and /proc; no network call
-
         kw["local"], kw["local_refused"] = read_record(merged.get("KNOWSIM_LOCAL_MODEL_FILE") or None)
         models = dict(DEFAULT_MODELS)
         for provider in PROVIDERS:
@@ -437,8 +434,6 @@ def _sdk_installed(module: str) -> bool:
 def _shown_url(url: str) -> str:
     """A base URL as the status line shows it: credentials masked — up to the last ``@`` when a URL
     parser would misread them (a bare ``@`` or ``/`` in a password; the model refuses such a URL)."""
-    from knowsim_core.llm.proxy import credentials_misread, masked  # lazy: urllib.request, only for the status line
-
     return masked(url) if credentials_misread(url) else redact_url(url)
 
 
@@ -446,8 +441,6 @@ def _route(url: str, env: Mapping[str, str]) -> tuple[bool, str]:
     """(usable, what the status line adds) for the proxy calls to ``url`` go through under ``env``:
     nothing when direct, the proxy and its variable when there is one, the one-line refusal (and
     not usable) when the environment names a proxy the clients cannot use."""
-    from knowsim_core.llm.proxy import proxy_for  # lazy: urllib.request, only for the status line
-
     try:
         proxy = proxy_for(url, env)
     except ConfigError as exc:

@@ -1,4 +1,5 @@
-"""The LLM dialogue-act tagger's prompt (our wording of issue 16's five definitions)."""
+"""The LLM dialogue-act tagger's prompt (our wording of the five acts' definitions in
+:mod:`knowsim_core.text.dialogue_acts`)."""
 
 from __future__ import annotations
 

@@ -51,7 +51,10 @@ from knowsim_core.text.redact import redact_urls
 from knowsim_core.formats.reference import (
     ReferenceItem, is_structured, load_init_cache, load_items, load_iu_cache, load_run_file, run_from_reference,
 )
+from knowsim_core.services.fork import FORKED_FROM
+from knowsim_core.services.realworld_import import DEFAULT_EXTRACTOR, import_realworld
 from knowsim_core.storage.run_filter import RunFilter
+from knowsim_core.text.tags import MAX_RUN_TAG
 from knowsim_core.vocab import RunStatus
 
 DOMAINS = {"math": "math", "expertqa": "expert"}
@@ -283,9 +286,6 @@ def import_path(
     """
     p = Path(path)
     if realworld.detect(p):  # real human conversations (SimulatorArena release, conversations JSONL)
-        from knowsim_core.services.realworld_import import (  # imports the registry: only when needed
-            DEFAULT_EXTRACTOR, import_realworld,
-        )
         return import_realworld(store, p, params=params,  # type: ignore[return-value]
                                 extractor_id=extractor_id or DEFAULT_EXTRACTOR)
     kind = detect(p)
@@ -369,8 +369,6 @@ def _content_key(run: RunRecord) -> str:
 def copy_tag(run_id: str) -> str:
     """The tag a run stored under a new id carries: the id it has in the file (a run tag has at most
     :data:`~knowsim_core.text.tags.MAX_RUN_TAG` characters; an id too long for it is cut, marked)."""
-    from knowsim_core.text.tags import MAX_RUN_TAG
-
     tag = f"copy of {run_id}"
     return tag if len(tag) <= MAX_RUN_TAG else tag[:MAX_RUN_TAG - 1] + "…"
 
@@ -396,8 +394,8 @@ def _continues(stored: RunRecord, run: RunRecord) -> bool:
 
 
 def _stored_copy(store: Store, run: RunRecord, key: str, taken: RunRecord | None) -> str | None:
-    """The id of a stored run with the same contents as ``run`` (issue 35, item 2: a re-imported file
-    must not store every run again), or None. ``taken``, the run stored under its id, is tried first,
+    """The id of a stored run with the same contents as ``run`` (a re-imported file must not store
+    every run again), or None. ``taken``, the run stored under its id, is tried first,
     then the runs of the same question, level and seed with as many turns."""
     if taken is not None and _content_key(taken) == key:
         return run.run_id
@@ -415,8 +413,6 @@ def _stored_copy(store: Store, run: RunRecord, key: str, taken: RunRecord | None
 def _parents_first(runs: list[RunRecord]) -> list[int]:
     """The positions of ``runs`` with every fork after the run it forked from, when both are in the
     file (otherwise file order): the parent's id here must be known before its fork is stored."""
-    from knowsim_core.services.fork import FORKED_FROM  # the agents it imports load only for a file of runs
-
     position = {r.run_id: i for i, r in enumerate(runs) if r.run_id}
     placed: list[int] = []
     seen: set[int] = set()
@@ -438,8 +434,6 @@ def _parents_first(runs: list[RunRecord]) -> list[int]:
 def _relinked(run: RunRecord, stored_as: dict[str, str]) -> RunRecord:
     """``run`` with its link to its parent pointing at the parent's id here, where the parent came
     in this file under another id (a named copy, or a run already stored under another id)."""
-    from knowsim_core.services.fork import FORKED_FROM
-
     meta = dict(run.meta)
     parent = meta.get(FORKED_FROM)
     if parent is None or stored_as.get(str(parent), parent) == parent:

@@ -1,5 +1,5 @@
-"""Reading rules from the learner's own words (issue 21, "improve the reading where the evidence
-says it is wrong") — an *optional* alternative reading, compared with the plain one by
+"""Reading rules from the learner's own words (the reading improved where the evidence says it is
+wrong) — an *optional* alternative reading, compared with the plain one by
 ``agreement --reading learner-evidence``; the stored readings are not changed by it.
 
 The plain reading credits what the tutor taught: a well-explained IU moves up one step whatever

@@ -21,6 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from knowsim_core import llm
 from knowsim_core.text.titles import concept_title
 from knowsim_core.agents import registry
 from knowsim_core.engine.config import RuleParams, preset
@@ -28,6 +29,7 @@ from knowsim_core.engine.graph import IUGraph
 from knowsim_core.engine.ports import QuestionMaterial, SignalExtractor
 from knowsim_core.errors import FormatError
 from knowsim_core.agents.registry import AgentId, spec_of
+from knowsim_core.services.reader_trust import reading_note
 from knowsim_core.services.reading import read_conversation, transcript_run
 from knowsim_core.engine.records import RunRecord
 from knowsim_core.engine.state import IUState, KnowledgeState, initial_state
@@ -68,8 +70,6 @@ class RealworldReport:
         None when nothing was read."""
         if not self.pairs:
             return None
-        from knowsim_core.services.reader_trust import reading_note
-
         return reading_note(self.reader, "math", self.graph_sizes, self.mentioned / self.pairs)
 
     def add_counts(self, conv: Conversation) -> None:
@@ -138,9 +138,7 @@ def make_extractor(extractor_id: str, store: Store | None = None) -> SignalExtra
     """
     if not spec_of(extractor_id).needs_model:
         return registry.resolve("extractor", extractor_id)
-    from knowsim_core.llm import LLMSettings  # lazy: offline imports never load the LLM layer
-
-    settings = LLMSettings.from_env()
+    settings = llm.LLMSettings.from_env()  # the LLM layer loads here: an offline import never does
     return registry.resolve("extractor", extractor_id, settings=settings,
                             cache=store.caches if settings.cache_enabled else None)
 

@@ -1,7 +1,7 @@
 """The Studio's database: questions, IU graph versions, initial states, runs and turns, caches.
 
-The only package that speaks SQL (via ``sqlite-utils``), split by what it stores, over one
-connection helper:
+The only package that speaks SQL — the repositories' own, on ``sqlite3``; ``sqlite-utils`` only
+where tables are created or migrated — split by what it stores, over one connection helper:
 
 * :mod:`.connection` — a fresh connection per call (Streamlit runs scripts on many threads), WAL,
   ``busy_timeout``, ``BEGIN IMMEDIATE`` writes, read-only opening; the record codec.
@@ -22,29 +22,36 @@ and migrates it and spans transactions; callers reach the data through its repos
 ``store.cells``), e.g. ``store.runs.load(rid)`` or ``store.search.list(RunFilter(batch_tag=t))``.
 One object still means "this database file" (it is what ``ui.common.resources`` caches and what a page
 passes around), each operation has one name and one owner, and each repository stays small
-enough to read in one sitting. (``Store`` used to forward ~50 one-line methods to them.)
+enough to read in one sitting.
 
 The tables the repositories share are joined in SQL where a view needs both (a run list shows
 its question's text); otherwise each repository writes only its own tables. API keys never reach
 this package: records do not contain them and settings are not stored.
+
+**Loaded on first use** (:mod:`knowsim_core.lazy`): the package loads none of its modules until a
+name is read (``from knowsim_core.storage import Store`` loads the store and its repositories), so
+a command's ``--help`` imports no storage. The repositories in turn reach the engine's pydantic
+models (graphs, states, records: ~0.2 s) through :mod:`knowsim_core.engine` only where a row is
+read back as one, and sqlite-utils (with the pandas it imports where installed: ~0.5 s) only where
+tables are created or migrated: listing the runs of a current file needs neither.
 """
 
-from __future__ import annotations
+from knowsim_core.lazy import attach
 
-from knowsim_core.storage.connection import (
-    BUSY_TIMEOUT_MS, DEFAULT_DB, ENV_DB, default_path, writable, pack as _pack, unpack as _unpack,
-)
-from knowsim_core.storage.liveness import (
-    LEASE_SECONDS, LEASE_LAPSED, PROCESS_DIED, STALE_REMOTE_SECONDS, pid_alive as _pid_alive,
-)
-from knowsim_core.storage.migrations import SCHEMA_VERSION
-from knowsim_core.storage.questions import GraphVersion, QuestionRow
-from knowsim_core.storage.run_search import ORDERS, BatchGroup, RunRow
-from knowsim_core.storage.runs import FINAL_STATUSES, STATUSES
-from knowsim_core.storage.store import Store
+__getattr__, __dir__ = attach(__name__, {
+    "BUSY_TIMEOUT_MS": "connection", "DEFAULT_DB": "connection", "ENV_DB": "connection",
+    "default_path": "connection", "writable": "connection",
+    "LEASE_SECONDS": "liveness", "LEASE_LAPSED": "liveness", "PROCESS_DIED": "liveness",
+    "STALE_REMOTE_SECONDS": "liveness",
+    "SCHEMA_VERSION": "migrations",
+    "GraphVersion": "questions", "QuestionRow": "questions",
+    "ORDERS": "run_search", "BatchGroup": "run_search", "RunRow": "run_search",
+    "FINAL_STATUSES": "runs", "STATUSES": "runs",
+    "Store": "store",
+})
 
 __all__ = [
     "Store", "QuestionRow", "GraphVersion", "RunRow", "BatchGroup", "SCHEMA_VERSION", "STATUSES",
     "FINAL_STATUSES", "ORDERS", "LEASE_SECONDS", "LEASE_LAPSED", "PROCESS_DIED", "STALE_REMOTE_SECONDS",
-    "BUSY_TIMEOUT_MS", "DEFAULT_DB", "ENV_DB", "default_path", "writable", "_pack", "_unpack", "_pid_alive",
+    "BUSY_TIMEOUT_MS", "DEFAULT_DB", "ENV_DB", "default_path", "writable",
 ]

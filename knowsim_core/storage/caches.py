@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from knowsim_core import engine
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.connection import Connection, now
 
-if TYPE_CHECKING:  # imported where a state is read back (the engine's graph model is pydantic)
+if TYPE_CHECKING:
     from knowsim_core.engine.state import KnowledgeState
 
 
@@ -37,12 +38,10 @@ class Caches:
             )
 
     def get_initial_state(self, question_id: str, level: str) -> KnowledgeState | None:
-        from knowsim_core.engine.state import KnowledgeState
-
         with self._conn.db() as db:
             row = db.execute("SELECT state_json FROM initial_states WHERE question_id = ? AND level = ?",
                              [question_id, level]).fetchone()
-        return KnowledgeState.from_data(json.loads(row[0])) if row else None
+        return engine.state.KnowledgeState.from_data(json.loads(row[0])) if row else None
 
     # ------------------------------------------------------------------ LLM response cache
     def cache_get(self, key: str) -> str | None:

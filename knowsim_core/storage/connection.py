@@ -34,9 +34,19 @@ import zlib
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Iterator
 
 from knowsim_core.errors import FormatError, StorageError
+
+
+def table_helpers() -> ModuleType:
+    """sqlite-utils (its ``Database`` and ``Migrations``), imported on first use: the Studio's one
+    import of it. Importing it imports pandas whenever pandas is installed (~0.5 s; Streamlit brings
+    it), which the repositories' own SQL never needs: only creating or migrating tables does."""
+    import sqlite_utils
+
+    return sqlite_utils
 
 
 class Database:
@@ -63,9 +73,7 @@ class Database:
     def utils(self) -> Any:
         """sqlite-utils' ``Database`` over this connection, made on first use (migrations take one)."""
         if self._utils is None:
-            import sqlite_utils  # the one import of sqlite-utils: creating or migrating tables
-
-            self._utils = sqlite_utils.Database(self.conn, recursive_triggers=False)
+            self._utils = table_helpers().Database(self.conn, recursive_triggers=False)
         return self._utils
 
 

@@ -8,10 +8,15 @@ CASCADE``). See :mod:`knowsim_core.formats.judgments` for what the fields mean.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from knowsim_core import formats
 from knowsim_core.errors import StorageError
-from knowsim_core.formats.judgments import MATCHES, MAX_NOTE, MAX_WHO, SOURCES, Judgment
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, Database, now
+
+if TYPE_CHECKING:
+    from knowsim_core.formats.judgments import Judgment
 
 COLUMNS = "turn, liked, source, who, note, created, match"
 
@@ -45,12 +50,15 @@ class Judgments:
             raise StorageError(unknown_run(run_id))
         if not 1 <= j.turn <= row[0]:
             raise StorageError(f"run {run_id} has turns 1–{row[0]}; cannot judge turn {j.turn}")
-        if j.source not in SOURCES or j.match not in MATCHES:
-            raise StorageError(f"a judgment's source is one of {SOURCES} and its match one of {MATCHES}")
-        if len(j.note) > MAX_NOTE or len(j.who) > MAX_WHO:
-            raise StorageError(f"a judgment's note is at most {MAX_NOTE} characters and its author {MAX_WHO}")
-        stored = Judgment(turn=j.turn, liked=bool(j.liked), source=j.source, who=j.who, note=j.note,
-                          created=j.created or now(), match=j.match)
+        schema = formats.judgments  # the file schema (pydantic models): loaded with the first judgment
+        if j.source not in schema.SOURCES or j.match not in schema.MATCHES:
+            raise StorageError(f"a judgment's source is one of {schema.SOURCES} and its match one of "
+                               f"{schema.MATCHES}")
+        if len(j.note) > schema.MAX_NOTE or len(j.who) > schema.MAX_WHO:
+            raise StorageError(f"a judgment's note is at most {schema.MAX_NOTE} characters and its author "
+                               f"{schema.MAX_WHO}")
+        stored = schema.Judgment(turn=j.turn, liked=bool(j.liked), source=j.source, who=j.who, note=j.note,
+                                 created=j.created or now(), match=j.match)
         db.execute(
             "INSERT INTO judgments (run_id, turn, liked, source, who, note, created, match) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, turn, source, who) DO UPDATE SET "
@@ -85,5 +93,5 @@ class Judgments:
 
 def _judgment(r) -> Judgment:
     turn, liked, source, who, note, created, match = r
-    return Judgment(turn=int(turn), liked=bool(liked), source=source, who=who, note=note, created=created,
-                    match=match)
+    return formats.judgments.Judgment(turn=int(turn), liked=bool(liked), source=source, who=who, note=note,
+                                      created=created, match=match)

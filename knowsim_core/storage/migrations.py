@@ -14,16 +14,19 @@ application could share.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from knowsim_core import formats
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.connection import (
-    SQLITE_HEADER, Connection, Database, connect_read_only, unpack,
+    SQLITE_HEADER, Connection, Database, connect_read_only, table_helpers, unpack,
 )
+from knowsim_core.text.titles import concept_title
 
 if TYPE_CHECKING:
     from sqlite_utils import Migrations
@@ -51,9 +54,7 @@ def migrations() -> Migrations:
     process) imports no sqlite-utils: only a file with migrations pending, or a test that replays
     them part-way (``apply(db.utils, stop_before=…)``), needs it.
     """
-    from sqlite_utils import Migrations  # imports pandas where installed: paid only by a file that migrates
-
-    steps = Migrations(MIGRATION_SET)
+    steps = table_helpers().Migrations(MIGRATION_SET)
     for name, fn in _STEPS:
         steps(name=name)(fn)
     return steps
@@ -123,7 +124,7 @@ def _m0001_initial(db: Database) -> None:
 def _m0002_compressed_records(db: Database) -> None:
     """From schema 2 on, ``runs.setup_json`` and ``turns.record_json`` are written as zlib-compressed
     JSON (a BLOB; about a fifth of the text). Nothing changes in the tables: rows written under
-    schema 1 stay text and are read as they are (:func:`_unpack`). The version bump is what makes
+    schema 1 stay text and are read as they are (:func:`~.connection.unpack`). The version bump is what makes
     an older Studio refuse the file instead of failing on a compressed record."""
 
 
@@ -182,7 +183,7 @@ def _m0005_recency_index_and_deferred_search(db: Database) -> None:
 
 @_migration("0006_judgments")
 def _m0006_judgments(db: Database) -> None:
-    """Judgments of turns (issue 21): a person's thumbs imported with a recorded conversation, or a
+    """Judgments of turns: a person's thumbs imported with a recorded conversation, or a
     researcher's 👍/👎 and note given in Simulate — one per (run, turn, source, who), gone with
     the run. ``match`` says how an imported thumb was tied to its turn's reply text."""
     db.execute("""CREATE TABLE IF NOT EXISTS judgments (
@@ -207,12 +208,9 @@ def judged_columns(meta: dict) -> tuple[float | None, str | None]:
     r, c = meta.get("rating"), meta.get("correctness")
     rating = None
     if r is not None:  # a judged run (an import): most runs have no rating, and a batch worker never does
-        # imported here: formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s),
-        # which opening a database never needs (``runs`` starts without it: tests/test_cli_startup.py),
-        # nor storing a simulated run (each batch worker imported it for its first run: ~40 ms)
-        from knowsim_core.formats.judgments import rating_of
-
-        rating = rating_of(r)
+        # formats.judgments builds the judgments' file schema (pydantic models, ~0.1 s): loaded on
+        # first use, since opening a database or storing a simulated run never needs it
+        rating = formats.judgments.rating_of(r)
     if isinstance(c, bool):
         c = "true" if c else "false"
     correctness = str(c).strip().lower()[:40] if c is not None and str(c).strip() else None
@@ -262,11 +260,6 @@ def _m0008_run_tags_and_sources(db: Database) -> None:
     conversation is titled from its field and the concepts of its first graph version; existing
     runs' two columns are read from their stored setup.
     """
-    import json
-
-    from knowsim_core.storage.connection import unpack
-    from knowsim_core.text.titles import concept_title
-
     db.execute("ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'yours'")
     db.execute("ALTER TABLE questions ADD COLUMN title TEXT NOT NULL DEFAULT ''")
     db.execute("CREATE INDEX IF NOT EXISTS questions_kind ON questions (kind)")

@@ -11,10 +11,12 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from knowsim_core import engine, formats
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.connection import Connection, Database, exists, insert_row, now
+from knowsim_core.text import titles
 
-if TYPE_CHECKING:  # the graph model (pydantic) is imported where a graph is read back: listing runs needs none
+if TYPE_CHECKING:
     from knowsim_core.engine.graph import IUGraph
 
 
@@ -34,9 +36,7 @@ class QuestionRow:
     @property
     def title(self) -> str:
         """What a picker shows: the stored title, else the text's first sentence (clipped)."""
-        from knowsim_core.text.titles import question_title
-
-        return question_title(self.text, self.stored_title)
+        return titles.question_title(self.text, self.stored_title)
 
     @property
     def kind_label(self) -> str:
@@ -76,12 +76,10 @@ def insert_graph(db: Database, qid: str, graph: IUGraph, *, note: str, author: s
     parent it is kept as authored (an import, a sample, a first extraction): its own cycles
     are allowed, an empty graph, NaN levels, duplicate ids or dangling edges never are.
     """
-    from knowsim_core.engine.graph import IUGraph
-
     parent = None
     if parent_id is not None:
         row = db.execute("SELECT graph_json FROM graph_versions WHERE id = ?", [parent_id]).fetchone()
-        parent = IUGraph.from_data(json.loads(row[0])) if row else None
+        parent = engine.graph.IUGraph.from_data(json.loads(row[0])) if row else None
     graph.require_savable(parent, as_authored=parent_id is None)
     version = db.execute(
         "SELECT COALESCE(MAX(version), 0) + 1 FROM graph_versions WHERE question_id = ?", [qid]
@@ -160,11 +158,9 @@ class Questions:
 
     def seed_samples(self) -> int:
         """Add every sample question (+ its graph as version 1) that is missing; idempotent."""
-        from knowsim_core.formats.samples import load_samples
-
         added = 0
         with self._conn.write() as db:  # one transaction for the whole set
-            for s in load_samples():
+            for s in formats.samples.load_samples():
                 if exists(db, "questions", "id = ?", [s.id]):
                     continue
                 insert_question(db, id=s.id, text=s.question, reference_answer=s.reference_answer,
@@ -188,13 +184,11 @@ class Questions:
 
     def _versions(self, where: str, args: list[Any], *, order_by: str | None = None,
                   limit: int | None = None) -> list[GraphVersion]:
-        from knowsim_core.engine.graph import IUGraph
-
         sql = (f"SELECT {', '.join(self._G_COLUMNS)}, graph_json FROM graph_versions WHERE {where}"
                + (f" ORDER BY {order_by}" if order_by else "") + (f" LIMIT {int(limit)}" if limit is not None else ""))
         with self._conn.db() as db:
             rows = db.execute(sql, args).fetchall()
-        return [GraphVersion(*r[:-1], graph=IUGraph.from_data(json.loads(r[-1]))) for r in rows]
+        return [GraphVersion(*r[:-1], graph=engine.graph.IUGraph.from_data(json.loads(r[-1]))) for r in rows]
 
     def graph_versions(self, question_id: str) -> list[GraphVersion]:
         return self._versions("question_id = ?", [question_id], order_by="version")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, fields, replace
 from functools import cache
 from typing import Any, Callable, Mapping
 
+from knowsim_core.engine.agent_id import HUMAN_ID, RECORDED_PREFIX
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.questions import QUESTION_KINDS
 from knowsim_core.storage.runs import STATUSES as RUN_STATUSES
@@ -41,18 +42,13 @@ MAX_GRAPH_VERSION = 1_000_000
 
 @cache
 def recorded_sql() -> str:
-    """A run with a side imported from a recording. Made on first use: the run records' ids live in
-    :mod:`knowsim_core.engine.records` (pydantic graphs, ~0.1 s to import), which listing runs needs not."""
-    from knowsim_core.engine.records import RECORDED_PREFIX
-
+    """A run with a side imported from a recording (a condition on the runs table ``r``)."""
     return f"(r.assistant LIKE '{RECORDED_PREFIX}%' OR r.user LIKE '{RECORDED_PREFIX}%')"
 
 
 @cache
 def typed_sql() -> str:
-    """A run with a side a person typed in the Studio (not a recording); made on first use, as :func:`recorded_sql`."""
-    from knowsim_core.engine.records import HUMAN_ID
-
+    """A run with a side a person typed in the Studio (not a recording)."""
     return f"((r.assistant = '{HUMAN_ID}' OR r.user = '{HUMAN_ID}') AND NOT {recorded_sql()})"
 
 

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from knowsim_core import engine
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.caches import unknown_run
 from knowsim_core.storage.connection import Connection, exists, insert_row, now
@@ -23,9 +24,10 @@ from knowsim_core.storage.run_filter import (  # noqa: F401 — where_clause and
     CONTAINS, EXACT, NO_FILTER, ORIGINS, RATED, RunFilter, typed_sql, where_clause,
 )
 from knowsim_core.storage.runs import MODE_COLUMNS, Runs
+from knowsim_core.text import titles
 from knowsim_core.vocab import POPULATIONS, Population, RunStatus
 
-if TYPE_CHECKING:  # the cross-run facts (engine records, pydantic graphs) are imported by the views that read them
+if TYPE_CHECKING:
     from knowsim_core.engine.facts import RunFacts
 
 ORDERS = {
@@ -74,9 +76,7 @@ class RunRow:
     def title(self) -> str:
         """The question's title, as every picker and Simulate's header name it (a real conversation
         by its field and concepts, not by its first message)."""
-        from knowsim_core.text.titles import question_title
-
-        return question_title(self.question, self.question_title)
+        return titles.question_title(self.question, self.question_title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +194,6 @@ class RunSearch:
         before ``limit``. Mode counts come from the per-turn columns in the same query; a run with
         no stored metrics (still running, or its writer died) is read back record by record.
         """
-        from knowsim_core.engine.facts import facts_from_summary, run_facts
-
         where, args = self._facts_where(run_filter, status=status)
         sums = ", ".join(f"SUM(t.{c})" for c in MODE_COLUMNS)
         firsts = ", ".join(f"MIN(CASE WHEN t.{c} > 0 THEN t.turn END)" for c in MODE_COLUMNS)
@@ -213,9 +211,9 @@ class RunSearch:
         out = []
         for rid, qid, lv, asst, pre, seed, st, tag, kg, dc, co, n, *modes in rows:
             if None in (kg, dc, co):
-                out.append(run_facts(self._runs.load(rid), run_id=rid, status=st, batch=tag or ""))
+                out.append(engine.facts.run_facts(self._runs.load(rid), run_id=rid, status=st, batch=tag or ""))
             else:
-                out.append(facts_from_summary(
+                out.append(engine.facts.facts_from_summary(
                     run_id=rid, question_id=qid, level=lv, assistant=asst, preset=pre, kg=kg, dc=dc, co=co,
                     turns=n, mode_counts=modes[:5], first_turn=modes[5:], seed=seed, status=st, batch=tag or "",
                 ))
@@ -268,7 +266,7 @@ class RunSearch:
         """``{question id: its graph version numbers}`` for the questions whose runs in the
         :meth:`facts` population (same filter and status) span more than one version of their graph — what
         pooling mixes. Runs of different questions on v1 and v3 are each on their question's one
-        graph: nothing to warn about (a population-wide list of versions did, issue 34)."""
+        graph: nothing to warn about."""
         where, args = self._facts_where(run_filter, status=status)
         with self._conn.db() as db:
             rows = db.execute(

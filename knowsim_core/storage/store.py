@@ -16,9 +16,9 @@ Callers reach the data through the repositories, each the one owner of its table
 ``Store`` itself keeps only what belongs to the file: opening, checking and migrating it, ``path``,
 ``read_only``, ``schema_version``, ``integrity_check()``, ``check_present()`` (still there, not deleted
 or moved since it was opened), ``transaction()`` and ``pinned()`` (which
-span every repository, since they share the connection). It used to forward ~50 one-line methods
-(``store.load_run`` → ``store.runs.load``): two names for every operation, and a second place to
-change a signature. ``tests/test_store_facade.py`` keeps it from growing them back.
+span every repository, since they share the connection). It forwards no repository's methods
+(``store.load_run`` beside ``store.runs.load`` would be two names for every operation, and a second
+place to change a signature); ``tests/test_store_facade.py`` keeps it so.
 """
 
 from __future__ import annotations
@@ -26,19 +26,17 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 from knowsim_core.errors import StorageError
 from knowsim_core.storage.batch_cells import BatchCells
 from knowsim_core.storage.caches import Caches
 from knowsim_core.storage.connection import Connection, default_path
+from knowsim_core.storage.judgments import Judgments
 from knowsim_core.storage.migrations import check_file, migrate
 from knowsim_core.storage.questions import Questions
 from knowsim_core.storage.run_search import RunSearch
 from knowsim_core.storage.runs import Runs
-
-if TYPE_CHECKING:  # the judgments' file schema (pydantic models) is imported when judgments are used
-    from knowsim_core.storage.judgments import Judgments
 
 
 class Store:
@@ -115,10 +113,7 @@ class Store:
 
     @property
     def judgments(self) -> Judgments:
-        """The judgments repository, made on first use: its module imports the judgments' file
-        schema (pydantic models, ~0.1 s), which most commands and a batch never need."""
+        """The judgments repository (made on first use, as most commands and a batch use none)."""
         if self._judgments is None:
-            from knowsim_core.storage.judgments import Judgments
-
             self._judgments = Judgments(self._conn)
         return self._judgments

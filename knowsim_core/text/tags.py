@@ -8,13 +8,12 @@ of text. A bad one is the caller's input: :class:`~knowsim_core.errors.ConfigErr
 A **run tag** is another thing: a researcher's free-text label on one run (``run --tag``, Saved
 runs; at most :data:`MAX_RUN_TAG` characters, no comma or control character), checked by
 :func:`check_run_tag` before the ``run`` command stores anything and again where storage files a
-run. The two rules differ on purpose (a batch tag becomes a file name, a run tag never does); what
-was wrong was two functions of one name in two layers with different limits and error classes
-(``ConfigError`` here, ``StorageError`` in storage, issue 32) — both rules are now here, named
-apart, and a bad tag of either kind is the caller's input: :class:`~knowsim_core.errors.ConfigError`.
+run. The two rules differ on purpose (a batch tag becomes a file name, a run tag never does); both
+live here, named apart, so each has one limit and one error class in every layer: a bad tag of
+either kind is the caller's input, :class:`~knowsim_core.errors.ConfigError`.
 
 :func:`new_batch_tag` is the only place a batch tag is generated (the command line and the Batch
-page both used to spell their own).
+page both call it).
 """
 
 from __future__ import annotations

@@ -20,6 +20,12 @@ import streamlit as st
 from ui.common import nav
 from ui.common.keys import FRAME_SEEN
 
+try:  # Streamlit's own (internal) switch of the legacy pages/ mode, where this Streamlit has one
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+except ImportError:  # a Streamlit without the legacy-pages mode: nothing to switch off
+    PagesManager = get_script_run_ctx = None  # type: ignore[assignment,misc]
+
 
 def mark_framed() -> None:
     """``app.py`` calls this on every run: this session has been through the frame."""
@@ -35,10 +41,7 @@ def ensure_frame(page: nav.Page) -> None:
 
 
 def _leave_legacy_pages() -> None:
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-    except ImportError:  # a Streamlit without the legacy-pages mode: nothing to do
+    if PagesManager is None or get_script_run_ctx is None:
         return
     ctx = get_script_run_ctx()
     main = getattr(getattr(ctx, "pages_manager", None), "main_script_path", "") or ""

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from knowsim_core.engine.agent_id import parse_id
+from knowsim_core.storage.questions import kind_rank
+from ui.common.safe_text import inline_markdown
+
 
 def import_summary(result: Any) -> str:
     """One line from whatever the importer returns (a count, a mapping of counts, or a report)."""
@@ -29,8 +33,6 @@ def question_label(q: Any) -> str:
 
 def by_kind(questions: list[Any]) -> dict[str, list[str]]:
     """Question ids per kind, in the pickers' order (samples first), only kinds that have some."""
-    from knowsim_core.storage.questions import kind_rank
-
     out: dict[str, list[str]] = {}
     for q in sorted(questions, key=lambda q: (kind_rank(q.kind), q.id)):
         out.setdefault(q.kind, []).append(q.id)
@@ -41,12 +43,9 @@ def reading_heading(question: Any, row: Any, run: Any) -> str:
     """The Simulate header of a recorded human conversation, in words: its title (the field and
     concepts, never the person's first message), the person's level, the tutor, the rating and
     the answer — e.g. ``Real conversation · Number Theory: Perfect Square · novice learner · tutor
-    gpt-4o · rated 7/10 · answer correct``. Before, the header read ``sa_math_25_f222c5ef_… —
-    Hello, are you functioning properly?`` (issue 34). Markdown-safe: every text is escaped."""
-    from ui.common.safe_text import inline_markdown
-
-    from knowsim_core.agents.registry import parse_id
-
+    gpt-4o · rated 7/10 · answer correct`` — never the stored id and the first message
+    (``sa_math_25_f222c5ef_… — Hello, are you functioning properly?``). Markdown-safe: every text
+    is escaped."""
     tutor = parse_id(run.adapter.get("assistant", "?")).name  # recorded/gpt-4o -> gpt-4o
     parts = [f"**{KIND_SHORT.get(question.kind, question.kind)}** · " + inline_markdown(question.title),
              f"{run.level} learner", "tutor " + inline_markdown(tutor)]

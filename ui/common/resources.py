@@ -8,14 +8,21 @@ point ``KNOWSIM_DB`` at a new file get a new store.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 from functools import lru_cache
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from knowsim_core import llm
+from knowsim_core.agents import registry
+from knowsim_core.engine.agent_id import parse_id
+from knowsim_core.errors import StorageError
+from knowsim_core.storage import Store
 from ui.common import keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,8 +42,6 @@ def db_path() -> Path:
 
 @st.cache_resource(show_spinner=False)
 def _store(path: str):
-    from knowsim_core.storage import Store
-
     store = Store(path)
     if not store.read_only:  # a read-only database is shown as it is (seeding writes)
         store.questions.seed_samples()  # the first screen is never empty
@@ -46,8 +51,6 @@ def _store(path: str):
 def get_store():
     """The shared store for the current database path (seeded with the sample questions). When its
     file was deleted or moved since the app opened it, the page says so in one line and stops."""
-    from knowsim_core.errors import StorageError
-
     store = _store(str(db_path()))
     try:
         store.check_present()
@@ -84,8 +87,6 @@ def ensure_vendor() -> Path:
 def _package_dir(name: str) -> Path:
     """An installed package's folder, found without importing it: importing pyvis (IPython, jinja)
     was ~0.5 s of the first page a fresh server drew, only to learn where its files are."""
-    import importlib.util
-
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError(f"{name} is not installed; `pip install -r requirements.txt`")
@@ -108,8 +109,6 @@ def plot_module_name() -> str:
 def plotly_name() -> str:
     """plotly.min.js under the installed plotly version, so an upgrade is never served stale (the
     version read from the package's metadata: no import of plotly on a page that draws no chart)."""
-    from importlib.metadata import version
-
     return f"plotly-{version('plotly')}.min.js"
 
 
@@ -161,7 +160,7 @@ def graph_module_url() -> str:
     return _static_url(graph_module_name())
 
 
-# ---------------------------------------------------------------------- providers (LLM issue)
+# ---------------------------------------------------------------------- providers
 def _secrets() -> dict[str, Any]:
     """st.secrets as a dict; {} when there is no secrets file (reading it would raise)."""
     try:
@@ -171,14 +170,9 @@ def _secrets() -> dict[str, Any]:
 
 
 def llm_settings():
-    """The LLM settings from env + secrets + session overrides, or None when a setting is invalid.
-
-    ``knowsim_core.llm`` is imported here, not at the top: this module is loaded on every page.
-    """
-    from knowsim_core.llm.settings import LLMSettings
-
+    """The LLM settings from env + secrets + session overrides, or None when a setting is invalid."""
     try:
-        settings = LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
+        settings = llm.LLMSettings.from_sources(env=dict(os.environ), secrets=_secrets())
         typed = {f: st.session_state.get(keys.llm_field(f), "") for f, _, _ in _SESSION_FIELDS}
         return settings.with_overrides(**{k: v for k, v in typed.items() if v})
     except Exception as exc:  # noqa: BLE001 — a bad setting must not take the app down
@@ -193,9 +187,7 @@ def provider_lines() -> list[tuple[str, bool, str]]:
     if settings is None:
         return offline
     try:
-        from knowsim_core.llm.settings import provider_status
-
-        rows = [(s.name, bool(s.available), s.detail) for s in provider_status(settings)]
+        rows = [(s.name, bool(s.available), s.detail) for s in llm.provider_status(settings)]
     except Exception:  # noqa: BLE001 — the sidebar must render even if the LLM module misbehaves
         return offline
     return rows if any(r[0] == "offline" for r in rows) else offline + rows
@@ -226,14 +218,10 @@ def agent_settings(store) -> dict[str, Any] | None:
 
 def agent_ids(kind: str) -> list[str]:
     """Offline ids of ``kind`` first, then the LLM ids configured providers offer."""
-    from knowsim_core.agents import registry
-
     ids = [e.id for e in registry.available(kind)]
     settings = llm_settings()
     if settings is not None:
-        from knowsim_core.llm.settings import llm_agent_ids
-
-        ids += [i for i in llm_agent_ids(settings).get(kind, []) if i not in ids]
+        ids += [i for i in llm.llm_agent_ids(settings).get(kind, []) if i not in ids]
     return ids
 
 
@@ -244,7 +232,6 @@ def agent_label_func():
     local = getattr(settings, "local", None)
     if local is None:
         return str
-    from knowsim_core.agents.registry import parse_id
 
     def label(agent_id: str) -> str:
         part = parse_id(agent_id)  # either spelling of a strategy (before or after the URL)

@@ -18,6 +18,8 @@ from typing import Any, Mapping
 
 from knowsim_core.errors import FormatError, GraphError
 from knowsim_core.engine.graph import IUEdge, IUGraph, IUNode, GraphIssue, checked, natural_key
+from knowsim_core.formats.jsonio import parse_json
+from knowsim_core.formats.reference import graph_from_data
 from knowsim_core.presentation.graph_diff import GraphDiff
 from knowsim_core.vocab import iu_name
 
@@ -344,9 +346,6 @@ def parse_graph_file(raw: bytes, *, name: str = "the file") -> IUGraph:
     Raises:
         FormatError: with what is wrong and what to do (never a partial graph).
     """
-    from knowsim_core.formats.jsonio import parse_json
-    from knowsim_core.formats.reference import graph_from_data
-
     if len(raw) > MAX_IMPORT_BYTES:
         raise FormatError(f"{name} is {len(raw):,} bytes; an IU graph file is at most {MAX_IMPORT_BYTES:,}")
     try:

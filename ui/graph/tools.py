@@ -182,7 +182,7 @@ def render_history(store, question_id: str) -> None:
     newest = versions[-1]
     start = ids.index(newest.parent_id) if newest.parent_id in ids else len(ids) - 2
     # keyed by the newest version: after a save the diff opens on the version just saved against
-    # its parent (the old key kept showing v1 → v2)
+    # its parent (one key for every save would keep showing v1 → v2)
     c1, c2 = st.columns(2)
     a = c1.selectbox("From version", ids, index=start, format_func=label.get, key=f"diff_a_{question_id}_{newest.id}")
     b = c2.selectbox("To version", ids, index=len(ids) - 1, format_func=label.get,
@@ -231,7 +231,7 @@ def render_import(store, version) -> None:
 
 
 def render_extract(store, question, version) -> None:
-    """LLM graph extraction (issue 7) when a provider is configured; otherwise say what is needed."""
+    """LLM graph extraction when a provider is configured; otherwise say what is needed."""
     try:
         settings = LLMSettings.from_sources()
     except KnowSimError as exc:

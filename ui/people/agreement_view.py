@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from knowsim_core import evaluation
 from knowsim_core.errors import KnowSimError
 from knowsim_core.evaluation.agreement_words import AGAINST
 from knowsim_core.evaluation.scoring import roc_points
@@ -38,7 +39,7 @@ def judgment_line(j: Judgment) -> str:
 
     The name and the note are stored text (a Studio JSON import brings them from anywhere), so they
     go through :func:`~ui.common.safe_text.inline_markdown`: a ``![](http://tracker)`` note must not load."""
-    # Streamlit's material icons ship with the app; Debian's chromium has no emoji font (issue 34)
+    # Streamlit's material icons ship with the app; Debian's chromium has no emoji font
     thumb = ":material/thumb_up: up ·" if j.liked else ":material/thumb_down: down ·"
     who = inline_markdown(" ".join((j.who or "?").split()))
     whose = "the person in the conversation" if j.source == "person" else f"researcher **{who}**"
@@ -105,8 +106,8 @@ def ci_text(entry: dict[str, Any], key: str = "auc") -> str:
     return f"{fmt(entry.get(key))} {interval}, n {entry.get('n', 0)}"
 
 
-# Words, not emoji, on the Agreement page: chromium without an emoji font draws 👍 as an empty box
-# (issue 34 item 11). Markdown gets Streamlit's material icons (their font ships with Streamlit);
+# Words, not emoji, on the Agreement page: chromium without an emoji font draws 👍 as an empty box.
+# Markdown gets Streamlit's material icons (their font ships with Streamlit);
 # Plotly text, which cannot draw them, gets words.
 UP_MD, DOWN_MD = ":material/thumb_up: up", ":material/thumb_down: down"
 UP_WORD, DOWN_WORD = "thumb up", "thumb down"
@@ -190,8 +191,8 @@ def simulated_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
 def roc_figure(turns: list[dict[str, Any]], scores: dict[str, dict[str, Any]]) -> go.Figure:
     """ROC curves of each per-turn score for 👍 (positive) vs 👎, each in its stated direction (the
     AUC the table shows), with the chance diagonal."""
-    from knowsim_core.evaluation.agreement import oriented
-
+    # through the lazy package: Simulate imports this module for a turn's judgments, not these figures
+    oriented = evaluation.agreement.oriented
     fig = go.Figure()
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#BBBBBB", dash="dot"), name="chance",
                     hoverinfo="skip")

@@ -1,8 +1,8 @@
 """The Realism page's per-level chart: one bar per level and series, every series in the legend.
 
 Streamlit's ``st.bar_chart`` puts its legend under the chart in one row: in the page's half-width
-column the last series (with two learners and three floors, the most-common-act floor) fell off
-the legend (issue 34, item 14). This figure lists every series that has a value for the metric
+column the last series (with two learners and three floors, the most-common-act floor) falls off
+the legend. This figure lists every series that has a value for the metric
 in a legend that wraps, floors in greys so they read as floors, and the caller names any series
 without a value for that metric.
 """

@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from knowsim_core.evaluation.divergence import RunDiff, diff_runs
@@ -27,7 +26,7 @@ from knowsim_core.engine.state import IUState
 from ui.common.graph_view import render_graph
 from ui.common.theme import BORDER_COLOUR, MODE_COLORS, MODE_FONT, STATE_STYLE, state_badge
 from ui.common.safe_text import inline_markdown
-from ui.common.tables import MISSING
+from ui.common.tables import MISSING, styled
 
 # cell text → (background, text colour), for the styled tables
 _STATE_CELL = {state_badge(s): (v.colour, v.font) for s, v in STATE_STYLE.items()}
@@ -166,18 +165,6 @@ def render_divergence(a: RunRecord, b: RunRecord, *, key: str) -> RunDiff:
                 st.dataframe(first_divergence_rows(d), hide_index=True, key=f"{key}_diff_first", placeholder=MISSING,
                              column_config={"why": st.column_config.TextColumn(width="large")})
     return d
-
-
-def styled(rows: list[dict[str, Any]], columns: tuple[str, ...], cells: dict[str, tuple[str, str]]):
-    """``rows`` as a table whose ``columns`` are filled with the colour their text names."""
-    def paint(value: Any) -> str:
-        colours = cells.get(value)
-        return f"background-color: {colours[0]}; color: {colours[1]}" if colours else ""
-
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame
-    return frame.style.map(paint, subset=[c for c in columns if c in frame.columns])
 
 
 def state_key_html() -> str:

@@ -3,7 +3,7 @@
 The same table as ``python benchmarks/paper_check.py`` (both use
 :mod:`knowsim_core.evaluation.paper`), for whichever runs the database holds — so the distance of
 the offline demo world (or of a batch of LLM tutors) from what the paper measured is shown, not
-claimed. Like with like (issue 29): Fig. 6 and Table 4 describe the simple-prompt benchmark, so
+claimed. Like with like: Fig. 6 and Table 4 describe the simple-prompt benchmark, so
 one assistant's runs are compared with them (``offline/simple`` when present); every assistant's
 own rows are shown beside, never pooled. Each row names its source and the population that source
 describes. Finished runs only; the stop column counts the overload stop rule, read from the stored
@@ -21,6 +21,7 @@ from knowsim_core.vocab import Population
 from dataclasses import replace
 
 from knowsim_core.engine.failures import FAILURE_ORDER
+from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.evaluation.paper import (
     BENCHMARK, CO_TOLERANCE, DC_TOLERANCE, KG_TOLERANCE, KG_TOLERANCE_ABS, PAPER_POPULATION, SHARE_TOLERANCE,
     VALIDATION, check_rows, level_checks, outcome_from_facts, outcome_of, population, recording_rows, strategy_rows,
@@ -38,7 +39,6 @@ MODE_LABELS = {m.title: f"{m.letter} %" for m in FAILURE_ORDER}
 
 def paper_check_tab(db) -> None:
     """Draw the tab for ``db`` (a :class:`~knowsim_core.storage.Store`)."""
-    from knowsim_core.storage.run_filter import RunFilter
     st.caption(
         "What the paper measured with real LLM tutors (Fig. 6 failure-mode shares and Table 4 KG / DC / CO: "
         "nine LLM tutors with the simple strategy prompt, 15 turns, no early stop; Table 12 stop turn: the "
@@ -62,7 +62,7 @@ def paper_check_tab(db) -> None:
                 "on its questions, or switch off “Only the paper's questions”." if paper_only
                 else "No finished runs yet.")
         return
-    if not paper_only:  # all questions: say what is pooled, as Across runs does (issue 34)
+    if not paper_only:  # all questions: say what is pooled, as Across runs does
         _, forks, typed = db.search.population_mix(RunFilter(batch_tag=batch), status=Population.FINISHED)
         several = db.search.mixed_versions(RunFilter(batch_tag=batch), status=Population.FINISHED)
         pooled = [f"{n} {what if n != 1 else one}" for n, what, one in (

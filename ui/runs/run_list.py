@@ -7,6 +7,7 @@ tens of thousands of runs; a full record is loaded only for the runs the user se
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tempfile
 import zipfile
@@ -15,7 +16,9 @@ from typing import Any
 
 import streamlit as st
 
-from knowsim_core.errors import KnowSimError
+from knowsim_core import formats, services
+from knowsim_core.agents import registry
+from knowsim_core.errors import FormatError, KnowSimError
 from knowsim_core.formats import csv_export, reference_export
 from knowsim_core.services.exporting import studio_json
 from knowsim_core.services.runner import resume_run
@@ -116,11 +119,9 @@ def table_key(f: dict[str, Any], *, page: int) -> str:
 
     A dataframe's selection is a list of row *positions* that the browser keeps while the widget
     lives; when the rows under those positions change (a run deleted, a filter changed), the same
-    positions would tick runs nobody chose ("Delete 2 selected…" after deleting one, issue 24).
+    positions would tick runs nobody chose ("Delete 2 selected…" after deleting one).
     A new key per list starts every list with nothing selected.
     """
-    import hashlib
-
     view = repr((query(f), f.get("order"), page,  # a frozen dataclass: its repr names every condition
                  st.session_state.get(keys.TABLE_GEN, 0)))
     return keys.table(hashlib.sha1(view.encode()).hexdigest()[:10])
@@ -147,12 +148,9 @@ def import_runs(store) -> None:
     """Upload a Studio or reference run file: imported whole or not at all.
 
     It goes through the command line's :func:`~knowsim_core.services.importing.import_path` (every
-    run checked, then all saved in one transaction), so a failure part-way stores nothing.
+    run checked, then all saved in one transaction), so a failure part-way stores nothing. The
+    importers load when a file comes (through their lazy packages): the list itself needs none.
     """
-    from knowsim_core.errors import FormatError
-    from knowsim_core.formats import realworld
-    from knowsim_core.services.importing import detect, import_path
-
     up = st.file_uploader("Import runs (Studio JSON or reference run file)", type=["json"], key="runs_import")
     if up is None or st.session_state.get(keys.IMPORTED) == up.file_id:
         return
@@ -160,11 +158,12 @@ def import_runs(store) -> None:
         path = Path(tmp) / Path(up.name).name
         path.write_bytes(up.getvalue())
         try:
-            kind = detect(path)
-            if kind not in ("studio-run", "reference-runs") or realworld.detect(path):
-                what = "real conversations" if realworld.detect(path) else kind.replace("-", " ")
+            kind = services.importing.detect(path)
+            real = formats.realworld.detect(path)
+            if kind not in ("studio-run", "reference-runs") or real:
+                what = "real conversations" if real else kind.replace("-", " ")
                 raise FormatError(f"{up.name} holds {what}, not runs; import it with `python -m knowsim_core import`")
-            report = import_path(store, path)
+            report = services.importing.import_path(store, path)
         except KnowSimError as exc:
             msg = str(exc).replace(str(path), up.name)  # the upload's name, not a temporary path
             st.error(msg if msg.startswith(up.name) else f"{up.name}: {msg}")
@@ -265,9 +264,7 @@ def warn_forks(store, run_ids: list[str]) -> None:
 def lineage(store, run_id: str) -> None:
     """A fork's line: the run and turn it came from — a link while that run is stored, "deleted
     run …" once it is not — and the forks made from this run."""
-    from knowsim_core.services.fork import parent_of
-
-    parent = parent_of(store, store.runs.load(run_id))
+    parent = services.fork.parent_of(store, store.runs.load(run_id))
     if parent is not None:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(f":material/call_split: A fork of {parent.words()} at turn {parent.turn}.")
@@ -289,11 +286,9 @@ def resume(store, run_id: str) -> None:
     """Continue an interrupted or failed run to its end with the adapters it was started with.
 
     A run with a typed side cannot play to its end here: the next message is the researcher's. It
-    opens in Simulate at its last turn, where Send continues it. (Resuming it here claimed it as
-    ``running``, then stopped on the missing message: the run stayed ``running`` and left the
-    "failed / interrupted" filter, issue 34.)"""
-    from knowsim_core.agents import registry
-
+    opens in Simulate at its last turn, where Send continues it (resumed here, it would be claimed
+    as ``running`` and stop on the missing message, left ``running`` and out of the "failed /
+    interrupted" filter)."""
     row = store.search.get_row(run_id)
     if any(registry.spec_of(agent).human for agent in (row.assistant, row.user)):
         nav.open_in_simulate(run_id, row.turns)
@@ -320,8 +315,6 @@ def show_batch(tag: str) -> None:
 
 def tag_editor(store, run_id: str) -> None:
     """The run's tags, each removable, and a box to add more (comma-separated)."""
-    from knowsim_core.errors import KnowSimError
-
     have = store.search.tags_of([run_id]).get(run_id, [])
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     row.markdown("**Tags:**" + ("" if have else " none yet"))

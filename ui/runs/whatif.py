@@ -28,6 +28,8 @@ from knowsim_core.services import whatif as whatif_service
 from ui.common.safe_text import inline_markdown
 from ui.common.tables import MISSING
 from ui.runs import keys
+from ui.runs.compare import metric_deltas
+from ui.runs.run_list import forget_selection
 
 QUALITIES: tuple[str, ...] = QUALITY_VALUES
 NO_ID = "(no id)"
@@ -110,8 +112,6 @@ def render_whatif(store, run: RunRecord, *, key: str = "wi") -> RunRecord | None
     except KnowSimError as exc:
         st.error(str(exc))
         return None
-    from ui.runs.compare import metric_deltas
-
     if remap is not None:
         render_remap(remap)
     if edits:
@@ -138,8 +138,6 @@ def _save_form(store, run: RunRecord, edits: list[LabelEdit], version_number: in
     except KnowSimError as exc:
         st.error(str(exc))
         return
-    from ui.runs.run_list import forget_selection
-
     st.session_state[keys.FLASH] = (f"Saved the what-if as run {rid}, a what-if of run {run.run_id}; "
                                     "it heads the list (newest first).")
     forget_selection()  # the new run takes row 0: the old selection would point at another run

@@ -22,6 +22,7 @@ import streamlit as st
 from knowsim_core.engine.records import TurnRecord
 from knowsim_core.evaluation.explain import share  # η worded as the why panel words it
 
+from ui.common.resources import module_loader, plot_module_url, plotly_url
 from ui.common.theme import GAUGE_BAR, GAUGE_BETTER, GAUGE_NEAR, GAUGE_OK, GAUGE_OVER, GAUGE_THRESHOLD, NEAR_SHARE
 
 GAUGE_HEIGHT = 230
@@ -115,8 +116,6 @@ def load_chart_spec(turns: Sequence[TurnRecord], *, tau: int, current: int, top:
 @lru_cache(maxsize=1)
 def _component():
     # light DOM (not isolated): plotly.js adds its style rules to the document's head
-    from ui.common.resources import module_loader
-
     return st.components.v2.component("knowsim.live_plot", html='<div class="ks-plot"></div>',
                                       js=module_loader("__ksPlotRender", ".ks-plot", "chart"),
                                       isolate_styles=False)
@@ -124,8 +123,6 @@ def _component():
 
 def chart_data(spec: dict) -> dict:
     """The payload a live chart receives: the figure (a plain dict), plotly.js and the module."""
-    from ui.common.resources import plot_module_url, plotly_url
-
     return {"figure": spec, "config": CONFIG, "lib": plotly_url(), "module": plot_module_url()}
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 
-from knowsim_core.agents.human import AwaitingInput
+from knowsim_core.agents.human import HUMAN_ID, AwaitingInput, next_user_turn
 from knowsim_core.errors import KnowSimError
 from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
+from knowsim_core.services.runner import resume_run
+from knowsim_core.storage import LEASE_SECONDS
 
 
 class Player:
@@ -66,8 +68,6 @@ class Player:
     def human_role(self, rid: str) -> str | None:
         """Which side of run ``rid`` the researcher types ("assistant" / "user"), if any."""
         adapters = self.runs[rid].adapter
-        from knowsim_core.agents.human import HUMAN_ID
-
         return next((role for role in ("assistant", "user") if adapters.get(role) == HUMAN_ID), None)
 
     def _typed_runs(self) -> list[str]:
@@ -80,8 +80,6 @@ class Player:
 
     def preview_user(self, rid: str) -> str:
         """The simulated learner's next message in a run where the assistant's reply is typed."""
-        from knowsim_core.agents.human import next_user_turn
-
         return next_user_turn(self._live(rid).sim).message
 
     def send(self, text: str, *, rid: str | None = None, **extra) -> bool:
@@ -119,9 +117,6 @@ class Player:
     def _live(self, rid: str):
         """The run's LiveRun, claimed under a lease; a run whose lease lapsed while the page sat
         idle (and its hold was released) is claimed again rather than refused."""
-        from knowsim_core.services.runner import resume_run
-        from knowsim_core.storage import LEASE_SECONDS
-
         live = self.live.get(rid)
         if live is not None and not live.done and (live.closed or not live.hold(LEASE_SECONDS)):
             live = None  # failed, or its lease lapsed (closed so, with what it had billed): resume it
@@ -133,7 +128,7 @@ class Player:
 
     def _gone(self, rid: str) -> str:
         """Why ``rid`` can no longer be played, when it was removed: a run with no turn whose lease
-        lapsed while the page sat idle is deleted, not kept as an empty interrupted run (issue 34)."""
+        lapsed while the page sat idle is deleted, not kept as an empty interrupted run."""
         if self.runs[rid].turns:
             return ""
         try:
@@ -146,8 +141,6 @@ class Player:
     def hold_leases(self) -> None:
         """Renew the lease of every run this session is playing and has not finished (the app's
         heartbeat while a run is open; a run whose lease lapsed is left for the next step to resume)."""
-        from knowsim_core.storage import LEASE_SECONDS
-
         for live in self.live.values():
             if not live.done and not live.closed:
                 live.hold(LEASE_SECONDS)

@@ -7,6 +7,7 @@ import streamlit as st
 from knowsim_core.agents.registry import HUMAN_ID as HUMAN, spec_of
 from knowsim_core.engine.config import LEVELS, PRESETS, preset as get_preset
 from knowsim_core.errors import KnowSimError
+from knowsim_core.services.runner import start_run
 
 from ui.common import nav
 from ui.simulate import state
@@ -39,8 +40,6 @@ def _pick(label: str, kind: str, key: str) -> str | None:
 
 def render_setup(store) -> None:
     """The form; "Start" creates a stored run and opens it in the player."""
-    from knowsim_core.services.runner import start_run
-
     questions = store.questions.list()
     if not questions:
         st.info("There are no questions yet; add one on the Questions page.")

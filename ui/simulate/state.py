@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from knowsim_core.errors import KnowSimError
 from ui.common import nav
 from ui.common.resources import agent_settings
 from ui.simulate import keys
@@ -87,10 +88,8 @@ def player(store) -> Player | None:
 
 def discard_unplayed(store, p: Player | None, *, keep: tuple[str, ...] = ()) -> list[str]:
     """Delete the runs this session started in ``p`` that never got a turn (Start, then Close or
-    another Start): they lingered as 0-turn "interrupted" runs (issue 34). A run with a turn stays,
+    another Start), so none lingers as a 0-turn "interrupted" run. A run with a turn stays,
     resumable; a run this session only opened (a link, Saved runs) is not this session's to delete."""
-    from knowsim_core.errors import KnowSimError
-
     gone = []
     for rid, live in list((p.live if p is not None else {}).items()):
         if rid in keep or live.run.turns:

@@ -33,7 +33,7 @@ def render_metrics(run: RunRecord, turn: int) -> None:
     turns = run.turns[:turn]
     now = turns[-1].state_after if turns else run.initial_state
     c1, c2, c3 = st.columns(3)
-    # the glossary's words, and KG worked out for this run: "KG 14" beside "2 of 14 known well" was read
+    # the glossary's words, and KG worked out for this run: "KG 14" beside "2 of 14 known well" reads
     # as 14 IUs learnt, where it counts state steps
     c1.metric("Knowledge gain (KG)", str(m.knowledge_gain),
               help=glossary_help("KG") + "\n\n**This run:** " + kg_line(run.initial_state, now) + ".")

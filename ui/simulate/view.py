@@ -17,6 +17,8 @@ from __future__ import annotations
 import streamlit as st
 
 from knowsim_core.errors import KnowSimError
+from knowsim_core.services.fork import fork_run, parent_of
+from knowsim_core.services.reader_trust import runs_note
 from knowsim_core.services.reading import is_human_reading
 from knowsim_core.engine.failures import FailureMode
 from knowsim_core.engine.records import RunRecord, TurnRecord
@@ -29,12 +31,13 @@ from ui.simulate.player import Player
 from ui.common.safe_text import inline_markdown
 from ui.common.theme import GLOSSARY, glossary_help
 from ui.people.agreement_view import render_turn_judgments
+from ui.runs.compare import render_compare
 from ui.simulate.story import render_story
 from ui.simulate.turn_card import render_iu_panel, render_metrics, render_turn_card
 
 # one screen at 1400×900: graph + compact charts on the left, messages + IU panel on the right
 # the graph leaves room for a status of two lines (a virtual stop and the run's end named): at 310 px
-# such a status pushed the gauge's ▲/▼ and its lower ticks below 900 px (issue 34 item 8)
+# such a status pushes the gauge's ▲/▼ and its lower ticks below 900 px
 GRAPH_HEIGHT, PAIR_GRAPH_HEIGHT = 288, 400
 MIN_GRAPH_HEIGHT = 200  # what the graph keeps when a caption above the turn takes room
 # whole labels down to 9 px (a row of four concepts in the half-page canvas draws at ~9.4 px); a graph
@@ -78,9 +81,9 @@ def _redraw_both() -> None:
     """Rerun the ticking fragment *and* Play/Pause's after a move made in the ticking one.
 
     Play's enabled state depends on the turn (nothing to play at the last turn of a finished run).
-    A click in the ticking fragment reran only that fragment, so Play kept the state it was drawn
-    with: disabled after Start had rewound a run Play had finished, enabled but inert after Step
-    had reached the last turn (issue 34). A keyed rerun redraws the two fragments, not the page."""
+    A click in the ticking fragment reruns only that fragment, so Play would keep the state it was
+    drawn with: disabled after Start rewinds a run Play has finished, enabled but inert after Step
+    reaches the last turn. A keyed rerun redraws the two fragments, not the page."""
     st.rerun([PLAYER_FRAGMENT, PLAY_FRAGMENT])
 
 
@@ -115,8 +118,8 @@ def scrub_key(p: Player) -> str:
 
     The page moves the scrubber on every step. With one key for all turns, a timer rerun that the
     browser sent before it had drawn the last step carries the scrubber's previous value, which
-    Streamlit reads as the user dragging it: that used to pause playback silently (Play stalled
-    with the button still reading "Pause", issue 24). With a key per drawn position a stale value
+    Streamlit reads as the user dragging it: playback would pause silently (Play stalled with the
+    button still reading "Pause"). With a key per drawn position a stale value
     belongs to an older scrubber and equals the turn it was drawn at, which :func:`_scrub` ignores:
     only a real drag moves the cursor.
     """
@@ -190,8 +193,6 @@ def _status(p: Player) -> str:
 def side_label(p: Player, index: int) -> str:
     """"A" / "B", and for a fork which run and turn it forked from (side by side, the two headers
     otherwise read alike)."""
-    from knowsim_core.services.fork import parent_of
-
     side = "AB"[index]
     parent = parent_of(p.store, p.runs[p.run_ids[index]])
     if parent is not None:
@@ -203,8 +204,8 @@ def side_label(p: Player, index: int) -> str:
 
 
 def graph_version_label(p: Player, rid: str) -> str:
-    """"graph v3" — which version of its question's graph the run is on (two versions are two graphs;
-    the header never said which one, issue 34); "" for a run stored without one."""
+    """"graph v3" — which version of its question's graph the run is on (two versions are two graphs,
+    so the header names the one); "" for a run stored without one."""
     try:
         vid = p.store.search.get_row(rid).graph_version_id
     except KnowSimError:
@@ -226,8 +227,6 @@ def _header(run: RunRecord, status: str = "", label: str = "", version: str = ""
         line = f"**{label}** · run `{run.run_id[:8]}` · " + line
     st.markdown(inline_markdown(f"{status} · {line}" if status else line), help=glossary_help("τ", "step"))
     if is_human_reading(run):
-        from knowsim_core.services.reader_trust import runs_note
-
         notes = " ".join(n["text"] for n in runs_note([run]).values())
         caption = ("Reading of a human conversation: a real person and tutor wrote every message; the extractor "
                    "and the rules only read them. " + notes)
@@ -291,13 +290,13 @@ def _messages(p: Player, rid: str, *, key: str) -> None:
         st.markdown(":material/school: **Assistant**")
         with st.container(key="sim_reply"):
             st.markdown(inline_markdown(rec.assistant_message))
-    # under the box, not inside it: inside, a long reply scrolled the turn's 👍/👎 out of sight (issue 34)
+    # under the box, not inside it: inside, a long reply scrolls the turn's 👍/👎 out of sight
     turn_judgment(p, rid, rec, key="sim_judge_0")
 
 
 def first_turn_hint(p: Player, run: RunRecord) -> str:
     """What plays the first turn: Step, or — where Step is disabled because the first message is
-    the researcher's — the box to type it in ("Step forward" under a disabled Step, issue 34)."""
+    the researcher's — the box to type it in (never "Step forward" under a disabled Step)."""
     if p.can_forward:
         return f"Starting level: {run.level}. Step forward to play the first turn."
     if p.awaiting_input:
@@ -392,8 +391,6 @@ def _fork(p: Player, index: int, rid: str) -> None:
                              key=f"sim_fork_text_{rid}_{rec.turn}")
         if st.button("Fork and compare", key=f"sim_fork_{index}", icon=":material/call_split:",
                      help="Keeps turns before this one, plays this turn with your reply, then the run's own agents go on"):
-            from knowsim_core.services.fork import fork_run
-
             try:
                 child = fork_run(p.store, rid, rec.turn, reply, settings=p.settings)
             except KnowSimError as exc:
@@ -406,10 +403,8 @@ def _fork(p: Player, index: int, rid: str) -> None:
 
 def _compare(p: Player) -> None:
     """The pair's Compare panel, inside the ticking fragment and drawn from the player's own records
-    at the player's turn: drawn outside it, a step (a fragment rerun) left the panel on the turn it
-    was first drawn at — "B − A KG −4" for a fork that ended +5 (issue 24)."""
-    from ui.runs.compare import render_compare
-
+    at the player's turn: drawn outside it, a step (a fragment rerun) would leave the panel on the
+    turn it was first drawn at — "B − A KG −4" for a fork that ended +5."""
     # drawn only while open (on_change="rerun" makes the expander report it): a closed panel must
     # not add two graphs and four tables to every step of a playing pair
     panel = st.expander("Compare the two runs", expanded=bool(st.session_state.get(keys.COMPARE_OPEN)),
@@ -426,8 +421,8 @@ def _compare(p: Player) -> None:
 
 def at_turn(run: RunRecord, turn: int) -> RunRecord:
     """``run`` as it stood after ``turn`` (its stop only once its last turn is reached): Compare's
-    KG, DC and CO of two runs at one turn. Right after a fork, A (15 turns) against B (3) read
-    "B − A KG −8" — a difference of length, not of the reply (issue 34)."""
+    KG, DC and CO of two runs at one turn. Right after a fork, A (15 turns) against B (3) whole
+    would read "B − A KG −8" — a difference of length, not of the reply."""
     if turn >= len(run.turns):
         return run
     return run.with_turns(run.turns[: max(0, turn)])
