@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -141,11 +140,9 @@ def test_no_committed_log_names_a_machine_path():
 def test_portable_writes_the_checkout_its_folder_and_the_temporary_folder_relatively(tmp_path):
     import tempfile
 
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import _log
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("benchmark_log", ROOT / "benchmarks" / "_log.py")
+    _log = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(_log)
     tmp = tempfile.gettempdir()
     got = _log.portable({"a": [str(ROOT / "x.py"), str(ROOT.parent / "shared" / "r.json")], "b": (f"{tmp}/base",),
                          "c": ROOT / "benchmarks", "d": f"ran in {ROOT}", "e": 3})
