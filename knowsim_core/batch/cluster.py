@@ -44,17 +44,20 @@ locally or a local one on a cluster alike: the runs and claims are the same.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import queue
 import re
 import socket
 import time
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from knowsim_core.batch.plan import Cell
 from knowsim_core.batch.remote import ONE_TURN, TO_THE_END, Part, Played, code_version, model_bound
+from knowsim_core.batch.remote import play as play_task
 from knowsim_core.batch.schedule import CELL_OF_STATUS, STOP_ERROR, Budget, Control, Outcome, Tally, run_loop
 from knowsim_core.engine.metrics import Metrics
 from knowsim_core.engine.records import Ending, RunRecord
@@ -101,6 +104,21 @@ def extra_missing() -> bool:
         return True
 
 
+def on_worker(*, waits: bool) -> str:
+    """The address of the Dask worker running the calling task ("" outside a worker: a test, a tool);
+    a task that ``waits`` on a model leaves the worker's thread pool to CPU-bound tasks (``secede``),
+    so the conversations in flight are the batch's ``--concurrency``, not the workers' threads."""
+    from distributed import get_worker, secede
+
+    try:
+        address = get_worker().address
+    except ValueError:
+        return ""
+    if waits:
+        secede()
+    return address
+
+
 def check_reachable(address: str, timeout: float = 3.0) -> None:
     """Open (and close) a TCP connection to the scheduler: a refused or unroutable address is one line
     at once, instead of Dask's retrying until its connect timeout.
@@ -129,8 +147,6 @@ def connect(address: str) -> Any:
     if extra_missing():
         raise ConfigError(MISSING_EXTRA)
     check_reachable(address)
-    import logging
-
     from distributed import Client
 
     # the client's reconnect warnings and tracebacks: a lost scheduler is one line in the batch's summary
@@ -305,13 +321,11 @@ class ClusterLanes:
             self._send(group, TO_THE_END)
 
     def _send(self, group: list[_Cell], turns: int | None) -> None:
-        from knowsim_core.batch.remote import play
-
         self._seq += 1
         key = f"knowsim-{self.tag or 'batch'}-{group[0].cell.index}-{self._seq}"
         parts = tuple(Part(c.cell.index, c.start) for c in group)
         try:
-            future = self.client.submit(play, parts, turns=turns, llm=self.llm if turns is not None else None,
+            future = self.client.submit(play_task, parts, turns=turns, llm=self.llm if turns is not None else None,
                                         key=key, pure=False)
         except Exception as exc:  # noqa: BLE001 — the client lost its scheduler (closed)
             self._lose(exc)
@@ -433,8 +447,6 @@ class ClusterLanes:
     def _failed_task(self, future: Any, exc: BaseException | None) -> list[Outcome]:
         """The outcomes of the cells of a task that did not return: its workers kept dying (Dask gave
         up on it: ``lost``, played again once by the loop), it was cancelled, or it raised."""
-        from concurrent.futures import CancelledError
-
         from distributed.scheduler import KilledWorker
 
         if isinstance(exc, (CancelledError, TimeoutError)) or future.cancelled():  # not by us: force() forgets first
@@ -545,5 +557,5 @@ def run_cluster(store: Store, todo: list[tuple[Cell, str]], *, client: Any, tag:
                         on_outcome=on_outcome)
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "ClusterLanes", "MISSING_EXTRA", "check_reachable", "cluster_address", "connect",
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterLanes", "MISSING_EXTRA", "check_reachable", "cluster_address", "connect", "on_worker",
            "extra_missing", "is_workers_line", "run_cluster", "workers_line"]

@@ -19,6 +19,7 @@ import itertools
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
+from knowsim_core import llm
 from knowsim_core.agents import registry
 from knowsim_core.engine.agent_id import STRATEGIES
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, preset as get_preset
@@ -205,9 +206,7 @@ def estimate_stored(store: Any, spec: BatchSpec, conversations: int) -> Estimate
     what ``batch`` prints before it starts and what the app's Batch page shows (one source)."""
     prices = None
     if spec.llm_agents():
-        from knowsim_core.llm.settings import LLMSettings  # lazy: offline batches never load the LLM layer
-
-        prices = LLMSettings.from_env().prices
+        prices = llm.LLMSettings.from_env().prices  # the LLM layer loads here: offline batches never need it
     return estimate(spec, conversations, prices=prices, history=store.search.token_totals(spec.llm_agents()))
 
 
@@ -281,9 +280,7 @@ def plan(
                                   f"{registry.parse_id(agent_id).method!r}; an assistant takes a strategy "
                                   f"({', '.join(STRATEGIES)})")
             else:
-                from knowsim_core.llm.settings import check_one_url  # lazy: offline batches never load the LLM layer
-
-                check_one_url(f"{kind} {agent_id}", registry.parse_id(agent_id).url)
+                llm.settings.check_one_url(f"{kind} {agent_id}", registry.parse_id(agent_id).url)
     if not questions or not levels or not assistants:
         raise ConfigError("the batch is empty: no questions with an IU graph, no levels, or no assistants")
     # two spellings of one assistant (compat/m and compat/m:<its default strategy>) are one

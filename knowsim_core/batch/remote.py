@@ -16,7 +16,7 @@ conversations play to their end (:data:`TO_THE_END`), several per task: nothing 
 repeat plays the very same turns from the seed.
 
 This module imports nothing from Dask at import time (the driver's tests and tools read it without the
-extra); :func:`play` does, on the worker.
+extra); :func:`play` does, on the worker, through :func:`~knowsim_core.batch.cluster.on_worker`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from knowsim_core import batch
 from knowsim_core.agents import registry
 from knowsim_core.engine.metrics import Metrics
 from knowsim_core.engine.records import Ending, RunRecord, TurnRecord
@@ -81,15 +82,7 @@ _SETTINGS: dict[int, Any] = {}  # per worker process: one LLMSetup per batch con
 
 def play(parts: tuple[Part, ...], *, turns: int | None, llm: Any) -> tuple[Played, ...]:
     """Play each part for ``turns`` turns (None: to the conversation's end), one after the other."""
-    from distributed import get_worker, secede
-
-    try:
-        address = get_worker().address
-    except ValueError:  # called outside a worker (a test, a tool)
-        address = ""
-    else:
-        if turns is not None:  # waits on a model: leave the pool's thread to CPU-bound tasks
-            secede()
+    address = batch.cluster.on_worker(waits=turns is not None)
     if llm is not None:
         llm = _SETTINGS.setdefault(llm.concurrency, llm)
     return tuple(play_part(p, turns=turns, llm=llm, worker=address) for p in parts)

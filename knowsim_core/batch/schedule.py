@@ -36,8 +36,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
+from knowsim_core import llm as llm_layer
 from knowsim_core.batch.plan import Cell
 from knowsim_core.errors import KnowSimError
+from knowsim_core.services.play import play, status_of
+from knowsim_core.services.runner import resume_run, start_run
 from knowsim_core.storage import Store
 from knowsim_core.vocab import CELL_ENDED, CellOutcome, ClaimOutcome, RunStatus
 
@@ -48,8 +51,8 @@ DISK_FULL = ("disk is full", "no space left on device", "disk quota exceeded")
 
 def is_disk_full(error: str) -> bool:
     """Whether an outcome's error says the disk (or the database's quota) is full: then every
-    further cell would fail the same way, so the batch stops at the first one (issue 23: 747 of
-    750 cells failed one by one)."""
+    further cell would fail the same way, so the batch stops at the first one (rather than failing
+    every cell one by one)."""
     low = error.lower()
     return any(d in low for d in DISK_FULL)
 
@@ -188,9 +191,6 @@ CELL_OF_STATUS = {RunStatus.FINISHED: CellOutcome.FINISHED, RunStatus.FAILED: Ce
 def _play(store: Store, cell: Cell, out: Outcome, *, tag: str, stop: Any,
           llm: Callable[[Store, int], Any] | None, resume_id: str, on_start: Callable[[str], None] | None,
           on_turn: Callable[[Any], None] | None, on_close: Callable[[], None] | None) -> Outcome:
-    from knowsim_core.services.play import play, status_of
-    from knowsim_core.services.runner import resume_run, start_run
-
     settings = llm(store, cell.index) if llm is not None else None
     try:
         # an offline conversation's turns go to the database a few at a time (buffered), and the
@@ -308,9 +308,7 @@ class LLMSetup:
 
     def settings(self) -> Any:
         if self._base is None:
-            from knowsim_core.llm.settings import LLMSettings
-
-            base = LLMSettings.from_env()
+            base = llm_layer.LLMSettings.from_env()
             if not os.environ.get("KNOWSIM_LLM_MAX_CONCURRENCY"):
                 base = base.with_overrides(max_concurrency=max(base.max_concurrency, self.concurrency))
             self._base = base

@@ -25,7 +25,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from knowsim_core.batch.cluster import MISSING_EXTRA, cluster_address, extra_missing
+from knowsim_core import batch
+from knowsim_core.batch.cluster import MISSING_EXTRA, cluster_address, connect, extra_missing, run_cluster
 from knowsim_core.batch.plan import BatchSpec, Cell, Estimate, estimate_stored, plan, row_key
 from knowsim_core.batch.schedule import Budget, Control, LLMSetup, Outcome, Tally, run_threads, signals_stop
 from knowsim_core.engine.config import DEFAULT_PRESET, LEVELS, PRESETS
@@ -393,8 +394,6 @@ class BatchJob:
         """
         client = None
         if prepared.request.cluster is not None:
-            from knowsim_core.batch.cluster import connect
-
             client = connect(prepared.request.cluster)
         if not prepared.resumed:
             store.search.save_batch(prepared.tag, prepared.spec.to_data())
@@ -409,8 +408,6 @@ class BatchJob:
         llm = LLMSetup(p.concurrency) if p.spec.llm_agents() else None
         with signals_stop(self.control):
             if self.client is not None:
-                from knowsim_core.batch.cluster import run_cluster
-
                 try:
                     self.outcomes, self.forced = run_cluster(
                         self.store, p.todo, client=self.client, tag=p.tag, control=self.control, tally=self.tally,
@@ -419,12 +416,10 @@ class BatchJob:
                 finally:
                     self.client.close()
             elif p.workers > 1:
-                # the worker processes' module (multiprocessing): a dry run or a thread batch needs none
-                from knowsim_core.batch.workers import run_processes
-
-                self.outcomes, self.forced = run_processes(self.store, p.todo, workers=p.workers, tag=p.tag,
-                                                           control=self.control, tally=self.tally, budget=budget,
-                                                           llm=llm, tick=tick, on_outcome=on_outcome)
+                # batch.workers (multiprocessing) loads here: a dry run or a thread batch needs none
+                self.outcomes, self.forced = batch.workers.run_processes(
+                    self.store, p.todo, workers=p.workers, tag=p.tag, control=self.control, tally=self.tally,
+                    budget=budget, llm=llm, tick=tick, on_outcome=on_outcome)
             else:
                 self.outcomes, self.forced = run_threads(self.store, p.todo, concurrency=p.concurrency, tag=p.tag,
                                                          control=self.control, tally=self.tally, budget=budget,

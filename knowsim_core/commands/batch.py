@@ -109,8 +109,8 @@ class Progress:
         elapsed = time.monotonic() - t.started_at
         filled = BAR_WIDTH * done // max(1, self.total)
         eta = f"ETA {elapsed / done * (self.total - done):.0f}s" if done else "ETA ?"
-        # "ended", and how: the bar's "2/360 runs" beside a summary of "0 done, 2 interrupted" read as
-        # two finished runs (issue 34)
+        # "ended", and how: a bare "2/360 runs" beside a summary of "0 done, 2 interrupted" reads as
+        # two finished runs
         return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{self.total} runs ended · {flying} in flight"
                 f"{f' · {failed} failed' if failed else ''}{f' · {cut} interrupted' if cut else ''} · "
                 f"{tokens:,} tokens · ${cost:.4f} · "

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
+from knowsim_core import llm
 from knowsim_core.agents import registry
 from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_USER, LEVELS, RuleParams, preset as get_preset
 from knowsim_core.errors import ConfigError, ProviderError, SessionError, StorageError
@@ -43,9 +44,7 @@ AGENT_KINDS = registry.CONVERSATION_ROLES  # the agents a run records and is pla
 
 def _llm_defaults(store: Store | None) -> dict[str, Any]:
     """Settings for LLM agents when the caller gives none: the environment, and the store as cache."""
-    from knowsim_core.llm import LLMSettings  # lazy: offline runs never import the LLM layer
-
-    settings = LLMSettings.from_env()
+    settings = llm.LLMSettings.from_env()  # the LLM layer loads here: offline runs never need it
     return {"settings": settings, "cache": store.caches if settings.cache_enabled and store is not None else None}
 
 

@@ -35,6 +35,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import streamlit as st
+
 from knowsim_core.batch import service as batch_service
 from knowsim_core.batch.cluster import check_reachable, cluster_address, is_workers_line
 from knowsim_core.batch.plan import BatchSpec, Estimate
@@ -97,8 +99,6 @@ def request(*, questions: list[str], levels: list[str], assistants: list[str], u
 
 def cluster_form() -> str | None:
     """"Run on a cluster" and its scheduler's address; the address when ticked, else None."""
-    import streamlit as st
-
     c1, c2 = st.columns([1, 3])
     on = c1.toggle("Run on a cluster", key="batch_on_cluster",
                    help="play the conversations as tasks on a Dask cluster's workers (each worker uses the keys "
@@ -245,13 +245,13 @@ def progress(store: Any, tag: str) -> dict[str, int]:
 
 def progress_line(counts: dict[str, int], *, live: bool) -> tuple[float, str]:
     """The progress bar's share and text; a batch that has not stored its matrix yet is "starting"
-    (it read "0 / 0 conversations done" for the first seconds after Launch)."""
+    (not "0 / 0 conversations done" for the first seconds after Launch)."""
     done = (counts[RunStatus.FINISHED] + counts[RunStatus.FAILED]
             + (0 if live else counts[RunStatus.INTERRUPTED]))
     if not counts["cells"]:
         return 0.0, "Starting the batch: planning its conversations…" if live else "No conversation was planned."
-    # "done" counts what has ended; say how, or "2 / 360 done" read as two finished runs beside a
-    # summary saying "0 done, 2 interrupted" (issue 34)
+    # "done" counts what has ended; say how, or "2 / 360 done" reads as two finished runs beside a
+    # summary saying "0 done, 2 interrupted"
     ended = [f"{counts[s]} {s}" for s in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.INTERRUPTED)
              if counts[s] and not (s == RunStatus.INTERRUPTED and live)]
     how = f" ({', '.join(ended)})" if ended and ended != [f"{done} {RunStatus.FINISHED}"] else ""
