@@ -557,5 +557,5 @@ def run_cluster(store: Store, todo: list[tuple[Cell, str]], *, client: Any, tag:
                         on_outcome=on_outcome)
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "ClusterLanes", "MISSING_EXTRA", "check_reachable", "cluster_address", "connect", "on_worker",
-           "extra_missing", "is_workers_line", "run_cluster", "workers_line"]
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterLanes", "MISSING_EXTRA", "check_reachable", "cluster_address", "connect",
+           "extra_missing", "is_workers_line", "on_worker", "run_cluster", "workers_line"]
