@@ -64,14 +64,17 @@ def main() -> None:
     load = os.getloadavg()
     other: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
-        db = str(Path(tmp) / "studio.db")
-        cmd = [sys.executable, "-m", "knowsim_core", "runs", "--db", db]
+        # each checkout reads a file it created and seeded itself: an older one refuses a newer schema
+        cmd = [sys.executable, "-m", "knowsim_core", "runs", "--db", str(Path(tmp) / "studio.db")]
+        cmd_against = [*cmd[:-1], str(Path(tmp) / "against.db")]
         subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)  # create and seed the file once
+        if args.against:
+            subprocess.run(cmd_against, cwd=args.against.resolve(), capture_output=True, check=True)
         ours: list[float] = []
         for _ in range(args.repeat):  # alternately, so both see the same machine
             ours.append(_wall(cmd, 1))
             if args.against:
-                other.append(_wall(cmd, 1, cwd=args.against.resolve()))
+                other.append(_wall(cmd_against, 1, cwd=args.against.resolve()))
         wall = statistics.median(ours)
     bare = _wall([sys.executable, "-c", "pass"], args.repeat)
     with_pandas = statistics.median(_import_ms("knowsim_core.storage") for _ in range(args.repeat))
