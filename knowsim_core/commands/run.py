@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from knowsim_core import services
 from knowsim_core.engine.config import DEFAULT_EXTRACTOR, DEFAULT_PRESET, DEFAULT_USER, LEVELS, PRESETS
-from knowsim_core.errors import ConfigError, ProviderError, StorageError
+from knowsim_core.errors import ConfigError, ProviderError
 from knowsim_core.engine.failures import FAILURE_ORDER
 from knowsim_core.engine.state import IUState
 
