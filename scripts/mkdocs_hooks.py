@@ -24,8 +24,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `mkdocs serve` started as a script does not put the checkout on the path
-    sys.path.insert(0, str(ROOT))
 
 CLI_MARKER = "<!-- cli-reference -->"
 HELP_COLUMNS = 100  # argparse wraps help at $COLUMNS - 2; the reference and its test both fix it
@@ -213,6 +211,15 @@ def fig6_svg() -> str:
 
 
 # ---------------------------------------------------------------------- MkDocs' hooks
+def on_config(config):
+    # The hooks import knowsim_core. `python -m mkdocs` run in the checkout has it on the path; the
+    # `mkdocs` script, or a build run from elsewhere with -f, does not — and MkDocs restores sys.path
+    # after loading this module, so the checkout is put on it here, before any hook needs it.
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return config
+
+
 def on_files(files, config):
     from mkdocs.structure.files import File
 

@@ -45,10 +45,12 @@ mkdocs_hooks = _hooks()
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """The site, built once with --strict (a warning fails the build)."""
+    """The site, built once with --strict (a warning fails the build), from outside the checkout: as the
+    ``mkdocs`` script does, nothing puts the checkout on the path but the hooks themselves."""
     out = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, env=dc.quiet_env())
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                           "--site-dir", str(out)], cwd=out.parent, capture_output=True, text=True,
+                          env=dc.quiet_env())
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
     return out
 
