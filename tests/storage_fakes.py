@@ -61,3 +61,13 @@ def register_fakes() -> None:
 
 
 register_fakes()
+
+
+class Clock:
+    """A hand-moved Unix clock for lease tests (``Store(path, clock=Clock())``; move it with ``clock.t += s``)."""
+
+    def __init__(self, t: float = 1_000_000.0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t

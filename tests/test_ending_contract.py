@@ -31,7 +31,7 @@ from knowsim_core.engine.records import Usage
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import LEASE_SECONDS, Store
 from knowsim_core.vocab import STOP_EMPTY_ASSISTANT, RunStatus
-from tests.test_lifecycle import Clock
+from tests.storage_fakes import Clock
 
 Q = "sample_lava_lamps"
 BILLING = "test/billing"

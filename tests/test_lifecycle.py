@@ -24,21 +24,12 @@ from knowsim_core.storage import LEASE_SECONDS, SCHEMA_VERSION, Store
 from knowsim_core.storage.connection import pack as _pack, unpack as _unpack
 from knowsim_core.storage.run_filter import RunFilter
 from tests import storage_fakes as fk
+from tests.storage_fakes import Clock
 from tests.fakes.llm_server import KnowSimReplies, llm_server  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = dict(assistant_id=fk.ASSISTANT, user_id=fk.USER, extractor_id=fk.EXTRACTOR)
 Q = "sample_lava_lamps"
-
-
-class Clock:
-    """A hand-moved Unix clock for lease tests."""
-
-    def __init__(self, t: float = 1_000_000.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 @pytest.fixture()

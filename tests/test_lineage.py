@@ -24,17 +24,10 @@ from knowsim_core.storage import Store
 from knowsim_core.storage.run_filter import RunFilter
 from knowsim_core.vocab import RunStatus
 from tests.part2_support import runs_table_key
+from tests.storage_fakes import Clock
 
 QID = "sample_lava_lamps"
 AGENTS = dict(assistant_id="offline/adaptive", user_id="offline/knowsim", extractor_id="offline/lexical")
-
-
-class Clock:
-    def __init__(self, t: float = 1_000_000.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 @pytest.fixture()

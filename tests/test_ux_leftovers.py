@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from knowsim_core.cli import main
 from knowsim_core.services.runner import start_run
 from knowsim_core.storage import Store
+from tests.storage_fakes import Clock
 
 QID = "sample_lava_lamps"
 
@@ -143,20 +144,12 @@ def test_realism_spells_each_llm_baseline_once_with_the_method_before_the_url(se
     assert len({parse_id(o) for o in options}) == len(options)  # one id per agent
 
 
-class _Clock:
-    def __init__(self, t: float = 1_000_000.0):
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_an_abandoned_start_leaves_no_zero_turn_run_and_a_played_one_stays_resumable(db_path):
     """Old: Start pressed in Simulate and the tab left — the run's lease lapsed and it was kept as an
     "interrupted" run with 0 turns, listed with the runs worth resuming."""
     from knowsim_core.services.runner import resume_run
 
-    clock = _Clock()
+    clock = Clock()
     store = Store(db_path, clock=clock)
     store.questions.seed_samples()
     empty = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1, lease_seconds=60)
@@ -300,7 +293,7 @@ def test_a_page_left_idle_past_the_lease_of_an_unplayed_run_says_it_was_removed(
     "unknown run id … — the turns played so far are saved; step again to retry" (neither holds)."""
     from ui.simulate.player import Player
 
-    clock = _Clock()
+    clock = Clock()
     store = Store(db_path, clock=clock)
     store.questions.seed_samples()
     live = start_run(store, question_id=QID, level="novice", assistant_id="offline/simple", seed=1, lease_seconds=60)
