@@ -41,6 +41,17 @@ def in_ci(environ=os.environ) -> bool:
     return environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
+def load_script(relpath: str, name: str | None = None):
+    """The repository's script at ``relpath`` (``benchmarks/x.py``, ``scripts/x.py``: not package modules),
+    loaded as a module by its path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name or Path(relpath).stem, ROOT / relpath)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def require_shared(path: Path) -> Path:
     """``path`` under ../shared; a test that needs it skips with a message when it is absent, and
     fails under CI (:func:`in_ci`, as CI runs ``make test``), where a silent skip would hide it."""

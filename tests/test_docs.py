@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests import docs_commands as dc
-from tests.conftest import REFERENCE_DIR, require_shared
+from tests.conftest import REFERENCE_DIR, load_script, require_shared
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -32,12 +32,7 @@ DOCS = ROOT / "docs"
 
 def _hooks():
     """scripts/mkdocs_hooks.py, loaded by path (it is not a package module)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "scripts" / "mkdocs_hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/mkdocs_hooks.py")
 
 
 mkdocs_hooks = _hooks()

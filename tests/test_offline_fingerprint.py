@@ -12,8 +12,9 @@ mismatch says so instead of reporting a behaviour change.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+from tests.conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = "b9045a91aa48fb5f3f8b970612b605964ee2f75eab945470ea59cf0f9a92b656"
@@ -29,9 +30,7 @@ def installed() -> dict[str, str]:
 
 
 def test_the_offline_matrix_plays_exactly_as_recorded():
-    spec = importlib.util.spec_from_file_location("offline_fingerprint", ROOT / "benchmarks" / "offline_fingerprint.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("benchmarks/offline_fingerprint.py")
     digest, runs, turns = module.fingerprint((1, 2))
     differs = {k: (v, installed()[k]) for k, v in COMPUTED_WITH.items() if installed()[k] != v}
     assert digest == EXPECTED, (f"offline matrix changed: {digest} ({runs} conversations, {turns} turns)"

@@ -31,7 +31,7 @@ from knowsim_core.evaluation.paper import (
     BENCHMARK, FIG6_SHARES, PAPER_POPULATION, SHARE_TOLERANCE, TABLE4_CO, check_rows, level_checks,
     population, recorded_novice_adaptive,
 )
-from tests.conftest import require_shared
+from tests.conftest import load_script, require_shared
 
 REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld"
 
@@ -252,12 +252,7 @@ def test_the_reply_shape_constants_are_what_the_shared_data_measures(reference_d
 
 def test_the_benchmark_says_how_many_processes_played_the_matrix():
     """Old code printed "one process" whatever --workers was."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("paper_check_bench", Path(__file__).resolve().parent.parent
-                                                  / "benchmarks" / "paper_check.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("benchmarks/paper_check.py", "paper_check_bench")
     timing = {"wall_s": 12.0, "cpu_s": 20.5, "workers": 2, "load_average_before": [1.5, 1.0, 0.5]}
     line = bench.header(60, 1, 720, timing)
     assert "2 worker processes" in line and "one process" not in line and "20.5 s CPU" in line

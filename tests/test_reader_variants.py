@@ -3,20 +3,18 @@ variant is the reader that ships, and its log is what the script measures."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _study():
-    spec = importlib.util.spec_from_file_location("reader_variants", ROOT / "benchmarks" / "reader_variants.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/reader_variants.py")
 
 
 @pytest.fixture(scope="module")

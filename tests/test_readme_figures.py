@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ARENA_ANNOTATIONS, REFERENCE_DIR, require_shared
+from tests.conftest import ARENA_ANNOTATIONS, REFERENCE_DIR, load_script, require_shared
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -28,10 +27,7 @@ LOGS = ROOT / "benchmarks" / "logs"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("readme_figures", ROOT / "benchmarks" / "readme_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/readme_figures.py")
 
 
 SCRIPT = _script()
@@ -102,9 +98,7 @@ def test_the_learner_rates_log_is_what_its_script_computes_now():
     figures are deterministic, so a change to the offline learner, tutor or labeller that moves
     them fails here until ``benchmarks/learner_rates.py`` is re-run (and the README rewritten)."""
     reference = require_shared(REFERENCE_DIR)
-    spec = importlib.util.spec_from_file_location("learner_rates_bench", ROOT / "benchmarks" / "learner_rates.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script("benchmarks/learner_rates.py", "learner_rates_bench")
     from knowsim_core.evaluation.paper_matrix import load_paper_questions
 
     questions = {q.material.question_id: q for q in load_paper_questions(reference)}
@@ -140,9 +134,7 @@ def test_no_committed_log_names_a_machine_path():
 def test_portable_writes_the_checkout_its_folder_and_the_temporary_folder_relatively(tmp_path):
     import tempfile
 
-    spec = importlib.util.spec_from_file_location("benchmark_log", ROOT / "benchmarks" / "_log.py")
-    _log = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(_log)
+    _log = load_script("benchmarks/_log.py", "benchmark_log")
     tmp = tempfile.gettempdir()
     got = _log.portable({"a": [str(ROOT / "x.py"), str(ROOT.parent / "shared" / "r.json")], "b": (f"{tmp}/base",),
                          "c": ROOT / "benchmarks", "d": f"ran in {ROOT}", "e": 3})
